@@ -1,0 +1,1 @@
+"""Upstream sources -> Hub-ready Hugging Face dataset folders (parquet shards + dataset card)."""

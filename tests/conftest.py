@@ -1,0 +1,38 @@
+"""Shared fixtures: the upstream folder, a built-data folder, and one loaded SmolLM2 per session."""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+import pytest
+
+REPO = Path(__file__).resolve().parents[1]
+
+
+def _upstream() -> Path | None:
+    value = os.environ.get("TRIANGULATE_UPSTREAM")
+    if value:
+        return Path(value).resolve()
+    guess = REPO.parent / "shared" / "upstream"
+    return guess if guess.is_dir() else None
+
+
+@pytest.fixture(scope="session")
+def upstream() -> Path:
+    """The upstream data folder; tests that need it fail loudly (never skip) when it is absent."""
+    path = _upstream()
+    assert path is not None and path.is_dir(), "set TRIANGULATE_UPSTREAM to ../shared/upstream"
+    os.environ["TRIANGULATE_UPSTREAM"] = str(path)
+    return path
+
+
+@pytest.fixture(scope="session")
+def smollm2():
+    """One HFLM of the embedded SmolLM2 model for the whole session (loading costs ~30 s)."""
+    import lm_eval.models  # noqa: F401  (fills the registry)
+    from lm_eval.api.registry import get_model
+
+    from multiturn.default_model import default_model_args
+
+    return get_model("hf").create_from_arg_string(default_model_args(device="cpu"), {"batch_size": 1})

@@ -1,0 +1,1 @@
+"""triangulate: correlation module, reports, and the `triangulate` command-line entry point."""

@@ -1,0 +1,5 @@
+import sys
+
+from triangulation.cli import main
+
+sys.exit(main())
