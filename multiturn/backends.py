@@ -1,0 +1,143 @@
+"""Model backends for the side runner: lm-eval's registry, secret-free names, distributed helpers.
+
+Every backend comes from lm-eval's model registry (``hf``, ``vllm``, ``local-chat-completions``, ...).
+:func:`register_lm_class` lets a later module swap in an ``LM`` subclass for one registry name
+(issue 7: a KV-prefix-reusing ``hf`` for multi-turn play) without touching the engine or the CLI;
+:func:`load_lm` resolves overrides first and lm-eval's registry second.
+"""
+
+from __future__ import annotations
+
+import re
+from typing import Any, Callable, Mapping
+from urllib.parse import urlsplit, urlunsplit
+
+from triangulation.errors import UserError
+
+#: model_args keys whose values are credentials: never written to results, logs or folder names.
+SECRET_KEY_PATTERN = re.compile(
+    r"(api[_-]?key|secret|password|passwd|credential|bearer|auth|(^|_)token$)", re.IGNORECASE
+)
+#: model_args keys lm-eval's EvaluationTracker reads the model name from, in its order.
+NAME_KEYS: tuple[str, ...] = ("peft", "delta", "pretrained", "model", "path", "engine")
+
+_LM_CLASS_OVERRIDES: dict[str, Callable[..., Any]] = {}
+
+
+def register_lm_class(model: str, lm_class: Callable[..., Any]) -> None:
+    """Use ``lm_class`` (an lm-eval ``LM`` subclass) whenever ``triangulate play --model <model>`` is asked for."""
+    _LM_CLASS_OVERRIDES[model] = lm_class
+
+
+def resolve_lm_class(model: str):
+    """The LM class for a registry name: a play-specific override, else lm-eval's registry entry."""
+    if model in _LM_CLASS_OVERRIDES:
+        return _LM_CLASS_OVERRIDES[model]
+    import lm_eval.models  # noqa: F401  (fills the registry)
+    from lm_eval.api.registry import get_model, model_registry
+
+    try:
+        return get_model(model)
+    except (ValueError, KeyError) as exc:
+        known = sorted(set(model_registry.keys()) | set(_LM_CLASS_OVERRIDES))
+        raise UserError(f"unknown model {model!r}; lm-eval models: {', '.join(known)}") from exc
+
+
+def parse_model_args(model_args: str | Mapping[str, Any] | None) -> dict[str, Any]:
+    """``key=val,key2=val2`` (or a dict, as lm_eval's CLI gives) -> dict, typed like lm-eval does."""
+    if model_args is None:
+        return {}
+    if isinstance(model_args, Mapping):
+        return dict(model_args)
+    from lm_eval.utils import simple_parse_args_string
+
+    return simple_parse_args_string(model_args)
+
+
+def load_lm(
+    model: str | None,
+    model_args: str | Mapping[str, Any] | None = None,
+    *,
+    batch_size: int | str | None = 1,
+    device: str | None = None,
+):
+    """Build an lm-eval LM; ``model=None`` means the embedded SmolLM2 (:mod:`multiturn.default_model`).
+
+    Returns ``(lm, model_name, model_args_dict)`` where ``model_name`` is the registry name used.
+    """
+    args = parse_model_args(model_args)
+    if model is None:
+        from multiturn.default_model import DEFAULT_MODEL, default_model_args
+
+        model = DEFAULT_MODEL
+        if not args:
+            args = parse_model_args(default_model_args(device=device or "cpu"))
+    lm_class = resolve_lm_class(model)
+    extra = {"batch_size": batch_size, "device": device}
+    try:
+        lm = lm_class.create_from_arg_obj(args, extra)
+    except TypeError as exc:  # a backend that does not take batch_size/device
+        if "unexpected keyword" not in str(exc):
+            raise
+        lm = lm_class.create_from_arg_obj(args, {})
+    return lm, model, args
+
+
+def redact_url(value: str) -> str:
+    """Drop ``user:password@`` from a URL; other strings unchanged."""
+    try:
+        parts = urlsplit(value)
+    except ValueError:
+        return value
+    if parts.username or parts.password:
+        host = parts.hostname or ""
+        if parts.port:
+            host += f":{parts.port}"
+        return urlunsplit((parts.scheme, host, parts.path, parts.query, parts.fragment))
+    return value
+
+
+def redact_model_args(model_args: str | Mapping[str, Any] | None) -> dict[str, Any]:
+    """model_args without credentials: secret-looking keys are replaced by ``"<redacted>"``, URL logins dropped."""
+    out: dict[str, Any] = {}
+    for key, value in parse_model_args(model_args).items():
+        if SECRET_KEY_PATTERN.search(str(key)):
+            out[key] = "<redacted>"
+        elif isinstance(value, str):
+            out[key] = redact_url(value)
+        else:
+            out[key] = value
+    return out
+
+
+def model_args_string(model_args: Mapping[str, Any]) -> str:
+    """A redacted dict back to lm-eval's ``key=val,...`` form (as results JSONs store it)."""
+    return ",".join(f"{k}={v}" for k, v in redact_model_args(model_args).items())
+
+
+def sanitized_model_name(model: str | None, model_args: str | Mapping[str, Any] | None) -> str:
+    """The output sub-folder name, chosen as lm-eval's EvaluationTracker does (pretrained/model/... key,
+    else the registry name) so `lm_eval` and `triangulate play` runs of one model land side by side."""
+    from lm_eval.utils import sanitize_model_name
+
+    args = redact_model_args(model_args)
+    name = next((str(args[k]) for k in NAME_KEYS if k in args and args[k] not in (None, "")), None)
+    return sanitize_model_name(name or model or "model")
+
+
+def rank_and_world(lm) -> tuple[int, int]:
+    """``(rank, world_size)`` of an lm-eval LM (1 process unless it runs under ``accelerate launch``)."""
+    return int(getattr(lm, "rank", 0) or 0), int(getattr(lm, "world_size", 1) or 1)
+
+
+def gather_to_rank0(lm, obj: Any) -> list[Any] | None:
+    """Gather one object per rank on rank 0 (lm-eval's ``LM.gather_object``); None on other ranks."""
+    rank, world = rank_and_world(lm)
+    if world <= 1:
+        return [obj]
+    return lm.gather_object(obj, dst=0)
+
+
+def barrier(lm) -> None:
+    if rank_and_world(lm)[1] > 1 and hasattr(lm, "barrier"):
+        lm.barrier()

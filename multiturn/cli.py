@@ -1,0 +1,170 @@
+"""``triangulate play``: run multi-turn tests on any lm-eval model backend.
+
+Flags are named and behave as in ``lm_eval`` (``--model --model_args --tasks --output_path --limit
+--batch_size --seed --gen_kwargs --device``), plus ``--overwrite`` (start over instead of resuming),
+``--model_b/--model_args_b`` (second player), ``--judge_model/--judge_model_args`` (judge role),
+``--max_live`` (episodes in flight) and ``--retries``. Without ``--model`` the embedded SmolLM2 is used.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import logging
+from typing import Any
+
+from lm_eval._cli.utils import MergeDictAction
+
+from triangulation.errors import UserError
+
+log = logging.getLogger(__name__)
+
+
+def add_parser(subparsers) -> argparse.ArgumentParser:
+    parser = subparsers.add_parser(
+        "play",
+        help="run multi-turn tests (n-back, WCST, LNT, clembench games, ...) on an lm-eval model",
+        description=__doc__,
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
+    parser.add_argument("--model", "-m", default=None, help="lm-eval model name (hf, vllm, local-chat-completions, ...); default: embedded SmolLM2")
+    parser.add_argument("--model_args", "-a", default=None, nargs="+", action=MergeDictAction, help="'key=val,key2=val2' as in lm_eval")
+    parser.add_argument("--tasks", "-t", default=None, help="comma-separated tasks or groups; 'list' prints them")
+    parser.add_argument("--output_path", "-o", default=None, help="results folder (DIR/<model>/results_<time>.json, episodes_<task>.jsonl)")
+    parser.add_argument("--limit", "-L", type=float, default=None, help="first N episodes per task (a value < 1 is a fraction)")
+    parser.add_argument("--batch_size", "-b", default="1", help="backend batch size (int or 'auto'), as in lm_eval")
+    parser.add_argument("--seed", type=int, default=1234, help="stimuli, episode order and sampling seed (default 1234)")
+    parser.add_argument("--gen_kwargs", default=None, nargs="+", action=MergeDictAction, help="override the tasks' generation kwargs for the player roles, e.g. temperature=0 max_gen_toks=16")
+    parser.add_argument("--device", default=None, help="device for local backends (cpu, cuda, cuda:0, mps)")
+    parser.add_argument("--overwrite", action="store_true", help="discard earlier episodes of these tasks instead of resuming")
+    parser.add_argument("--model_b", default=None, help="lm-eval model for the second player (default: the evaluated model)")
+    parser.add_argument("--model_args_b", default=None, nargs="+", action=MergeDictAction, help="model_args for --model_b")
+    parser.add_argument("--judge_model", default=None, help="lm-eval model for judge roles (default: the evaluated model)")
+    parser.add_argument("--judge_model_args", default=None, nargs="+", action=MergeDictAction, help="model_args for --judge_model")
+    parser.add_argument("--max_live", type=int, default=None, help="episodes in flight at once (default 32; 0 = all)")
+    parser.add_argument("--retries", type=int, default=4, help="attempts per backend call before an episode is recorded failed")
+    parser.add_argument("--verbosity", "-v", default="WARNING", help="log level")
+    parser.set_defaults(func=run)
+    return parser
+
+
+def _batch_size(value: str) -> int | str:
+    if value == "auto" or value.startswith("auto:"):
+        return value
+    try:
+        size = int(value)
+    except ValueError:
+        raise UserError(f"--batch_size must be an integer or 'auto', got {value!r}") from None
+    if size < 1:
+        raise UserError("--batch_size must be >= 1")
+    return size
+
+
+def _limit(value: float | None) -> int | float | None:
+    if value is None:
+        return None
+    if value <= 0:
+        raise UserError(f"--limit must be positive, got {value:g}")
+    return value if value < 1 else int(value)
+
+
+def _list_tasks() -> int:
+    from multiturn import registry
+
+    print("tasks:")
+    for name in registry.task_names():
+        print(f"  {name}")
+    groups = registry.group_names()
+    if groups:
+        print("groups:")
+        for name, members in sorted(groups.items()):
+            print(f"  {name}: {', '.join(members)}")
+    return 0
+
+
+def run(args: argparse.Namespace) -> int:
+    logging.basicConfig(level=getattr(logging, str(args.verbosity).upper(), logging.WARNING))
+    if not args.tasks:
+        raise UserError("--tasks is required (comma-separated; `--tasks list` shows them)")
+    if args.tasks.strip() == "list":
+        return _list_tasks()
+
+    from multiturn import registry
+    from multiturn.backends import load_lm, model_args_string, sanitized_model_name
+    from multiturn.engine import DEFAULT_MAX_LIVE, RetryPolicy, run_tasks
+
+    names = [t.strip() for t in args.tasks.split(",") if t.strip()]
+    expanded = registry.expand(names)  # UserError on unknown names, before loading any model
+    roles = {role for name in expanded for role in registry.get_task(name).roles}
+
+    batch_size = _batch_size(str(args.batch_size))
+    lm, model, model_args = load_lm(args.model, args.model_args, batch_size=batch_size, device=args.device)
+    lms: dict[str, Any] = {"player": lm, "player_b": lm, "judge": lm}
+    extra_config: dict[str, Any] = {}
+    if "player_b" in roles and (args.model_b or args.model_args_b):
+        lm_b, model_b, args_b = load_lm(args.model_b or model, args.model_args_b, batch_size=batch_size, device=args.device)
+        lms["player_b"] = lm_b
+        extra_config.update(model_b=model_b, model_args_b=model_args_string(args_b))
+    if "judge" in roles and (args.judge_model or args.judge_model_args):
+        judge, judge_model, judge_args = load_lm(args.judge_model or model, args.judge_model_args, batch_size=batch_size, device=args.device)
+        lms["judge"] = judge
+        extra_config.update(judge_model=judge_model, judge_model_args=model_args_string(judge_args))
+
+    dir_name = sanitized_model_name(model, model_args)
+    from multiturn.backends import NAME_KEYS, redact_model_args
+
+    shown = redact_model_args(model_args)
+    config = {
+        "model": model,
+        "model_args": model_args_string(model_args),
+        "model_name": next((str(shown[k]) for k in NAME_KEYS if k in shown), model),
+        "batch_size": batch_size,
+        "device": args.device,
+        "limit": _limit(args.limit),
+        "gen_kwargs": dict(args.gen_kwargs or {}),
+        "random_seed": args.seed,
+        "max_live": args.max_live if args.max_live is not None else DEFAULT_MAX_LIVE,
+        "tasks": names,
+        **extra_config,
+    }
+    payload, path = run_tasks(
+        names,
+        lms,
+        output_dir=args.output_path,
+        model_name=dir_name,
+        config=config,
+        limit=_limit(args.limit),
+        seed=args.seed,
+        overwrite=args.overwrite,
+        gen_kwargs_override=dict(args.gen_kwargs or {}) or None,
+        max_live=config["max_live"],
+        retry=RetryPolicy(attempts=max(1, args.retries)),
+    )
+    if payload is None:  # a non-zero rank of a distributed run
+        return 0
+    print(format_table(payload))
+    if path is not None:
+        print(f"results: {path}")
+    return 0
+
+
+def format_table(payload: dict[str, Any]) -> str:
+    """A plain-text table of every task's and group's metrics."""
+    rows = [("task", "metric", "value", "stderr", "n")]
+    for section in ("results", "groups"):
+        for task, entry in payload.get(section, {}).items():
+            n = payload.get("n-samples", {}).get(task, {}).get("effective", "")
+            for key, value in entry.items():
+                if not key.endswith(",none") or "_stderr" in key:
+                    continue
+                metric = key[: -len(",none")]
+                err = entry.get(f"{metric}_stderr,none", "N/A")
+                rows.append((task, metric, _fmt(value), _fmt(err), str(n)))
+    widths = [max(len(r[i]) for r in rows) for i in range(5)]
+    return "\n".join("  ".join(c.ljust(w) for c, w in zip(r, widths)) for r in rows)
+
+
+def _fmt(value: Any) -> str:
+    if isinstance(value, float):
+        return f"{value:.4f}"
+    return json.dumps(value) if not isinstance(value, str) else value

@@ -1,0 +1,187 @@
+"""Output files of ``triangulate play``: the per-episode JSONL log (with resume) and the results JSON.
+
+Layout (as lm_eval's ``--output_path``): ``DIR/<model>/results_<timestamp>.json`` and
+``DIR/<model>/episodes_<task>.jsonl``. The JSONL gets one record per finished episode, appended and
+flushed as it ends, so a killed run loses only the episodes in flight. On resume a truncated last
+line (the write a kill interrupted) is dropped, and failed episodes (backend errors, not the
+model's fault) are dropped so they are played again.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+import math
+import os
+from datetime import datetime
+from pathlib import Path
+from typing import Any, Iterable, Mapping
+
+from lm_eval.utils import handle_non_serializable
+
+log = logging.getLogger(__name__)
+
+
+def episodes_path(model_dir: Path, task: str, rank: int | None = None) -> Path:
+    """``episodes_<task>.jsonl``; ranks of a distributed run stream to ``episodes_<task>.rank<k>.jsonl`` parts."""
+    suffix = "" if rank is None else f".rank{rank}"
+    return Path(model_dir) / f"episodes_{task}{suffix}.jsonl"
+
+
+def dumps(record: Mapping[str, Any]) -> str:
+    """One JSON line (NaN kept as lm-eval writes it; numpy values converted)."""
+    return json.dumps(record, ensure_ascii=False, default=handle_non_serializable)
+
+
+def read_records(path: Path) -> list[dict[str, Any]]:
+    """All complete records of a JSONL file; an unparseable line (a kill mid-write) is skipped with a warning."""
+    path = Path(path)
+    if not path.is_file():
+        return []
+    records: list[dict[str, Any]] = []
+    with path.open("r", encoding="utf-8") as fh:
+        for number, line in enumerate(fh, 1):
+            line = line.strip()
+            if not line:
+                continue
+            try:
+                record = json.loads(line)
+            except json.JSONDecodeError:
+                log.warning("%s:%d: dropping an incomplete record (interrupted write)", path, number)
+                continue
+            if isinstance(record, dict) and "id" in record:
+                records.append(record)
+    return records
+
+
+def finished_records(paths: Iterable[Path]) -> dict[str, dict[str, Any]]:
+    """id -> record over several files, keeping only episodes that finished (not ``failed``); first wins."""
+    done: dict[str, dict[str, Any]] = {}
+    for path in paths:
+        for record in read_records(path):
+            if record.get("failed"):
+                continue
+            done.setdefault(str(record["id"]), record)
+    return done
+
+
+def rewrite_records(path: Path, records: Iterable[Mapping[str, Any]]) -> None:
+    """Atomically replace ``path`` with exactly ``records`` (used to compact before resuming)."""
+    path = Path(path)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    tmp = path.with_name(path.name + ".tmp")
+    with tmp.open("w", encoding="utf-8") as fh:
+        for record in records:
+            fh.write(dumps(record) + "\n")
+        fh.flush()
+        os.fsync(fh.fileno())
+    os.replace(tmp, path)
+
+
+class EpisodeWriter:
+    """Appends one record per finished episode and flushes it at once."""
+
+    def __init__(self, path: Path):
+        self.path = Path(path)
+        self.path.parent.mkdir(parents=True, exist_ok=True)
+        self._fh = self.path.open("a", encoding="utf-8")
+
+    def write(self, record: Mapping[str, Any]) -> None:
+        self._fh.write(dumps(record) + "\n")
+        self._fh.flush()
+
+    def close(self) -> None:
+        if not self._fh.closed:
+            self._fh.close()
+
+    def __enter__(self) -> "EpisodeWriter":
+        return self
+
+    def __exit__(self, *exc) -> None:
+        self.close()
+
+
+def timestamp() -> str:
+    """lm-eval's file date id: ISO time with ':' replaced by '-'."""
+    return datetime.now().isoformat().replace(":", "-")
+
+
+def stderr_of_mean(values: Iterable[float]) -> float | str:
+    """Standard error of the mean of the non-NaN values (sample std / sqrt(n)); "N/A" below two values."""
+    kept = [float(v) for v in values if v is not None and not (isinstance(v, float) and math.isnan(v))]
+    if len(kept) < 2:
+        return "N/A"
+    mean = sum(kept) / len(kept)
+    var = sum((v - mean) ** 2 for v in kept) / (len(kept) - 1)
+    return math.sqrt(var / len(kept))
+
+
+def results_payload(
+    task_results: Mapping[str, Mapping[str, Any]],
+    *,
+    groups: Mapping[str, list[str]] | None = None,
+    config: Mapping[str, Any],
+    model_name: str,
+    model_name_sanitized: str,
+    total_seconds: float | None = None,
+) -> dict[str, Any]:
+    """The results JSON in lm-eval's shape from :func:`multiturn.engine.run_task` outputs.
+
+    ``groups`` maps a requested group name to its members; its entry holds, for every metric all
+    members report, the unweighted mean of the members' values (lm-eval's group mean).
+    """
+    results: dict[str, dict[str, Any]] = {}
+    out: dict[str, Any] = {
+        "results": results,
+        "groups": {},
+        "group_subtasks": {},
+        "configs": {},
+        "versions": {},
+        "n-shot": {},
+        "higher_is_better": {},
+        "n-samples": {},
+        "config": dict(config),
+        "date": datetime.now().timestamp(),
+        "model_name": model_name,
+        "model_name_sanitized": model_name_sanitized,
+        "total_evaluation_time_seconds": str(total_seconds) if total_seconds is not None else None,
+    }
+    for task, res in task_results.items():
+        entry: dict[str, Any] = {"alias": task}
+        for metric, value in res["metrics"].items():
+            entry[f"{metric},none"] = value
+            entry[f"{metric}_stderr,none"] = res.get("stderr", {}).get(metric, "N/A")
+        entry["n_failed"] = res.get("n_failed", 0)
+        results[task] = entry
+        out["configs"][task] = res.get("config", {})
+        out["versions"][task] = res.get("version", 1.0)
+        out["n-shot"][task] = 0
+        out["higher_is_better"][task] = res.get("higher_is_better", {})
+        out["n-samples"][task] = res.get("n_samples", {})
+    for group, members in (groups or {}).items():
+        present = [m for m in members if m in task_results]
+        if not present:
+            continue
+        shared = [k for k in task_results[present[0]]["metrics"] if all(k in task_results[m]["metrics"] for m in present)]
+        entry = {"alias": group}
+        for metric in shared:
+            vals = [task_results[m]["metrics"][metric] for m in present]
+            ok = [float(v) for v in vals if isinstance(v, (int, float)) and not math.isnan(float(v))]
+            entry[f"{metric},none"] = sum(ok) / len(ok) if len(ok) == len(vals) and ok else float("nan")
+            entry[f"{metric}_stderr,none"] = "N/A"
+        out["groups"][group] = entry
+        out["group_subtasks"][group] = present
+        hib = {}
+        for m in present:
+            hib.update(task_results[m].get("higher_is_better", {}))
+        out["higher_is_better"][group] = {k: v for k, v in hib.items() if k in shared}
+    return out
+
+
+def write_results(model_dir: Path, payload: Mapping[str, Any]) -> Path:
+    """Write ``results_<timestamp>.json`` into ``model_dir``; returns its path."""
+    model_dir = Path(model_dir)
+    model_dir.mkdir(parents=True, exist_ok=True)
+    path = model_dir / f"results_{timestamp()}.json"
+    path.write_text(json.dumps(payload, indent=2, ensure_ascii=False, default=handle_non_serializable), encoding="utf-8")
+    return path
