@@ -1,0 +1,358 @@
+"""SPLAT situation puzzles (seed 004, Chen et al. NeurIPS 2024): a player asks, a judge model answers.
+
+Protocol (seed 004 sections 3.1, 4, 5.2; the authors' ``puzzle_arena.py`` via upstream
+``splat/prompts/NOTES.txt``): the player gets the role prompt and the incomplete story, then asks
+yes/no questions or proposes its account; the judge, given story and hidden answer, replies yes / no /
+irrelevant, or says "Congratulations" when the account matches. A round is one player turn and the
+judge's reply; the game ends at the first reply containing "congratulations" (case-insensitive) or
+after 15 rounds. Metrics (section 5.2, eq. 5): ``accuracy`` = hit, ``rounds`` = round of the hit
+(15 on a miss), ``overall`` = hit / rounds x 100.
+
+Message layout (every history alternates user/assistant and has no system turn, so any chat
+template accepts it; the authors sent role prompts as an ``assistant`` turn over APIs and as a user
+turn with local models):
+
+- player: ``user: player_init + "\\n\\n" + story shown`` then its questions (assistant) and the
+  judge's replies verbatim (user).
+- judge, a fresh context per question (the authors' judge keeps no question history):
+  ``user: judge_init + "\\n\\n" + puzzle prompt + "\\n\\n" + ready message``,
+  ``assistant: story shown``, ``user: the player's turn``.
+
+Where we differ from the authors' code (documented on purpose): the story shown to the player is
+fixed text, ``"The title of the puzzle is <title>. <story> Why?"`` (the form of seed 004 A.4),
+instead of the judge model's own retelling, so a weak judge cannot leak the answer before play
+starts and every player sees the same puzzle; one judge call per question (``judge_times`` = 1,
+the authors' default). An empty player turn uses up its round without a judge call and is answered
+with :data:`EMPTY_TURN_REPLY`.
+
+Judge agreement (seed 004 A.3, eq. 6): given human labels for (puzzle, player turn) pairs — ``yes``,
+``no``, ``irrelevant`` for questions, ``matched``/``unmatched`` for final answers — each labelled
+turn is put to the judge in the same context, and ``judge_agreement`` = share of judge verdicts
+equal to the human label (pooled over all labels), ``judge_labels`` = their count. Give the labels
+with ``SplatTask(human_labels=PATH)`` or ``TRIANGULATE_SPLAT_HUMAN_LABELS=PATH`` (CSV or JSONL with
+columns ``id``, ``turn``, ``label``).
+
+Tasks: ``splat`` plays all 975 puzzles in upstream order and reports each metric overall (pooled),
+per difficulty (``accuracy_easy`` ...) and as the unweighted mean of the difficulties
+(``accuracy_avg``, the authors' ``Avg``); ``splat_easy``, ``splat_medium``, ``splat_hard`` play one
+difficulty. ``splat`` is one task, not a group, so that ``--limit`` and the per-difficulty split
+work on one run and the pooled and averaged figures both exist.
+"""
+
+from __future__ import annotations
+
+import csv
+import json
+import math
+import os
+import re
+from pathlib import Path
+from typing import Any, Mapping
+
+from multiturn.game import Game, Message, Request, TaskSpec, nanmean
+from multiturn.registry import register
+from triangulation.errors import UserError
+
+MAX_ROUNDS = 15  # config.yaml game.max_round
+DIFFICULTIES = ("easy", "medium", "hard")
+SUCCESS_WORD = "congratulations"
+JUDGE_WORDS = ("yes", "no", "irrelevant")
+HUMAN_LABELS = (*JUDGE_WORDS, "matched", "unmatched")
+LABELS_ENV = "TRIANGULATE_SPLAT_HUMAN_LABELS"
+EMPTY_TURN_REPLY = "Please ask a yes/no question or give your answer."
+#: the authors' local-model setting: max_new_tokens=256 (greedy here, for reproducibility).
+GEN_KWARGS: dict[str, Any] = {"max_gen_toks": 256, "do_sample": False, "temperature": 0.0}
+
+_JUDGE_WORD = re.compile(r"\b(yes|no|irrelevant)\b", re.IGNORECASE)
+
+
+# --- prompts -----------------------------------------------------------------------------------
+
+
+def flat(text: str) -> str:
+    """Newlines to spaces, as the authors' code does before filling the judge template."""
+    return str(text).replace("\n", " ")
+
+
+def story_with_why(story: str) -> str:
+    """The story as the authors' code passes it: ``story + " Why?"``, newlines flattened."""
+    return flat(f"{story} Why?")
+
+
+def story_shown(puzzle: Mapping[str, Any]) -> str:
+    """The incomplete story the player sees, in the form of seed 004 A.4 ("The title of the puzzle is ...")."""
+    return f"The title of the puzzle is {flat(puzzle['title'])}. {story_with_why(puzzle['story'])}"
+
+
+def judge_puzzle_prompt(template: str, puzzle: Mapping[str, Any]) -> str:
+    """The authors' ``prompt_puzzle`` %-template filled with (title, story + " Why?", answer)."""
+    return template % (flat(puzzle["title"]), story_with_why(puzzle["story"]), flat(puzzle["answer"]))
+
+
+def player_opening(prompts: Mapping[str, str], puzzle: Mapping[str, Any]) -> list[Message]:
+    return [{"role": "user", "content": f"{prompts['player_init']}\n\n{story_shown(puzzle)}"}]
+
+
+def judge_messages(prompts: Mapping[str, str], puzzle: Mapping[str, Any], player_turn: str) -> list[Message]:
+    """The judge's context for one player turn (no earlier questions, as in the authors' code)."""
+    setup = "\n\n".join(
+        (prompts["judge_init"], judge_puzzle_prompt(prompts["judge_puzzle_template"], puzzle), prompts["player_ready_message"])
+    )
+    return [
+        {"role": "user", "content": setup},
+        {"role": "assistant", "content": story_shown(puzzle)},
+        {"role": "user", "content": player_turn},
+    ]
+
+
+# --- parsing and scoring (pure) ---------------------------------------------------------------
+
+
+def is_success(judge_reply: str) -> bool:
+    """The authors' rule: the judge's reply, lower-cased, contains "congratulations"."""
+    return SUCCESS_WORD in str(judge_reply).lower()
+
+
+def judge_label(judge_reply: str) -> str:
+    """``congratulations`` if solved, else the first of yes / no / irrelevant in the reply, else ``other``."""
+    if is_success(judge_reply):
+        return SUCCESS_WORD
+    match = _JUDGE_WORD.search(str(judge_reply)[:10_000])
+    return match.group(1).lower() if match else "other"
+
+
+def agrees(judge_reply: str, human: str) -> bool:
+    """Eq. 6's delta: final answers compare matched/unmatched (matched = congratulations), questions the word."""
+    label = judge_label(judge_reply)
+    if human in ("matched", "unmatched"):
+        return (label == SUCCESS_WORD) == (human == "matched")
+    return label == human
+
+
+def episode_scores(hit: bool, rounds: int) -> dict[str, float]:
+    """Seed 004 5.2: accuracy = hit, rounds = rounds used (max on a miss), overall = hit / rounds x 100."""
+    return {"accuracy": float(hit), "rounds": float(rounds), "overall": 100.0 * float(hit) / rounds}
+
+
+# --- human labels ---------------------------------------------------------------------------
+
+
+def read_human_labels(path: str | os.PathLike) -> dict[str, list[tuple[str, str]]]:
+    """Puzzle id -> [(player turn, label)] from a CSV or JSONL file with ``id``, ``turn``, ``label``."""
+    path = Path(path)
+    if not path.is_file():
+        raise UserError(f"human labels file {path} does not exist")
+    text = path.read_text(encoding="utf-8")
+    if path.suffix.lower() in (".jsonl", ".json"):
+        try:
+            rows = [json.loads(line) for line in text.splitlines() if line.strip()]
+        except json.JSONDecodeError as exc:
+            raise UserError(f"{path}: not JSON lines ({exc})") from exc
+    else:
+        rows = list(csv.DictReader(text.splitlines()))
+    out: dict[str, list[tuple[str, str]]] = {}
+    for number, row in enumerate(rows, start=1):
+        try:
+            pid, turn, label = str(row["id"]), str(row["turn"]), str(row["label"]).strip().lower()
+        except (KeyError, TypeError) as exc:
+            raise UserError(f"{path} row {number}: needs columns id, turn, label") from exc
+        if label not in HUMAN_LABELS:
+            raise UserError(f"{path} row {number}: label {label!r} is not one of {', '.join(HUMAN_LABELS)}")
+        out.setdefault(pid, []).append((turn, label))
+    return out
+
+
+# --- the game -------------------------------------------------------------------------------
+
+
+class SplatGame(Game):
+    """One puzzle: player turn, judge reply, up to ``max_rounds`` rounds; then any labelled turns for agreement."""
+
+    def __init__(
+        self,
+        instance: Mapping[str, Any],
+        prompts: Mapping[str, str],
+        gen_kwargs: Mapping[str, Any] | None = None,
+        human_labels: list[tuple[str, str]] | None = None,
+        max_rounds: int = MAX_ROUNDS,
+        by_difficulty: bool = False,
+    ):
+        super().__init__(instance)
+        self.by_difficulty = by_difficulty
+        self.prompts = dict(prompts)
+        self.gen_kwargs = dict(gen_kwargs or GEN_KWARGS)
+        self.max_rounds = max_rounds
+        self.player_history: list[Message] = player_opening(self.prompts, self.instance)
+        self.rounds: list[dict[str, Any]] = []
+        self.hit = False
+        self._waiting = "player"  # "player" | "judge" | "agreement" | "" (over)
+        self._pending_turn = ""
+        self._agreement_todo = list(human_labels or [])
+        self._agreement: list[dict[str, Any]] = []
+        self.transcript.append({"role": "user", "to": "player", "content": self.player_history[0]["content"]})
+
+    @property
+    def done(self) -> bool:
+        return self._waiting == ""
+
+    def next_request(self) -> Request | None:
+        if self._waiting == "player":
+            return Request(messages=[dict(m) for m in self.player_history], role="player", gen_kwargs=dict(self.gen_kwargs))
+        if self._waiting == "judge":
+            return Request(messages=judge_messages(self.prompts, self.instance, self._pending_turn), role="judge", gen_kwargs=dict(self.gen_kwargs))
+        if self._waiting == "agreement":
+            turn = self._agreement_todo[0][0]
+            return Request(messages=judge_messages(self.prompts, self.instance, turn), role="judge", gen_kwargs=dict(self.gen_kwargs))
+        return None
+
+    def on_reply(self, reply: str) -> None:
+        reply = "" if reply is None else str(reply)
+        if self._waiting == "player":
+            self._on_player(reply)
+        elif self._waiting == "judge":
+            self._on_judge(reply)
+        elif self._waiting == "agreement":
+            turn, human = self._agreement_todo.pop(0)
+            self._agreement.append({"turn": turn, "human": human, "judge": reply, "judge_label": judge_label(reply), "agree": agrees(reply, human)})
+            self.transcript.append({"role": "judge", "phase": "agreement", "content": reply})
+            self._advance_after_game()
+        else:
+            raise RuntimeError("on_reply called on a finished SPLAT game")
+
+    def _on_player(self, reply: str) -> None:
+        self.transcript.append({"role": "player", "content": reply})
+        self.player_history.append({"role": "assistant", "content": reply})
+        if not reply.strip():
+            self._close_round(reply, EMPTY_TURN_REPLY, label="empty")
+            return
+        self._pending_turn = reply
+        self._waiting = "judge"
+
+    def _on_judge(self, reply: str) -> None:
+        self.transcript.append({"role": "judge", "content": reply})
+        self._close_round(self._pending_turn, reply, label=judge_label(reply))
+
+    def _close_round(self, turn: str, answer: str, label: str) -> None:
+        self.rounds.append({"round": len(self.rounds) + 1, "player": turn, "judge": answer, "judge_label": label})
+        if label == SUCCESS_WORD:
+            self.hit = True
+        if self.hit or len(self.rounds) >= self.max_rounds:
+            self._advance_after_game()
+            return
+        self.player_history.append({"role": "user", "content": answer})
+        if label == "empty":
+            self.transcript.append({"role": "user", "to": "player", "content": answer})
+        self._waiting = "player"
+
+    def _advance_after_game(self) -> None:
+        self._waiting = "agreement" if self._agreement_todo else ""
+
+    def scores(self) -> dict[str, float]:
+        rounds = len(self.rounds) if self.hit else self.max_rounds
+        out = episode_scores(self.hit, rounds)
+        if self.by_difficulty and self.instance.get("difficulty") in DIFFICULTIES:
+            out.update({f"{k}_{self.instance['difficulty']}": v for k, v in list(out.items())})
+        if self._agreement:
+            out["judge_agreement"] = nanmean(float(a["agree"]) for a in self._agreement)
+            out["judge_labels"] = float(len(self._agreement))
+        return out
+
+    def record(self) -> dict[str, Any]:
+        rec: dict[str, Any] = {
+            "difficulty": self.instance.get("difficulty"),
+            "level": self.instance.get("level"),
+            "hit": self.hit,
+            "rounds": self.rounds,
+        }
+        if self._agreement:
+            rec["agreement"] = self._agreement
+        return rec
+
+
+# --- tasks ----------------------------------------------------------------------------------
+
+
+class SplatTask(TaskSpec):
+    """SPLAT over one difficulty (``splat_<difficulty>``) or all puzzles (``splat``)."""
+
+    roles = ("player", "judge")
+    gen_kwargs = dict(GEN_KWARGS)
+
+    def __init__(self, difficulty: str | None = None, human_labels: str | os.PathLike | None = None, max_rounds: int = MAX_ROUNDS):
+        if difficulty is not None and difficulty not in DIFFICULTIES:
+            raise UserError(f"SPLAT difficulty {difficulty!r} is not one of {', '.join(DIFFICULTIES)}")
+        self.difficulty = difficulty
+        self.name = f"splat_{difficulty}" if difficulty else "splat"
+        self.max_rounds = max_rounds
+        labels_path = human_labels if human_labels is not None else os.environ.get(LABELS_ENV) or None
+        self.labels_path = str(labels_path) if labels_path else None
+        self._labels = read_human_labels(labels_path) if labels_path else {}
+        self._prompts: dict[str, str] | None = None
+
+    def prompts(self) -> dict[str, str]:
+        if self._prompts is None:
+            from datasets_build.splat import load_prompts
+
+            self._prompts = load_prompts()
+        return self._prompts
+
+    def instances(self, seed: int) -> list[dict[str, Any]]:
+        """Puzzles in upstream order (the seed does not change them: the game has no randomness)."""
+        from datasets_build.splat import load_splat
+
+        rows = load_splat()["test"]
+        return [dict(r) for r in rows if self.difficulty is None or r["difficulty"] == self.difficulty]
+
+    def make_game(self, instance: Mapping[str, Any], seed: int) -> Game:
+        return SplatGame(
+            instance,
+            self.prompts(),
+            self.gen_kwargs,
+            human_labels=self._labels.get(str(instance["id"])),
+            max_rounds=self.max_rounds,
+            by_difficulty=self.difficulty is None,
+        )
+
+    def aggregate(self, episode_scores: list[dict[str, float]]) -> dict[str, float]:
+        return aggregate_splat(episode_scores)
+
+    def higher_is_better(self) -> dict[str, bool]:
+        out = {}
+        for metric, better in (("accuracy", True), ("rounds", False), ("overall", True)):
+            out[metric] = better
+            if self.difficulty is None:
+                out.update({f"{metric}_{d}": better for d in (*DIFFICULTIES, "avg")})
+        out["judge_agreement"] = True
+        return out
+
+    def config(self) -> dict[str, Any]:
+        cfg = super().config()
+        cfg.update({"max_rounds": self.max_rounds, "difficulty": self.difficulty or "all", "human_labels": self.labels_path})
+        return cfg
+
+
+def aggregate_splat(episode_scores: list[Mapping[str, float]]) -> dict[str, float]:
+    """Means of accuracy / rounds / overall (pooled) and of their per-difficulty keys, the unweighted mean
+    of the difficulties present (``*_avg``, the authors' ``Avg``), and judge agreement pooled over labels (eq. 6)."""
+    out: dict[str, float] = {}
+    for metric in ("accuracy", "rounds", "overall"):
+        out[metric] = nanmean(s.get(metric, math.nan) for s in episode_scores)
+        per = {d: nanmean(s.get(f"{metric}_{d}", math.nan) for s in episode_scores) for d in DIFFICULTIES}
+        if any(f"{metric}_{d}" in s for s in episode_scores for d in DIFFICULTIES):
+            out.update({f"{metric}_{d}": v for d, v in per.items()})
+            out[f"{metric}_avg"] = nanmean(per.values())
+    labelled = [(s["judge_agreement"], s["judge_labels"]) for s in episode_scores if s.get("judge_labels")]
+    if labelled:
+        n = sum(count for _, count in labelled)
+        out["judge_agreement"] = sum(share * count for share, count in labelled) / n
+        out["judge_labels"] = float(n)
+    return out
+
+
+@register("splat")
+def _splat_all() -> SplatTask:
+    return SplatTask()
+
+
+for _difficulty in DIFFICULTIES:
+    register(f"splat_{_difficulty}")(lambda d=_difficulty: SplatTask(d))

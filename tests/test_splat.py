@@ -1,0 +1,273 @@
+"""SPLAT: the dataset built from upstream puzzles.xlsx, the player-judge game, its metrics and tasks."""
+
+from __future__ import annotations
+
+import json
+import math
+import os
+from collections import Counter
+
+import pytest
+
+from datasets_build.hub import atomic_dir
+from datasets_build.paths import dataset_dir
+from multiturn import splat
+from multiturn.engine import run_task
+from multiturn.scripted import ScriptedLM
+from triangulation.errors import UserError
+
+
+@pytest.fixture(scope="module")
+def splat_data(upstream, tmp_path_factory):
+    """Build only the ``splat`` dataset into a temporary TRIANGULATE_DATA for this module."""
+    from datasets_build.splat import build_splat
+
+    old = os.environ.get("TRIANGULATE_DATA")
+    os.environ["TRIANGULATE_DATA"] = str(tmp_path_factory.mktemp("splat_data"))
+    with atomic_dir(dataset_dir("splat", must_exist=False)) as out:
+        summary = build_splat(out)
+    yield summary
+    if old is None:
+        os.environ.pop("TRIANGULATE_DATA", None)
+    else:
+        os.environ["TRIANGULATE_DATA"] = old
+
+
+@pytest.fixture(scope="module")
+def puzzles(splat_data):
+    from datasets_build.splat import load_splat
+
+    return [dict(r) for r in load_splat()["test"]]
+
+
+# --- dataset ---------------------------------------------------------------------------------
+
+
+def test_dataset_has_the_published_levels(splat_data, puzzles, upstream):
+    assert splat_data["rows"] == 975
+    assert Counter(p["difficulty"] for p in puzzles) == {"easy": 217, "medium": 648, "hard": 110}
+    assert Counter(p["level"] for p in puzzles) == {1: 10, 2: 72, 3: 135, 4: 218, 5: 235, 6: 195, 7: 84, 8: 22, 9: 4}
+    assert len({p["id"] for p in puzzles}) == 975
+    assert puzzles[0]["id"] == "splat_000" and puzzles[0]["title"] == "Red high heels"
+    # every level label agrees with its bucket, as published ("7/10 HARD")
+    assert all(p["level_label"].split()[1].lower() == p["difficulty"] for p in puzzles)
+
+
+def test_prompts_travel_with_the_built_dataset(splat_data, upstream):
+    import yaml
+
+    from datasets_build.splat import load_prompts
+
+    prompts = load_prompts()
+    config = yaml.safe_load((upstream / "splat" / "config.yaml").read_text(encoding="utf-8"))["prompt"]
+    assert prompts["player_init"] == config["prompt_player_init"]
+    assert prompts["judge_init"] == config["prompt_judge_init"]
+    assert prompts["player_ready_message"] == "I am ready. Please show me the story."
+
+
+def test_bad_level_label_is_one_clear_error():
+    from datasets_build.splat import level_of
+
+    assert level_of("7/10 HARD", "x") == (7, "hard")
+    with pytest.raises(UserError, match="row 5"):
+        level_of("7/10 EASY", "puzzles.xlsx row 5")
+    with pytest.raises(UserError, match="not like"):
+        level_of("hard", "puzzles.xlsx row 6")
+
+
+def test_missing_build_names_the_build_command(tmp_path, monkeypatch):
+    from datasets_build.splat import load_splat
+
+    monkeypatch.setenv("TRIANGULATE_DATA", str(tmp_path))
+    with pytest.raises(UserError, match="triangulate data build"):
+        load_splat()
+
+
+# --- prompts and parsing (pure) --------------------------------------------------------------
+
+PUZZLE = {"id": "p", "title": "Sweet Dreams", "story": "Matthew keeps reading\nto his son despite the blackout.", "answer": "He is blind and reads Braille."}
+PROMPTS = {"player_init": "PLAYER RULES", "judge_init": "JUDGE RULES", "judge_puzzle_template": "T=%s S=%s A=%s", "player_ready_message": "READY"}
+
+
+def test_story_and_judge_context_follow_the_authors_code():
+    assert splat.story_shown(PUZZLE) == "The title of the puzzle is Sweet Dreams. Matthew keeps reading to his son despite the blackout. Why?"
+    msgs = splat.judge_messages(PROMPTS, PUZZLE, "Is he blind?")
+    assert [m["role"] for m in msgs] == ["user", "assistant", "user"]
+    assert msgs[0]["content"] == "JUDGE RULES\n\nT=Sweet Dreams S=Matthew keeps reading to his son despite the blackout. Why? A=He is blind and reads Braille.\n\nREADY"
+    assert msgs[2]["content"] == "Is he blind?"
+    opening = splat.player_opening(PROMPTS, PUZZLE)
+    assert opening == [{"role": "user", "content": "PLAYER RULES\n\n" + splat.story_shown(PUZZLE)}]
+    assert "Braille" not in opening[0]["content"]  # the player never sees the answer
+
+
+@pytest.mark.parametrize(
+    "reply,label",
+    [
+        ("Congratulations! You solved it.", "congratulations"),
+        ("Yes.", "yes"),
+        ("no", "no"),
+        ("That is Irrelevant to the story.", "irrelevant"),
+        ("I cannot say that, but yes, partly.", "yes"),
+        ("Keep going!", "other"),
+        ("", "other"),
+        ("Nobody knows", "other"),  # whole words only
+    ],
+)
+def test_judge_label(reply, label):
+    assert splat.judge_label(reply) == label
+
+
+def test_episode_scores_definition():
+    assert splat.episode_scores(True, 4) == {"accuracy": 1.0, "rounds": 4.0, "overall": 25.0}
+    assert splat.episode_scores(False, 15) == {"accuracy": 0.0, "rounds": 15.0, "overall": 0.0}
+
+
+def test_aggregate_per_difficulty_and_avg():
+    rows = [
+        {**splat.episode_scores(True, 1), "accuracy_easy": 1.0, "rounds_easy": 1.0, "overall_easy": 100.0},
+        {**splat.episode_scores(False, 15), "accuracy_easy": 0.0, "rounds_easy": 15.0, "overall_easy": 0.0},
+        {**splat.episode_scores(True, 5), "accuracy_hard": 1.0, "rounds_hard": 5.0, "overall_hard": 20.0},
+    ]
+    agg = splat.aggregate_splat(rows)
+    assert agg["accuracy"] == pytest.approx(2 / 3)
+    assert agg["accuracy_easy"] == 0.5 and agg["accuracy_hard"] == 1.0 and math.isnan(agg["accuracy_medium"])
+    assert agg["accuracy_avg"] == pytest.approx(0.75)  # mean of the difficulties present
+    assert agg["rounds_avg"] == pytest.approx((8 + 5) / 2)
+    assert agg["overall"] == pytest.approx(40.0)
+
+
+# --- the game on the engine, with scripted players and judges --------------------------------
+
+
+def _judge_that_knows(puzzles_by_title):
+    """A judge that congratulates when the player's turn contains the hidden answer, else says 'No.'."""
+
+    def respond(messages):
+        assert messages[0]["content"].startswith("You are the judge")
+        turn = messages[-1]["content"]
+        answers = [p["answer"] for p in puzzles_by_title.values() if p["answer"] in messages[0]["content"]]
+        assert len(answers) >= 1, "the judge must see the hidden answer"
+        return "Congratulations!" if any(a in turn for a in answers) else "No."
+
+    return respond
+
+
+def _player_that_knows(puzzles_by_title):
+    def respond(messages):
+        assert messages[0]["content"].startswith("You are a player")
+        story = messages[0]["content"]
+        title = story.split("The title of the puzzle is ", 1)[1]
+        hits = [p for t, p in puzzles_by_title.items() if title.startswith(flat_title(t) + ".")]
+        return f"My answer: {hits[0]['answer']}"
+
+    return respond
+
+
+def flat_title(title):
+    return splat.flat(title)
+
+
+def test_player_that_knows_solves_every_puzzle_in_one_round(puzzles, tmp_path):
+    task = splat.SplatTask("easy")
+    by_title = {p["title"]: p for p in puzzles}
+    player, judge = ScriptedLM(_player_that_knows(by_title)), ScriptedLM(_judge_that_knows(by_title))
+    summary = run_task(task, {"player": player, "judge": judge}, limit=12, output_dir=tmp_path, model_name="m", progress=False)
+    assert summary["n_samples"]["effective"] == 12
+    assert summary["metrics"]["accuracy"] == 1.0
+    assert summary["metrics"]["rounds"] == 1.0
+    assert summary["metrics"]["overall"] == 100.0
+    assert player.requests_seen == 12 and judge.requests_seen == 12
+    lines = (tmp_path / "m" / "episodes_splat_easy.jsonl").read_text().splitlines()
+    records = [json.loads(line) for line in lines]
+    assert {r["difficulty"] for r in records} == {"easy"}
+    assert all(r["rounds"][0]["judge_label"] == "congratulations" for r in records)
+
+
+def test_player_that_never_solves_uses_fifteen_rounds(puzzles):
+    task = splat.SplatTask()  # all difficulties: per-difficulty metrics appear
+    by_title = {p["title"]: p for p in puzzles}
+    player = ScriptedLM(lambda messages: "Is it raining?")
+    judge = ScriptedLM(_judge_that_knows(by_title))
+    summary = run_task(task, {"player": player, "judge": judge}, limit=3, progress=False)
+    m = summary["metrics"]
+    assert m["accuracy"] == 0.0 and m["rounds"] == 15.0 and m["overall"] == 0.0
+    assert judge.requests_seen == 3 * 15
+    # the player sees its whole history: 15 questions and 14 judge replies before its last turn
+    record = summary["records"][0]
+    assert len(record["rounds"]) == 15 and all(r["judge"] == "No." for r in record["rounds"])
+    difficulties = {p["difficulty"] for p in puzzles[:3]}
+    for d in difficulties:
+        assert m[f"rounds_{d}"] == 15.0
+    assert m["rounds_avg"] == 15.0
+
+
+def test_hit_on_a_later_round_counts_that_round(puzzles):
+    by_title = {p["title"]: p for p in puzzles}
+    knows = _player_that_knows(by_title)
+
+    def player(messages):  # asks three questions, then answers
+        return knows(messages) if len(messages) >= 7 else "Is it a trick?"
+
+    summary = run_task(splat.SplatTask("hard"), {"player": ScriptedLM(player), "judge": ScriptedLM(_judge_that_knows(by_title))}, limit=2, progress=False)
+    assert summary["metrics"] == {"accuracy": 1.0, "rounds": 4.0, "overall": 25.0}
+
+
+def test_empty_player_turn_uses_its_round_without_a_judge_call(puzzles):
+    by_title = {p["title"]: p for p in puzzles}
+    knows = _player_that_knows(by_title)
+    seen = []
+
+    def player(messages):
+        seen.append(messages[-1]["content"])
+        return "   " if len(messages) == 1 else knows(messages)
+
+    judge = ScriptedLM(_judge_that_knows(by_title))
+    summary = run_task(splat.SplatTask("medium"), {"player": ScriptedLM(player), "judge": judge}, limit=1, progress=False)
+    assert summary["metrics"]["rounds"] == 2.0 and summary["metrics"]["accuracy"] == 1.0
+    assert judge.requests_seen == 1
+    assert seen[-1] == splat.EMPTY_TURN_REPLY
+    assert summary["records"][0]["rounds"][0]["judge_label"] == "empty"
+
+
+def test_judge_agreement_with_human_labels(puzzles, tmp_path):
+    by_title = {p["title"]: p for p in puzzles}
+    easy = [p for p in puzzles if p["difficulty"] == "easy"][:2]
+    labels = tmp_path / "labels.jsonl"
+    rows = [
+        {"id": easy[0]["id"], "turn": "Is it raining?", "label": "no"},  # judge says No -> agree
+        {"id": easy[0]["id"], "turn": "Is he a magician?", "label": "yes"},  # judge says No -> disagree
+        {"id": easy[0]["id"], "turn": f"It is: {easy[0]['answer']}", "label": "matched"},  # congratulations -> agree
+        {"id": easy[1]["id"], "turn": "Wrong story.", "label": "unmatched"},  # not congratulated -> agree
+    ]
+    labels.write_text("\n".join(json.dumps(r) for r in rows) + "\n")
+    task = splat.SplatTask("easy", human_labels=labels)
+    player = ScriptedLM(_player_that_knows(by_title))
+    judge = ScriptedLM(_judge_that_knows(by_title))
+    summary = run_task(task, {"player": player, "judge": judge}, limit=3, progress=False)
+    assert summary["metrics"]["judge_agreement"] == pytest.approx(3 / 4)
+    assert summary["metrics"]["judge_labels"] == 4.0
+    assert summary["metrics"]["accuracy"] == 1.0  # agreement probes do not change the game's score
+    assert judge.requests_seen == 3 + 4
+
+
+def test_human_labels_file_errors(tmp_path):
+    bad = tmp_path / "bad.csv"
+    bad.write_text("id,turn,label\nsplat_000,Is it?,maybe\n")
+    with pytest.raises(UserError, match="maybe"):
+        splat.read_human_labels(bad)
+    with pytest.raises(UserError, match="does not exist"):
+        splat.read_human_labels(tmp_path / "missing.csv")
+    good = tmp_path / "good.csv"
+    good.write_text("id,turn,label\nsplat_000,Is it?,Yes\n")
+    assert splat.read_human_labels(good) == {"splat_000": [("Is it?", "yes")]}
+
+
+def test_tasks_are_registered():
+    from multiturn import registry
+
+    names = registry.task_names()
+    for name in ("splat", "splat_easy", "splat_medium", "splat_hard"):
+        assert name in names
+        assert registry.get_task(name).roles == ("player", "judge")
+    assert registry.get_task("splat_hard").instances  # the factory builds the right difficulty
+    assert registry.get_task("splat_hard").difficulty == "hard"
