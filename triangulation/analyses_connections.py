@@ -1,0 +1,87 @@
+"""NYT Connections analyses from ``--log_samples`` files (seed 001).
+
+- Table 5: distribution of the unweighted clustering score (0-4 exactly-right groups) per model.
+- Figure 7: share of gold groups solved exactly, by knowledge type (a group may carry several).
+- Static (``connections``) versus interactive (``connections_interactive``) play per model.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any, Iterable
+
+import pandas as pd
+
+from triangulation import plots
+from triangulation.analyses_globalgroup import Parser, default_parser
+from triangulation.html import Image, Section, Table, Text
+from triangulation.results_io import Run, main_metric
+from triangulation.samples import response_text, sample_records
+
+
+def score_distribution(records: Iterable[tuple[str, str, dict[str, Any]]]) -> pd.DataFrame:
+    """Model x unweighted clustering score (0..4): number of games."""
+    rows = [(m, r.get("unweighted_clustering")) for m, _t, r in records if r.get("unweighted_clustering") is not None]
+    if not rows:
+        return pd.DataFrame()
+    frame = pd.DataFrame(rows, columns=["model", "score"])
+    frame["score"] = frame["score"].astype(float).round().astype(int)
+    table = frame.pivot_table(index="model", columns="score", aggfunc="size", fill_value=0)
+    return table.reindex(columns=range(5), fill_value=0)
+
+
+def knowledge_accuracy(records: Iterable[tuple[str, str, dict[str, Any]]], parse: Parser) -> pd.DataFrame:
+    """Knowledge type x model: share of gold groups whose words a predicted group matches exactly."""
+    rows = []
+    for model, _task, rec in records:
+        doc = rec.get("doc") or {}
+        predicted = [frozenset(w.strip().casefold() for w in g) for g in parse(response_text(rec), list(doc.get("words") or []))]
+        for group in doc.get("groups") or []:
+            gold = frozenset(w.strip().casefold() for w in group.get("words", []))
+            for kind in group.get("knowledge") or ["(none)"]:
+                rows.append({"model": model, "knowledge": kind, "solved": float(gold in predicted)})
+    if not rows:
+        return pd.DataFrame()
+    return pd.DataFrame(rows).pivot_table(index="knowledge", columns="model", values="solved", aggfunc="mean")
+
+
+def static_vs_interactive(runs: Iterable[Run], overrides: dict[str, Any] | None = None) -> pd.DataFrame:
+    """Model x {connections, connections_interactive}: each task's main metric where both were run."""
+    table: dict[str, dict[str, float]] = {}
+    for run in runs:
+        for task in ("connections", "connections_interactive"):
+            if task in run.results:
+                name, value = main_metric(task, run, overrides)
+                table.setdefault(run.model, {})[f"{task} ({name})"] = value
+    frame = pd.DataFrame.from_dict(table, orient="index")
+    if frame.shape[1] < 2:
+        return pd.DataFrame()
+    frame.index.name = "model"
+    return frame.dropna()
+
+
+def build(runs: list[Run], outdir: Path, parse: Parser | None = None, overrides: dict[str, Any] | None = None) -> Section | None:
+    records = [r for r in sample_records(runs, "connections") if r[1] == "connections"]
+    both = static_vs_interactive(runs, overrides)
+    if not records and both.empty:
+        return None
+    section = Section("NYT Connections (seed 001)")
+    dist = score_distribution(records)
+    if not dist.empty:
+        dist.to_csv(outdir / "connections_score_distribution.csv")
+        section.blocks.append(Table(dist, "Games per unweighted clustering score (Table 5)", digits=0))
+        share = dist.div(dist.sum(axis=1), axis=0).T
+        section.blocks.append(Image(plots.grouped_bars(share, outdir / "connections_score_distribution.png", "Connections: share of games by clustering score", "share of games"), "distribution"))
+    parse = parse or default_parser()
+    if records and parse is None:
+        section.blocks.append(Text("Accuracy by knowledge type needs custom_metrics.parsing; not installed.", note=True))
+    elif records:
+        know = knowledge_accuracy(records, parse)
+        if not know.empty:
+            know.to_csv(outdir / "connections_knowledge.csv")
+            section.blocks += [Table(know, "Share of groups solved by knowledge type (Figure 7)"),
+                               Image(plots.grouped_bars(know, outdir / "connections_knowledge.png", "Connections: groups solved by knowledge type", "share solved"), "knowledge")]
+    if not both.empty:
+        both.to_csv(outdir / "connections_static_vs_interactive.csv")
+        section.blocks.append(Table(both, "Static versus interactive Connections"))
+    return section

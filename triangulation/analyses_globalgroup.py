@@ -1,0 +1,199 @@
+"""GlobalGroup analyses from ``--log_samples`` files (seed 000).
+
+- Table 2: mean group F1 and topic-achieved per model and subset.
+- Native versus English translation: F1(<lang>) - F1(<lang>_en) per model (Sec. 5).
+- Culturally versus non-culturally related groups, and tag types (App. I.1, Tables 7-8): per-group F1,
+  each true group matched to the predicted group with the largest intersection (missing -> 0).
+- Difficulty bins (Table 4): game F1 by group count, group size, ARI and CanProp word overlap.
+- NYT colour strata (App. I.2, Table 9): per-group F1 of nyt_shuf groups by Connections colour.
+- PCA of the model x subset F1 matrix with k-means clusters (Figure 2).
+"""
+
+from __future__ import annotations
+
+import math
+from pathlib import Path
+from typing import Any, Callable, Iterable, Sequence
+
+import numpy as np
+import pandas as pd
+
+from triangulation import plots
+from triangulation.html import Image, Section, Table, Text
+from triangulation.results_io import Run
+from triangulation.samples import response_text, sample_records
+
+Parser = Callable[[str, Sequence[str]], list[list[str]]]
+LANGS = ("es", "zh", "hi", "ar")
+COLOURS = ("yellow", "green", "blue", "purple")
+
+
+def default_parser() -> Parser | None:
+    """``custom_metrics.parsing.parse_groups`` as words-only lists, or None when it is not installed."""
+    try:
+        from custom_metrics.parsing import parse_groups
+    except ImportError:
+        return None
+    return lambda response, pool: [list(g.words) for g in parse_groups(response, pool)]
+
+
+def group_f1s(predicted: list[list[str]], gold: list[list[str]]) -> list[float]:
+    """F1 of each gold group against the predicted group sharing most words with it (none -> 0)."""
+    preds = [{w.strip().casefold() for w in p} for p in predicted]
+    out = []
+    for group in gold:
+        g = {w.strip().casefold() for w in group}
+        best = max(preds, key=lambda p: len(p & g), default=set())
+        hit = len(best & g)
+        out.append(0.0 if hit == 0 else 2 * hit / (len(best) + len(g)))
+    return out
+
+
+def setting(doc: dict[str, Any]) -> str:
+    """``<subset>`` for 4x4 games, else ``<subset>_<g>x<w>``."""
+    subset = str(doc.get("subset", "?"))
+    g, w = doc.get("n_groups"), doc.get("group_size")
+    return subset if (g, w) in ((4, 4), (None, None)) else f"{subset}_{g}x{w}"
+
+
+def game_frame(records: Iterable[tuple[str, str, dict[str, Any]]]) -> pd.DataFrame:
+    """One row per (model, game): setting, subset, difficulty fields and the logged game metrics."""
+    rows = []
+    for model, task, rec in records:
+        doc = rec.get("doc") or {}
+        rows.append({
+            "model": model, "task": task, "setting": setting(doc), "subset": doc.get("subset"),
+            "n_groups": doc.get("n_groups"), "group_size": doc.get("group_size"),
+            "ari": doc.get("ari"), "canprop_overlap": doc.get("canprop_overlap"),
+            "group_f1": _num(rec.get("group_f1")), "topic_achieved": _num(rec.get("topic_achieved")),
+        })
+    return pd.DataFrame(rows)
+
+
+def group_frame(records: Iterable[tuple[str, str, dict[str, Any]]], parse: Parser, colours: dict[str, str] | None = None) -> pd.DataFrame:
+    """One row per (model, game, gold group): F1 plus the group's tags, cultural flag and colour."""
+    colours = {k.casefold(): v for k, v in (colours or {}).items()}
+    rows = []
+    for model, _task, rec in records:
+        doc = rec.get("doc") or {}
+        groups = doc.get("groups") or []
+        pool = list(doc.get("words") or [w for g in groups for w in g.get("words", [])])
+        f1s = group_f1s(parse(response_text(rec), pool), [list(g.get("words", [])) for g in groups])
+        for g, f1 in zip(groups, f1s):
+            topic = str(g.get("topic", ""))
+            rows.append({
+                "model": model, "subset": doc.get("subset"), "setting": setting(doc), "topic": topic, "f1": f1,
+                "tag": (g.get("tags") or ["(none)"])[0] or "(none)",
+                "culturally_related": g.get("culturally_related"),
+                "colour": g.get("color") or g.get("colour") or colours.get(topic.casefold()),
+            })
+    return pd.DataFrame(rows)
+
+
+def subset_table(games: pd.DataFrame, metric: str) -> pd.DataFrame:
+    """Model x setting mean of a game metric (seed 000 Table 2)."""
+    return games.pivot_table(index="model", columns="setting", values=metric, aggfunc="mean")
+
+
+def native_english_deltas(f1: pd.DataFrame) -> pd.DataFrame:
+    """F1(<lang>) - F1(<lang>_en) per model for each language with both subsets present."""
+    cols = {f"{l} - {l}_en": f1[l] - f1[f"{l}_en"] for l in LANGS if l in f1 and f"{l}_en" in f1}
+    return pd.DataFrame(cols, index=f1.index)
+
+
+def binned(games: pd.DataFrame, column: str, bins: int = 4) -> pd.DataFrame:
+    """Mean game F1 per model in equal-width bins of a difficulty column (discrete values kept as is)."""
+    data = games.dropna(subset=[column, "group_f1"])
+    if data.empty:
+        return pd.DataFrame()
+    if data[column].nunique() <= 6:
+        key = data[column]
+    else:
+        key = pd.cut(data[column].astype(float), bins=bins).astype(str)
+    return data.assign(bin=key).pivot_table(index="bin", columns="model", values="group_f1", aggfunc="mean")
+
+
+def pca_kmeans(f1: pd.DataFrame, k: int | None = None, seed: int = 0) -> pd.DataFrame:
+    """Models projected on two principal components of their per-subset F1, with k-means cluster ids."""
+    from sklearn.cluster import KMeans
+    from sklearn.decomposition import PCA
+
+    data = f1.dropna(axis=1, how="all")
+    data = data.fillna(data.mean())
+    n_comp = min(2, data.shape[0], data.shape[1])
+    coords = PCA(n_components=n_comp, random_state=seed).fit_transform(data.to_numpy(float))
+    if coords.shape[1] < 2:
+        coords = np.column_stack([coords, np.zeros(len(coords))])
+    k = k or min(3, len(data) - 1)
+    clusters = KMeans(n_clusters=max(1, k), n_init=10, random_state=seed).fit_predict(coords)
+    return pd.DataFrame({"pc1": coords[:, 0], "pc2": coords[:, 1], "cluster": clusters}, index=data.index)
+
+
+def colour_lookup(runs: Iterable[Run]) -> dict[str, str]:
+    """Topic -> Connections colour from any logged ``connections`` docs (nyt groups come from Connections)."""
+    out: dict[str, str] = {}
+    for _m, _t, rec in sample_records(runs, "connections"):
+        for g in (rec.get("doc") or {}).get("groups") or []:
+            if g.get("topic") and g.get("color"):
+                out[str(g["topic"])] = str(g["color"])
+    return out
+
+
+def build(runs: list[Run], outdir: Path, parse: Parser | None = None) -> Section | None:
+    """Write the GlobalGroup CSVs and PNGs into ``outdir``; the report section, or None without samples."""
+    records = sample_records(runs, "globalgroup")
+    if not records:
+        return None
+    section = Section("GlobalGroup (seed 000)")
+    games = game_frame(records)
+    f1 = subset_table(games, "group_f1")
+    ta = subset_table(games, "topic_achieved")
+    f1.to_csv(outdir / "globalgroup_f1.csv")
+    ta.to_csv(outdir / "globalgroup_topic_achieved.csv")
+    section.blocks += [Table(f1, "Mean group F1 per model and subset (Table 2)"), Table(ta, "Topic achieved (Table 2)")]
+    section.blocks.append(Image(plots.grouped_bars(f1.T, outdir / "globalgroup_f1.png", "GlobalGroup group F1 per subset", "F1"), "GlobalGroup F1"))
+    deltas = native_english_deltas(f1)
+    if not deltas.empty:
+        deltas.to_csv(outdir / "globalgroup_native_vs_english.csv")
+        section.blocks.append(Table(deltas, "Native minus English-translation F1"))
+    for column, caption in (("n_groups", "group count"), ("group_size", "group size"), ("ari", "ARI"), ("canprop_overlap", "CanProp word overlap")):
+        table = binned(games, column)
+        if not table.empty:
+            table.to_csv(outdir / f"globalgroup_by_{column}.csv")
+            section.blocks.append(Table(table, f"Game F1 by {caption} (Table 4)"))
+    parse = parse or default_parser()
+    if parse is None:
+        section.blocks.append(Text("Per-group tables (cultural, tags, NYT colours) need custom_metrics.parsing; not installed.", note=True))
+    else:
+        groups = group_frame(records, parse, colour_lookup(runs))
+        strata = [("culturally_related", "Culturally vs non-culturally related groups", "globalgroup_cultural"),
+                  ("tag", "Per-group F1 by tag type (Tables 7-8)", "globalgroup_tags")]
+        nyt = groups[groups["subset"].astype(str).str.startswith("nyt_shuf")]
+        for column, caption, name in strata:
+            data = groups[groups["subset"].astype(str).str[:3] != "nyt"].dropna(subset=[column])
+            if not data.empty:
+                table = data.pivot_table(index=column, columns="model", values="f1", aggfunc="mean")
+                table.to_csv(outdir / f"{name}.csv")
+                section.blocks.append(Table(table, caption))
+        nyt = nyt.dropna(subset=["colour"])
+        if not nyt.empty:
+            table = nyt.pivot_table(index="colour", columns="model", values="f1", aggfunc="mean")
+            table = table.reindex([c for c in COLOURS if c in table.index] + [c for c in table.index if c not in COLOURS])
+            table.to_csv(outdir / "globalgroup_nyt_colours.csv")
+            section.blocks.append(Table(table, "nyt_shuf per-group F1 by Connections colour (Table 9)"))
+    if len(f1) >= 3:
+        coords = pca_kmeans(f1)
+        coords.to_csv(outdir / "globalgroup_pca.csv")
+        section.blocks += [Table(coords, "PCA of per-subset F1 with k-means clusters (Figure 2)"),
+                           Image(plots.pca_scatter(coords, outdir / "globalgroup_pca.png", "GlobalGroup: PCA of models, k-means clusters"), "PCA")]
+    else:
+        section.blocks.append(Text("PCA and k-means need at least three models with GlobalGroup samples.", note=True))
+    return section
+
+
+def _num(value: Any) -> float:
+    try:
+        v = float(value)
+    except (TypeError, ValueError):
+        return math.nan
+    return v

@@ -1,0 +1,111 @@
+"""PNG figures of the report (matplotlib, Agg backend: no display needed)."""
+
+from __future__ import annotations
+
+import math
+from pathlib import Path
+
+import matplotlib
+
+matplotlib.use("Agg")
+import matplotlib.pyplot as plt  # noqa: E402
+import numpy as np  # noqa: E402
+import pandas as pd  # noqa: E402
+
+DPI = 110
+
+
+def _save(fig, path: Path) -> Path:
+    fig.tight_layout()
+    fig.savefig(path, dpi=DPI)
+    plt.close(fig)
+    return path
+
+
+def _short(label: str, width: int = 28) -> str:
+    label = str(label)
+    return label if len(label) <= width else label[: width - 1] + "…"
+
+
+def heatmap(tau: pd.DataFrame, p: pd.DataFrame, path: Path, title: str = "Kendall tau-b (* p < 0.05)") -> Path:
+    """Benchmark x benchmark tau heatmap; each cell shows tau, with * where p < 0.05; blank = undefined."""
+    k = len(tau)
+    size = max(4.0, 0.55 * k + 2.5)
+    fig, ax = plt.subplots(figsize=(size + 1, size))
+    data = tau.to_numpy(dtype=float)
+    im = ax.imshow(np.ma.masked_invalid(data), cmap="RdBu_r", vmin=-1, vmax=1)
+    ax.set_xticks(range(k), [_short(c) for c in tau.columns], rotation=60, ha="right", fontsize=8)
+    ax.set_yticks(range(k), [_short(c) for c in tau.index], fontsize=8)
+    if k <= 30:
+        for i in range(k):
+            for j in range(k):
+                v = data[i, j]
+                if not math.isnan(v):
+                    star = "*" if p.iat[i, j] < 0.05 else ""
+                    ax.text(j, i, f"{v:.2f}{star}", ha="center", va="center", fontsize=7, color="white" if abs(v) > 0.6 else "black")
+    fig.colorbar(im, ax=ax, fraction=0.046, pad=0.04)
+    ax.set_title(title)
+    return _save(fig, path)
+
+
+def ability_bars(table: pd.DataFrame, path: Path) -> Path:
+    """Seed 003 Figure 3: per ability, tau with the static and with the interactive side (* p < 0.05)."""
+    fig, ax = plt.subplots(figsize=(7, max(2.5, 0.5 * len(table) + 1.5)))
+    y = np.arange(len(table))
+    for offset, side, colour in ((-0.2, "static", "#4c72b0"), (0.2, "interactive", "#dd8452")):
+        taus = table[f"tau_{side}"].to_numpy(dtype=float)
+        ax.barh(y + offset, np.nan_to_num(taus), height=0.4, label=side, color=colour)
+        for yi, t, pv in zip(y + offset, taus, table[f"p_{side}"]):
+            text = "n/a" if math.isnan(t) else f"{t:.2f}{'*' if pv < 0.05 else ''}"
+            ax.text(0 if math.isnan(t) else t, yi, " " + text, va="center", fontsize=8)
+    ax.set_yticks(y, [_short(n, 32) for n in table["name"]])
+    ax.axvline(0, color="grey", lw=0.8)
+    ax.set_xlim(-1.15, 1.15)
+    ax.set_xlabel("Kendall tau-b")
+    ax.set_title("Abilities vs static and interactive assessments (* p < 0.05)")
+    ax.legend(loc="lower right", fontsize=8)
+    ax.invert_yaxis()
+    return _save(fig, path)
+
+
+def pair_scatter(pair: pd.DataFrame, model_a: str, model_b: str, path: Path) -> Path:
+    """Seed 003 Figure 2: each benchmark at (score of A, score of B) with the diagonal; label = name (B/A ratio)."""
+    fig, ax = plt.subplots(figsize=(6, 6))
+    ax.plot([0, 100], [0, 100], color="grey", lw=0.8, ls="--")
+    ax.scatter(pair["a"], pair["b"], s=25)
+    for name, row in pair.iterrows():
+        ratio = "*" if math.isnan(row["ratio"]) else f"{row['ratio']:.2f}"
+        ax.annotate(f"{_short(name, 22)} ({ratio})", (row["a"], row["b"]), fontsize=7, xytext=(3, 3), textcoords="offset points")
+    hi = max(100.0, float(np.nanmax(pair[["a", "b"]].to_numpy())) if len(pair) else 100.0)
+    ax.set_xlim(0, hi * 1.02)
+    ax.set_ylim(0, hi * 1.02)
+    ax.set_xlabel(_short(model_a, 40))
+    ax.set_ylabel(_short(model_b, 40))
+    ax.set_title("Discriminative power (ratio = B / A; * undefined)")
+    return _save(fig, path)
+
+
+def grouped_bars(table: pd.DataFrame, path: Path, title: str, ylabel: str = "") -> Path:
+    """Rows = groups on the x axis, columns = one bar series each (e.g. models)."""
+    fig, ax = plt.subplots(figsize=(max(5.0, 0.6 * len(table) * max(1, len(table.columns)) ** 0.5 + 3), 4))
+    x = np.arange(len(table))
+    width = 0.8 / max(1, len(table.columns))
+    for i, col in enumerate(table.columns):
+        ax.bar(x + (i - (len(table.columns) - 1) / 2) * width, table[col].to_numpy(dtype=float), width=width, label=_short(col, 30))
+    ax.set_xticks(x, [_short(i, 20) for i in table.index], rotation=30, ha="right", fontsize=8)
+    ax.set_ylabel(ylabel)
+    ax.set_title(title)
+    ax.legend(fontsize=7)
+    return _save(fig, path)
+
+
+def pca_scatter(coords: pd.DataFrame, path: Path, title: str) -> Path:
+    """Models in the plane of the first two principal components, coloured by k-means cluster."""
+    fig, ax = plt.subplots(figsize=(6, 5))
+    ax.scatter(coords["pc1"], coords["pc2"], c=coords["cluster"], cmap="tab10", s=50)
+    for name, row in coords.iterrows():
+        ax.annotate(_short(name, 30), (row["pc1"], row["pc2"]), fontsize=8, xytext=(4, 4), textcoords="offset points")
+    ax.set_xlabel("PC1")
+    ax.set_ylabel("PC2")
+    ax.set_title(title)
+    return _save(fig, path)

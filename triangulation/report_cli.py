@@ -1,0 +1,50 @@
+"""``triangulate report``: correlate benchmarks, games and cognitive tests across models.
+
+    triangulate report RESULTS... [--external [LABEL=]FILE ...] [--abilities FILE.yaml] --out DIR
+
+Writes DIR/scores.csv, kendall_tau.csv, kendall_p.csv, kendall_n.csv, PNG figures, the analyses' CSVs
+and DIR/report.html (self-contained, opens offline).
+"""
+
+from __future__ import annotations
+
+import argparse
+from pathlib import Path
+
+from triangulation.abilities import load_taxonomy
+from triangulation.errors import UserError
+from triangulation.external import read_externals
+from triangulation.report import build_report
+from triangulation.results_io import find_results_files, read_run
+
+
+def add_parser(subparsers) -> argparse.ArgumentParser:
+    p = subparsers.add_parser(
+        "report",
+        help="tables, Kendall correlations, plots and an HTML report over many models' results",
+        description=__doc__,
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
+    p.add_argument("results", nargs="*", type=Path, metavar="RESULTS", help="folders (or results_*.json files) written by lm_eval / triangulate play --output_path")
+    p.add_argument("--external", action="append", default=[], metavar="[LABEL=]FILE", help="score table from elsewhere: plain wide CSV, clembench-runs results.csv, Open LLM Leaderboard export (repeatable)")
+    p.add_argument("--abilities", type=Path, default=None, metavar="FILE.yaml", help="benchmark -> ability mapping (default: the shipped seed-003 taxonomy)")
+    p.add_argument("--pair", action="append", default=[], metavar="MODEL_A,MODEL_B", help="model pair for the discriminative-power plot (repeatable; default: pairs of the results' models)")
+    p.add_argument("--subtasks", action="store_true", help="also list subtasks of groups (e.g. every mmlu subject) as benchmarks")
+    p.add_argument("--title", default="triangulate report")
+    p.add_argument("--out", type=Path, required=True, metavar="DIR")
+    p.set_defaults(func=run)
+    return p
+
+
+def run(args: argparse.Namespace) -> int:
+    if not args.results and not args.external:
+        raise UserError("give at least one results folder or --external table")
+    taxonomy = load_taxonomy(args.abilities)
+    from tqdm.auto import tqdm
+
+    files = [f for root in args.results for f in find_results_files(root)]
+    runs = [read_run(f) for f in tqdm(files, desc="reading results", unit="file", disable=len(files) < 5)]
+    externals = read_externals(args.external)
+    path = build_report(runs, externals, taxonomy, args.out, pairs=args.pair, include_subtasks=args.subtasks, title=args.title)
+    print(f"report: {path}")
+    return 0

@@ -1,0 +1,182 @@
+"""Read results folders written by ``lm_eval --output_path`` and ``triangulate play --output_path``.
+
+Both write ``<dir>/<model>/results_<date>.json`` in lm-eval's shape: ``results[task]["<metric>,<filter>"]``,
+``configs[task]``, ``group_subtasks`` and ``config.model_args`` (a dict from lm_eval's CLI, a string
+from its Python API). lm_eval adds ``samples_<task>_<date>.jsonl`` with ``--log_samples``; play adds
+``episodes_<task>.jsonl``. Models are identified from ``config``, never from folder names.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Iterator, Mapping
+
+from triangulation.errors import UserError
+
+#: model_args keys naming the model, in lm-eval's own order (evaluation_tracker._get_model_name).
+MODEL_KEYS = ("peft", "delta", "pretrained", "model", "path", "engine")
+NON_METRIC_KEYS = {"alias", "name", "sample_len", "samples", " "}
+
+
+@dataclass
+class Run:
+    """One results JSON: the model it scored and every task's metrics."""
+
+    model: str
+    path: Path
+    date: str
+    results: dict[str, dict[str, Any]]
+    configs: dict[str, dict[str, Any]] = field(default_factory=dict)
+    group_subtasks: dict[str, list[str]] = field(default_factory=dict)
+    samples: dict[str, Path] = field(default_factory=dict)  # task -> samples / episodes JSONL
+
+    def top_level_tasks(self) -> list[str]:
+        """Tasks that are not a subtask of a group present in this file (groups stand for their members)."""
+        members = {t for g, subs in self.group_subtasks.items() if g in self.results for t in subs}
+        return [t for t in self.results if t not in members]
+
+
+def parse_model_args(model_args: Any) -> dict[str, str]:
+    """``config.model_args`` as a dict: lm_eval's CLI stores a dict, its Python API a ``k=v,k2=v2`` string."""
+    if model_args is None:
+        return {}
+    if isinstance(model_args, Mapping):
+        return {str(k): str(v) for k, v in model_args.items()}
+    if isinstance(model_args, str):
+        out: dict[str, str] = {}
+        for part in model_args.split(","):
+            if "=" in part:
+                k, v = part.split("=", 1)
+                out[k.strip()] = v.strip()
+        return out
+    raise UserError(f"config.model_args has an unexpected type {type(model_args).__name__}")
+
+
+def model_id(config: Mapping[str, Any]) -> str:
+    """The model a results file scored, from ``config`` (not from the folder name).
+
+    The first of peft/delta/pretrained/model/path/engine in ``model_args`` (lm-eval's rule), a GGUF
+    file's stem when ``gguf_file`` is given, the last path component when the value is a local path
+    (``/x/y/Llama-3-8B`` -> ``Llama-3-8B``; hub ids ``org/name`` stay whole); else ``config.model``.
+    """
+    args = parse_model_args(config.get("model_args"))
+    if args.get("gguf_file"):
+        return Path(args["gguf_file"]).name.removesuffix(".gguf")
+    for key in MODEL_KEYS:
+        value = args.get(key)
+        if value:
+            value = value.rstrip("/")
+            if value.startswith(("/", "./", "../", "~")) or value.count("/") > 1:
+                value = value.rsplit("/", 1)[-1]
+            return value
+    name = config.get("model_name") or config.get("model")
+    if not name:
+        raise UserError("results file has no config.model_args or config.model to identify the model")
+    return str(name)
+
+
+def find_results_files(root: Path) -> list[Path]:
+    """Every ``results_*.json`` under ``root`` (a file is taken as is)."""
+    root = Path(root)
+    if root.is_file():
+        return [root]
+    if not root.is_dir():
+        raise UserError(f"results path {root} does not exist")
+    files = sorted(p for p in root.rglob("results_*.json") if p.is_file())
+    if not files:
+        raise UserError(f"no results_*.json under {root}; pass folders written by lm_eval/triangulate play --output_path")
+    return files
+
+
+def read_run(path: Path) -> Run:
+    """Parse one results JSON; unreadable or foreign files raise a one-line UserError."""
+    try:
+        data = json.loads(Path(path).read_text(encoding="utf-8"))
+    except (OSError, UnicodeDecodeError, json.JSONDecodeError) as exc:
+        raise UserError(f"cannot read results file {path}: {exc.__class__.__name__}: {exc}") from None
+    if not isinstance(data, dict) or not isinstance(data.get("results"), dict):
+        raise UserError(f"{path} is not an lm-eval results file (no 'results' object)")
+    config = data.get("config") or {}
+    if not isinstance(config, dict):
+        raise UserError(f"{path}: 'config' is not an object")
+    date = Path(path).stem.removeprefix("results_")
+    run = Run(
+        model=model_id({**config, "model_name": data.get("model_name") or config.get("model")}),
+        path=Path(path),
+        date=date,
+        results={str(k): v for k, v in data["results"].items() if isinstance(v, dict)},
+        configs={str(k): v for k, v in (data.get("configs") or {}).items() if isinstance(v, dict)},
+        group_subtasks={str(k): list(v) for k, v in (data.get("group_subtasks") or {}).items() if isinstance(v, list)},
+    )
+    folder = Path(path).parent
+    for task in run.results:
+        for candidate in (folder / f"samples_{task}_{date}.jsonl", folder / f"episodes_{task}.jsonl"):
+            if candidate.is_file():
+                run.samples[task] = candidate
+                break
+    return run
+
+
+def read_runs(paths: list[Path]) -> list[Run]:
+    return [read_run(f) for root in paths for f in find_results_files(Path(root))]
+
+
+def metric_values(task_results: Mapping[str, Any]) -> dict[str, float]:
+    """``{"metric,filter": v}`` -> ``{metric: v}`` (filter ``none`` preferred; stderr and strings dropped)."""
+    out: dict[str, float] = {}
+    preferred: dict[str, bool] = {}
+    for key, value in task_results.items():
+        if key in NON_METRIC_KEYS or "_stderr" in key or isinstance(value, (str, bool)) or value is None:
+            continue
+        if not isinstance(value, (int, float)):
+            continue
+        metric, _, filt = key.partition(",")
+        is_none = filt in ("", "none")
+        if metric not in out or (is_none and not preferred[metric]):
+            out[metric] = float(value)
+            preferred[metric] = is_none
+    return out
+
+
+def main_metric(task: str, run: Run, overrides: Mapping[str, Any] | None = None) -> tuple[str, float]:
+    """The main metric of ``task`` in ``run`` and its value.
+
+    ``overrides`` maps task-name patterns (fnmatch) to a metric name or a list of names (their mean,
+    e.g. IFEval's prompt- and instruction-level strict accuracy, seed 003 App. E.2.1). Otherwise the
+    first metric of the task's ``metric_list``, else the first metric in the results.
+    """
+    from fnmatch import fnmatchcase
+
+    values = metric_values(run.results.get(task, {}))
+    for pattern, wanted in (overrides or {}).items():
+        if fnmatchcase(task, pattern):
+            names = [wanted] if isinstance(wanted, str) else list(wanted)
+            if all(n in values for n in names):
+                return "+".join(names), sum(values[n] for n in names) / len(names)
+    for item in run.configs.get(task, {}).get("metric_list") or []:
+        name = item.get("metric") if isinstance(item, dict) else None
+        if isinstance(name, str) and name in values:
+            return name, values[name]
+    if values:
+        name = next(iter(values))
+        return name, values[name]
+    return "", math.nan
+
+
+def iter_jsonl(path: Path) -> Iterator[dict[str, Any]]:
+    """Records of a samples/episodes JSONL file; a corrupt line raises a UserError naming file and line."""
+    with open(path, encoding="utf-8") as fh:
+        for lineno, line in enumerate(fh, 1):
+            if not line.strip():
+                continue
+            try:
+                record = json.loads(line)
+            except json.JSONDecodeError as exc:
+                raise UserError(f"{path}:{lineno}: not valid JSON ({exc.msg})") from None
+            if isinstance(record, dict):
+                yield record
+
+

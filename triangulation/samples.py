@@ -1,0 +1,26 @@
+"""Per-sample records of lm-eval ``--log_samples`` files (and play episode files) as flat rows."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any, Iterable
+
+from triangulation.results_io import Run, iter_jsonl
+
+
+def response_text(record: dict[str, Any]) -> str:
+    """The model's (filtered) response of a sample: ``filtered_resps[0]``, unwrapped from nested lists."""
+    value: Any = record.get("filtered_resps", record.get("resps", ""))
+    while isinstance(value, list):
+        value = value[0] if value else ""
+    return "" if value is None else str(value)
+
+
+def sample_records(runs: Iterable[Run], task_prefix: str) -> list[tuple[str, str, dict[str, Any]]]:
+    """(model, task, record) for every logged sample of tasks whose name starts with ``task_prefix``."""
+    out = []
+    for run in runs:
+        for task, path in sorted(run.samples.items()):
+            if task.startswith(task_prefix):
+                out.extend((run.model, task, rec) for rec in iter_jsonl(Path(path)))
+    return out
