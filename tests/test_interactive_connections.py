@@ -1,0 +1,222 @@
+"""Interactive Connections / GlobalGroup: the app's rules, the parse rule, metrics, scripted players."""
+
+from __future__ import annotations
+
+import re
+
+import pytest
+
+from multiturn import connections_interactive as ci
+from multiturn.engine import run_task
+from multiturn.game import TaskSpec
+from multiturn.scripted import ScriptedLM
+
+GROUPS = [
+    {"topic": "FISH", "words": ["BASS", "FLOUNDER", "SALMON", "TROUT"], "level": 0, "color": "yellow"},
+    {"topic": "FIRE ___", "words": ["ANT", "DRILL", "ISLAND", "OPAL"], "level": 1, "color": "green"},
+    {"topic": "Things to sew", "words": ["DART", "HEM", "PLEAT", "SEAM"], "level": 2, "color": "blue"},
+    {"topic": "Birds minus last letter", "words": ["CONDO", "HAW", "HERO", "LOO"], "level": 3, "color": "purple"},
+]
+WORDS = ["HEM", "ANT", "LOO", "BASS", "DRILL", "SEAM", "CONDO", "SALMON", "OPAL", "HAW", "TROUT", "DART", "ISLAND", "HERO", "PLEAT", "FLOUNDER"]
+
+
+def make_doc(i: int) -> dict:
+    rot = i % 16
+    return {"id": f"g{i}", "words": WORDS[rot:] + WORDS[:rot], "groups": GROUPS}
+
+
+class FixedTask(TaskSpec):
+    """The interactive game over given docs (no built data needed)."""
+
+    name = "fixed_interactive"
+    gen_kwargs = dict(ci.GEN_KWARGS)
+
+    def __init__(self, docs, intro=ci.NYT_INTRO):
+        self.docs, self.intro = docs, intro
+
+    def instances(self, seed):
+        return [dict(d) for d in self.docs]
+
+    def make_game(self, instance, seed):
+        return ci.ConnectionsGame(instance, self.intro, self.gen_kwargs)
+
+
+def remaining_words(messages) -> list[str]:
+    """The board the player sees last: the opening's ``Words:`` list or the latest ``Remaining words:``."""
+    text = messages[-1]["content"]
+    found = re.findall(r"(?:Remaining words|Words): \[([^\]]*)\]", text)
+    if not found:  # after an invalid reply without a board line, look further back
+        return remaining_words(messages[:-2])
+    return [w.strip() for w in found[-1].split(",")]
+
+
+def knower(groups_of):
+    """Plays a gold group that is still wholly on the board."""
+
+    def respond(messages):
+        board = set(remaining_words(messages))
+        for group in groups_of(messages):
+            if set(group) <= board:
+                return "These share a theme.\nGUESS: [" + ", ".join(group) + "]"
+        raise AssertionError("no gold group left on the board")
+
+    return respond
+
+
+def synthetic_groups(messages):
+    return [g["words"] for g in GROUPS]
+
+
+def wrong_player(messages):
+    """One word from each group, a different combination every turn: never right, never one away."""
+    turn = sum(m["role"] == "assistant" for m in messages)
+    return "GUESS: [" + ", ".join(g["words"][turn % 4] for g in GROUPS) + "]"
+
+
+# --- pure rules ------------------------------------------------------------------------------
+
+
+def test_judge_guess_rules():
+    groups = [g["words"] for g in GROUPS]
+    assert ci.judge_guess(["trout", "Bass", "SALMON", "FLOUNDER"], groups, []) == ("correct", 0)
+    assert ci.judge_guess(["TROUT", "BASS", "SALMON", "HEM"], groups, []) == ("one_away", 0)
+    assert ci.judge_guess(["TROUT", "BASS", "HEM", "ANT"], groups, []) == ("wrong", None)
+    assert ci.judge_guess(["TROUT", "BASS", "SALMON", "FLOUNDER"], groups, [0]) == ("wrong", None)
+
+
+@pytest.mark.parametrize(
+    "reply,expected",
+    [
+        ("GUESS: [BASS, FLOUNDER, SALMON, TROUT]", ["BASS", "FLOUNDER", "SALMON", "TROUT"]),
+        ("Fish first.\nguess: [bass, flounder, 'salmon', “trout”]", ["BASS", "FLOUNDER", "SALMON", "TROUT"]),
+        ("GUESS: BASS, FLOUNDER, SALMON, TROUT", ["BASS", "FLOUNDER", "SALMON", "TROUT"]),
+        ("Maybe [HEM, DART, SEAM, PLEAT]? No: GUESS: [ANT, DRILL, ISLAND, OPAL]", ["ANT", "DRILL", "ISLAND", "OPAL"]),
+        ("Fish: [BASS, FLOUNDER, SALMON, TROUT]\nSewing: [HEM, DART, SEAM, PLEAT]", ["HEM", "DART", "SEAM", "PLEAT"]),
+        ("GUESS: [BASS, FLOUNDER, SALMON]", None),  # three words
+        ("GUESS: [BASS, BASS, SALMON, TROUT]", None),  # a repeated word
+        ("GUESS: [BASS, FLOUNDER, SALMON, COD]", None),  # not on the board
+        ("I have no idea.", None),
+        ("", None),
+    ],
+)
+def test_parse_guess(reply, expected):
+    assert ci.parse_guess(reply, WORDS) == expected
+
+
+def test_parse_guess_rejects_solved_words():
+    board = [w for w in WORDS if w not in GROUPS[0]["words"]]
+    assert ci.parse_guess("GUESS: [BASS, FLOUNDER, SALMON, TROUT]", board) is None
+
+
+def test_weighted_score_is_seed_001_weighting():
+    assert ci.weighted_score([0, 1, 2, 3]) == 10.0
+    assert ci.weighted_score([3]) == 4.0
+    assert ci.weighted_score([]) == 0.0
+
+
+def test_prompt_names_the_rules_and_the_board():
+    text = ci.opening_prompt(WORDS, 4, 4, ci.NYT_INTRO)
+    assert text.startswith(ci.NYT_INTRO)
+    assert "GUESS: [word1, word2, word3, word4]" in text and "You may make 4 mistakes" in text
+    assert "Words: [" + ", ".join(WORDS) + "]" in text
+    assert not any(line.startswith("#") for line in text.splitlines())
+
+
+# --- scripted players on the engine ----------------------------------------------------------
+
+
+def test_knower_solves_every_game_with_zero_mistakes():
+    lm = ScriptedLM(knower(synthetic_groups))
+    summary = run_task(FixedTask([make_doc(i) for i in range(5)]), {"player": lm}, progress=False)
+    m = summary["metrics"]
+    assert m["solved"] == 1.0 and m["groups_found"] == 4.0 and m["mistakes"] == 0.0
+    assert m["weighted_clustering"] == 10.0 and m["invalid_replies"] == 0.0
+    assert lm.requests_seen == 5 * 3  # the fourth group completes itself
+    record = summary["records"][0]
+    assert [e["result"] for e in record["events"]] == ["correct"] * 3
+    assert "Yellow group FISH" in " ".join(t["content"] for t in record["transcript"])
+
+
+def test_wrong_player_ends_after_four_mistakes():
+    lm = ScriptedLM(wrong_player)
+    summary = run_task(FixedTask([make_doc(i) for i in range(3)]), {"player": lm}, progress=False)
+    m = summary["metrics"]
+    assert m["mistakes"] == 4.0 and m["groups_found"] == 0.0 and m["solved"] == 0.0 and m["weighted_clustering"] == 0.0
+    assert lm.requests_seen == 3 * 4
+    assert [e["result"] for e in summary["records"][0]["events"]] == ["wrong"] * 4
+
+
+def test_unparseable_replies_reprompt_once_then_count_as_mistakes():
+    prompts_seen = []
+
+    def garbage(messages):
+        prompts_seen.append(messages[-1]["content"])
+        return "I like turtles."
+
+    lm = ScriptedLM(garbage)
+    summary = run_task(FixedTask([make_doc(0)]), {"player": lm}, progress=False)
+    m = summary["metrics"]
+    assert m["mistakes"] == 4.0 and m["invalid_replies"] == 8.0 and m["groups_found"] == 0.0
+    assert lm.requests_seen == 8
+    assert prompts_seen[1].startswith("Invalid guess:") and "does not count as a mistake" in prompts_seen[1]
+    assert prompts_seen[2].startswith("Invalid guess again")
+    results = [e["result"] for e in summary["records"][0]["events"]]
+    assert results == ["invalid", "invalid_mistake"] * 4
+
+
+def test_one_invalid_reply_then_a_good_one_costs_nothing():
+    know = knower(synthetic_groups)
+
+    def player(messages):
+        return "Hmm, let me think." if len(messages) == 1 else know(messages)
+
+    summary = run_task(FixedTask([make_doc(1)]), {"player": ScriptedLM(player)}, progress=False)
+    assert summary["metrics"]["mistakes"] == 0.0 and summary["metrics"]["solved"] == 1.0
+    assert summary["metrics"]["invalid_replies"] == 1.0
+
+
+def test_repeated_wrong_guess_is_invalid_not_a_second_mistake():
+    def player(messages):
+        return "GUESS: [BASS, ANT, DART, CONDO]"
+
+    summary = run_task(FixedTask([make_doc(2)]), {"player": ScriptedLM(player)}, progress=False)
+    events = [e["result"] for e in summary["records"][0]["events"]]
+    # wrong (1), repeat -> invalid, repeat -> invalid_mistake (2), then the same cycle again
+    assert events[:3] == ["wrong", "invalid", "invalid_mistake"]
+    assert summary["metrics"]["mistakes"] == 4.0
+
+
+def test_one_away_then_recovery():
+    know = knower(synthetic_groups)
+
+    def player(messages):
+        if len(messages) == 1:
+            return "GUESS: [BASS, FLOUNDER, SALMON, HEM]"
+        return know(messages)
+
+    summary = run_task(FixedTask([make_doc(3)]), {"player": ScriptedLM(player)}, progress=False)
+    m = summary["metrics"]
+    assert m["one_away_recoveries"] == 1.0 and m["mistakes"] == 1.0 and m["solved"] == 1.0
+    record = summary["records"][0]
+    assert record["events"][0]["result"] == "one_away"
+    assert "One away!" in record["transcript"][2]["content"]
+
+
+def test_groups_without_colours_have_no_weighted_score():
+    groups = [{k: v for k, v in g.items() if k in ("topic", "words")} for g in GROUPS]
+    doc = {"id": "gg", "words": WORDS, "groups": groups}
+    lm = ScriptedLM(knower(synthetic_groups))
+    summary = run_task(FixedTask([doc], intro=ci.GLOBALGROUP_INTRO), {"player": lm}, progress=False)
+    assert "weighted_clustering" not in summary["metrics"]
+    assert summary["metrics"]["solved"] == 1.0
+    assert "Correct! FISH:" in " ".join(t["content"] for t in summary["records"][0]["transcript"])
+
+
+def test_tasks_are_registered():
+    from multiturn import registry
+
+    names = registry.task_names()
+    assert "connections_interactive" in names
+    for subset in ci.GLOBALGROUP_SUBSETS:
+        assert f"globalgroup_interactive_{subset}" in names
+    assert registry.expand(["globalgroup_interactive"]) == [f"globalgroup_interactive_{s}" for s in ci.GLOBALGROUP_SUBSETS]
