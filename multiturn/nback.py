@@ -1,0 +1,258 @@
+"""n-back working-memory tests (Gong et al., AAAI 2024, "Working Memory Capacity of ChatGPT").
+
+Protocol (upstream ``nback/``: Daniel-Gong/ChatGPT-WM data and the notebooks' system prompts):
+a system prompt (``nback/prompts/*.txt``), then one stimulus per user turn (a consonant, or a 3x3
+grid string from ``grids_3x3.json``); the model answers ``m`` (match with the stimulus n back) or
+``-``; its replies stay in the history; temperature 1. Base set: 50 blocks x 24 trials, 8 matches.
+
+Metrics per block, averaged over blocks (Gong et al., Sec. "Metrics"): hit rate (``m`` on match
+trials), false-alarm rate (``m`` on non-match trials), accuracy (right answers / trials), and
+d' = z(hit rate) - z(false-alarm rate) with both rates clipped to [0.01, 0.99].
+
+Parse rule (the published records hold only ``m``/``-``; exact match decides): the reply is
+stripped of whitespace, quotes, backticks and a final period and lower-cased; it must then be
+exactly ``m`` or ``-``. Anything else is an invalid answer: wrong, neither a hit nor a false alarm,
+counted in ``parse_rate``. No re-prompt.
+
+``nback_verbal_3_triangulating`` is the Triangulating paper's port (seed 003, App. E/F: "Verbal
+(Base) N-3" only): the model's replies are not appended (the history holds the system prompt and
+the stimuli only) and each trial is scored by exact match of the stripped reply.
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from statistics import NormalDist
+from typing import Any, Mapping, Sequence
+
+from datasets_build.paths import upstream_dir
+from multiturn.game import Game, Request, TaskSpec
+from multiturn.registry import register, register_group
+from triangulation.errors import UserError
+
+N_BLOCKS = 50
+CLIP = (0.01, 0.99)
+MATCH, NON_MATCH = "m", "-"
+#: Gong et al. sample at temperature 1; replies are one symbol, so a short cap keeps runs cheap.
+GEN_KWARGS: dict[str, Any] = {"temperature": 1.0, "do_sample": True, "max_gen_toks": 16}
+KINDS: dict[str, dict[str, str]] = {
+    "verbal": {"folder": "letters", "prompt": "verbal_{n}back.txt"},
+    "spatial": {"folder": "grids_3*3", "prompt": "spatial_3x3_{n}back.txt"},
+}
+
+
+# ---------------------------------------------------------------- stimuli and prompts (upstream)
+
+
+def nback_root() -> Path:
+    return upstream_dir("nback")
+
+
+def read_block(path: Path) -> tuple[str, str]:
+    """One block file: line 1 the stimuli (one character per trial), line 2 the targets ('m'/'-')."""
+    lines = path.read_text(encoding="utf-8").splitlines()
+    if len(lines) < 2 or len(lines[0].strip()) != len(lines[1].strip()):
+        raise UserError(f"{path}: expected two lines of equal length (stimuli, targets)")
+    stimuli, targets = lines[0].strip(), lines[1].strip()
+    if set(targets) - {MATCH, NON_MATCH}:
+        raise UserError(f"{path}: targets must be 'm' or '-'")
+    return stimuli, targets
+
+
+def load_blocks(kind: str, n: int, root: Path | None = None) -> list[tuple[str, str]]:
+    """The 50 base blocks of ``kind`` ('verbal'/'spatial') at level ``n``, in block order 0..49."""
+    root = root or nback_root()
+    folder = root / "ChatGPT-WM" / "datasets" / KINDS[kind]["folder"] / f"{n}back"
+    paths = [folder / f"{b}.txt" for b in range(N_BLOCKS)]
+    missing = [p.name for p in paths if not p.is_file()]
+    if missing:
+        raise UserError(f"{folder} lacks block files {', '.join(missing[:5])}; check TRIANGULATE_UPSTREAM/nback")
+    return [read_block(p) for p in paths]
+
+
+def load_system_prompt(kind: str, n: int, root: Path | None = None) -> str:
+    """The notebook's system message for this variant, verbatim (upstream ``nback/prompts``)."""
+    path = (root or nback_root()) / "prompts" / KINDS[kind]["prompt"].format(n=n)
+    if not path.is_file():
+        raise UserError(f"missing n-back prompt {path}")
+    return path.read_text(encoding="utf-8")
+
+
+def load_grids(root: Path | None = None) -> dict[str, str]:
+    """Grid position digit -> the 3x3 grid string sent as the user message (upstream ``grids_3x3.json``)."""
+    path = (root or nback_root()) / "grids_3x3.json"
+    if not path.is_file():
+        raise UserError(f"missing {path}")
+    return dict(json.loads(path.read_text(encoding="utf-8"))["grids"])
+
+
+def expected_targets(stimuli: Sequence[str], n: int) -> str:
+    """'m' where a stimulus equals the one n trials back, else '-' (checks the upstream targets)."""
+    return "".join(MATCH if i >= n and stimuli[i] == stimuli[i - n] else NON_MATCH for i in range(len(stimuli)))
+
+
+# ---------------------------------------------------------------- parsing and scoring (pure)
+
+
+def parse_response(reply: str) -> str | None:
+    """'m' or '-' when the normalised reply is exactly one of them, else None (invalid)."""
+    text = reply.strip().strip("`'\"").strip()
+    if text.endswith("."):
+        text = text[:-1].strip()
+    text = text.lower()
+    return text if text in (MATCH, NON_MATCH) else None
+
+
+def parse_exact(reply: str) -> str | None:
+    """The Triangulating port's rule: the stripped reply, kept only when it is exactly 'm' or '-'."""
+    text = reply.strip()
+    return text if text in (MATCH, NON_MATCH) else None
+
+
+def clip_rate(rate: float, bounds: tuple[float, float] = CLIP) -> float:
+    return min(max(rate, bounds[0]), bounds[1])
+
+
+def dprime(hit_rate: float, false_alarm_rate: float) -> float:
+    """d' = z(H) - z(FA), rates clipped to [0.01, 0.99] (Gong et al., Metrics)."""
+    z = NormalDist().inv_cdf
+    return z(clip_rate(hit_rate)) - z(clip_rate(false_alarm_rate))
+
+
+def score_trials(targets: Sequence[str], responses: Sequence[str | None]) -> dict[str, float]:
+    """Block metrics from targets and parsed responses (None = invalid answer)."""
+    if len(targets) != len(responses) or not targets:
+        raise ValueError("targets and responses must be non-empty and of equal length")
+    matches = [r for t, r in zip(targets, responses) if t == MATCH]
+    others = [r for t, r in zip(targets, responses) if t != MATCH]
+    hit_rate = sum(r == MATCH for r in matches) / len(matches) if matches else float("nan")
+    fa_rate = sum(r == MATCH for r in others) / len(others) if others else float("nan")
+    return {
+        "accuracy": sum(t == r for t, r in zip(targets, responses)) / len(targets),
+        "hit_rate": hit_rate,
+        "false_alarm_rate": fa_rate,
+        "dprime": dprime(hit_rate, fa_rate) if matches and others else float("nan"),
+        "parse_rate": sum(r is not None for r in responses) / len(responses),
+    }
+
+
+# ---------------------------------------------------------------- the game
+
+
+class NBackGame(Game):
+    """One block: a system prompt, then one stimulus per turn."""
+
+    def __init__(self, instance: Mapping[str, Any], *, keep_replies: bool = True, exact: bool = False):
+        super().__init__(instance)
+        self.keep_replies = keep_replies
+        self.parse = parse_exact if exact else parse_response
+        self.history: list[dict[str, str]] = [{"role": "system", "content": self.instance["system_prompt"]}]
+        self.trial = 0
+        self._shown = False
+
+    @property
+    def n_trials(self) -> int:
+        return len(self.instance["targets"])
+
+    @property
+    def done(self) -> bool:
+        return self.trial >= self.n_trials
+
+    def next_request(self) -> Request | None:
+        if self.done:
+            return None
+        if not self._shown:  # idempotent: asking twice does not show the stimulus twice
+            self.history.append({"role": "user", "content": self.instance["messages"][self.trial]})
+            self._shown = True
+        return Request(messages=list(self.history))
+
+    def on_reply(self, reply: str) -> None:
+        if self.keep_replies:
+            self.history.append({"role": "assistant", "content": reply})
+        target = self.instance["targets"][self.trial]
+        parsed = self.parse(reply)
+        self.transcript.append(
+            {
+                "trial": self.trial,
+                "stimulus": self.instance["stimuli"][self.trial],
+                "target": target,
+                "response": reply,
+                "parsed": parsed,
+                "correct": parsed == target,
+            }
+        )
+        self._shown = False
+        self.trial += 1
+
+    def scores(self) -> dict[str, float]:
+        return score_trials(self.instance["targets"], [t["parsed"] for t in self.transcript])
+
+    def record(self) -> dict[str, Any]:
+        return {"trials": [{k: t[k] for k in ("stimulus", "target", "parsed", "correct")} for t in self.transcript]}
+
+
+class NBackTask(TaskSpec):
+    """``nback_<kind>_<n>``: Gong et al.'s base blocks for one variant."""
+
+    gen_kwargs = dict(GEN_KWARGS)
+    version = 1.0
+
+    def __init__(self, kind: str, n: int, *, keep_replies: bool = True, exact: bool = False, name: str | None = None):
+        if kind not in KINDS or n not in (1, 2, 3):
+            raise ValueError(f"no n-back variant {kind} {n}")
+        self.kind, self.n = kind, n
+        self.keep_replies, self.exact = keep_replies, exact
+        self.name = name or f"nback_{kind}_{n}"
+
+    def instances(self, seed: int) -> list[dict[str, Any]]:
+        """The 50 blocks in upstream order (stimuli are fixed data; the seed only drives sampling)."""
+        prompt = load_system_prompt(self.kind, self.n)
+        grids = load_grids() if self.kind == "spatial" else None
+        out = []
+        for b, (stimuli, targets) in enumerate(load_blocks(self.kind, self.n)):
+            messages = [grids[s] for s in stimuli] if grids else list(stimuli)
+            out.append(
+                {
+                    "id": f"{self.name}_block{b:02d}",
+                    "block": b,
+                    "n": self.n,
+                    "stimuli": stimuli,
+                    "targets": targets,
+                    "messages": messages,
+                    "system_prompt": prompt,
+                }
+            )
+        return out
+
+    def make_game(self, instance: Mapping[str, Any], seed: int) -> Game:
+        return NBackGame(instance, keep_replies=self.keep_replies, exact=self.exact)
+
+    def higher_is_better(self) -> dict[str, bool]:
+        return {"accuracy": True, "hit_rate": True, "false_alarm_rate": False, "dprime": True, "parse_rate": True}
+
+    def config(self) -> dict[str, Any]:
+        cfg = super().config()
+        cfg.update(
+            kind=self.kind,
+            n=self.n,
+            keep_replies=self.keep_replies,
+            scoring="exact match per trial" if self.exact else "m/- after normalisation",
+            source="Daniel-Gong/ChatGPT-WM datasets (base set, 50 blocks x 24 trials)",
+        )
+        return cfg
+
+
+def _factory(kind: str, n: int, **kwargs):
+    return lambda: NBackTask(kind, n, **kwargs)
+
+
+for _kind in KINDS:
+    for _n in (1, 2, 3):
+        register(f"nback_{_kind}_{_n}")(_factory(_kind, _n))
+register("nback_verbal_3_triangulating")(
+    _factory("verbal", 3, keep_replies=False, exact=True, name="nback_verbal_3_triangulating")
+)
+register_group("nback_verbal", [f"nback_verbal_{n}" for n in (1, 2, 3)])
+register_group("nback_spatial", [f"nback_spatial_{n}" for n in (1, 2, 3)])
+register_group("nback", [f"nback_{k}_{n}" for k in KINDS for n in (1, 2, 3)])
