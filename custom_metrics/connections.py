@@ -1,0 +1,79 @@
+"""NYT Connections per-game scores (seed 001 §4.3): clustering scores, perfect solve, categorical reasoning.
+
+Unweighted clustering = number of gold groups reproduced exactly (0-4); weighted = sum of the
+difficulty weights 1 (yellow) .. 4 (purple) of those groups (0-10); perfect solve = all four.
+Categorical reasoning (§4.3.2) counts exactly-right groups whose predicted name also achieves the gold
+category; we judge names with the Topic Achieved rule of seed 000 (fastText cosine >= 0.3 and closest).
+"""
+
+from __future__ import annotations
+
+import math
+from typing import Any, Mapping, Sequence
+
+from custom_metrics.matching import key_set
+from custom_metrics.parsing import ParsedGroup, parse_groups
+from custom_metrics.topics import TopicScorer, get_topic_scorer
+
+METRICS = ("unweighted_clustering", "weighted_clustering", "perfect_solve", "category_reasoning")
+
+
+def _exact_matches(predicted: Sequence[ParsedGroup], gold: Sequence[Sequence[str]]) -> list[int | None]:
+    """Per gold group, the index of the prediction holding exactly its words (None if none does)."""
+    pred_sets = [key_set(p.words) for p in predicted]
+    out: list[int | None] = []
+    for words in gold:
+        target = key_set(words)
+        out.append(next((j for j, s in enumerate(pred_sets) if s == target), None))
+    return out
+
+
+def clustering_scores(predicted: Sequence[ParsedGroup], gold: Sequence[Sequence[str]]) -> dict[str, Any]:
+    """Clustering scores of parsed groups; ``gold`` in difficulty order (weights 1, 2, 3, 4)."""
+    preds = list(predicted[: len(gold)])
+    hits = _exact_matches(preds, gold)
+    right = [j is not None for j in hits]
+    return {
+        "unweighted": sum(right),
+        "weighted": sum(weight for weight, ok in enumerate(right, start=1) if ok),
+        "perfect_solve": bool(gold) and all(right),
+        "right": right,
+        "groups": preds,
+        "matches": hits,
+    }
+
+
+def score_connections(response: str, gold: list[list[str]], pool: Sequence[str] | None = None) -> dict[str, Any]:
+    """Score one answer: keys ``unweighted`` (0-4), ``weighted`` (0-10), ``perfect_solve`` (bool),
+    ``right`` (per gold group), ``groups`` (the parsed answer).  ``pool`` defaults to the gold words."""
+    if pool is None:
+        pool = [w for group in gold for w in group]
+    groups = parse_groups(response if isinstance(response, str) else "", pool, n_groups=len(gold))
+    return clustering_scores(groups, gold)
+
+
+def category_reasoning(
+    scored: Mapping[str, Any], gold_topics: Sequence[str], scorer: TopicScorer | None
+) -> float:
+    """Number of exactly-right groups whose predicted name achieves the gold category (NaN without vectors)."""
+    if scorer is None:
+        return math.nan
+    preds: list[ParsedGroup] = scored["groups"]
+    names = [preds[j].topic if j is not None else None for j in scored["matches"]]
+    achieved = scorer.achieved(names, list(gold_topics))
+    return float(sum(ok and right for ok, right in zip(achieved, scored["right"])))
+
+
+def process_results(doc: Mapping[str, Any], results: Sequence[str]) -> dict[str, float]:
+    """lm-eval hook for the ``connections`` task (row fields ``words`` and ``groups`` in difficulty order)."""
+    response = results[0] if results else ""
+    groups = sorted(doc["groups"], key=lambda g: g.get("level", 0))
+    gold = [list(g["words"]) for g in groups]
+    scored = score_connections(response, gold, pool=list(doc.get("words") or []) or None)
+    reasoning = category_reasoning(scored, [str(g.get("topic") or "") for g in groups], get_topic_scorer("en"))
+    return {
+        "unweighted_clustering": float(scored["unweighted"]),
+        "weighted_clustering": float(scored["weighted"]),
+        "perfect_solve": float(scored["perfect_solve"]),
+        "category_reasoning": reasoning,
+    }

@@ -1,0 +1,369 @@
+"""Robust parsing of word-grouping answers (GlobalGroup seed 000 App. A, NYT Connections seed 001 App. A).
+
+Handles the prompt's own format ``<Topic>: ['w1', 'w2', ...]`` and what models really write: Python
+dicts, markdown (``**Topic**: [...]``, bullets, numbering), curly quotes, ``Category 1:`` prefixes,
+reasoning followed by a final answer (the answer after the last "final answer"/"Groupings:" marker
+wins), newlines stripped (``...BAGEL]Permission: [APPROVAL, ...]``), unbracketed ``Topic: a, b, c``
+lists, and extra groups.  Words are mapped onto the pool's spelling case- and accent-insensitively;
+words not in the pool are kept as written and so never match a gold word.
+
+Safety: no eval; every regular expression is linear (bounded repeats over disjoint character
+classes), the colon-list scan is a bounded loop, and :func:`parse_groups` never raises.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass, field
+from functools import lru_cache
+from typing import Sequence
+
+from custom_metrics.text import clean_item, normalize_quotes, word_key
+
+__all__ = ["ParsedGroup", "PoolIndex", "parse_groups", "find_groups", "select_answer", "pool_index"]
+
+MAX_ITEM_CHARS = 200  # a longer "word" is prose, not a pool word
+MAX_LIST_CHARS = 4000  # bracket contents scanned at most this far
+MAX_TOPIC_LOOKBACK = 300
+MAX_COLON_SCAN = 50_000  # colons examined by the unbracketed fallback
+
+
+@dataclass
+class ParsedGroup:
+    """One predicted group: its topic (None when the model gave none) and words (pool spelling when known)."""
+
+    topic: str | None
+    words: list[str]
+    start: int = field(default=0, compare=False, repr=False)  # offset of the group in the response
+    label: str = field(default="", compare=False, repr=False)  # the label as written (``Category 1``)
+    bracketed: bool = field(default=True, compare=False, repr=False)  # ``[...]`` list, not ``a, b, c`` prose
+
+
+class PoolIndex:
+    """Pool words by matching key, with prefix lookup for annotated items (``TIRE (circular)``)."""
+
+    def __init__(self, pool: Sequence[str]):
+        self.words = [str(w) for w in pool]
+        self.by_key: dict[str, str] = {}
+        for word in self.words:
+            self.by_key.setdefault(word_key(word), word)
+        self.max_key_len = max((len(k) for k in self.by_key), default=0)
+        # Pool words that contain a list separator ("20,000") need adjacent items re-joined.
+        self.has_separator_words = any(_ITEM_SEPARATORS.search(k) for k in self.by_key)
+
+    def lookup(self, item: str, *, loose_tail: bool = False) -> str | None:
+        """The pool word an item names, or None.  A pool word followed by an annotation (``(..)``, ``-``,
+        two spaces) also counts; with ``loose_tail`` any text after a word boundary is ignored."""
+        key = word_key(item)
+        hit = self.by_key.get(key)
+        if hit is not None or not key:
+            return hit
+        best = None
+        limit = min(len(key), self.max_key_len)
+        for i in range(1, limit + 1):
+            if i < len(key) and key[i].isalnum():
+                continue
+            candidate = self.by_key.get(key[:i].rstrip())
+            if candidate is None:
+                continue
+            rest = key[i:]
+            if loose_tail or _ANNOTATION_TAIL.match(rest):
+                best = candidate
+        return best
+
+
+_ANNOTATION_TAIL = re.compile(r"\s*(?:$|[(\[\-–—:/=]|\s\s)")
+
+
+@lru_cache(maxsize=4096)
+def _pool_index_cached(pool: tuple[str, ...]) -> PoolIndex:
+    return PoolIndex(pool)
+
+
+def pool_index(pool: Sequence[str] | None) -> PoolIndex | None:
+    """A (cached) :class:`PoolIndex` for a pool, or None."""
+    if pool is None:
+        return None
+    try:
+        return _pool_index_cached(tuple(str(w) for w in pool))
+    except TypeError:
+        return None
+
+
+# --- bracketed lists -------------------------------------------------------------------------
+_BRACKET_LIST = re.compile(r"\[([^\[\]]{0,%d})\]" % MAX_LIST_CHARS)
+_ITEM_SEPARATORS = re.compile(r"[,，、،;；\n]")
+_LEADING_AND = re.compile(r"^(?:and|&|y|e|et|und|और|و)\s+", re.IGNORECASE)
+
+# --- topics ----------------------------------------------------------------------------------
+_ANGLE_TOPIC = re.compile(r"<([^<>\n]{1,200})>[^<>\w]{0,10}$")
+_DQUOTE_TOPIC = re.compile(r'"((?:[^"\\\n]|\\.){1,200})"\s*$')
+_SQUOTE_TOPIC = re.compile(r"'((?:[^'\\\n]|\\.){1,200})'\s*$")
+_SENTENCE_BREAK = re.compile(r"(?<=[a-z0-9)\"'])[.!?](?:\s+(?=[A-Z0-9*#<\"'])|(?=\d{1,2}[.)]\s))")
+_LEADING_MARKERS = re.compile(r"^(?:\s|[-*•+#>|]|\d{1,3}[.)](?!\d)|\(\d{1,3}\)|[a-hA-H][.)]\s)+")
+_CATEGORY_PREFIX = re.compile(
+    r"^(?:category|group|grouping|topic|categoría|categoria|grupo|tema|catégorie|groupe|类别|类|组|分组|"
+    r"主题|समूह|श्रेणी|मजमुआ|مجموعة|المجموعة|فئة|الفئة)\s*[#№]?\s*\d{1,3}\s*[:.)\-–—]?\s*",
+    re.IGNORECASE,
+)
+_CATEGORY_WORD = re.compile(r"\b(?:category|group|categoría|grupo)\s*\d{1,3}\b", re.IGNORECASE)
+_TOPIC_EDGE = " \t\r\n*_`'\"<>:=,;.-–—|#"
+
+# --- final-answer markers ----------------------------------------------------------------------
+_MARKERS = re.compile(
+    r"final\s+(?:answer|grouping|groups|categor|solution|output)|groupings?\s*:|correct\s+answer|"
+    r"revised\s+grouping|answer\s*(?:is)?\s*:|solution\s*:|in\s+summary|"
+    r"respuesta\s+final|respuesta\s*:|soluci[oó]n\s*:|最终答案|最终|答案\s*[:：]|अंतिम\s+उत्तर|उत्तर\s*:|"
+    r"الإجابة\s+النهائية|الإجابة\s*:|الجواب\s*:",
+    re.IGNORECASE,
+)
+_THINK_END = "</think>"
+
+
+def _label_from_prefix(prefix: str) -> str:
+    """The label written just before a group's word list (``<Topic>:``, ``"Topic":``, ``**Topic**:``,
+    ``Category 1 (Topic):``), without list markers and markdown."""
+    line = prefix.rsplit("\n", 1)[-1]
+    found = _ANGLE_TOPIC.search(line)
+    if found:
+        return _clean_label(found.group(1))
+    text = line.rstrip().rstrip(" \t:=-–—>*_`")
+    for pattern in (_DQUOTE_TOPIC, _SQUOTE_TOPIC):
+        found = pattern.search(text)
+        if found:
+            return _clean_label(found.group(1).replace('\\"', '"').replace("\\'", "'"))
+    for boundary in ("]", "}", ")", ":"):
+        cut = text.rfind(boundary)
+        if cut >= 0 and (boundary != ")" or "(" not in text[:cut]):
+            text = text[cut + 1 :]
+    pieces = _SENTENCE_BREAK.split(text)
+    text = pieces[-1] if pieces else text
+    inner = None
+    for inner in _CATEGORY_WORD.finditer(text):
+        pass
+    if inner is not None and inner.start() > 0:
+        text = text[inner.start() :]  # "KELVIN, METER Category2 (Espionage)" -> "Category2 (Espionage)"
+    return _clean_label(text)
+
+
+def _clean_label(label: str) -> str:
+    text = _LEADING_MARKERS.sub("", label.strip()).strip(_TOPIC_EDGE)
+    return " ".join(text.split())[:200]
+
+
+def _topic_from_label(label: str) -> str | None:
+    """The topic named by a label: ``Category 1 (Sports)`` -> ``Sports``; a bare ``Category 1`` -> None."""
+    text = _CATEGORY_PREFIX.sub("", label).strip(_TOPIC_EDGE)
+    if text.startswith("(") and text.endswith(")"):
+        text = text[1:-1].strip(_TOPIC_EDGE)
+    return text or None
+
+
+def _split_items(body: str) -> list[str]:
+    items = []
+    for raw in _ITEM_SEPARATORS.split(body):
+        item = clean_item(raw)
+        if item:
+            item = _LEADING_AND.sub("", item)
+        if item and len(item) <= MAX_ITEM_CHARS:
+            items.append(item)
+    return items
+
+
+def _map_items(items: list[str], index: PoolIndex | None, *, loose_last: bool = False) -> list[str]:
+    if index is None:
+        return items
+    if index.has_separator_words:
+        items = _rejoin_separated(items, index)
+    mapped = []
+    for position, item in enumerate(items):
+        hit = index.lookup(item, loose_tail=loose_last and position == len(items) - 1)
+        mapped.append(hit if hit is not None else item)
+    return mapped
+
+
+def _rejoin_separated(items: list[str], index: PoolIndex) -> list[str]:
+    """Join ``'20'`` + ``'000'`` back into the pool word ``20,000`` when the split item is not a pool word."""
+    out: list[str] = []
+    i = 0
+    while i < len(items):
+        if i + 1 < len(items) and word_key(items[i]) not in index.by_key:
+            for glue in (",", ", "):
+                joined = items[i] + glue + items[i + 1]
+                if word_key(joined) in index.by_key:
+                    out.append(joined)
+                    i += 2
+                    break
+            else:
+                out.append(items[i])
+                i += 1
+            continue
+        out.append(items[i])
+        i += 1
+    return out
+
+
+def _bracket_groups(text: str, index: PoolIndex | None) -> list[ParsedGroup]:
+    groups: list[ParsedGroup] = []
+    previous_end = 0
+    for match in _BRACKET_LIST.finditer(text):
+        items = _split_items(match.group(1))
+        start = match.start()
+        if items:
+            prefix = text[max(previous_end, start - MAX_TOPIC_LOOKBACK) : start]
+            words = _map_items(items, index)
+            if index is not None and not any(index.lookup(w) is not None for w in words):
+                pass  # "[Kitchen items]" or a citation: not a group of pool words
+            elif not _is_pool_echo(words, index):
+                label = _label_from_prefix(prefix)
+                groups.append(ParsedGroup(_topic_from_label(label), words, start, label))
+        previous_end = match.end()
+    return groups
+
+
+def _is_pool_echo(words: list[str], index: PoolIndex | None) -> bool:
+    """A list naming most of a pool of six or more words (the pool repeated back) is not an answer group."""
+    if index is None or len(index.by_key) < 6:
+        return False
+    return len({word_key(w) for w in words} & index.by_key.keys()) >= 0.75 * len(index.by_key)
+
+
+_COMMA_SEPARATORS = re.compile(r"[,，、،]")
+_DASH_SEPARATORS = re.compile(r"(?:^|\s)[-–—•](?:\s|$)")
+_LABEL_ITEM_BREAK = re.compile(r"\*\*|\s[-–—]\s")
+_COLON_TAIL_CUT = re.compile(r"\s{2,}|\s[-–—(]\s?|[.;!?](?:\s|$)| - ")
+
+
+def _colon_groups(text: str, index: PoolIndex | None) -> list[ParsedGroup]:
+    """Unbracketed ``Topic: w1, w2, w3`` lists (a fallback when no bracketed list exists)."""
+    groups: list[ParsedGroup] = []
+    position = 0
+    previous_end = 0
+    for _ in range(MAX_COLON_SCAN):
+        colon = text.find(":", position)
+        if colon < 0:
+            break
+        position = colon + 1
+        after = text[colon + 1 : colon + 1 + 1500]
+        stop = len(after)
+        for terminator in ("\n", ":", "["):
+            found = after.find(terminator)
+            if 0 <= found < stop:
+                stop = found
+        body = after[:stop]
+        raw_items = _COMMA_SEPARATORS.split(body)
+        if len(raw_items) < 2:
+            raw_items = _DASH_SEPARATORS.split(body)  # "Roads: - LANE - DRIVE - ALLEY - STREET"
+            if len(raw_items) < 3:
+                continue
+        last = raw_tail = raw_items[-1]
+        if index is None:
+            cut = _COLON_TAIL_CUT.search(last.strip())
+            last = last.strip()[: cut.start()] if cut else last
+        raw_items[-1] = last
+        # "Category 1: Office Supplies** - PEN, STAPLE": the label runs into the first item.
+        head_parts = _LABEL_ITEM_BREAK.split(raw_items[0])
+        head = " ".join(head_parts[:-1]).strip() if len(head_parts) > 1 else ""
+        raw_items[0] = head_parts[-1]
+        items = [i for i in (_LEADING_AND.sub("", clean_item(r)) for r in raw_items) if i]
+        if len(items) < 2 or any(len(i) > 60 for i in items[:-1]):
+            continue
+        words = _map_items(items, index, loose_last=True)
+        if index is not None:
+            # An unbracketed list must name pool words, else it is prose with commas.
+            if sum(index.lookup(w) is not None for w in words) < 2:
+                continue
+        label_start = max(previous_end, colon - 120)
+        label = _label_from_prefix(text[label_start:colon])
+        if head:
+            label = f"{label}: {_clean_label(head)}" if label else _clean_label(head)
+        groups.append(ParsedGroup(_topic_from_label(label), words, colon, label, bracketed=False))
+        # The next label may start inside this list's last item (newlines stripped): look back from there.
+        previous_end = colon + 1 + stop - len(raw_tail)
+    return groups
+
+
+def _prepare(response: object) -> str:
+    """Quotes normalised; reasoning before a closing ``</think>`` dropped."""
+    if not isinstance(response, str):
+        return ""
+    text = normalize_quotes(response)
+    think_end = text.rfind(_THINK_END)
+    return text[think_end + len(_THINK_END) :] if think_end >= 0 else text
+
+
+def _find(text: str, index: PoolIndex | None) -> list[ParsedGroup]:
+    bracketed = _bracket_groups(text, index)
+    if bracketed and index is None:
+        return bracketed
+    # With a pool, unbracketed lists of pool words count too (``**Sports**: POLO, CRICKET, ...``).
+    prose = _colon_groups(text, index)
+    return sorted(bracketed + prose, key=lambda g: g.start) if bracketed else prose
+
+
+def find_groups(response: str, pool: Sequence[str] | None = None) -> list[ParsedGroup]:
+    """Every group written anywhere in the response, in order: bracketed lists, and (with a pool, or
+    when there is no bracketed list) unbracketed ``Topic: a, b, c`` / ``Topic: - a - b`` lists."""
+    try:
+        return _find(_prepare(response), pool_index(pool))
+    except Exception:  # pragma: no cover - defensive: the parser must never raise
+        return []
+
+
+def merge_restated(groups: list[ParsedGroup]) -> list[ParsedGroup]:
+    """A group restated under the same label replaces the earlier one in place (a corrected answer,
+    seed 000 App. D); groups without a label are kept as they are."""
+    out: list[ParsedGroup] = []
+    position: dict[str, int] = {}
+    for group in groups:
+        key = word_key(group.label) if group.label else ""
+        if key and key in position:
+            out[position[key]] = group
+            continue
+        if key:
+            position[key] = len(out)
+        out.append(group)
+    return out
+
+
+def _select(text: str, groups: list[ParsedGroup], n_groups: int | None) -> list[ParsedGroup]:
+    if not groups:
+        return []
+    need = max(1, n_groups or 1)
+    chosen = None
+    for marker in reversed([m.end() for m in _MARKERS.finditer(text)]):
+        after = [g for g in groups if g.start >= marker]
+        if len(after) >= need:
+            chosen = after
+            break
+    if chosen is None:
+        chosen = groups
+    bracketed = [g for g in chosen if g.bracketed]
+    if len(bracketed) >= min(need, len(chosen)) or (chosen is groups and bracketed):
+        chosen = bracketed
+    return merge_restated(chosen)
+
+
+def select_answer(response: str, groups: list[ParsedGroup], n_groups: int | None = None) -> list[ParsedGroup]:
+    """The final answer among the groups: those after the last "final answer"-style marker that is
+    followed by at least ``n_groups`` groups (1 when unknown), else all groups; bracketed lists win over
+    unbracketed ones when there are enough of them; a group restated under the same label replaces the
+    earlier one (:func:`merge_restated`)."""
+    try:
+        return _select(_prepare(response), groups, n_groups)
+    except Exception:  # pragma: no cover
+        return list(groups)
+
+
+def parse_groups(
+    response: str, pool: Sequence[str] | None = None, n_groups: int | None = None
+) -> list[ParsedGroup]:
+    """Parse a model's answer into groups (the final answer when it restates one; see :func:`select_answer`).
+
+    Words are mapped onto ``pool`` spellings when a pool is given.  Never raises; unusable input -> [].
+    """
+    try:
+        text = _prepare(response)
+        return _select(text, _find(text, pool_index(pool)), n_groups)
+    except Exception:  # pragma: no cover - defensive: the parser must never raise
+        return []

@@ -1,0 +1,275 @@
+"""Prompt builders for the word-grouping tasks (GlobalGroup A.1 / A.3, NYT Connections Appendix A).
+
+Every prompt text is data, not code:
+
+- GlobalGroup response prompt (seed 000, Appendix A.1): ``lm_eval_tasks/globalgroup/templates/response_<lang>.json``
+  (English verbatim from the paper; es/zh/hi/ar are our translations, each file names its source).
+- GlobalGroup candidate-proposal prompt (seed 000, Appendix A.3): derived at run time from the authors'
+  published prompts (``CanProp Prompt`` column of the scored CSVs), per language and game setting.
+- Connections prompt (seed 001, Appendix A): upstream ``automated_call/prompt_llm.txt`` whose
+  ``InsertGame`` marker the authors' ``chatcall.py`` replaces with the shuffled words joined by ``", "``.
+
+The two upstream-derived texts are looked up first in the built dataset folder (``triangulate data build``
+stores them there through :func:`write_globalgroup_prompts`
+ and :func:`write_connections_prompt`), then under ``$TRIANGULATE_UPSTREAM``.
+"""
+
+from __future__ import annotations
+
+import ast
+import json
+import os
+from collections.abc import Mapping, Sequence
+from functools import lru_cache
+from pathlib import Path
+
+from triangulation.errors import UserError
+
+TEMPLATES_DIR = Path(__file__).resolve().parents[1] / "lm_eval_tasks" / "globalgroup" / "templates"
+
+CANPROP_TOPICS = "LIST_TOPICS"  # the markers of the paper's A.3 template
+CANPROP_WORDS = "LIST_WORDS"
+CONNECTIONS_MARKER = "InsertGame"
+
+PROMPT_FILES_DIR = "prompts"  # inside a built dataset folder
+CANPROP_FILE = "canprop_templates.json"
+CONNECTIONS_PROMPT_FILE = "prompt_llm.txt"
+CONNECTIONS_UPSTREAM_PROMPT = Path("automated_call") / "prompt_llm.txt"
+SCORED_DIR = "Scored Games Datasets"
+
+
+# ---------------------------------------------------------------------------------------- shared bits
+def format_word_list(words: Sequence[str]) -> str:
+    """A word list as the authors print it: Python's ``str(list)`` (``['a', 'b']``)."""
+    return str([str(w) for w in words])
+
+
+def subset_dirname(subset: str) -> str:
+    """Upstream folder name of a subset (``es_en`` -> ``es-en``)."""
+    return subset.replace("_", "-")
+
+
+def format_answer(groups: Sequence[Mapping]) -> str:
+    """Gold groups in the A.1 output format: ``<Topic>: ['w1', 'w2'], <Topic>: [...]``."""
+    return ", ".join(f"<{g['topic']}>: {format_word_list(g['words'])}" for g in groups)
+
+
+# ------------------------------------------------------------------------------- A.1 response prompt
+@lru_cache(maxsize=None)
+def response_template(language: str) -> dict:
+    """The A.1 template file of ``language`` (en, es, zh, hi, ar); other languages are a user error."""
+    path = TEMPLATES_DIR / f"response_{language}.json"
+    if not path.is_file():
+        known = sorted(p.stem.removeprefix("response_") for p in TEMPLATES_DIR.glob("response_*.json"))
+        raise UserError(f"no GlobalGroup prompt for language '{language}' (have: {', '.join(known)})")
+    return json.loads(path.read_text(encoding="utf-8"))
+
+
+def globalgroup_prompt(words: Sequence[str], n_groups: int, group_size: int, language: str = "en") -> str:
+    """The Appendix A.1 prompt (seed 000) for a pool of ``words`` to split into ``n_groups`` groups.
+
+    ``#*#`` -> number of words, ``$*$`` -> number of groups; the example shown has the game's group count.
+    """
+    tpl = response_template(language)
+    key = str(n_groups)
+    if key not in tpl["examples"]:
+        raise UserError(f"GlobalGroup prompts cover 2, 3 or 4 groups, not {n_groups}")
+    example = tpl["examples"][key]
+    return tpl["template"].format(
+        n_words=len(words),
+        n_groups=n_groups,
+        group_size=group_size,
+        n_groups_word=tpl["number_words"][key],
+        example_pool=example["pool"],
+        example_answer=example["answer"],
+        pool=format_word_list(words),
+    )
+
+
+def globalgroup_doc_to_text(doc: Mapping) -> str:
+    """Prompt of one built GlobalGroup game, instructions in the language its words are in."""
+    return globalgroup_prompt(doc["words"], doc["n_groups"], doc["group_size"], doc["language"])
+
+
+def globalgroup_doc_to_target(doc: Mapping) -> str:
+    """The gold answer in the prompt's output format (used for few-shot examples from ``dev``)."""
+    return format_answer(doc["groups"])
+
+
+# -------------------------------------------------------------------- A.3 candidate-proposal prompt
+def _last_list_literals(text: str, count: int) -> list[tuple[int, int, list[str]]]:
+    """The last ``count`` non-overlapping ``[...]`` spans of ``text`` that are Python lists of strings.
+
+    Each span is (start, end, items), in text order; scanning stops as soon as ``count`` are found.
+    """
+    closes = [j for j, c in enumerate(text) if c == "]"]
+    spans: list[tuple[int, int, list[str]]] = []
+    limit = len(text)
+    for i in range(len(text) - 1, -1, -1):
+        if text[i] != "[":
+            continue
+        for j in closes:
+            if j <= i or j >= limit:
+                continue
+            try:
+                value = ast.literal_eval(text[i : j + 1])
+            except (ValueError, SyntaxError, MemoryError, RecursionError):
+                continue
+            if isinstance(value, list) and all(isinstance(v, str) for v in value):
+                spans.append((i, j + 1, value))
+                limit = i
+            break
+        if len(spans) == count:
+            break
+    return spans[::-1]
+
+
+def split_canprop_prompt(prompt: str) -> tuple[str, list[str], list[str]]:
+    """Split a published A.3 prompt into (template, topics, words).
+
+    The topic list and the pool are the last two Python list literals of the prompt (the example lists
+    before them use the translated, sometimes non-Python, quoting of each language).
+    """
+    spans = _last_list_literals(prompt, 2)
+    if len(spans) < 2:
+        raise ValueError("a candidate-proposal prompt must end with a topic list and a word list")
+    (t0, t1, topics), (w0, w1, words) = spans
+    template = prompt[:t0] + CANPROP_TOPICS + prompt[t1:w0] + CANPROP_WORDS + prompt[w1:]
+    return template, topics, words
+
+
+def canprop_prompt(template: str, topics: Sequence[str], words: Sequence[str]) -> str:
+    """Fill an A.3 template: ``LIST_TOPICS`` and ``LIST_WORDS`` become ``str(list)`` of each."""
+    head, sep, tail = template.partition(CANPROP_TOPICS)
+    if not sep or CANPROP_WORDS not in tail:
+        raise ValueError("candidate-proposal template lacks LIST_TOPICS or LIST_WORDS")
+    mid, _, end = tail.partition(CANPROP_WORDS)
+    return head + format_word_list(topics) + mid + format_word_list(words) + end
+
+
+def scored_csv(upstream_globalgroup: Path, subset: str, n_groups: int, group_size: int) -> Path:
+    """Path of the authors' scored test file of one setting (it may be absent: see upstream MISSING.txt)."""
+    d = subset_dirname(subset)
+    return upstream_globalgroup / SCORED_DIR / d / "test" / f"scored_#{d}#_#{n_groups}#_#{group_size}#_#300#_#test#.csv"
+
+
+def canprop_templates_from_upstream(upstream_globalgroup: Path) -> dict[str, str]:
+    """``{"<subset>_<g>x<w>": template}`` from the first published prompt of every scored file."""
+    import csv
+
+    out: dict[str, str] = {}
+    for path in sorted((upstream_globalgroup / SCORED_DIR).glob("*/test/scored_*.csv")):
+        with path.open(encoding="utf-8", newline="") as fh:
+            row = next(csv.DictReader(fh), None)
+        if row is None or not row.get("CanProp Prompt"):
+            raise UserError(f"{path}: no 'CanProp Prompt' in the first row")
+        parts = path.name.split("#")  # scored_#zh-en#_#4#_#4#_#300#_#test#.csv
+        subset, n_groups, group_size = parts[1].replace("-", "_"), parts[3], parts[5]
+        out[f"{subset}_{n_groups}x{group_size}"] = split_canprop_prompt(row["CanProp Prompt"])[0]
+    return out
+
+
+def _built_prompt_file(dataset: str, name: str) -> Path | None:
+    from datasets_build.paths import data_root
+
+    path = data_root() / dataset / PROMPT_FILES_DIR / name
+    return path if path.is_file() else None
+
+
+def _upstream_dir(name: str) -> Path | None:
+    value = os.environ.get("TRIANGULATE_UPSTREAM")
+    if not value:
+        return None
+    path = Path(value).expanduser() / name
+    return path if path.is_dir() else None
+
+
+@lru_cache(maxsize=None)
+def canprop_templates() -> dict[str, str]:
+    """A.3 templates per config, from the built ``globalgroup`` folder or else ``$TRIANGULATE_UPSTREAM``."""
+    built = _built_prompt_file("globalgroup", CANPROP_FILE)
+    if built is not None:
+        return json.loads(built.read_text(encoding="utf-8"))
+    up = _upstream_dir("globalgroup")
+    if up is not None:
+        return canprop_templates_from_upstream(up)
+    raise UserError("the candidate-proposal prompts come from the built globalgroup dataset: "
+                    "run `triangulate data build` (or set TRIANGULATE_UPSTREAM)")
+
+
+def canprop_template(config: str) -> str:
+    """The authors' A.3 prompt template of one config (``zh_4x4``); a clear error when unpublished."""
+    templates = canprop_templates()
+    if config not in templates:
+        raise UserError(f"the authors published no candidate-proposal prompt for {config} "
+                        f"(see upstream MISSING.txt); available: {len(templates)} configs")
+    return templates[config]
+
+
+def globalgroup_canprop_doc_to_text(doc: Mapping) -> str:
+    """The candidate-proposal prompt of one built game: its gold topics and its (shuffled) pool."""
+    config = f"{doc['subset']}_{doc['n_groups']}x{doc['group_size']}"
+    return canprop_prompt(canprop_template(config), [g["topic"] for g in doc["groups"]], doc["words"])
+
+
+# --------------------------------------------------------------------------- Connections Appendix A
+@lru_cache(maxsize=None)
+def connections_template() -> str:
+    """``prompt_llm.txt`` of seed 001, from the built ``connections`` folder or ``$TRIANGULATE_UPSTREAM``."""
+    built = _built_prompt_file("connections", CONNECTIONS_PROMPT_FILE)
+    if built is None:
+        up = _upstream_dir("connections")
+        built = up / CONNECTIONS_UPSTREAM_PROMPT if up is not None else None
+    if built is None or not built.is_file():
+        raise UserError("the Connections prompt comes from the built connections dataset: "
+                        "run `triangulate data build` (or set TRIANGULATE_UPSTREAM)")
+    text = built.read_text(encoding="utf-8")
+    if CONNECTIONS_MARKER not in text:
+        raise UserError(f"{built} has no '{CONNECTIONS_MARKER}' marker; is it the paper's prompt_llm.txt?")
+    return text
+
+
+def connections_prompt(words: Sequence[str]) -> str:
+    """Appendix A prompt of seed 001 with the game's words, as the authors insert them (``w1, w2, ...``)."""
+    return connections_template().replace(CONNECTIONS_MARKER, ", ".join(words))
+
+
+def connections_doc_to_text(doc: Mapping) -> str:
+    """Prompt of one built Connections game (its ``words`` are already shuffled by the build)."""
+    return connections_prompt(doc["words"])
+
+
+# ------------------------------------------------------------------------------------ build support
+def write_globalgroup_prompts(upstream_globalgroup: Path, folder: Path) -> Path:
+    """Store the A.3 templates in a built ``globalgroup`` folder (``prompts/canprop_templates.json``).
+
+    Called by the dataset build, so the overlap tasks work without ``$TRIANGULATE_UPSTREAM`` afterwards.
+    """
+    out = Path(folder) / PROMPT_FILES_DIR / CANPROP_FILE
+    out.parent.mkdir(parents=True, exist_ok=True)
+    templates = canprop_templates_from_upstream(Path(upstream_globalgroup))
+    out.write_text(json.dumps(templates, ensure_ascii=False, indent=1, sort_keys=True) + "\n", encoding="utf-8")
+    return out
+
+
+def write_connections_prompt(upstream_connections: Path, folder: Path) -> Path:
+    """Copy upstream ``automated_call/prompt_llm.txt`` byte for byte into a built ``connections`` folder."""
+    src = Path(upstream_connections) / CONNECTIONS_UPSTREAM_PROMPT
+    if not src.is_file():
+        raise UserError(f"{src} is missing: the Connections prompt cannot be stored with the dataset")
+    out = Path(folder) / PROMPT_FILES_DIR / CONNECTIONS_PROMPT_FILE
+    out.parent.mkdir(parents=True, exist_ok=True)
+    out.write_bytes(src.read_bytes())
+    return out
+
+
+# ----------------------------------------------------------------------------------------- targets
+def canprop_doc_to_target(doc: Mapping) -> str:
+    """The authors' published candidate-proposal response (GPT-4o-mini), or "" where none exists."""
+    return doc.get("canprop_response") or ""
+
+
+def connections_doc_to_target(doc: Mapping) -> str:
+    """Gold groups in the answer structure the Connections prompt asks for (``Topic: [w1, w2, w3, w4]``)."""
+    lines = [f"{g['topic']}: [{', '.join(g['words'])}]" for g in doc["groups"]]
+    return "Groupings:\n" + "\n".join(lines)

@@ -1,0 +1,152 @@
+"""fastText embeddings: the "Topic Achieved" rule (seed 000 §4.1, App. E) and cached text vectors.
+
+Topic achieved: the cosine similarity between a predicted topic and its matched true topic is
+>= 0.3 and higher than its similarity to every other true topic of the game.  Vectors come from the
+official Common Crawl models ``$TRIANGULATE_FASTTEXT_DIR/cc.<lang>.300.bin``; without one, scores
+are NaN and ONE warning per language says how to get the vectors.  Topics are lower-cased before
+embedding (models often answer in capitals, as the prompt's own example does).
+"""
+
+from __future__ import annotations
+
+import math
+import os
+import threading
+import warnings
+from functools import lru_cache
+from pathlib import Path
+from typing import Sequence
+
+import numpy as np
+
+FASTTEXT_ENV = "TRIANGULATE_FASTTEXT_DIR"
+DOWNLOAD_URL = "https://fasttext.cc/docs/en/crawl-vectors.html"
+TOPIC_THRESHOLD = 0.3
+
+_warned: set[str] = set()
+_lock = threading.Lock()
+
+
+def fasttext_path(lang: str) -> Path | None:
+    """``$TRIANGULATE_FASTTEXT_DIR/cc.<lang>.300.bin`` if the variable is set, else None."""
+    folder = os.environ.get(FASTTEXT_ENV)
+    return Path(folder) / f"cc.{lang}.300.bin" if folder else None
+
+
+@lru_cache(maxsize=8)
+def _load_model(path: str):
+    import fasttext
+
+    fasttext.FastText.eprint = lambda *args, **kwargs: None  # silence the load-time deprecation notice
+    return fasttext.load_model(path)
+
+
+class Embedder:
+    """Unit-length fastText vectors for words and phrases, cached per text."""
+
+    def __init__(self, model, lang: str = "en"):
+        self.model = model
+        self.lang = lang
+        self.dim = int(model.get_dimension())
+        self._cache: dict[str, np.ndarray] = {}
+        self._zero = np.zeros(self.dim, dtype=np.float32)
+
+    def vector(self, text: str | None) -> np.ndarray:
+        """The unit vector of a text (fastText sentence vector of its lower-cased tokens); zeros if empty."""
+        if not text:
+            return self._zero
+        cached = self._cache.get(text)
+        if cached is not None:
+            return cached
+        clean = " ".join(str(text).lower().split())
+        vec = np.asarray(self.model.get_sentence_vector(clean), dtype=np.float32) if clean else self._zero
+        norm = float(np.linalg.norm(vec))
+        vec = vec / norm if norm > 0 else self._zero
+        if len(self._cache) < 2_000_000:
+            self._cache[text] = vec
+        return vec
+
+    def matrix(self, texts: Sequence[str | None]) -> np.ndarray:
+        """Stacked unit vectors (one row per text)."""
+        if not texts:
+            return np.zeros((0, self.dim), dtype=np.float32)
+        return np.stack([self.vector(t) for t in texts])
+
+
+class TopicScorer:
+    """Applies the Topic Achieved rule with one language's embedder."""
+
+    def __init__(self, embedder: Embedder, threshold: float = TOPIC_THRESHOLD):
+        self.embedder = embedder
+        self.threshold = threshold
+
+    def achieved(self, predicted: Sequence[str | None], true_topics: Sequence[str]) -> list[bool]:
+        """Per true group i: does ``predicted[i]`` (its matched prediction's topic, None if unmatched)
+        achieve ``true_topics[i]``: cos >= threshold and strictly above its cosine to every other true topic?"""
+        if not true_topics:
+            return []
+        sims = self.embedder.matrix(predicted) @ self.embedder.matrix(true_topics).T
+        return achieved_from_similarities(sims, [p is not None and bool(p) for p in predicted], self.threshold)
+
+
+def achieved_from_similarities(sims: np.ndarray, present: Sequence[bool], threshold: float = TOPIC_THRESHOLD) -> list[bool]:
+    """Topic Achieved from a (true x true) cosine matrix whose row i is prediction i against every true topic."""
+    out = []
+    n = sims.shape[1] if sims.ndim == 2 else 0
+    for i in range(sims.shape[0]):
+        if not present[i]:
+            out.append(False)
+            continue
+        own = float(sims[i, i])
+        others = [float(sims[i, j]) for j in range(n) if j != i]
+        out.append(own >= threshold and all(own > o for o in others))
+    return out
+
+
+def _warn_missing(lang: str, path: Path | None) -> None:
+    with _lock:
+        if lang in _warned:
+            return
+        _warned.add(lang)
+    where = f"{path} does not exist" if path else f"${FASTTEXT_ENV} is not set"
+    warnings.warn(
+        f"fastText vectors for '{lang}' not found ({where}); topic scores are NaN. Download "
+        f"cc.{lang}.300.bin from {DOWNLOAD_URL} and set {FASTTEXT_ENV} to its folder.",
+        RuntimeWarning,
+        stacklevel=3,
+    )
+
+
+def get_embedder(lang: str) -> Embedder | None:
+    """The cached embedder for a language, or None (with one warning) when its model file is missing."""
+    path = fasttext_path(lang)
+    if path is None or not path.is_file():
+        _warn_missing(lang, path)
+        return None
+    return _embedder_for(str(path.resolve()), lang)
+
+
+@lru_cache(maxsize=16)
+def _embedder_for(path: str, lang: str) -> Embedder:
+    return Embedder(_load_model(path), lang)
+
+
+def get_topic_scorer(lang: str) -> TopicScorer | None:
+    """The cached :class:`TopicScorer` for a language, or None when its fastText model is missing."""
+    embedder = get_embedder(lang)
+    return None if embedder is None else _scorer_for(embedder)
+
+
+@lru_cache(maxsize=16)
+def _scorer_for(embedder: Embedder) -> TopicScorer:
+    return TopicScorer(embedder)
+
+
+def topic_achieved_rate(
+    predicted: Sequence[str | None], true_topics: Sequence[str], scorer: TopicScorer | None
+) -> float:
+    """Share of true topics achieved (NaN without a scorer)."""
+    if scorer is None or not true_topics:
+        return math.nan
+    flags = scorer.achieved(predicted, true_topics)
+    return sum(flags) / len(flags)
