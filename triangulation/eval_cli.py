@@ -1,0 +1,65 @@
+"""``triangulate eval ARGS...``: lm-eval's own command line with our task folder on the include path.
+
+Every argument goes to lm-eval untouched (``run`` is implied as with ``lm_eval``; ``ls``/``validate``
+work too), from any working directory. A user ``--include_path DIR`` is kept and ours is added, so
+``--tasks`` can mix both folders' tasks.
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from pathlib import Path
+
+from lm_eval_tasks import TASKS_DIR
+
+HELP = "run lm-eval (same arguments as `lm_eval`) with the GlobalGroup and Connections tasks included"
+
+
+def include_paths(user_value: str | list | None) -> list[str]:
+    """Our task folder first, then any folder(s) the user named (``a:b`` or a list), without duplicates."""
+    paths = [str(TASKS_DIR)]
+    if isinstance(user_value, str):
+        user_value = [p for p in user_value.split(":") if p]
+    for p in user_value or []:
+        p = str(Path(p).expanduser().resolve())
+        if p not in paths:
+            paths.append(p)
+    return paths
+
+
+def run_passthrough(argv: list[str]) -> int:
+    """Run lm-eval's CLI on ``argv`` with ``include_path`` extended; returns the exit code."""
+    from lm_eval._cli import HarnessCLI
+    from lm_eval.utils import setup_logging
+
+    setup_logging()
+    cli = HarnessCLI()
+    saved = sys.argv
+    sys.argv = ["lm_eval", *argv]
+    try:
+        args = cli.parse_args()  # inserts `run` like `lm_eval` does
+    finally:
+        sys.argv = saved
+    if hasattr(args, "include_path"):
+        args.include_path = include_paths(getattr(args, "include_path", None))
+    try:
+        cli.execute(args)
+    except SystemExit as exc:  # lm-eval exits on its own errors
+        return exc.code if isinstance(exc.code, int) else (0 if exc.code is None else 1)
+    return 0
+
+
+def add_parser(subparsers: argparse._SubParsersAction) -> argparse.ArgumentParser:
+    """Register ``eval`` for `triangulate --help` (real invocations bypass argparse: see cli.main)."""
+    parser = subparsers.add_parser("eval", help=HELP, description=HELP + ". Example: "
+                                   "triangulate eval --model hf --model_args pretrained=DIR --tasks globalgroup_zh "
+                                   "--apply_chat_template")
+    parser.add_argument("lm_eval_args", nargs=argparse.REMAINDER, help="arguments passed to lm-eval")
+    parser.set_defaults(func=run)
+    return parser
+
+
+def run(args: argparse.Namespace) -> int:
+    """Entry point when argparse routed here (``triangulate eval`` with no arguments prints lm-eval's help)."""
+    return run_passthrough(list(getattr(args, "lm_eval_args", []) or []) or ["--help"])
