@@ -209,15 +209,20 @@ def _bracket_groups(text: str, index: PoolIndex | None) -> list[ParsedGroup]:
     for match in _BRACKET_LIST.finditer(text):
         items = _split_items(match.group(1))
         start = match.start()
-        if items:
-            prefix = text[max(previous_end, start - MAX_TOPIC_LOOKBACK) : start]
-            words = _map_items(items, index)
-            if index is not None and not any(index.lookup(w) is not None for w in words):
-                pass  # "[Kitchen items]" or a citation: not a group of pool words
-            elif not _is_pool_echo(words, index):
-                label = _label_from_prefix(prefix)
-                groups.append(ParsedGroup(_topic_from_label(label), words, start, label))
+        prefix = text[max(previous_end, start - MAX_TOPIC_LOOKBACK) : start]
         previous_end = match.end()
+        if not items:
+            label = _label_from_prefix(prefix)
+            if label:  # "'Topic': []" is an (empty) answer group; a bare "[]" is not
+                groups.append(ParsedGroup(_topic_from_label(label), [], start, label))
+            continue
+        words = _map_items(items, index)
+        if index is not None and not any(index.lookup(w) is not None for w in words):
+            continue  # "[Kitchen items]" or a citation: not a group of pool words
+        if _is_pool_echo(words, index):
+            continue
+        label = _label_from_prefix(prefix)
+        groups.append(ParsedGroup(_topic_from_label(label), words, start, label))
     return groups
 
 

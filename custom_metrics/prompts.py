@@ -197,9 +197,28 @@ def canprop_templates() -> dict[str, str]:
                     "run `triangulate data build` (or set TRIANGULATE_UPSTREAM)")
 
 
+@lru_cache(maxsize=None)
+def derived_canprop_specs() -> dict[str, dict]:
+    """Our stand-ins for unpublished A.3 templates (``templates/canprop_derived.json``), by config."""
+    specs = json.loads((TEMPLATES_DIR / "canprop_derived.json").read_text(encoding="utf-8"))
+    return {k: v for k, v in specs.items() if not k.startswith("_")}
+
+
+def derive_canprop_template(base: str, spec: Mapping[str, str]) -> str:
+    """Replace the example of a published template (between ``start`` and ``end``) by ``spec['example']``."""
+    i, j = base.find(spec["start"]), base.find(spec["end"])
+    if i < 0 or j < i:
+        raise UserError(f"cannot derive a candidate-proposal template from {spec['base']}: markers not found")
+    return base[:i] + spec["example"] + base[j:]
+
+
 def canprop_template(config: str) -> str:
-    """The authors' A.3 prompt template of one config (``zh_4x4``); a clear error when unpublished."""
+    """The authors' A.3 prompt template of one config (``zh_4x4``); our documented stand-in where they
+    published none (``templates/canprop_derived.json``); else a clear error."""
     templates = canprop_templates()
+    spec = derived_canprop_specs().get(config)
+    if config not in templates and spec is not None and spec["base"] in templates:
+        return derive_canprop_template(templates[spec["base"]], spec)
     if config not in templates:
         raise UserError(f"the authors published no candidate-proposal prompt for {config} "
                         f"(see upstream MISSING.txt); available: {len(templates)} configs")

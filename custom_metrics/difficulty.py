@@ -1,0 +1,93 @@
+"""GlobalGroup game-difficulty measures (seed 000 §4.2, §6 "Word Overlap Assessment", App. I.3).
+
+* Word overlap: a model proposes candidate words per topic *with replacement* (App. A.3 prompt); the
+  overlap is the sum, over ordered pairs of distinct proposed lists, of their set intersection size,
+  divided by the number of lists (= each topic's shared words averaged over topics); the length is
+  the mean list length (duplicates and empty lists included).  Words are compared as written (no
+  case folding), as the published values were.  This reproduces the published ``Average CanProp Group Overlap`` and
+  ``Average CanProp Group Length`` columns.
+* ARI: words embedded with fastText (mean of token vectors), clustered by K-means into as many
+  clusters as the game has groups, and compared with the gold groups by the Adjusted Rand Index;
+  averaged over several K-means seeds.
+* Silhouette: the cosine silhouette score of the gold (or predicted) groups as clusters.
+"""
+
+from __future__ import annotations
+
+import math
+from typing import Sequence
+
+import numpy as np
+
+from custom_metrics.parsing import find_groups, merge_restated
+from custom_metrics.text import word_key
+from custom_metrics.topics import Embedder
+
+__all__ = ["word_overlap", "overlap_of_lists", "kmeans_ari", "silhouette", "group_labels"]
+
+
+def overlap_of_lists(lists: Sequence[Sequence[str]]) -> dict[str, float]:
+    """Overlap and length of candidate lists (see module docstring); NaN for no lists."""
+    if not lists:
+        return {"overlap": math.nan, "length": math.nan}
+    sets = [frozenset(words) for words in lists]
+    n = len(sets)
+    shared = sum(len(sets[i] & sets[j]) for i in range(n) for j in range(n) if i != j)
+    return {"overlap": shared / n, "length": sum(len(words) for words in lists) / n}
+
+
+def word_overlap(candidate_response: str) -> dict[str, float]:
+    """Word overlap of a candidate-proposal response (a dict of topic -> candidate words).
+
+    A topic written twice keeps its last list, as a Python dict would.  Unparseable -> NaN values.
+    """
+    groups = merge_restated(find_groups(candidate_response))
+    return overlap_of_lists([g.words for g in groups])
+
+
+def group_labels(groups: Sequence[Sequence[str]], pool: Sequence[str] | None = None) -> tuple[list[str], list[int]]:
+    """Words and their group index (first group wins for a repeated word; words outside ``pool`` dropped)."""
+    allowed = None if pool is None else {word_key(w) for w in pool}
+    seen: set[str] = set()
+    words: list[str] = []
+    labels: list[int] = []
+    for label, group in enumerate(groups):
+        for word in group:
+            key = word_key(word)
+            if not key or key in seen or (allowed is not None and key not in allowed):
+                continue
+            seen.add(key)
+            words.append(word)
+            labels.append(label)
+    return words, labels
+
+
+def kmeans_ari(groups: Sequence[Sequence[str]], embedder: Embedder, runs: int = 10) -> float:
+    """Mean ARI between K-means clusters of the word vectors (k = number of groups) and the gold groups."""
+    from sklearn.cluster import KMeans
+    from sklearn.metrics import adjusted_rand_score
+
+    words, labels = group_labels(groups)
+    k = len(set(labels))
+    if k < 2 or len(words) <= k:
+        return math.nan
+    vectors = embedder.matrix(words).astype(np.float64)
+    scores = []
+    for seed in range(runs):
+        predicted = KMeans(n_clusters=k, n_init=10, random_state=seed).fit_predict(vectors)
+        scores.append(adjusted_rand_score(labels, predicted))
+    return float(np.mean(scores))
+
+
+def silhouette(groups: Sequence[Sequence[str]], embedder: Embedder, pool: Sequence[str] | None = None) -> float:
+    """Cosine silhouette score of groups as clusters (NaN when fewer than 2 groups or too few words)."""
+    from sklearn.metrics import silhouette_score
+
+    words, labels = group_labels(groups, pool)
+    k = len(set(labels))
+    if k < 2 or len(words) <= k:
+        return math.nan
+    vectors = embedder.matrix(words).astype(np.float64)
+    if not np.any(vectors):
+        return math.nan
+    return float(silhouette_score(vectors, labels, metric="cosine"))
