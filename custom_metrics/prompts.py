@@ -226,7 +226,14 @@ def canprop_template(config: str) -> str:
 
 
 def globalgroup_canprop_doc_to_text(doc: Mapping) -> str:
-    """The candidate-proposal prompt of one built game: its gold topics and its (shuffled) pool."""
+    """The candidate-proposal prompt of one built game.
+
+    The authors' own prompt of the game when published (``canprop_prompt``: the exact text GPT-4o-mini
+    saw, so scores compare with the published columns); otherwise the config's template filled with
+    the gold topics and the game's pool.
+    """
+    if doc.get("canprop_prompt"):
+        return doc["canprop_prompt"]
     config = f"{doc['subset']}_{doc['n_groups']}x{doc['group_size']}"
     return canprop_prompt(canprop_template(config), [g["topic"] for g in doc["groups"]], doc["words"])
 

@@ -378,4 +378,8 @@ def build(out_dir: Path) -> dict:
     configs, absent = read_all(root)
     pin = PINNED[NAME]
     source = f"https://github.com/{pin.owner}/{pin.repo} at commit `{pin.commit}`."
-    return write_hub_folder(out_dir, configs, FEATURES, card(configs, absent, source))
+    summary = write_hub_folder(out_dir, configs, FEATURES, card(configs, absent, source))
+    from custom_metrics.prompts import write_globalgroup_prompts  # the A.3 prompts travel with the data
+
+    write_globalgroup_prompts(root, out_dir)
+    return summary
