@@ -1,0 +1,325 @@
+"""Cognitive flexibility: WCST and the Letter-Number Test (Kennedy & Nowak, ICML 2024 LLMs & Cognition WS).
+
+Protocol (the authors' code; prompts and formats kept exact in ``templates/kennedy_nowak_2024.json``):
+8 runs x 25 trials, temperature 0.7, one chat per run. Each trial is a user message; the model's
+reply is kept; when it parses, the feedback ("Correct!" / "Incorrect!") goes out as its own user
+message and the model's answer to it stays in the history too (the reference sends the feedback
+through the same chat call). After 6 consecutive correct answers the rule switches without notice
+(WCST: to one of the two other dimensions at random; LNT: to the other task).
+
+- WCST: a card "shape color number" and four options, each sharing exactly one dimension with
+  the card except one that shares none; answer 1-4. Perseverative error (Grant & Berg's classic
+  measure): a wrong answer, after a switch, that matches the card on the previous rule.
+- LNT: a letter (a-z, A-Z) and a digit; answer vowel/consonant while the letter task holds,
+  even/odd while the number task holds.
+
+Parse rules (the reference's): WCST takes "option N" anywhere, else the whole reply as an integer;
+LNT takes the first of vowel|consonant|even|odd found in the lower-cased reply. An unparseable
+reply (or a WCST number outside 1-4) gets no feedback and leaves the streak unchanged; it counts as
+a wrong trial here (accuracy = correct / 25 for both tests; the reference divides LNT by the parsed
+trials only) and lowers ``parse_rate``.
+
+Differences from the reference, on purpose: feedback is always right (the reference's WCST checks
+the answer after switching the rule, so it sends "Incorrect!" after every 6th correct answer);
+no feedback turn follows the 25th trial (its reply cannot change any score).
+
+``cognitive_flexibility`` (Triangulating paper, seed 003) = mean of the WCST and LNT accuracies: run
+the group ``--tasks cognitive_flexibility``; the results JSON's ``groups.cognitive_flexibility``
+entry holds that mean as ``accuracy,none``.
+"""
+
+from __future__ import annotations
+
+import json
+import random
+import re
+import string
+from functools import lru_cache
+from pathlib import Path
+from typing import Any, Mapping, Sequence
+
+from multiturn.game import Game, Request, TaskSpec
+from multiturn.registry import register, register_group
+
+N_RUNS = 8
+N_TRIALS = 25
+SWITCH_AFTER = 6
+WCST_RULES: tuple[str, ...] = ("shape", "color", "number")
+LNT_TASKS: tuple[str, ...] = ("letter", "number")
+GEN_KWARGS: dict[str, Any] = {"temperature": 0.7, "do_sample": True, "max_gen_toks": 100}
+TEMPLATE_FILE = Path(__file__).with_name("templates") / "kennedy_nowak_2024.json"
+
+
+@lru_cache(maxsize=1)
+def templates() -> dict[str, Any]:
+    """Prompts, formats and feedback strings of the reference implementation (source named inside)."""
+    return json.loads(TEMPLATE_FILE.read_text(encoding="utf-8"))
+
+
+# ---------------------------------------------------------------- stimuli (pure, seeded)
+
+Card = tuple[str, str, int]
+
+
+def wcst_options(card: Card, rng: random.Random, shapes: Sequence[str], colors: Sequence[str], numbers: Sequence[int]) -> list[Card]:
+    """Four options: one shares only the shape, one only the color, one only the number, one nothing; shuffled."""
+    shape, color, number = card
+    other_shapes = rng.sample([s for s in shapes if s != shape], 3)
+    other_colors = rng.sample([c for c in colors if c != color], 3)
+    other_numbers = rng.sample([n for n in numbers if n != number], 3)
+    options: list[Card] = [
+        (shape, other_colors[0], other_numbers[0]),
+        (other_shapes[0], color, other_numbers[1]),
+        (other_shapes[1], other_colors[1], number),
+        (other_shapes[2], other_colors[2], other_numbers[2]),
+    ]
+    rng.shuffle(options)
+    return options
+
+
+def wcst_run(rng: random.Random, n_trials: int = N_TRIALS) -> dict[str, Any]:
+    """One run's stimuli: the first rule and ``n_trials`` cards with options, drawn from the
+    reference's deck (64 cards x 5, shuffled)."""
+    cfg = templates()["wcst"]
+    deck = [(s, c, n) for s in cfg["shapes"] for c in cfg["colors"] for n in cfg["numbers"]] * 5
+    rng.shuffle(deck)
+    trials = [{"card": list(card), "options": [list(o) for o in wcst_options(card, rng, cfg["shapes"], cfg["colors"], cfg["numbers"])]} for card in deck[:n_trials]]
+    return {"first_rule": rng.choice(WCST_RULES), "trials": trials}
+
+
+def lnt_run(rng: random.Random, n_trials: int = N_TRIALS) -> dict[str, Any]:
+    """One run's stimuli: the first task and ``n_trials`` letter+digit sequences (reference: any ASCII letter, 0-9)."""
+    sequences = [f"{rng.choice(string.ascii_letters)}{rng.randint(0, 9)}" for _ in range(n_trials)]
+    return {"first_rule": rng.choice(LNT_TASKS), "trials": [{"sequence": s} for s in sequences]}
+
+
+def format_card(card: Sequence[Any]) -> str:
+    return templates()["wcst"]["card"].format(shape=card[0], color=card[1], number=card[2])
+
+
+def wcst_prompt(trial: Mapping[str, Any]) -> str:
+    cfg = templates()["wcst"]
+    text = cfg["trial_header"].format(card=format_card(trial["card"]))
+    for i, option in enumerate(trial["options"], 1):
+        text += cfg["trial_option"].format(i=i, card=format_card(option))
+    return text + cfg["trial_footer"]
+
+
+def lnt_prompt(trial: Mapping[str, Any]) -> str:
+    return templates()["lnt"]["trial"].format(sequence=trial["sequence"])
+
+
+# ---------------------------------------------------------------- parsing and rules (pure)
+
+
+def parse_wcst(reply: str) -> int | None:
+    """0-based option index: "option N" anywhere, else the whole reply as an integer; None unless 1 <= N <= 4."""
+    match = re.search(r"option\s?(\d+)", reply, re.IGNORECASE)
+    if match:
+        value = int(match.group(1))
+    else:
+        text = reply.strip()
+        if not re.fullmatch(r"[+-]?\d{1,3}", text):
+            return None
+        value = int(text)
+    return value - 1 if 1 <= value <= 4 else None
+
+
+def parse_lnt(reply: str) -> str | None:
+    """The first of vowel / consonant / even / odd in the lower-cased reply (substring match, as the reference)."""
+    match = re.search(r"vowel|consonant|even|odd", reply.lower())
+    return match.group(0) if match else None
+
+
+def wcst_correct(card: Sequence[Any], option: Sequence[Any], rule: str) -> bool:
+    i = WCST_RULES.index(rule)
+    return option[i] == card[i]
+
+
+def lnt_answer(sequence: str, task: str) -> str:
+    """The right answer for a sequence under a task ('y' is a consonant)."""
+    if task == "letter":
+        return "vowel" if sequence[0].lower() in "aeiou" else "consonant"
+    return "even" if int(sequence[1]) % 2 == 0 else "odd"
+
+
+# ---------------------------------------------------------------- the games
+
+
+class SwitchingGame(Game):
+    """Shared loop: trial turn, then (if the reply parsed) a feedback turn; rule switch after 6 in a row."""
+
+    rules: tuple[str, ...] = ()
+
+    def __init__(self, instance: Mapping[str, Any], seed: int):
+        super().__init__(instance)
+        self.rng = random.Random(f"{seed}:{instance['id']}:switch")
+        self.rule: str = instance["first_rule"]
+        self.history: list[dict[str, str]] = [{"role": "system", "content": self.system_prompt()}]
+        self.trial = 0
+        self.streak = 0
+        self.pending_feedback: str | None = None
+        self.awaiting_feedback_reply = False
+        self.n_switches = 0
+
+    # -- per-test hooks
+    def system_prompt(self) -> str:
+        raise NotImplementedError
+
+    def prompt(self, trial: Mapping[str, Any]) -> str:
+        raise NotImplementedError
+
+    def judge(self, trial: Mapping[str, Any], reply: str) -> dict[str, Any]:
+        """{'parsed': ..., 'correct': bool | None} for one reply under ``self.rule``."""
+        raise NotImplementedError
+
+    def next_rule(self) -> str:
+        raise NotImplementedError
+
+    # -- the loop
+    @property
+    def n_trials(self) -> int:
+        return len(self.instance["trials"])
+
+    @property
+    def done(self) -> bool:
+        return self.trial >= self.n_trials and not self.awaiting_feedback_reply
+
+    def next_request(self) -> Request | None:
+        if self.done:
+            return None
+        if self.awaiting_feedback_reply:
+            if self.history[-1]["role"] != "user":
+                self.history.append({"role": "user", "content": self.pending_feedback or ""})
+        elif self.history[-1]["role"] != "user":
+            self.history.append({"role": "user", "content": self.prompt(self.instance["trials"][self.trial])})
+        return Request(messages=list(self.history))
+
+    def on_reply(self, reply: str) -> None:
+        self.history.append({"role": "assistant", "content": reply})
+        if self.awaiting_feedback_reply:
+            self.awaiting_feedback_reply = False
+            self.transcript[-1]["feedback_reply"] = reply
+            return
+        trial = self.instance["trials"][self.trial]
+        verdict = self.judge(trial, reply)
+        entry = {"trial": self.trial, "rule": self.rule, "response": reply, **verdict, "feedback": None}
+        if verdict["parsed"] is not None:
+            fb = templates()["feedback"]
+            self.pending_feedback = fb["correct"] if verdict["correct"] else fb["incorrect"]
+            entry["feedback"] = self.pending_feedback
+            self.streak = self.streak + 1 if verdict["correct"] else 0
+            if self.streak == SWITCH_AFTER:
+                self.rule = self.next_rule()
+                self.streak = 0
+                self.n_switches += 1
+            self.awaiting_feedback_reply = self.trial + 1 < self.n_trials
+        self.transcript.append(entry)
+        self.trial += 1
+
+    def scores(self) -> dict[str, float]:
+        n = self.n_trials
+        return {
+            "accuracy": sum(bool(t["correct"]) for t in self.transcript) / n,
+            "parse_rate": sum(t["parsed"] is not None for t in self.transcript) / n,
+        }
+
+    def record(self) -> dict[str, Any]:
+        return {"switches": self.n_switches, "trials": [{k: v for k, v in t.items() if k not in ("response", "feedback_reply")} for t in self.transcript]}
+
+
+class WCSTGame(SwitchingGame):
+    rules = WCST_RULES
+
+    def __init__(self, instance: Mapping[str, Any], seed: int):
+        super().__init__(instance, seed)
+        self.previous_rule: str | None = None
+
+    def system_prompt(self) -> str:
+        return templates()["wcst"]["system_prompt"]
+
+    def prompt(self, trial: Mapping[str, Any]) -> str:
+        return wcst_prompt(trial)
+
+    def judge(self, trial: Mapping[str, Any], reply: str) -> dict[str, Any]:
+        choice = parse_wcst(reply)
+        if choice is None:
+            return {"parsed": None, "correct": False, "perseverative": False}
+        option = trial["options"][choice]
+        correct = wcst_correct(trial["card"], option, self.rule)
+        perseverative = (not correct) and self.previous_rule is not None and wcst_correct(trial["card"], option, self.previous_rule)
+        return {"parsed": choice + 1, "correct": correct, "perseverative": perseverative}
+
+    def next_rule(self) -> str:
+        self.previous_rule = self.rule
+        return self.rng.choice([r for r in WCST_RULES if r != self.rule])
+
+    def scores(self) -> dict[str, float]:
+        out = super().scores()
+        out["perseverative_errors"] = float(sum(bool(t.get("perseverative")) for t in self.transcript))
+        return out
+
+
+class LNTGame(SwitchingGame):
+    rules = LNT_TASKS
+
+    def system_prompt(self) -> str:
+        return templates()["lnt"]["system_prompt"]
+
+    def prompt(self, trial: Mapping[str, Any]) -> str:
+        return lnt_prompt(trial)
+
+    def judge(self, trial: Mapping[str, Any], reply: str) -> dict[str, Any]:
+        answer = parse_lnt(reply)
+        if answer is None:
+            return {"parsed": None, "correct": False}
+        return {"parsed": answer, "correct": answer == lnt_answer(trial["sequence"], self.rule)}
+
+    def next_rule(self) -> str:
+        return "number" if self.rule == "letter" else "letter"
+
+
+class _FlexibilityTask(TaskSpec):
+    gen_kwargs = dict(GEN_KWARGS)
+    version = 1.0
+    make_run = staticmethod(wcst_run)
+    game_class: type[SwitchingGame] = WCSTGame
+
+    def instances(self, seed: int) -> list[dict[str, Any]]:
+        """8 runs; run r's stimuli come from ``Random(f"{seed}:{name}:{r}")`` (same seed, same stimuli)."""
+        out = []
+        for r in range(N_RUNS):
+            rng = random.Random(f"{seed}:{self.name}:{r}")
+            out.append({"id": f"{self.name}_run{r}", "run": r, **self.make_run(rng)})
+        return out
+
+    def make_game(self, instance: Mapping[str, Any], seed: int) -> Game:
+        return self.game_class(instance, seed)
+
+    def config(self) -> dict[str, Any]:
+        cfg = super().config()
+        cfg.update(runs=N_RUNS, trials=N_TRIALS, switch_after=SWITCH_AFTER, source=templates()["source"])
+        return cfg
+
+
+class WCSTTask(_FlexibilityTask):
+    name = "wcst"
+    make_run = staticmethod(wcst_run)
+    game_class = WCSTGame
+
+    def higher_is_better(self) -> dict[str, bool]:
+        return {"accuracy": True, "parse_rate": True, "perseverative_errors": False}
+
+
+class LNTTask(_FlexibilityTask):
+    name = "lnt"
+    make_run = staticmethod(lnt_run)
+    game_class = LNTGame
+
+    def higher_is_better(self) -> dict[str, bool]:
+        return {"accuracy": True, "parse_rate": True}
+
+
+register("wcst")(WCSTTask)
+register("lnt")(LNTTask)
+register_group("cognitive_flexibility", ["wcst", "lnt"])
