@@ -1,0 +1,106 @@
+"""clembench v1.6 instances, read from the upstream files at run time.
+
+clembench's ``in/instances.json`` holds experiments, each with shared settings (prompts, turn
+limits) and a list of game instances. We flatten them to one dict per episode:
+``{"id", "experiment", "experiment_index", **experiment settings, **game instance}`` in file order,
+so ``--limit 1`` plays clembench's first episode. Wordle's 12,953-word list is kept out of the
+episode dicts (it is the same in every experiment) and loaded once by :func:`wordle_word_list`.
+"""
+
+from __future__ import annotations
+
+import json
+from functools import lru_cache
+from pathlib import Path
+from typing import Any
+
+from datasets_build.paths import upstream_dir
+from triangulation.errors import UserError
+
+UPSTREAM = "clembench"
+
+#: game -> (folder in upstream clembench/, instance file) of the published v1.6 run
+INSTANCE_FILES: dict[str, tuple[str, str]] = {
+    "taboo": ("taboo", "in/instances.json"),
+    "wordle": ("wordle", "in/instances.json"),
+    "wordle_withclue": ("wordle_withclue", "in/instances.json"),
+    "wordle_withcritic": ("wordle_withcritic", "in/instances.json"),
+    "referencegame": ("referencegame", "in/instances.json"),
+    "imagegame": ("imagegame", "in/instances.json"),
+    "privateshared": ("privateshared", "in/instances.json"),
+}
+
+#: keys too large to copy into every episode
+SHARED_ONLY_KEYS = ("english_words",)
+
+
+def clem_dir() -> Path:
+    """``$TRIANGULATE_UPSTREAM/clembench``."""
+    return upstream_dir(UPSTREAM)
+
+
+def game_dir(folder: str) -> Path:
+    path = clem_dir() / folder
+    if not path.is_dir():
+        raise UserError(f"clembench game folder {path} is missing from the upstream data")
+    return path
+
+
+@lru_cache(maxsize=32)
+def _read_json(path: str) -> Any:
+    with open(path, encoding="utf-8") as fh:
+        return json.load(fh)
+
+
+def read_json(path: Path) -> Any:
+    if not path.is_file():
+        raise UserError(f"clembench file {path} is missing from the upstream data")
+    return _read_json(str(path))
+
+
+def flatten(experiments: list[dict[str, Any]], prefix: str = "") -> list[dict[str, Any]]:
+    """One dict per episode: experiment settings + game instance, ids ``<exp index>_<exp name>_<game_id>``."""
+    out: list[dict[str, Any]] = []
+    for exp_index, experiment in enumerate(experiments):
+        shared = {k: v for k, v in experiment.items() if k != "game_instances" and k not in SHARED_ONLY_KEYS}
+        name = shared.get("name", str(exp_index))
+        for game_instance in experiment["game_instances"]:
+            episode = {**shared, **game_instance}
+            episode["experiment"] = name
+            episode["experiment_index"] = exp_index
+            episode["id"] = f"{prefix}{exp_index}_{name}_{game_instance['game_id']}"
+            out.append(episode)
+    return out
+
+
+def load_instances(game: str) -> list[dict[str, Any]]:
+    """The published v1.6 episodes of ``game`` (a key of :data:`INSTANCE_FILES`)."""
+    if game not in INSTANCE_FILES:
+        raise UserError(f"unknown clembench game {game!r}; known: {', '.join(INSTANCE_FILES)}")
+    folder, file_name = INSTANCE_FILES[game]
+    data = read_json(game_dir(folder) / file_name)
+    return flatten(data["experiments"])
+
+
+def multilingual_languages() -> list[str]:
+    """Languages of the multilingual reference game upstream provides (``instances_v1.5_<lang>.json``)."""
+    folder = game_dir("referencegame_multilingual") / "in"
+    return sorted(p.stem.rsplit("_", 1)[-1] for p in folder.glob("instances_v1.5_*.json"))
+
+
+def load_multilingual_instances(lang: str) -> list[dict[str, Any]]:
+    path = game_dir("referencegame_multilingual") / "in" / f"instances_v1.5_{lang}.json"
+    if not path.is_file():
+        raise UserError(f"no multilingual reference game for language {lang!r}; known: {', '.join(multilingual_languages())}")
+    return flatten(read_json(path)["experiments"])
+
+
+@lru_cache(maxsize=1)
+def _wordle_words(path: str) -> frozenset[str]:
+    data = _read_json(path)
+    return frozenset(data["experiments"][0]["english_words"])
+
+
+def wordle_word_list() -> frozenset[str]:
+    """The words clembench's Wordle accepts as guesses (the 3b1b allowed-words list in the instances)."""
+    return _wordle_words(str(game_dir("wordle") / "in" / "instances.json"))

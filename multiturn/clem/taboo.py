@@ -1,0 +1,170 @@
+"""Taboo (clembench v1.6, ``taboo/master.py`` at 542f8db; seed 002 section 3.1 / appendix).
+
+The describer (Player 1) must reply ``CLUE: ...`` without the target word, a related word, or a
+word with the same Snowball stem (stop words and punctuation removed first); the guesser
+(Player 2) replies ``GUESS: <word>``. A reply without its prefix aborts the episode ("invalid
+format"); a clue that uses a forbidden word ends it as a loss ("invalid clue"). Main score:
+100 / number of turns when the word is guessed (max 3 turns), 0 otherwise, NaN when aborted.
+"""
+
+from __future__ import annotations
+
+import string
+from functools import lru_cache
+from pathlib import Path
+from typing import Any, Mapping
+
+from multiturn.clem.common import NAN, PLAYER_A, PLAYER_B, ClemGame, MasterLoop, outcome_scores
+
+DESCRIBER = "Player 1"
+GUESSER = "Player 2"
+_PUNCTUATION = str.maketrans(dict.fromkeys(string.punctuation))
+_STOPWORD_FILE = Path(__file__).with_name("data") / "nltk_english_stopwords.txt"
+
+
+@lru_cache(maxsize=1)
+def english_stopwords() -> frozenset[str]:
+    """NLTK's English stop words (the corpus when installed, else the copy in ``data/``)."""
+    try:
+        from nltk.corpus import stopwords
+
+        return frozenset(stopwords.words("english"))
+    except LookupError:
+        lines = _STOPWORD_FILE.read_text(encoding="utf-8").splitlines()
+        return frozenset(line.strip() for line in lines if line.strip() and not line.startswith("#"))
+
+
+@lru_cache(maxsize=1)
+def _stemmer():
+    from nltk.stem.snowball import SnowballStemmer
+
+    return SnowballStemmer("english")
+
+
+def remove_punctuation(text: str) -> str:
+    return text.translate(_PUNCTUATION)
+
+
+def normalise_clue(utterance: str) -> str:
+    """The clue text clembench logs: prefix removed, stripped, lower-cased, punctuation removed."""
+    return remove_punctuation(utterance.replace("CLUE:", "").strip().lower())
+
+
+def clue_errors(utterance: str, target: str, related: list[str]) -> list[dict[str, Any]]:
+    """Forbidden words in a clue: clue words (stop words dropped) whose stem equals the stem of the
+    target (type 0) or of a related word (type 1)."""
+    stem = _stemmer().stem
+    stop = english_stopwords()
+    words = [w for w in normalise_clue(utterance).split(" ") if w not in stop]
+    target_stem = stem(target)
+    related_stems = [(r, stem(r)) for r in related]
+    errors: list[dict[str, Any]] = []
+    for word in words:
+        word_stem = stem(word)
+        if word_stem == target_stem:
+            errors.append({"message": f"Target word '{target}' (stem={target_stem}) is similar to clue word '{word}' (stem={word_stem})", "type": 0})
+        for rel, rel_stem in related_stems:
+            if rel_stem == word_stem:
+                errors.append({"message": f"Related word '{rel}' (stem={rel_stem}) is similar to clue word '{word}' (stem={word_stem})", "type": 1})
+    return errors
+
+
+def normalise_guess(utterance: str) -> str:
+    """The guessed word: prefix removed, stripped, lower-cased, punctuation removed."""
+    return remove_punctuation(utterance.replace("GUESS:", "").strip().lower()).lower()
+
+
+def render_prompts(instance: Mapping[str, Any]) -> tuple[str, str]:
+    """The describer's and the guesser's first prompts, from the instance's templates."""
+    n = str(instance["max_turns"])
+    related = "\n".join(f"- {w}" for w in instance["related_word"])
+    describer = instance["describer_initial_prompt"].replace("$TARGET_WORD$", instance["target_word"])
+    describer = describer.replace("$REL_WORD$", related).replace("$N$", n)
+    guesser = instance["guesser_initial_prompt"].replace("$N$", n)
+    return describer, guesser
+
+
+class TabooGame(ClemGame):
+    game_name = "taboo"
+
+    def play(self) -> MasterLoop:
+        inst = self.instance
+        self.target = inst["target_word"]
+        self.related = list(inst["related_word"])
+        self.max_turns = int(inst["max_turns"])
+        self.log.players = {"GM": "Game master for taboo", DESCRIBER: f"WordDescriber, {self.model_name(DESCRIBER)}",
+                            GUESSER: f"WordGuesser, {self.model_name(GUESSER)}"}
+        describer_prompt, guesser_prompt = render_prompts(inst)
+        history = {DESCRIBER: [{"role": "user", "content": describer_prompt}], GUESSER: []}
+        roles = {DESCRIBER: PLAYER_A, GUESSER: PLAYER_B}
+        self.invalid_response = False
+        self.clue_error: dict[str, Any] | None = None
+        self.guess_word: str | None = None
+        self.current_turn = 0
+        while self._proceeds():
+            self.log.next_turn()
+            for player in (DESCRIBER, GUESSER):
+                if not self._proceeds():
+                    break
+                reply = yield from self.ask(player, history[player], role=roles[player])
+                if not self._validate(player, reply):
+                    continue
+                history[player].append({"role": "assistant", "content": reply})
+                if player == DESCRIBER:
+                    text = f"{guesser_prompt}\n\n{reply}" if self.current_turn == 0 else reply
+                    history[GUESSER].append({"role": "user", "content": text})
+                elif self.guess_word != self.target:
+                    history[DESCRIBER].append({"role": "user", "content": reply})
+            self.current_turn += 1
+
+    def _proceeds(self) -> bool:
+        """clembench's ``_does_game_proceed``: logs the reason each time it says stop."""
+        if self.invalid_response:
+            self.log.to_self("invalid format", "abort game")
+            return False
+        if self.clue_error is not None:
+            self.log.to_self("invalid clue", self.clue_error["message"])
+            return False
+        if self.guess_word == self.target:
+            self.log.to_self("correct guess", "end game")
+            return False
+        if self.current_turn >= self.max_turns:
+            self.log.to_self("max turns reached", str(self.max_turns))
+            return False
+        return True
+
+    def _validate(self, player: str, utterance: str) -> bool:
+        prefix = "CLUE:" if player == DESCRIBER else "GUESS:"
+        if not utterance.startswith(prefix):
+            self.invalid_response = True
+            return False
+        self.log.to_self("valid response", "continue")
+        if player == GUESSER:
+            self.guess_word = normalise_guess(utterance)
+            self.log.to_self("valid guess", self.guess_word)
+            return True
+        errors = clue_errors(utterance, self.target, self.related)
+        if errors:
+            self.clue_error = errors[0]
+            return False
+        self.log.to_self("valid clue", normalise_clue(utterance))
+        return True
+
+    def episode_scores(self) -> dict[str, float]:
+        """clembench's TabooScorer: one request counted per turn; 100 / turns on a correct guess."""
+        types = [[e["action"]["type"] for e in turn] for turn in self.log.turns]
+        n_turns = len(types)
+        invalid = False
+        violated = 0
+        won = False
+        for turn in types:
+            invalid = invalid or "invalid format" in turn
+            won = won or "correct guess" in turn
+            violated += int(invalid)
+        requests = n_turns
+        parsed = requests - violated
+        if invalid:
+            main = NAN
+        else:
+            main = 100.0 / n_turns if won else 0.0
+        return outcome_scores(invalid, won, main, requests, parsed, violated)
