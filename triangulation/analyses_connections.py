@@ -12,9 +12,11 @@ from typing import Any, Iterable
 
 import pandas as pd
 
+from custom_metrics.matching import exact_flags, key_set
+from custom_metrics.parsing import parse_groups
+
 from triangulation import plots
-from triangulation.analyses_globalgroup import Parser, default_parser
-from triangulation.html import Image, Section, Table, Text
+from triangulation.html import Image, Section, Table
 from triangulation.results_io import Run, main_metric
 from triangulation.samples import response_text, sample_records
 
@@ -30,16 +32,17 @@ def score_distribution(records: Iterable[tuple[str, str, dict[str, Any]]]) -> pd
     return table.reindex(columns=range(5), fill_value=0)
 
 
-def knowledge_accuracy(records: Iterable[tuple[str, str, dict[str, Any]]], parse: Parser) -> pd.DataFrame:
-    """Knowledge type x model: share of gold groups whose words a predicted group matches exactly."""
+def knowledge_accuracy(records: Iterable[tuple[str, str, dict[str, Any]]]) -> pd.DataFrame:
+    """Knowledge type x model: share of gold groups some predicted group matches exactly (seed 001 Fig. 7)."""
     rows = []
     for model, _task, rec in records:
         doc = rec.get("doc") or {}
-        predicted = [frozenset(w.strip().casefold() for w in g) for g in parse(response_text(rec), list(doc.get("words") or []))]
-        for group in doc.get("groups") or []:
-            gold = frozenset(w.strip().casefold() for w in group.get("words", []))
+        groups = doc.get("groups") or []
+        predicted = [key_set(g.words) for g in parse_groups(response_text(rec), list(doc.get("words") or []) or None, n_groups=len(groups) or None)]
+        flags = exact_flags([key_set(g.get("words", [])) for g in groups], predicted)
+        for group, solved in zip(groups, flags):
             for kind in group.get("knowledge") or ["(none)"]:
-                rows.append({"model": model, "knowledge": kind, "solved": float(gold in predicted)})
+                rows.append({"model": model, "knowledge": kind, "solved": float(solved)})
     if not rows:
         return pd.DataFrame()
     return pd.DataFrame(rows).pivot_table(index="knowledge", columns="model", values="solved", aggfunc="mean")
@@ -60,7 +63,7 @@ def static_vs_interactive(runs: Iterable[Run], overrides: dict[str, Any] | None 
     return frame.dropna()
 
 
-def build(runs: list[Run], outdir: Path, parse: Parser | None = None, overrides: dict[str, Any] | None = None) -> Section | None:
+def build(runs: list[Run], outdir: Path, overrides: dict[str, Any] | None = None) -> Section | None:
     records = [r for r in sample_records(runs, "connections") if r[1] == "connections"]
     both = static_vs_interactive(runs, overrides)
     if not records and both.empty:
@@ -72,11 +75,8 @@ def build(runs: list[Run], outdir: Path, parse: Parser | None = None, overrides:
         section.blocks.append(Table(dist, "Games per unweighted clustering score (Table 5)", digits=0))
         share = dist.div(dist.sum(axis=1), axis=0).T
         section.blocks.append(Image(plots.grouped_bars(share, outdir / "connections_score_distribution.png", "Connections: share of games by clustering score", "share of games"), "distribution"))
-    parse = parse or default_parser()
-    if records and parse is None:
-        section.blocks.append(Text("Accuracy by knowledge type needs custom_metrics.parsing; not installed.", note=True))
-    elif records:
-        know = knowledge_accuracy(records, parse)
+    if records:
+        know = knowledge_accuracy(records)
         if not know.empty:
             know.to_csv(outdir / "connections_knowledge.csv")
             section.blocks += [Table(know, "Share of groups solved by knowledge type (Figure 7)"),

@@ -13,40 +13,37 @@ from __future__ import annotations
 
 import math
 from pathlib import Path
-from typing import Any, Callable, Iterable, Sequence
+from typing import Any, Iterable
 
 import numpy as np
 import pandas as pd
+
+from custom_metrics.matching import greedy_match, group_f1, key_set
+from custom_metrics.parsing import parse_groups
 
 from triangulation import plots
 from triangulation.html import Image, Section, Table, Text
 from triangulation.results_io import Run
 from triangulation.samples import response_text, sample_records
 
-Parser = Callable[[str, Sequence[str]], list[list[str]]]
 LANGS = ("es", "zh", "hi", "ar")
 COLOURS = ("yellow", "green", "blue", "purple")
 
 
-def default_parser() -> Parser | None:
-    """``custom_metrics.parsing.parse_groups`` as words-only lists, or None when it is not installed."""
-    try:
-        from custom_metrics.parsing import parse_groups
-    except ImportError:
-        return None
-    return lambda response, pool: [list(g.words) for g in parse_groups(response, pool)]
+def predicted_sets(response: str, doc: dict[str, Any]) -> list[frozenset]:
+    """The answer's groups as matching-key sets (the first ``n_groups`` count, as in scoring)."""
+    gold = doc.get("groups") or []
+    n = int(doc.get("n_groups") or len(gold))
+    pool = list(doc.get("words") or []) or None
+    return [key_set(g.words) for g in parse_groups(response, pool, n_groups=n)[:n]]
 
 
-def group_f1s(predicted: list[list[str]], gold: list[list[str]]) -> list[float]:
-    """F1 of each gold group against the predicted group sharing most words with it (none -> 0)."""
-    preds = [{w.strip().casefold() for w in p} for p in predicted]
-    out = []
-    for group in gold:
-        g = {w.strip().casefold() for w in group}
-        best = max(preds, key=lambda p: len(p & g), default=set())
-        hit = len(best & g)
-        out.append(0.0 if hit == 0 else 2 * hit / (len(best) + len(g)))
-    return out
+def group_f1s(response: str, doc: dict[str, Any]) -> list[float]:
+    """F1 of each gold group against its greedily matched prediction (seed 000 Sec. 4.1; missing -> 0)."""
+    true_sets = [key_set(g.get("words", [])) for g in doc.get("groups") or []]
+    preds = predicted_sets(response, doc)
+    matched = greedy_match(true_sets, preds)
+    return [group_f1(t, preds[j] if j is not None else None) for t, j in zip(true_sets, matched)]
 
 
 def setting(doc: dict[str, Any]) -> str:
@@ -70,15 +67,14 @@ def game_frame(records: Iterable[tuple[str, str, dict[str, Any]]]) -> pd.DataFra
     return pd.DataFrame(rows)
 
 
-def group_frame(records: Iterable[tuple[str, str, dict[str, Any]]], parse: Parser, colours: dict[str, str] | None = None) -> pd.DataFrame:
+def group_frame(records: Iterable[tuple[str, str, dict[str, Any]]], colours: dict[str, str] | None = None) -> pd.DataFrame:
     """One row per (model, game, gold group): F1 plus the group's tags, cultural flag and colour."""
     colours = {k.casefold(): v for k, v in (colours or {}).items()}
     rows = []
     for model, _task, rec in records:
         doc = rec.get("doc") or {}
         groups = doc.get("groups") or []
-        pool = list(doc.get("words") or [w for g in groups for w in g.get("words", [])])
-        f1s = group_f1s(parse(response_text(rec), pool), [list(g.get("words", [])) for g in groups])
+        f1s = group_f1s(response_text(rec), doc)
         for g, f1 in zip(groups, f1s):
             topic = str(g.get("topic", ""))
             rows.append({
@@ -139,7 +135,7 @@ def colour_lookup(runs: Iterable[Run]) -> dict[str, str]:
     return out
 
 
-def build(runs: list[Run], outdir: Path, parse: Parser | None = None) -> Section | None:
+def build(runs: list[Run], outdir: Path) -> Section | None:
     """Write the GlobalGroup CSVs and PNGs into ``outdir``; the report section, or None without samples."""
     records = sample_records(runs, "globalgroup")
     if not records:
@@ -161,26 +157,22 @@ def build(runs: list[Run], outdir: Path, parse: Parser | None = None) -> Section
         if not table.empty:
             table.to_csv(outdir / f"globalgroup_by_{column}.csv")
             section.blocks.append(Table(table, f"Game F1 by {caption} (Table 4)"))
-    parse = parse or default_parser()
-    if parse is None:
-        section.blocks.append(Text("Per-group tables (cultural, tags, NYT colours) need custom_metrics.parsing; not installed.", note=True))
-    else:
-        groups = group_frame(records, parse, colour_lookup(runs))
-        strata = [("culturally_related", "Culturally vs non-culturally related groups", "globalgroup_cultural"),
-                  ("tag", "Per-group F1 by tag type (Tables 7-8)", "globalgroup_tags")]
-        nyt = groups[groups["subset"].astype(str).str.startswith("nyt_shuf")]
-        for column, caption, name in strata:
-            data = groups[groups["subset"].astype(str).str[:3] != "nyt"].dropna(subset=[column])
-            if not data.empty:
-                table = data.pivot_table(index=column, columns="model", values="f1", aggfunc="mean")
-                table.to_csv(outdir / f"{name}.csv")
-                section.blocks.append(Table(table, caption))
-        nyt = nyt.dropna(subset=["colour"])
-        if not nyt.empty:
-            table = nyt.pivot_table(index="colour", columns="model", values="f1", aggfunc="mean")
-            table = table.reindex([c for c in COLOURS if c in table.index] + [c for c in table.index if c not in COLOURS])
-            table.to_csv(outdir / "globalgroup_nyt_colours.csv")
-            section.blocks.append(Table(table, "nyt_shuf per-group F1 by Connections colour (Table 9)"))
+    groups = group_frame(records, colour_lookup(runs))
+    strata = [("culturally_related", "Culturally vs non-culturally related groups", "globalgroup_cultural"),
+              ("tag", "Per-group F1 by tag type (Tables 7-8)", "globalgroup_tags")]
+    nyt = groups[groups["subset"].astype(str).str.startswith("nyt_shuf")]
+    for column, caption, name in strata:
+        data = groups[groups["subset"].astype(str).str[:3] != "nyt"].dropna(subset=[column])
+        if not data.empty:
+            table = data.pivot_table(index=column, columns="model", values="f1", aggfunc="mean")
+            table.to_csv(outdir / f"{name}.csv")
+            section.blocks.append(Table(table, caption))
+    nyt = nyt.dropna(subset=["colour"])
+    if not nyt.empty:
+        table = nyt.pivot_table(index="colour", columns="model", values="f1", aggfunc="mean")
+        table = table.reindex([c for c in COLOURS if c in table.index] + [c for c in table.index if c not in COLOURS])
+        table.to_csv(outdir / "globalgroup_nyt_colours.csv")
+        section.blocks.append(Table(table, "nyt_shuf per-group F1 by Connections colour (Table 9)"))
     if len(f1) >= 3:
         coords = pca_kmeans(f1)
         coords.to_csv(outdir / "globalgroup_pca.csv")
@@ -193,7 +185,6 @@ def build(runs: list[Run], outdir: Path, parse: Parser | None = None) -> Section
 
 def _num(value: Any) -> float:
     try:
-        v = float(value)
+        return float(value)
     except (TypeError, ValueError):
         return math.nan
-    return v

@@ -33,9 +33,11 @@ class Run:
     group_subtasks: dict[str, list[str]] = field(default_factory=dict)
     samples: dict[str, Path] = field(default_factory=dict)  # task -> samples / episodes JSONL
 
-    def top_level_tasks(self) -> list[str]:
-        """Tasks that are not a subtask of a group present in this file (groups stand for their members)."""
-        members = {t for g, subs in self.group_subtasks.items() if g in self.results for t in subs}
+    def top_level_tasks(self, max_members: int = 12) -> list[str]:
+        """Tasks to list as benchmarks: a group of more than ``max_members`` tasks (mmlu's subjects,
+        bbh's 24 tasks) stands for its members; smaller groups (the seven clembench games, the
+        GlobalGroup subsets) are listed with their members."""
+        members = {t for g, subs in self.group_subtasks.items() if g in self.results and len(subs) > max_members for t in subs}
         return [t for t in self.results if t not in members]
 
 
@@ -107,7 +109,7 @@ def read_run(path: Path) -> Run:
         model=model_id({**config, "model_name": data.get("model_name") or config.get("model")}),
         path=Path(path),
         date=date,
-        results={str(k): v for k, v in data["results"].items() if isinstance(v, dict)},
+        results={str(k): v for k, v in {**(data.get("groups") or {}), **data["results"]}.items() if isinstance(v, dict)},
         configs={str(k): v for k, v in (data.get("configs") or {}).items() if isinstance(v, dict)},
         group_subtasks={str(k): list(v) for k, v in (data.get("group_subtasks") or {}).items() if isinstance(v, list)},
     )
