@@ -1,0 +1,153 @@
+"""NYT Connections (seed 001, github.com/mustafamariam/LLM-Connections-Solver) -> Hub-ready dataset.
+
+Upstream holds 442 games (``scoring/scripts/gold_data.json``, one entry per line of
+``automated_call/all_games.txt``, same order): the paper's 438 test games (§3.1), the 3 few-shot
+games of the prompt (entries flagged ``"exclude": true``) and one unusable game whose words were
+lost upstream (all ``?``: 16 non-distinct words). Gold groups are listed in difficulty order
+(yellow, green, blue, purple); ``game_with_knowledge_taxonomy.json`` labels each group with its
+knowledge type (§3.2), joined by game index and group position after checking the word sets.
+"""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+
+import datasets
+
+from datasets_build.globalgroup import shuffled_pool
+from datasets_build.hub import CardInfo, write_hub_folder
+from datasets_build.registry import register_builder
+from datasets_build.tabular import read_json, source_error
+
+NAME = "connections"
+COLORS = ("yellow", "green", "blue", "purple")
+TEST_GAMES, FEWSHOT_GAMES = 438, 3  # §3.1: 441 distinct games, 3 for few-shot prompting, 438 test
+CARD_DIR = Path(__file__).with_name("cards")
+GOLD = "scoring/scripts/gold_data.json"
+TAXONOMY = "game_with_knowledge_taxonomy.json"
+
+FEATURES = datasets.Features(
+    {
+        "id": datasets.Value("string"),
+        "game_id": datasets.Value("int64"),
+        "date": datasets.Value("string"),
+        "words": datasets.Sequence(datasets.Value("string")),
+        "groups": [
+            {
+                "topic": datasets.Value("string"),
+                "words": datasets.Sequence(datasets.Value("string")),
+                "level": datasets.Value("int64"),
+                "color": datasets.Value("string"),
+                "knowledge": datasets.Sequence(datasets.Value("string")),
+                "complexity": datasets.Value("string"),
+                "based_on": datasets.Sequence(datasets.Value("string")),
+            }
+        ],
+    }
+)
+
+_QUOTES = "'\"‘’“” \t"
+
+
+def parse_word_list(text: str) -> list[str]:
+    """``"['A', 'B', ’C’]"`` (the taxonomy's stringified lists, with stray curly quotes) -> words, no eval."""
+    inner = text.strip().removeprefix("[").removesuffix("]")
+    return [part.strip(_QUOTES) for part in re.split(r",\s*(?=['\"‘’“”])", inner) if part.strip(_QUOTES)]
+
+
+# Upstream spells three word-form labels two ways; the paper's names (§3.2) are the nouns.
+LABEL_SPELLINGS = {"phonological": "phonology", "orthographical": "orthography", "morphological": "morphology"}
+
+
+def split_labels(text: str) -> list[str]:
+    """``"semantic relations + morphological"`` -> ``["semantic relations", "morphology"]`` (paper's label names)."""
+    parts = [part.strip() for part in text.split("+") if part.strip()]
+    return [LABEL_SPELLINGS.get(part.lower(), part) for part in parts]
+
+
+def gold_groups(path: Path, index: int, entry: object) -> list[tuple[str, list[str]]]:
+    if not isinstance(entry, dict) or not isinstance(entry.get("categories"), dict):
+        raise source_error(path, f"entry {index}", "expected an object with 'categories'")
+    groups = []
+    for topic, value in entry["categories"].items():
+        words = value.get("Words") if isinstance(value, dict) else value  # one upstream entry nests {"Words": [...]}
+        if not isinstance(words, list) or len(words) != 4 or not all(isinstance(w, str) for w in words):
+            raise source_error(path, f"entry {index}", f"group {topic!r} is not a list of 4 words")
+        groups.append((str(topic).strip(), [w.strip() for w in words]))
+    if len(groups) != 4:
+        raise source_error(path, f"entry {index}", f"{len(groups)} groups, expected 4")
+    return groups
+
+
+def knowledge_labels(path: Path, index: int, entry: object, groups: list[tuple[str, list[str]]]) -> list[dict]:
+    notes = entry.get("reasoning_annotation") if isinstance(entry, dict) else None
+    if not isinstance(notes, list) or len(notes) != 4:
+        raise source_error(path, f"entry {index}", "expected 4 'reasoning_annotation' items")
+    out = []
+    for (topic, words), note in zip(groups, notes):
+        if set(parse_word_list(str(note.get("Words in Category", "")))) != set(words):
+            raise source_error(path, f"entry {index}", f"annotated words of {note.get('Categories')!r} differ from gold group {topic!r}")
+        out.append(
+            {
+                "knowledge": split_labels(str(note.get("Knowledge Type", ""))),
+                "complexity": str(note.get("Complexity", "")).strip() or None,
+                "based_on": split_labels(str(note.get("Based On", ""))),
+            }
+        )
+    return out
+
+
+def read_games(root: Path) -> dict[str, list[dict]]:
+    """{"test": 438 rows, "fewshot": 3 rows} from the upstream gold and taxonomy files."""
+    gold_path, tax_path = root / GOLD, root / TAXONOMY
+    gold, taxonomy = read_json(gold_path), read_json(tax_path)
+    if not isinstance(gold, list) or not isinstance(taxonomy, list) or len(gold) != len(taxonomy):
+        raise source_error(tax_path, None, f"expected two lists of equal length ({GOLD} and {TAXONOMY})")
+    splits: dict[str, list[dict]] = {"test": [], "fewshot": []}
+    for index, (entry, notes) in enumerate(zip(gold, taxonomy)):
+        groups = gold_groups(gold_path, index, entry)
+        words = [w for _, ws in groups for w in ws]
+        if len(set(words)) != 16:
+            continue  # the one upstream game whose words were lost (all "?"), unusable
+        labels = knowledge_labels(tax_path, index, notes, groups)
+        row = {
+            "id": f"connections_{index:03d}",
+            "game_id": index,
+            "date": None,
+            "words": shuffled_pool([{"words": ws} for _, ws in groups], f"connections_{index:03d}"),
+            "groups": [
+                {"topic": topic, "words": ws, "level": level, "color": COLORS[level], **labels[level]}
+                for level, (topic, ws) in enumerate(groups)
+            ],
+        }
+        splits["fewshot" if entry.get("exclude") else "test"].append(row)
+    for split, expected in (("test", TEST_GAMES), ("fewshot", FEWSHOT_GAMES)):
+        if len(splits[split]) != expected:
+            raise source_error(gold_path, None, f"{len(splits[split])} {split} games, expected {expected} (seed 001 §3.1)")
+    return splits
+
+
+@register_builder(NAME)
+def build(out_dir: Path) -> dict:
+    """Write the Connections folder (config ``default``: splits ``test`` and ``fewshot``) into ``out_dir``."""
+    from datasets_build.sources import PINNED, source_dir
+
+    root = source_dir(NAME)
+    splits = read_games(root)
+    pin = PINNED[NAME]
+    card = CardInfo(
+        pretty_name="NYT Connections (Connecting the Dots)",
+        license="unknown",
+        citation=(CARD_DIR / "connections_citation.txt").read_text(encoding="utf-8"),
+        body=(CARD_DIR / "connections.md").read_text(encoding="utf-8"),
+        language=("en",),
+        task_categories=("text-generation",),
+        tags=("word-grouping", "abstract-reasoning", "connections"),
+        source=f"https://github.com/{pin.owner}/{pin.repo} at commit `{pin.commit}`.",
+    )
+    summary = write_hub_folder(out_dir, {"default": splits}, FEATURES, card)
+    from custom_metrics.prompts import write_connections_prompt
+
+    write_connections_prompt(root, out_dir)  # the paper's prompt (Appendix A) travels with the data
+    return summary

@@ -1,0 +1,49 @@
+"""Loaders for the built folders, used by the lm-eval tasks (``custom_dataset: !function ...``).
+
+lm-eval calls ``custom_dataset`` as ``fn(**metadata, **dataset_kwargs)``, so every loader accepts
+``**kwargs``. ``path=`` (e.g. in ``dataset_kwargs``) points at another built folder, such as one
+written by ``triangulate data generate``. Shards are read straight from parquet into memory (no
+Hugging Face cache writes, works offline); features come from the parquet schema metadata.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import datasets
+import pyarrow.parquet as pq
+
+from datasets_build.hub import SHARD_NAME
+from datasets_build.paths import BUILD_HINT, dataset_dir
+from triangulation.errors import UserError
+
+
+def built_configs(folder: Path) -> dict[str, dict[str, Path]]:
+    """{config: {split: parquet path}} of a built folder (``data/<config>/<split>-00000-of-00001.parquet``)."""
+    suffix = SHARD_NAME.format(split="")
+    out: dict[str, dict[str, Path]] = {}
+    for shard in sorted((Path(folder) / "data").glob(f"*/*{suffix}")):
+        out.setdefault(shard.parent.name, {})[shard.name[: -len(suffix)]] = shard
+    return out
+
+
+def load_config(name: str, config: str, path: str | Path | None = None) -> datasets.DatasetDict:
+    """One config of built dataset ``name`` (or of the folder ``path``) as a DatasetDict."""
+    folder = Path(path).expanduser() if path else dataset_dir(name)
+    configs = built_configs(folder)
+    if not configs:
+        raise UserError(f"no built dataset in {folder}: {BUILD_HINT}")
+    if config not in configs:
+        known = ", ".join(sorted(configs)[:12]) + (" ..." if len(configs) > 12 else "")
+        raise UserError(f"unknown {name} config {config!r} in {folder}; available: {known}")
+    return datasets.DatasetDict({split: datasets.Dataset(pq.read_table(shard)) for split, shard in configs[config].items()})
+
+
+def load_globalgroup(config: str = "en_4x4", path: str | Path | None = None, **kwargs) -> datasets.DatasetDict:
+    """GlobalGroup config ``<subset>_<g>x<w>`` (splits dev, test; generated folders: test only)."""
+    return load_config("globalgroup", config, path)
+
+
+def load_connections(config: str = "default", path: str | Path | None = None, **kwargs) -> datasets.DatasetDict:
+    """NYT Connections (splits test: 438 games, fewshot: 3)."""
+    return load_config("connections", config, path)
