@@ -1,0 +1,54 @@
+"""Shared by the tests/test_tasks_*.py files (holds no tests): one built-data folder per test process.
+
+The GlobalGroup and Connections folders are built once, with the real DATA builders, from the
+upstream snapshot into a temporary folder; tests point ``TRIANGULATE_DATA`` at it.
+"""
+
+from __future__ import annotations
+
+import atexit
+import os
+import shutil
+import tempfile
+from functools import lru_cache
+from pathlib import Path
+
+from lm_eval_tasks import TASKS_DIR
+
+BUILT = ("globalgroup", "connections")
+
+
+@lru_cache(maxsize=None)
+def built_data_root(upstream: str) -> Path:
+    """Build the two word-grouping datasets from ``upstream`` into a temporary folder (once)."""
+    from datasets_build.registry import builders
+
+    os.environ["TRIANGULATE_UPSTREAM"] = upstream
+    root = Path(tempfile.mkdtemp(prefix="triangulate-tasks-data-"))
+    atexit.register(shutil.rmtree, root, True)
+    available = builders()
+    for name in BUILT:
+        available[name](root / name)
+    return root
+
+
+def use_built_data(upstream: Path, monkeypatch) -> Path:
+    """Point ``TRIANGULATE_DATA`` at the built folder for one test; returns the folder."""
+    root = built_data_root(str(upstream))
+    monkeypatch.setenv("TRIANGULATE_DATA", str(root))
+    _clear_prompt_caches()
+    return root
+
+
+def _clear_prompt_caches() -> None:
+    from custom_metrics import prompts
+
+    for fn in (prompts.canprop_templates, prompts.connections_template):
+        fn.cache_clear()
+
+
+def task_manager():
+    """lm-eval's TaskManager with our task folder, as `triangulate eval` builds it."""
+    from lm_eval.tasks import TaskManager
+
+    return TaskManager(include_path=str(TASKS_DIR))
