@@ -144,7 +144,13 @@ class BrokenLM(LM):
 
 
 if __name__ == "__main__":
-    register_test_task_and_model()
-    from triangulation.cli import main
+    import argparse
 
-    sys.exit(main(sys.argv[1:]))
+    from multiturn import cli as play_cli
+    from triangulation.cli import _guard
+
+    register_test_task_and_model()
+    parser = argparse.ArgumentParser(prog="engine_helpers")
+    play_cli.add_parser(parser.add_subparsers(dest="command", required=True))
+    args = parser.parse_args(sys.argv[1:])
+    sys.exit(_guard(lambda: args.func(args)))
