@@ -14,6 +14,7 @@ classes), the colon-list scan is a bounded loop, and :func:`parse_groups` never 
 from __future__ import annotations
 
 import re
+from bisect import bisect_left
 from dataclasses import dataclass, field
 from functools import lru_cache
 from typing import Sequence
@@ -22,10 +23,14 @@ from custom_metrics.text import clean_item, normalize_quotes, word_key
 
 __all__ = ["ParsedGroup", "PoolIndex", "parse_groups", "find_groups", "select_answer", "pool_index"]
 
+MAX_RESPONSE_CHARS = 65_536  # only the end of a longer response is read (answers come last)
 MAX_ITEM_CHARS = 200  # a longer "word" is prose, not a pool word
 MAX_LIST_CHARS = 4000  # bracket contents scanned at most this far
 MAX_TOPIC_LOOKBACK = 300
-MAX_COLON_SCAN = 50_000  # colons examined by the unbracketed fallback
+MAX_LISTS = 256  # only the last this many bracketed lists are read (answers come last)
+MAX_LIST_ITEMS = 64  # a longer list is not a group
+MAX_COLONS = 400  # only the last this many colons are examined by the unbracketed reader
+COLON_BODY_CHARS = 1_500
 
 
 @dataclass
@@ -99,7 +104,7 @@ _LEADING_AND = re.compile(r"^(?:and|&|y|e|et|und|और|و)\s+", re.IGNORECASE)
 _ANGLE_TOPIC = re.compile(r"<([^<>\n]{1,200})>[^<>\w]{0,10}$")
 _DQUOTE_TOPIC = re.compile(r'"((?:[^"\\\n]|\\.){1,200})"\s*$')
 _SQUOTE_TOPIC = re.compile(r"'((?:[^'\\\n]|\\.){1,200})'\s*$")
-_SENTENCE_BREAK = re.compile(r"(?<=[a-z0-9)\"'])[.!?](?:\s+(?=[A-Z0-9*#<\"'])|(?=\d{1,2}[.)]\s))")
+_SENTENCE_BREAK = re.compile(r"(?<=[a-z0-9)\"'])[.!?](?:\s+(?=\S)|(?=\d{1,2}[.)]\s))")
 _LEADING_MARKERS = re.compile(r"^(?:\s|[-*•+#>|]|\d{1,3}[.)](?!\d)|\(\d{1,3}\)|[a-hA-H][.)]\s)+")
 _CATEGORY_PREFIX = re.compile(
     r"^(?:category|group|grouping|topic|categoría|categoria|grupo|tema|catégorie|groupe|类别|类|组|分组|"
@@ -206,11 +211,18 @@ def _rejoin_separated(items: list[str], index: PoolIndex) -> list[str]:
 def _bracket_groups(text: str, index: PoolIndex | None) -> list[ParsedGroup]:
     groups: list[ParsedGroup] = []
     previous_end = 0
-    for match in _BRACKET_LIST.finditer(text):
-        items = _split_items(match.group(1))
+    matches = list(_BRACKET_LIST.finditer(text))
+    if len(matches) > MAX_LISTS:
+        previous_end = matches[-MAX_LISTS - 1].end()
+        matches = matches[-MAX_LISTS:]
+    for match in matches:
         start = match.start()
         prefix = text[max(previous_end, start - MAX_TOPIC_LOOKBACK) : start]
         previous_end = match.end()
+        body = match.group(1)
+        if len(_ITEM_SEPARATORS.findall(body)) >= MAX_LIST_ITEMS:
+            continue
+        items = _split_items(body)
         if not items:
             label = _label_from_prefix(prefix)
             if label:  # "'Topic': []" is an (empty) answer group; a bare "[]" is not
@@ -233,6 +245,7 @@ def _is_pool_echo(words: list[str], index: PoolIndex | None) -> bool:
     return len({word_key(w) for w in words} & index.by_key.keys()) >= 0.75 * len(index.by_key)
 
 
+_COLON = re.compile(r"[:：]")
 _COMMA_SEPARATORS = re.compile(r"[,，、،]")
 _DASH_SEPARATORS = re.compile(r"(?:^|\s)[-–—•](?:\s|$)")
 _LABEL_ITEM_BREAK = re.compile(r"\*\*|\s[-–—]\s")
@@ -242,25 +255,24 @@ _COLON_TAIL_CUT = re.compile(r"\s{2,}|\s[-–—(]\s?|[.;!?](?:\s|$)| - ")
 def _colon_groups(text: str, index: PoolIndex | None) -> list[ParsedGroup]:
     """Unbracketed ``Topic: w1, w2, w3`` lists (a fallback when no bracketed list exists)."""
     groups: list[ParsedGroup] = []
-    position = 0
     previous_end = 0
-    for _ in range(MAX_COLON_SCAN):
-        colon = text.find(":", position)
-        if colon < 0:
-            break
-        position = colon + 1
-        after = text[colon + 1 : colon + 1 + 1500]
-        stop = len(after)
-        for terminator in ("\n", ":", "["):
-            found = after.find(terminator)
-            if 0 <= found < stop:
+    colons = [m.start() for m in _COLON.finditer(text)][-MAX_COLONS:]
+    for colon in colons:
+        limit = min(len(text), colon + 1 + COLON_BODY_CHARS)
+        stop = limit
+        for terminator in ("\n", ":", "：", "["):
+            found = text.find(terminator, colon + 1, stop)
+            if found >= 0:
                 stop = found
-        body = after[:stop]
+        stop -= colon + 1
+        body = text[colon + 1 : colon + 1 + stop]
         raw_items = _COMMA_SEPARATORS.split(body)
         if len(raw_items) < 2:
             raw_items = _DASH_SEPARATORS.split(body)  # "Roads: - LANE - DRIVE - ALLEY - STREET"
             if len(raw_items) < 3:
                 continue
+        if len(raw_items) > MAX_LIST_ITEMS:
+            continue
         last = raw_tail = raw_items[-1]
         if index is None:
             cut = _COLON_TAIL_CUT.search(last.strip())
@@ -292,9 +304,9 @@ def _prepare(response: object) -> str:
     """Quotes normalised; reasoning before a closing ``</think>`` dropped."""
     if not isinstance(response, str):
         return ""
-    text = normalize_quotes(response)
-    think_end = text.rfind(_THINK_END)
-    return text[think_end + len(_THINK_END) :] if think_end >= 0 else text
+    think_end = response.rfind(_THINK_END)
+    text = response[think_end + len(_THINK_END) :] if think_end >= 0 else response
+    return normalize_quotes(text[-MAX_RESPONSE_CHARS:])
 
 
 def _find(text: str, index: PoolIndex | None) -> list[ParsedGroup]:
@@ -336,10 +348,11 @@ def _select(text: str, groups: list[ParsedGroup], n_groups: int | None) -> list[
         return []
     need = max(1, n_groups or 1)
     chosen = None
+    starts = [g.start for g in groups]  # ascending
     for marker in reversed([m.end() for m in _MARKERS.finditer(text)]):
-        after = [g for g in groups if g.start >= marker]
-        if len(after) >= need:
-            chosen = after
+        first = bisect_left(starts, marker)
+        if len(groups) - first >= need:
+            chosen = groups[first:]
             break
     if chosen is None:
         chosen = groups
