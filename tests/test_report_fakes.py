@@ -51,7 +51,9 @@ def conn_doc(k: int, topics_from: dict[str, Any] | None = None) -> dict[str, Any
     src = topics_from["groups"] if topics_from else [{"topic": f"CONN {k}-{g}", "words": [f"c{k}{g}{i}" for i in range(4)]} for g in range(4)]
     groups = [{"topic": g["topic"], "words": list(g["words"]), "level": i, "color": COLOURS[i],
                "knowledge": [["Semantic"], ["Encyclopedic"], ["Semantic", "Associative"], ["Word form"]][i]} for i, g in enumerate(src)]
-    return {"id": f"conn_{k}", "game_id": k, "date": None, "words": [w for g in groups for w in g["words"]], "groups": groups}
+    words = [w for g in groups for w in g["words"]]
+    random.Random(f"conn{k}").shuffle(words)
+    return {"id": f"conn_{k}", "game_id": k, "date": None, "words": words, "groups": groups}
 
 
 def oracle(doc: dict[str, Any]) -> str:

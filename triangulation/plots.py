@@ -50,7 +50,7 @@ def heatmap(tau: pd.DataFrame, p: pd.DataFrame, path: Path, title: str = "Kendal
 
 def ability_bars(table: pd.DataFrame, path: Path) -> Path:
     """Seed 003 Figure 3: per ability, tau with the static and with the interactive side (* p < 0.05)."""
-    fig, ax = plt.subplots(figsize=(7, max(2.5, 0.5 * len(table) + 1.5)))
+    fig, ax = plt.subplots(figsize=(8.5, max(2.5, 0.5 * len(table) + 1.5)))
     y = np.arange(len(table))
     for offset, side, colour in ((-0.2, "static", "#4c72b0"), (0.2, "interactive", "#dd8452")):
         taus = table[f"tau_{side}"].to_numpy(dtype=float)
@@ -63,7 +63,7 @@ def ability_bars(table: pd.DataFrame, path: Path) -> Path:
     ax.set_xlim(-1.15, 1.15)
     ax.set_xlabel("Kendall tau-b")
     ax.set_title("Abilities vs static and interactive assessments (* p < 0.05)")
-    ax.legend(loc="lower right", fontsize=8)
+    ax.legend(loc="upper left", bbox_to_anchor=(1.01, 1), fontsize=8)
     ax.invert_yaxis()
     return _save(fig, path)
 
@@ -95,17 +95,18 @@ def grouped_bars(table: pd.DataFrame, path: Path, title: str, ylabel: str = "") 
     ax.set_xticks(x, [_short(i, 20) for i in table.index], rotation=30, ha="right", fontsize=8)
     ax.set_ylabel(ylabel)
     ax.set_title(title)
-    ax.legend(fontsize=7)
+    ax.legend(fontsize=7, loc="upper left", bbox_to_anchor=(1.01, 1))
     return _save(fig, path)
 
 
 def pca_scatter(coords: pd.DataFrame, path: Path, title: str) -> Path:
     """Models in the plane of the first two principal components, coloured by k-means cluster."""
     fig, ax = plt.subplots(figsize=(6, 5))
-    ax.scatter(coords["pc1"], coords["pc2"], c=coords["cluster"], cmap="tab10", s=50)
+    ax.scatter(coords["pc1"], coords["pc2"], c=[f"C{int(k) % 10}" for k in coords["cluster"]], s=50)
     for name, row in coords.iterrows():
         ax.annotate(_short(name, 30), (row["pc1"], row["pc2"]), fontsize=8, xytext=(4, 4), textcoords="offset points")
     ax.set_xlabel("PC1")
     ax.set_ylabel("PC2")
+    ax.margins(0.2)
     ax.set_title(title)
     return _save(fig, path)
