@@ -191,6 +191,7 @@ def read_game_blocks(path: Path, g: int, w: int) -> list[list[tuple[int, dict]]]
     blocks: list[list[tuple[int, dict]]] = []
     for row, record in read_csv_rows(path, expected_header=header):
         position = parse_int(path, row, "(unnamed first column)", record[""])
+        parse_int(path, row, "Game #", record["Game #"])
         if position == 0:
             blocks.append([])
         elif not blocks or position != len(blocks[-1]):
