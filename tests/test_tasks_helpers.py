@@ -47,8 +47,12 @@ def _clear_prompt_caches() -> None:
         fn.cache_clear()
 
 
-def task_manager():
-    """lm-eval's TaskManager with our task folder, as `triangulate eval` builds it."""
+@lru_cache(maxsize=None)
+def task_manager(include_defaults: bool = True):
+    """lm-eval's TaskManager with our task folder, as `triangulate eval` builds it (cached per process).
+
+    ``include_defaults=False`` skips indexing lm-eval's thousands of built-in YAMLs (much faster).
+    """
     from lm_eval.tasks import TaskManager
 
-    return TaskManager(include_path=str(TASKS_DIR))
+    return TaskManager(include_path=str(TASKS_DIR), include_defaults=include_defaults)

@@ -1,0 +1,83 @@
+"""The tasks through lm-eval's real evaluator with a scripted model (fast; the SmolLM2 run is in test_tasks_e2e)."""
+
+from __future__ import annotations
+
+import math
+
+import pytest
+
+from custom_metrics import prompts as P
+from multiturn.scripted import ScriptedLM
+from tests.test_tasks_helpers import task_manager, use_built_data
+
+
+@pytest.fixture
+def built(upstream, monkeypatch):
+    import lm_eval.evaluator
+
+    monkeypatch.setattr(lm_eval.evaluator, "add_env_info", lambda results: None)  # `pip list` etc.: seconds per run
+    return use_built_data(upstream, monkeypatch)
+
+
+def _gold_by_prompt(task_docs, doc_to_text, doc_to_target):
+    return {doc_to_text(d): doc_to_target(d) for d in task_docs}
+
+
+def _evaluate(tasks, respond, limit):
+    from lm_eval import simple_evaluate
+
+    lm = ScriptedLM(respond)
+    out = simple_evaluate(model=lm, tasks=tasks, task_manager=task_manager(include_defaults=False), limit=limit,
+                          apply_chat_template=True, bootstrap_iters=0)
+    return out["results"], lm
+
+
+def test_perfect_and_empty_answers(built):
+    from datasets_build.load import load_connections, load_globalgroup
+
+    zh = load_globalgroup(config="zh_4x4")["test"].select(range(3))
+    con = load_connections()["test"].select(range(3))
+    gold = _gold_by_prompt(zh, P.globalgroup_doc_to_text, P.globalgroup_doc_to_target)
+    gold.update(_gold_by_prompt(con, P.connections_doc_to_text, P.connections_doc_to_target))
+
+    def perfect(messages):
+        return gold[messages[-1]["content"]]
+
+    results, lm = _evaluate(["globalgroup_zh", "connections"], perfect, 3)
+    assert lm.requests_seen == 6
+    gg, cn = results["globalgroup_zh"], results["connections"]
+    assert gg["group_f1,none"] == 1.0 and gg["ctd,none"] == 1.0 and gg["solved,none"] == 1.0 and gg["parsed,none"] == 1.0
+    assert "topic_achieved,none" in gg
+    assert cn["unweighted_clustering,none"] == 4.0 and cn["weighted_clustering,none"] == 10.0
+    assert cn["perfect_solve,none"] == 1.0 and "category_reasoning,none" in cn
+
+    results, _ = _evaluate(["globalgroup_zh", "connections"], lambda messages: "", 2)
+    gg, cn = results["globalgroup_zh"], results["connections"]
+    assert gg["group_f1,none"] == 0.0 and gg["solved,none"] == 0.0 and gg["parsed,none"] == 0.0
+    assert cn["unweighted_clustering,none"] == 0.0 and cn["perfect_solve,none"] == 0.0
+
+
+def test_overlap_task_scores_the_published_response_like_the_paper(built):
+    """Answering with the authors' own GPT-4o-mini response gives back the published overlap and length."""
+    from datasets_build.load import load_globalgroup
+
+    docs = load_globalgroup(config="en_4x4")["test"].select(range(4))
+    published = {d["canprop_prompt"]: d["canprop_response"] for d in docs}
+    results, _ = _evaluate(["globalgroup_overlap_en"], lambda m: published[m[-1]["content"]], 4)
+    res = results["globalgroup_overlap_en"]
+    assert math.isclose(res["overlap,none"], sum(d["canprop_overlap"] for d in docs) / 4, abs_tol=1e-9)
+    assert math.isclose(res["length,none"], sum(d["canprop_length"] for d in docs) / 4, abs_tol=1e-9)
+
+
+def test_group_aggregates_over_headline_tasks(built):
+    from datasets_build.load import load_globalgroup
+
+    subsets = ["en", "es", "es_en", "zh", "zh_en", "hi", "hi_en", "ar", "ar_en", "nyt_shuf", "nyt_seq"]
+    gold = {}
+    for s in subsets:
+        gold.update(_gold_by_prompt(load_globalgroup(config=f"{s}_4x4")["test"].select(range(1)),
+                                    P.globalgroup_doc_to_text, P.globalgroup_doc_to_target))
+    # perfect on English-instruction subsets, empty elsewhere: the group mean is the share of the former
+    results, lm = _evaluate(["globalgroup"], lambda m: gold[m[-1]["content"]] if m[-1]["content"].startswith("I am") else "", 1)
+    assert lm.requests_seen == 11
+    assert math.isclose(results["globalgroup"]["group_f1,none"], 7 / 11)
