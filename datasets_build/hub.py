@@ -82,10 +82,17 @@ def write_parquet(rows: list[dict], features: datasets.Features, path: Path) -> 
     ``Features``) and nothing time- or host-dependent, so equal rows give equal bytes.
     """
     schema = features.arrow_schema
-    try:
-        table = pa.Table.from_pylist([features.encode_example(r) for r in rows], schema=schema)
-    except (pa.ArrowInvalid, pa.ArrowTypeError, KeyError, TypeError, ValueError) as exc:
-        raise ValueError(f"rows do not match the dataset features for {path.name}: {exc}") from exc
+    columns = set(features)
+    for index, row in enumerate(rows):
+        if set(row) != columns:
+            raise ValueError(f"rows do not match the dataset features for {path.name}: row {index} has columns {sorted(row)}")
+    try:  # plain values need no encoding (fast); Image/Audio/ClassLabel-style values go through encode_example
+        table = pa.Table.from_pylist(rows, schema=schema)
+    except (pa.ArrowInvalid, pa.ArrowTypeError, TypeError):
+        try:
+            table = pa.Table.from_pylist([features.encode_example(r) for r in rows], schema=schema)
+        except (pa.ArrowInvalid, pa.ArrowTypeError, KeyError, TypeError, ValueError) as exc:
+            raise ValueError(f"rows do not match the dataset features for {path.name}: {exc}") from exc
     path.parent.mkdir(parents=True, exist_ok=True)
     pq.write_table(
         table,
