@@ -10,7 +10,7 @@ import math
 from typing import Any, Mapping, Sequence
 
 from custom_metrics.matching import exact_flags, greedy_match, group_f1, key_set
-from custom_metrics.parsing import ParsedGroup, parse_groups, pool_index
+from custom_metrics.parsing import ParsedGroup, parse_groups
 from custom_metrics.topics import TopicScorer, get_topic_scorer
 
 METRICS = ("group_f1", "ctd", "solved", "topic_achieved", "parsed")
@@ -21,13 +21,8 @@ def gold_groups(doc: Mapping[str, Any]) -> list[dict]:
     return [dict(g) for g in doc.get("groups") or []]
 
 
-def score_groups(
-    predicted: Sequence[ParsedGroup],
-    gold: Sequence[Mapping[str, Any]],
-    pool: Sequence[str] | None,
-    topic_scorer: TopicScorer | None,
-) -> dict[str, float]:
-    """Scores of already-parsed groups against the gold groups (first ``len(gold)`` predictions count)."""
+def _match(predicted: Sequence[ParsedGroup], gold: Sequence[Mapping[str, Any]], pool: Sequence[str] | None):
+    """First ``len(gold)`` predictions, their matching to gold, and the non-topic scores."""
     n = len(gold)
     preds = list(predicted[:n])
     true_sets = [key_set(g["words"]) for g in gold]
@@ -35,21 +30,30 @@ def score_groups(
     matched = greedy_match(true_sets, pred_sets)
     f1s = [group_f1(t, pred_sets[j] if j is not None else None) for t, j in zip(true_sets, matched)]
     exact = exact_flags(true_sets, pred_sets)
-    index = pool_index(pool)
-    usable = any(index is None or any(index.lookup(w) is not None for w in p.words) for p in preds)
-    if topic_scorer is None or n == 0:
-        topic = math.nan
-    else:
-        predicted_topics = [preds[j].topic if j is not None else None for j in matched]
-        flags = topic_scorer.achieved(predicted_topics, [str(g.get("topic") or "") for g in gold])
-        topic = sum(flags) / n
-    return {
+    usable = any(p.pool_hits != 0 for p in preds)
+    scores = {
         "group_f1": sum(f1s) / n if n else math.nan,
         "ctd": sum(exact) / n if n else math.nan,
         "solved": float(n > 0 and all(exact)),
-        "topic_achieved": topic,
+        "topic_achieved": math.nan,
         "parsed": float(bool(preds) and usable),
     }
+    return preds, matched, scores
+
+
+def score_groups(
+    predicted: Sequence[ParsedGroup],
+    gold: Sequence[Mapping[str, Any]],
+    pool: Sequence[str] | None,
+    topic_scorer: TopicScorer | None,
+) -> dict[str, float]:
+    """Scores of already-parsed groups against the gold groups (first ``len(gold)`` predictions count)."""
+    preds, matched, scores = _match(predicted, gold, pool)
+    if topic_scorer is not None and gold:
+        predicted_topics = [preds[j].topic if j is not None else None for j in matched]
+        flags = topic_scorer.achieved(predicted_topics, [str(g.get("topic") or "") for g in gold])
+        scores["topic_achieved"] = sum(flags) / len(gold)
+    return scores
 
 
 def score_game(response: str, doc: Mapping[str, Any], topic_scorer: TopicScorer | None = None) -> dict[str, float]:
@@ -64,6 +68,36 @@ def score_game(response: str, doc: Mapping[str, Any], topic_scorer: TopicScorer 
     if topic_scorer is None:
         topic_scorer = get_topic_scorer(str(doc.get("language") or "en"))
     return score_groups(groups, gold, pool or None, topic_scorer)
+
+
+def score_batch(
+    responses: Sequence[str], docs: Sequence[Mapping[str, Any]], topic_scorer: TopicScorer | None = None
+) -> list[dict[str, float]]:
+    """:func:`score_game` for many games at once; Topic Achieved is computed with one matrix product per
+    game size over cached topic vectors.  ``topic_scorer`` defaults to each row's language scorer."""
+    rows: list[dict[str, float]] = []
+    pending: dict[tuple[int, int], list[tuple[int, list, list]]] = {}  # (scorer id, n) -> jobs
+    scorers: dict[int, TopicScorer] = {}
+    for position, (response, doc) in enumerate(zip(responses, docs)):
+        gold = gold_groups(doc)
+        pool = list(doc.get("words") or []) or None
+        n = len(gold)
+        groups = parse_groups(response if isinstance(response, str) else "", pool, n_groups=int(doc.get("n_groups") or n))
+        preds, matched, scores = _match(groups, gold, pool)
+        rows.append(scores)
+        scorer = topic_scorer or get_topic_scorer(str(doc.get("language") or "en"))
+        if scorer is None or n == 0:
+            continue
+        scorers[id(scorer)] = scorer
+        predicted_topics = [preds[j].topic if j is not None else None for j in matched]
+        pending.setdefault((id(scorer), n), []).append(
+            (position, predicted_topics, [str(g.get("topic") or "") for g in gold])
+        )
+    for (scorer_id, n), jobs in pending.items():
+        rates = scorers[scorer_id].achieved_rates([j[1] for j in jobs], [j[2] for j in jobs])
+        for (position, _, _), rate in zip(jobs, rates):
+            rows[position]["topic_achieved"] = float(rate)
+    return rows
 
 
 def process_results(doc: Mapping[str, Any], results: Sequence[str]) -> dict[str, float]:

@@ -33,7 +33,7 @@ MAX_COLONS = 400  # only the last this many colons are examined by the unbracket
 COLON_BODY_CHARS = 1_500
 
 
-@dataclass
+@dataclass(slots=True)
 class ParsedGroup:
     """One predicted group: its topic (None when the model gave none) and words (pool spelling when known)."""
 
@@ -42,6 +42,7 @@ class ParsedGroup:
     start: int = field(default=0, compare=False, repr=False)  # offset of the group in the response
     label: str = field(default="", compare=False, repr=False)  # the label as written (``Category 1``)
     bracketed: bool = field(default=True, compare=False, repr=False)  # ``[...]`` list, not ``a, b, c`` prose
+    pool_hits: int = field(default=-1, compare=False, repr=False)  # distinct pool words named (-1: no pool)
 
 
 class PoolIndex:
@@ -49,12 +50,12 @@ class PoolIndex:
 
     def __init__(self, pool: Sequence[str]):
         self.words = [str(w) for w in pool]
-        self.by_key: dict[str, str] = {}
-        for word in self.words:
-            self.by_key.setdefault(word_key(word), word)
-        self.max_key_len = max((len(k) for k in self.by_key), default=0)
+        self.by_key: dict[str, str] = {word_key(w): w for w in reversed(self.words)}  # first spelling wins
+        self.by_key.pop("", None)
+        self.max_key_len = max(map(len, self.by_key), default=0)
         # Pool words that contain a list separator ("20,000") need adjacent items re-joined.
-        self.has_separator_words = any(_ITEM_SEPARATORS.search(k) for k in self.by_key)
+        joined = "\x00".join(self.by_key)
+        self.has_separator_words = any(sep in joined for sep in _SEPARATOR_CHARS)
 
     def lookup(self, item: str, *, loose_tail: bool = False) -> str | None:
         """The pool word an item names, or None.  A pool word followed by an annotation (``(..)``, ``-``,
@@ -96,22 +97,24 @@ def pool_index(pool: Sequence[str] | None) -> PoolIndex | None:
 
 
 # --- bracketed lists -------------------------------------------------------------------------
-_BRACKET_LIST = re.compile(r"\[([^\[\]]{0,%d})\]" % MAX_LIST_CHARS)
-_ITEM_SEPARATORS = re.compile(r"[,，、،;；\n]")
-_LEADING_AND = re.compile(r"^(?:and|&|y|e|et|und|और|و)\s+", re.IGNORECASE)
+_SEPARATOR_CHARS = ",，、،;；\n"
+_OTHER_SEPARATORS = _SEPARATOR_CHARS[1:]
+_ITEM_SEPARATORS = re.compile("[%s]" % _SEPARATOR_CHARS)
+_CONJUNCTIONS = ("and ", "& ", "y ", "e ", "et ", "und ", "और ", "و ")
 
 # --- topics ----------------------------------------------------------------------------------
 _ANGLE_TOPIC = re.compile(r"<([^<>\n]{1,200})>[^<>\w]{0,10}$")
 _DQUOTE_TOPIC = re.compile(r'"((?:[^"\\\n]|\\.){1,200})"\s*$')
 _SQUOTE_TOPIC = re.compile(r"'((?:[^'\\\n]|\\.){1,200})'\s*$")
-_SENTENCE_BREAK = re.compile(r"(?<=[a-z0-9)\"'])[.!?](?:\s+(?=\S)|(?=\d{1,2}[.)]\s))")
+_SENTENCE_FOLLOW = re.compile(r"\s+(?=\S)|(?=\d{1,2}[.)]\s)")
+_SENTENCE_PREV = frozenset("abcdefghijklmnopqrstuvwxyz0123456789)\"'")
 _LEADING_MARKERS = re.compile(r"^(?:\s|[-*•+#>|]|\d{1,3}[.)](?!\d)|\(\d{1,3}\)|[a-hA-H][.)]\s)+")
 _CATEGORY_PREFIX = re.compile(
     r"^(?:category|group|grouping|topic|categoría|categoria|grupo|tema|catégorie|groupe|类别|类|组|分组|"
     r"主题|समूह|श्रेणी|मजमुआ|مجموعة|المجموعة|فئة|الفئة)\s*[#№]?\s*\d{1,3}\s*[:.)\-–—]?\s*",
     re.IGNORECASE,
 )
-_CATEGORY_WORD = re.compile(r"\b(?:category|group|categoría|grupo)\s*\d{1,3}\b", re.IGNORECASE)
+_CATEGORY_WORD = re.compile(r"(?:category|group|categoría|grupo)\s*\d{1,3}\b")  # on lower-cased text
 _TOPIC_EDGE = " \t\r\n*_`'\"<>:=,;.-–—|#"
 
 # --- final-answer markers ----------------------------------------------------------------------
@@ -120,8 +123,8 @@ _MARKERS = re.compile(
     r"revised\s+grouping|answer\s*(?:is)?\s*:|solution\s*:|in\s+summary|"
     r"respuesta\s+final|respuesta\s*:|soluci[oó]n\s*:|最终答案|最终|答案\s*[:：]|अंतिम\s+उत्तर|उत्तर\s*:|"
     r"الإجابة\s+النهائية|الإجابة\s*:|الجواب\s*:",
-    re.IGNORECASE,
 )
+_MARKERS_ANY_CASE = re.compile(_MARKERS.pattern, re.IGNORECASE)
 _THINK_END = "</think>"
 
 
@@ -141,18 +144,38 @@ def _label_from_prefix(prefix: str) -> str:
         cut = text.rfind(boundary)
         if cut >= 0 and (boundary != ")" or "(" not in text[:cut]):
             text = text[cut + 1 :]
-    pieces = _SENTENCE_BREAK.split(text)
-    text = pieces[-1] if pieces else text
-    inner = None
-    for inner in _CATEGORY_WORD.finditer(text):
-        pass
-    if inner is not None and inner.start() > 0:
-        text = text[inner.start() :]  # "KELVIN, METER Category2 (Espionage)" -> "Category2 (Espionage)"
+    text = _after_last_sentence(text)
+    lowered = text.lower()
+    if len(lowered) == len(text) and ("categ" in lowered or "grup" in lowered or "group" in lowered):
+        inner = None
+        for inner in _CATEGORY_WORD.finditer(lowered):
+            pass
+        if inner is not None and inner.start() > 0:
+            text = text[inner.start() :]  # "KELVIN, METER Category2 (Espionage)" -> "Category2 (Espionage)"
     return _clean_label(text)
 
 
+def _after_last_sentence(text: str) -> str:
+    """The text after the last sentence end (``x. Next``, ``shape.2. Next``); all of it when none."""
+    best = None
+    for mark in ".!?":
+        i = text.rfind(mark)
+        while i > 0 and (best is None or i > best[0]):
+            if text[i - 1] in _SENTENCE_PREV:
+                follow = _SENTENCE_FOLLOW.match(text, i + 1)
+                if follow is not None:
+                    best = (i, follow.end())
+                    break
+            i = text.rfind(mark, 0, i)
+    return text[best[1] :] if best else text
+
+
 def _clean_label(label: str) -> str:
-    text = _LEADING_MARKERS.sub("", label.strip()).strip(_TOPIC_EDGE)
+    text = label.strip()
+    lead = _LEADING_MARKERS.match(text)
+    if lead:
+        text = text[lead.end() :]
+    text = text.strip(_TOPIC_EDGE)
     return " ".join(text.split())[:200]
 
 
@@ -164,27 +187,50 @@ def _topic_from_label(label: str) -> str | None:
     return text or None
 
 
+def _drop_conjunction(item: str) -> str:
+    """``and SQUASH`` -> ``SQUASH`` (a list's last item often starts with a conjunction)."""
+    if " " in item:
+        lowered = item[:5].lower()
+        for word in _CONJUNCTIONS:
+            if lowered.startswith(word):
+                return item[len(word) :].lstrip()
+    return item
+
+
 def _split_items(body: str) -> list[str]:
     items = []
-    for raw in _ITEM_SEPARATORS.split(body):
+    if any(sep in body for sep in _OTHER_SEPARATORS):
+        pieces = _ITEM_SEPARATORS.split(body)
+    else:
+        pieces = body.split(",")
+    for raw in pieces:
         item = clean_item(raw)
         if item:
-            item = _LEADING_AND.sub("", item)
+            item = _drop_conjunction(item)
         if item and len(item) <= MAX_ITEM_CHARS:
             items.append(item)
     return items
 
 
-def _map_items(items: list[str], index: PoolIndex | None, *, loose_last: bool = False) -> list[str]:
+def _map_items(
+    items: list[str], index: PoolIndex | None, *, loose_last: bool = False
+) -> tuple[list[str], int]:
+    """Items in pool spelling where they name a pool word, and the number of distinct pool words named."""
     if index is None:
-        return items
+        return items, -1
     if index.has_separator_words:
         items = _rejoin_separated(items, index)
     mapped = []
+    hits = set()
+    last = len(items) - 1
     for position, item in enumerate(items):
-        hit = index.lookup(item, loose_tail=loose_last and position == len(items) - 1)
-        mapped.append(hit if hit is not None else item)
-    return mapped
+        hit = index.lookup(item, loose_tail=loose_last and position == last)
+        if hit is None:
+            mapped.append(item)
+        else:
+            mapped.append(hit)
+            hits.add(hit)
+    return mapped, len(hits)
 
 
 def _rejoin_separated(items: list[str], index: PoolIndex) -> list[str]:
@@ -208,44 +254,74 @@ def _rejoin_separated(items: list[str], index: PoolIndex) -> list[str]:
     return out
 
 
+def _bracket_spans(text: str) -> list[tuple[int, int]]:
+    """(start, end) of every ``[...]`` holding no other bracket and at most MAX_LIST_CHARS characters."""
+    spans = []
+    find = text.find
+    opening = find("[")
+    while opening >= 0:
+        closing = find("]", opening + 1, opening + MAX_LIST_CHARS + 2)
+        inner = find("[", opening + 1, closing if closing >= 0 else opening + MAX_LIST_CHARS + 2)
+        if inner >= 0:
+            opening = inner  # "[a, [b, c]": the inner list is the candidate
+            continue
+        if closing >= 0:
+            spans.append((opening, closing + 1))
+            opening = find("[", closing + 1)
+        else:
+            opening = find("[", opening + MAX_LIST_CHARS + 2)
+    return spans
+
+
 def _bracket_groups(text: str, index: PoolIndex | None) -> list[ParsedGroup]:
     groups: list[ParsedGroup] = []
     previous_end = 0
-    matches = list(_BRACKET_LIST.finditer(text))
-    if len(matches) > MAX_LISTS:
-        previous_end = matches[-MAX_LISTS - 1].end()
-        matches = matches[-MAX_LISTS:]
-    for match in matches:
-        start = match.start()
+    spans = _bracket_spans(text)
+    if len(spans) > MAX_LISTS:
+        previous_end = spans[-MAX_LISTS - 1][1]
+        spans = spans[-MAX_LISTS:]
+    for start, end in spans:
         prefix = text[max(previous_end, start - MAX_TOPIC_LOOKBACK) : start]
-        previous_end = match.end()
-        body = match.group(1)
-        if len(_ITEM_SEPARATORS.findall(body)) >= MAX_LIST_ITEMS:
+        previous_end = end
+        body = text[start + 1 : end - 1]
+        if sum(body.count(sep) for sep in _SEPARATOR_CHARS) >= MAX_LIST_ITEMS:
             continue
         items = _split_items(body)
         if not items:
             label = _label_from_prefix(prefix)
             if label:  # "'Topic': []" is an (empty) answer group; a bare "[]" is not
-                groups.append(ParsedGroup(_topic_from_label(label), [], start, label))
+                groups.append(ParsedGroup(_topic_from_label(label), [], start, label, True, 0 if index else -1))
             continue
-        words = _map_items(items, index)
-        if index is not None and not any(index.lookup(w) is not None for w in words):
+        words, hits = _map_items(items, index)
+        if hits == 0:
             continue  # "[Kitchen items]" or a citation: not a group of pool words
-        if _is_pool_echo(words, index):
+        if index is not None and _is_pool_echo(hits, index):
             continue
         label = _label_from_prefix(prefix)
-        groups.append(ParsedGroup(_topic_from_label(label), words, start, label))
+        groups.append(ParsedGroup(_topic_from_label(label), words, start, label, True, hits))
     return groups
 
 
-def _is_pool_echo(words: list[str], index: PoolIndex | None) -> bool:
+def _is_pool_echo(pool_hits: int, index: PoolIndex) -> bool:
     """A list naming most of a pool of six or more words (the pool repeated back) is not an answer group."""
-    if index is None or len(index.by_key) < 6:
-        return False
-    return len({word_key(w) for w in words} & index.by_key.keys()) >= 0.75 * len(index.by_key)
+    size = len(index.by_key)
+    return size >= 6 and pool_hits >= 0.75 * size
 
 
-_COLON = re.compile(r"[:：]")
+
+
+def _colon_positions(text: str) -> list[int]:
+    """Offsets of the last MAX_COLONS colons (ASCII or full-width), ascending."""
+    found: list[int] = []
+    for colon in (":", "："):
+        end = len(text)
+        while len(found) < 2 * MAX_COLONS:
+            at = text.rfind(colon, 0, end)
+            if at < 0:
+                break
+            found.append(at)
+            end = at
+    return sorted(found)[-MAX_COLONS:]
 _COMMA_SEPARATORS = re.compile(r"[,，、،]")
 _DASH_SEPARATORS = re.compile(r"(?:^|\s)[-–—•](?:\s|$)")
 _LABEL_ITEM_BREAK = re.compile(r"\*\*|\s[-–—]\s")
@@ -256,7 +332,7 @@ def _colon_groups(text: str, index: PoolIndex | None) -> list[ParsedGroup]:
     """Unbracketed ``Topic: w1, w2, w3`` lists (a fallback when no bracketed list exists)."""
     groups: list[ParsedGroup] = []
     previous_end = 0
-    colons = [m.start() for m in _COLON.finditer(text)][-MAX_COLONS:]
+    colons = _colon_positions(text)
     for colon in colons:
         limit = min(len(text), colon + 1 + COLON_BODY_CHARS)
         stop = limit
@@ -282,19 +358,17 @@ def _colon_groups(text: str, index: PoolIndex | None) -> list[ParsedGroup]:
         head_parts = _LABEL_ITEM_BREAK.split(raw_items[0])
         head = " ".join(head_parts[:-1]).strip() if len(head_parts) > 1 else ""
         raw_items[0] = head_parts[-1]
-        items = [i for i in (_LEADING_AND.sub("", clean_item(r)) for r in raw_items) if i]
+        items = [i for i in (_drop_conjunction(clean_item(r)) for r in raw_items) if i]
         if len(items) < 2 or any(len(i) > 60 for i in items[:-1]):
             continue
-        words = _map_items(items, index, loose_last=True)
-        if index is not None:
-            # An unbracketed list must name pool words, else it is prose with commas.
-            if sum(index.lookup(w) is not None for w in words) < 2:
-                continue
+        words, hits = _map_items(items, index, loose_last=True)
+        if index is not None and hits < 2:
+            continue  # an unbracketed list must name pool words, else it is prose with commas
         label_start = max(previous_end, colon - 120)
         label = _label_from_prefix(text[label_start:colon])
         if head:
             label = f"{label}: {_clean_label(head)}" if label else _clean_label(head)
-        groups.append(ParsedGroup(_topic_from_label(label), words, colon, label, bracketed=False))
+        groups.append(ParsedGroup(_topic_from_label(label), words, colon, label, False, hits))
         # The next label may start inside this list's last item (newlines stripped): look back from there.
         previous_end = colon + 1 + stop - len(raw_tail)
     return groups
@@ -309,10 +383,14 @@ def _prepare(response: object) -> str:
     return normalize_quotes(text[-MAX_RESPONSE_CHARS:])
 
 
-def _find(text: str, index: PoolIndex | None) -> list[ParsedGroup]:
+def _find(text: str, index: PoolIndex | None, n_groups: int | None = None) -> list[ParsedGroup]:
     bracketed = _bracket_groups(text, index)
     if bracketed and index is None:
         return bracketed
+    if len(bracketed) >= (n_groups or 1):
+        tail = text.rfind("]") + 1
+        if text.find(":", tail) < 0 and text.find("：", tail) < 0:
+            return bracketed  # nothing after the last list can be an unbracketed group
     # With a pool, unbracketed lists of pool words count too (``**Sports**: POLO, CRICKET, ...``).
     prose = _colon_groups(text, index)
     return sorted(bracketed + prose, key=lambda g: g.start) if bracketed else prose
@@ -349,7 +427,15 @@ def _select(text: str, groups: list[ParsedGroup], n_groups: int | None) -> list[
     need = max(1, n_groups or 1)
     chosen = None
     starts = [g.start for g in groups]  # ascending
-    for marker in reversed([m.end() for m in _MARKERS.finditer(text)]):
+    if len(groups) <= need:
+        markers: list[int] = []  # no marker can select fewer groups and still hold ``need`` of them
+    else:
+        lowered = text.lower()
+        if len(lowered) == len(text):
+            markers = [m.end() for m in _MARKERS.finditer(lowered)]
+        else:
+            markers = [m.end() for m in _MARKERS_ANY_CASE.finditer(text)]
+    for marker in reversed(markers):
         first = bisect_left(starts, marker)
         if len(groups) - first >= need:
             chosen = groups[first:]
@@ -382,6 +468,6 @@ def parse_groups(
     """
     try:
         text = _prepare(response)
-        return _select(text, _find(text, pool_index(pool)), n_groups)
+        return _select(text, _find(text, pool_index(pool), n_groups), n_groups)
     except Exception:  # pragma: no cover - defensive: the parser must never raise
         return []

@@ -61,4 +61,7 @@ def word_key(word: str) -> str:
 
 def clean_item(item: str) -> str:
     """A list item as written, minus surrounding whitespace, quotes and markdown (spelling kept)."""
-    return _SPACES.sub(" ", item.strip(_EDGE)).strip()
+    text = item.strip(_EDGE)
+    if "  " in text or "\n" in text or "\t" in text or "\r" in text:
+        text = _SPACES.sub(" ", text).strip()
+    return text

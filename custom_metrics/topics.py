@@ -85,8 +85,53 @@ class TopicScorer:
         achieve ``true_topics[i]``: cos >= threshold and strictly above its cosine to every other true topic?"""
         if not true_topics:
             return []
-        sims = self.embedder.matrix(predicted) @ self.embedder.matrix(true_topics).T
-        return achieved_from_similarities(sims, [p is not None and bool(p) for p in predicted], self.threshold)
+        pred = self.embedder.matrix(predicted)[None]
+        true = self.embedder.matrix(true_topics)[None]
+        present = np.array([[bool(p) for p in predicted]], dtype=bool)
+        return [bool(f) for f in _achieved_flags(pred, true, present, self.threshold)[0]]
+
+
+    def achieved_rates(
+        self, predicted: Sequence[Sequence[str | None]], true_topics: Sequence[Sequence[str]]
+    ) -> np.ndarray:
+        """Share of true topics achieved, for many games with the same number of groups at once."""
+        if not predicted:
+            return np.zeros(0)
+        n = len(true_topics[0])
+        table: dict[str, int] = {}
+        texts: list[str | None] = [None]  # id 0: no topic (zero vector)
+
+        def text_id(text: str | None) -> int:
+            if not text:
+                return 0
+            found = table.get(text)
+            if found is None:
+                found = table[text] = len(texts)
+                texts.append(text)
+            return found
+
+        pred_ids = np.array([text_id(t) for game in predicted for t in game], dtype=np.int64)
+        true_ids = np.array([text_id(t) for game in true_topics for t in game], dtype=np.int64)
+        vectors = self.embedder.matrix(texts)
+        pred = vectors[pred_ids].reshape(len(predicted), n, -1)
+        true = vectors[true_ids].reshape(len(true_topics), n, -1)
+        present = (pred_ids != 0).reshape(len(predicted), n)
+        return _achieved_flags(pred, true, present, self.threshold).mean(axis=1)
+
+
+def _achieved_flags(pred: np.ndarray, true: np.ndarray, present: np.ndarray, threshold: float) -> np.ndarray:
+    """(games x n) Topic Achieved flags from (games x n x dim) unit vectors of matched predictions and true topics."""
+    sims = np.einsum("gid,gjd->gij", pred, true)
+    n = sims.shape[1]
+    own = np.einsum("gii->gi", sims).copy()
+    if n > 1:
+        others = sims.copy()
+        diagonal = np.arange(n)
+        others[:, diagonal, diagonal] = -np.inf
+        best_other = others.max(axis=2)
+    else:
+        best_other = np.full_like(own, -np.inf)
+    return present & (own >= threshold) & (own > best_other)
 
 
 def achieved_from_similarities(sims: np.ndarray, present: Sequence[bool], threshold: float = TOPIC_THRESHOLD) -> list[bool]:

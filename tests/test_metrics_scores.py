@@ -120,6 +120,21 @@ def test_process_results_uses_the_first_result(fasttext_dir):
     assert set(scores) == set(globalgroup.METRICS)
 
 
+def test_score_batch_equals_score_game(fasttext_dir):
+    answers = [
+        _answer(("Natural Elements", ELEMENTS), ("Emotions", EMOTIONS)),
+        _answer(("Emotions", ELEMENTS), ("Kitchen Utensils", EMOTIONS)),
+        _answer(("Board Games", ["Water", "Sad", "Fire", "Angry"])),
+        "nothing",
+        "Final answer: " + _answer(("emotions", EMOTIONS), ("elements", ELEMENTS), ("extra", ["Water"])),
+    ]
+    docs = [DOC] * len(answers) + [dict(DOC, n_groups=1, groups=DOC["groups"][:1])]
+    answers.append(_answer(("Natural Elements", ELEMENTS)))
+    batch = globalgroup.score_batch(answers, docs)
+    assert batch == [globalgroup.score_game(a, d) for a, d in zip(answers, docs)]
+    assert all(type(v) is float for row in batch for v in row.values())
+
+
 def test_topic_rule_threshold_and_strictly_closest():
     sims = np.array([[0.31, 0.1], [0.2, 0.29]])
     assert achieved_from_similarities(sims, [True, True]) == [True, False]  # 0.29 < 0.3
