@@ -14,7 +14,6 @@ of 4 per game; all 511 published nyt_seq games are such blocks), ``nyt_shuf`` sa
 from __future__ import annotations
 
 import argparse
-import importlib
 import random
 import unicodedata
 from dataclasses import dataclass
@@ -24,6 +23,7 @@ from typing import Callable
 from datasets_build import globalgroup as gg
 from datasets_build.hub import CardInfo, atomic_dir, write_hub_folder
 from datasets_build.paths import data_root
+from datasets_build.registry import import_present
 from triangulation.errors import UserError
 
 GENERATOR_MODULES: tuple[str, ...] = ("datasets_build.generate", "datasets_build.clembench")
@@ -51,12 +51,7 @@ def register_generator(name: str, add_arguments: Callable | None = None, help: s
 
 
 def generators() -> dict[str, Generator]:
-    for module_name in GENERATOR_MODULES:
-        try:
-            importlib.import_module(module_name)
-        except ModuleNotFoundError as exc:
-            if exc.name != module_name:
-                raise
+    import_present(GENERATOR_MODULES)
     return dict(_GENERATORS)
 
 

@@ -32,11 +32,16 @@ def register_builder(name: str):
     return wrap
 
 
-def builders() -> dict[str, Builder]:
-    for module_name in BUILDER_MODULES:
+def import_present(module_names: tuple[str, ...]) -> None:
+    """Import each module so it registers itself; a module not written yet is skipped, other errors raise."""
+    for module_name in module_names:
         try:
             importlib.import_module(module_name)
         except ModuleNotFoundError as exc:
             if exc.name != module_name:
                 raise
+
+
+def builders() -> dict[str, Builder]:
+    import_present(BUILDER_MODULES)
     return dict(_BUILDERS)
