@@ -116,3 +116,26 @@ def test_failing_builder_midway_keeps_previous_good_folder(tmp_path, monkeypatch
         build_all(["toy"], tmp_path)
     assert [p.name for p in tmp_path.iterdir()] == ["toy"]
     assert _files(tmp_path / "toy") == before
+
+
+def test_push_uploads_the_folder_as_a_dataset_repo(tmp_path, monkeypatch):
+    """--push-to-hub: one create_repo + upload_folder of the built folder (Hub replaced by a recorder)."""
+    import huggingface_hub
+
+    from datasets_build.hub import push_folder
+
+    calls = []
+
+    class FakeApi:
+        def create_repo(self, repo_id, **kw):
+            calls.append(("create", repo_id, kw))
+
+        def upload_folder(self, **kw):
+            calls.append(("upload", kw["repo_id"], kw))
+            return type("Info", (), {"commit_url": f"https://hf.co/datasets/{kw['repo_id']}/commit/1"})()
+
+    monkeypatch.setattr(huggingface_hub, "HfApi", FakeApi)
+    write_hub_folder(tmp_path / "toy", CONFIGS, FEATURES, CARD)
+    assert push_folder(tmp_path / "toy", "org/toy").endswith("org/toy/commit/1")
+    assert calls[0][:2] == ("create", "org/toy") and calls[0][2]["repo_type"] == "dataset"
+    assert calls[1][2] == {"folder_path": str(tmp_path / "toy"), "repo_id": "org/toy", "repo_type": "dataset"}
