@@ -100,6 +100,8 @@ def main(argv: list[str] | None = None) -> int:
     mean = {k: sum(r[k] for r in rows) / len(rows) for k in rows[0]}
     print("means: " + ", ".join(f"{k}={v:.3f}" for k, v in mean.items()))
     print(f"scored {len(rows)} games in {elapsed:.2f} s: {len(rows) / elapsed:,.0f} games/s")
+    load = os.getloadavg()[0] if hasattr(os, "getloadavg") else float("nan")
+    print(f"(one process; {os.cpu_count()} CPUs, 1-min load average {load:.1f} while measuring)")
     return 0
 
 

@@ -14,7 +14,11 @@ from custom_metrics.text import word_key
 
 def key_set(words: Iterable[str]) -> frozenset[str]:
     """The set of matching keys of a group's words (duplicates collapse; case/accents ignored)."""
-    return frozenset(k for k in (word_key(w) for w in words) if k)
+    keys = frozenset(map(word_key, words))
+    return keys - _EMPTY if "" in keys else keys
+
+
+_EMPTY = frozenset([""])
 
 
 def greedy_match(true_sets: Sequence[frozenset], pred_sets: Sequence[frozenset]) -> list[int | None]:
@@ -23,9 +27,7 @@ def greedy_match(true_sets: Sequence[frozenset], pred_sets: Sequence[frozenset])
     Greedy on the intersection size: the largest remaining intersection is matched first; ties go to
     the earlier true group, then the earlier prediction.  Each prediction is used at most once.
     """
-    pairs = sorted(
-        ((-len(t & p), i, j) for i, t in enumerate(true_sets) for j, p in enumerate(pred_sets)),
-    )
+    pairs = sorted([(-len(t & p), i, j) for i, t in enumerate(true_sets) for j, p in enumerate(pred_sets)])
     matched: list[int | None] = [None] * len(true_sets)
     used: set[int] = set()
     remaining = min(len(true_sets), len(pred_sets))

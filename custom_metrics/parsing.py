@@ -98,7 +98,6 @@ def pool_index(pool: Sequence[str] | None) -> PoolIndex | None:
 
 # --- bracketed lists -------------------------------------------------------------------------
 _SEPARATOR_CHARS = ",，、،;；\n"
-_OTHER_SEPARATORS = _SEPARATOR_CHARS[1:]
 _ITEM_SEPARATORS = re.compile("[%s]" % _SEPARATOR_CHARS)
 _CONJUNCTIONS = ("and ", "& ", "y ", "e ", "et ", "und ", "और ", "و ")
 
@@ -198,17 +197,18 @@ def _drop_conjunction(item: str) -> str:
 
 
 def _split_items(body: str) -> list[str]:
-    items = []
-    if any(sep in body for sep in _OTHER_SEPARATORS):
+    if "\n" in body or ";" in body or not body.isascii():
         pieces = _ITEM_SEPARATORS.split(body)
     else:
         pieces = body.split(",")
+    items = []
     for raw in pieces:
         item = clean_item(raw)
         if item:
-            item = _drop_conjunction(item)
-        if item and len(item) <= MAX_ITEM_CHARS:
-            items.append(item)
+            if " " in item:
+                item = _drop_conjunction(item)
+            if len(item) <= MAX_ITEM_CHARS:
+                items.append(item)
     return items
 
 
@@ -222,9 +222,12 @@ def _map_items(
         items = _rejoin_separated(items, index)
     mapped = []
     hits = set()
+    by_key = index.by_key
     last = len(items) - 1
     for position, item in enumerate(items):
-        hit = index.lookup(item, loose_tail=loose_last and position == last)
+        hit = by_key.get(word_key(item))
+        if hit is None:
+            hit = index.lookup(item, loose_tail=loose_last and position == last)
         if hit is None:
             mapped.append(item)
         else:
@@ -284,7 +287,7 @@ def _bracket_groups(text: str, index: PoolIndex | None) -> list[ParsedGroup]:
         prefix = text[max(previous_end, start - MAX_TOPIC_LOOKBACK) : start]
         previous_end = end
         body = text[start + 1 : end - 1]
-        if sum(body.count(sep) for sep in _SEPARATOR_CHARS) >= MAX_LIST_ITEMS:
+        if len(body) >= MAX_LIST_ITEMS and sum(body.count(sep) for sep in _SEPARATOR_CHARS) >= MAX_LIST_ITEMS:
             continue
         items = _split_items(body)
         if not items:
@@ -380,7 +383,8 @@ def _prepare(response: object) -> str:
         return ""
     think_end = response.rfind(_THINK_END)
     text = response[think_end + len(_THINK_END) :] if think_end >= 0 else response
-    return normalize_quotes(text[-MAX_RESPONSE_CHARS:])
+    text = text[-MAX_RESPONSE_CHARS:]
+    return text if text.isascii() else normalize_quotes(text)
 
 
 def _find(text: str, index: PoolIndex | None, n_groups: int | None = None) -> list[ParsedGroup]:
