@@ -1,0 +1,77 @@
+"""The Hub-ready clembench dataset and `triangulate data generate --benchmark clembench`."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+
+from datasets_build.clembench import build, generate_rows, load_clembench
+from multiturn.clem import GAMES, play_game
+from multiturn.clem.instances import load_instances
+from triangulation.cli import main
+from triangulation.errors import UserError
+
+
+def test_build_round_trips_the_v16_instances(upstream, tmp_path):
+    summary = build(tmp_path)
+    assert summary["configs"] == 7 + 9
+    card = (tmp_path / "README.md").read_text(encoding="utf-8")
+    assert "config_name: referencegame_de" in card and "Merriam-Webster" in card
+    for game in ("taboo", "privateshared", "wordle_withcritic"):
+        rows = load_clembench(game, tmp_path)
+        published = load_instances(game)
+        assert [r["id"] for r in rows] == [p["id"] for p in published]
+        assert {k: v for k, v in rows[0].items() if k != "english_words"} == json.loads(json.dumps(published[0]))
+    assert len(load_clembench("wordle", tmp_path)[0]["english_words"]) == 12953
+
+
+def test_referencegame_generator_uses_the_published_templates(upstream):
+    """Rendering the zero-shot templates with a v1.6 instance's grids gives its published prompts."""
+    from multiturn.clem.instances import game_dir
+
+    folder = game_dir("referencegame") / "resources" / "initial_prompts"
+    head_a = (folder / "player_a_prompt_header_zero_shot.template").read_text(encoding="utf-8")
+    for inst in load_instances("referencegame")[::37]:
+        rendered = (head_a.replace("TARGET_GRID", inst["player_1_target_grid"]).replace("SECOND_GRID", inst["player_1_second_grid"])
+                    .replace("THIRD_GRID", inst["player_1_third_grid"]))
+        assert rendered.strip() == inst["player_1_prompt_header"].strip()
+
+
+@pytest.mark.parametrize("game", ["wordle", "imagegame", "referencegame", "privateshared"])
+def test_generated_episodes_are_fresh_deterministic_and_playable(upstream, game):
+    rows = generate_rows(game, 6, seed=7)
+    assert rows == generate_rows(game, 6, seed=7)
+    assert rows != generate_rows(game, 6, seed=8)
+    assert len({r["id"] for r in rows}) == 6
+    for inst in rows[:3]:
+        from tests.test_clem_games import _perfect_players
+
+        scores = play_game(GAMES[game](inst), _perfect_players(game, inst)).scores()
+        assert scores["aborted"] == 0 and scores["main_score"] == 100.0
+
+
+def test_generator_needs_sources_it_cannot_redistribute(upstream, tmp_path):
+    with pytest.raises(UserError, match="--clues"):
+        generate_rows("wordle_withclue", 4, 1)
+    with pytest.raises(UserError, match="--related"):
+        generate_rows("taboo", 3, 1)
+    related = {"house": ["home", "roof", "door"], "cat": ["pet", "kitten", "meow"], "river": ["water", "stream", "bank"],
+               "time": ["clock", "hour", "minute"], "zebra": ["stripes", "horse", "africa"], "people": ["person", "crowd", "human"]}
+    taboo = generate_rows("taboo", 1, 1, related=related)
+    assert taboo[0]["target_word"] in related and taboo[0]["related_word"] == related[taboo[0]["target_word"]]
+    from tests.test_clem_games import _perfect_players
+
+    assert play_game(GAMES["taboo"](taboo[0]), _perfect_players("taboo", taboo[0])).scores()["main_score"] == 100.0
+    assert len(generate_rows("wordle_withclue", 2, 1, clues={"start": "embark", "house": "home", "plant": "flora",
+                                                              "water": "h2o", "light": "lamp", "sound": "noise"})) == 2
+
+
+def test_data_generate_cli(upstream, tmp_path, monkeypatch):
+    monkeypatch.setenv("TRIANGULATE_DATA", str(tmp_path / "data"))
+    out = tmp_path / "gen"
+    assert main(["data", "generate", "--benchmark", "clembench", "--game", "imagegame", "--count", "4", "--seed", "1",
+                 "--out", str(out)]) == 0
+    rows = load_clembench("imagegame", out)
+    assert len(rows) == 4 and all(r["target_grid"] for r in rows)
+    assert main(["data", "generate", "--benchmark", "clembench", "--count", "4"]) == 2  # no --game: one-line error
