@@ -96,8 +96,8 @@ def test_generator_registry_accepts_new_benchmarks_and_flags(monkeypatch):
         seen.update(vars(args))
         return {"configs": 1, "rows": args.count, "out": "x"}
 
-    monkeypatch.setitem(generate._GENERATORS, "toygame", generate.Generator("toygame", run, add))
-    monkeypatch.setattr(generate, "generators", lambda: dict(generate._GENERATORS))
+    only = {"toygame": generate.Generator("toygame", run, add)}  # isolated from the real registry
+    monkeypatch.setattr(generate, "generators", lambda: dict(only))
     parser = argparse.ArgumentParser()
     generate.add_arguments(parser)
     args = parser.parse_args(["--benchmark", "toygame", "--game", "taboo", "--count", "3"])
