@@ -18,7 +18,7 @@ METRICS = ("group_f1", "ctd", "solved", "topic_achieved", "parsed")
 
 def gold_groups(doc: Mapping[str, Any]) -> list[dict]:
     """The gold groups of a GlobalGroup/Connections row as dicts with ``topic`` and ``words``."""
-    return [dict(g) for g in doc.get("groups") or []]
+    return list(doc.get("groups") or [])
 
 
 def _match(predicted: Sequence[ParsedGroup], gold: Sequence[Mapping[str, Any]], pool: Sequence[str] | None):

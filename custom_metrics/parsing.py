@@ -91,7 +91,10 @@ def pool_index(pool: Sequence[str] | None) -> PoolIndex | None:
     if pool is None:
         return None
     try:
-        return _pool_index_cached(tuple(str(w) for w in pool))
+        key = tuple(pool)
+        if not all(isinstance(w, str) for w in key):
+            key = tuple(str(w) for w in key)
+        return _pool_index_cached(key)
     except TypeError:
         return None
 

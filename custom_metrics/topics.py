@@ -164,7 +164,12 @@ def _warn_missing(lang: str, path: Path | None) -> None:
 
 def get_embedder(lang: str) -> Embedder | None:
     """The cached embedder for a language, or None (with one warning) when its model file is missing."""
-    path = fasttext_path(lang)
+    return _embedder_in(os.environ.get(FASTTEXT_ENV), lang)
+
+
+@lru_cache(maxsize=64)
+def _embedder_in(folder: str | None, lang: str) -> Embedder | None:
+    path = Path(folder) / f"cc.{lang}.300.bin" if folder else None
     if path is None or not path.is_file():
         _warn_missing(lang, path)
         return None
