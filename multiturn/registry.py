@@ -23,6 +23,7 @@ FAMILY_MODULES: tuple[str, ...] = (
 
 _TASKS: dict[str, Callable[[], TaskSpec]] = {}
 _GROUPS: dict[str, list[str]] = {}
+_GROUP_AGGREGATORS: dict[str, Callable[[dict], dict]] = {}
 _loaded = False
 
 
@@ -42,8 +43,18 @@ def register_factory(name: str, factory: Callable[[], TaskSpec]) -> None:
     register(name)(factory)
 
 
-def register_group(name: str, members: list[str]) -> None:
+def register_group(name: str, members: list[str], aggregate: Callable[[dict], dict] | None = None) -> None:
+    """Register a group; ``aggregate({member: {metric: value}}) -> {metric: value}`` replaces the plain
+    mean of the members' metrics in the results JSON (e.g. clembench's clemscore)."""
     _GROUPS[name] = list(members)
+    if aggregate is not None:
+        _GROUP_AGGREGATORS[name] = aggregate
+
+
+def group_aggregator(name: str) -> Callable[[dict], dict] | None:
+    """The group's own aggregation, if it registered one."""
+    _load_families()
+    return _GROUP_AGGREGATORS.get(name)
 
 
 def _load_families() -> None:

@@ -169,6 +169,14 @@ def results_payload(
             ok = [float(v) for v in vals if isinstance(v, (int, float)) and not math.isnan(float(v))]
             entry[f"{metric},none"] = sum(ok) / len(ok) if len(ok) == len(vals) and ok else float("nan")
             entry[f"{metric}_stderr,none"] = "N/A"
+        from multiturn.registry import group_aggregator
+
+        custom = group_aggregator(group)
+        if custom is not None:  # the group's own rule (e.g. clembench's clemscore) instead of the mean
+            for metric, value in custom({m: dict(task_results[m]["metrics"]) for m in present}).items():
+                entry[f"{metric},none"] = value
+                entry[f"{metric}_stderr,none"] = "N/A"
+                shared.append(metric)
         out["groups"][group] = entry
         out["group_subtasks"][group] = present
         hib = {}

@@ -53,3 +53,18 @@ def test_game_summary_from_episodes():
     assert summary["clemscore"] == pytest.approx(37.5)
     nothing = game_summary([{"aborted": 1.0, "main_score": float("nan")}])
     assert nothing["played"] == 0.0 and math.isnan(nothing["quality"]) and nothing["clemscore"] == 0.0
+
+
+def test_clembench_group_in_results_json_uses_clembench_rule():
+    """The results JSON's clembench group entry: games without a played episode leave quality alone."""
+    from multiturn.clem import CLEMBENCH_GAMES
+    from multiturn.results import results_payload
+
+    task_results = {g: {"metrics": {"played": 100.0, "quality": 40.0, "clemscore": 40.0}} for g in CLEMBENCH_GAMES}
+    task_results["imagegame"] = {"metrics": {"played": 0.0, "quality": float("nan"), "clemscore": 0.0}}
+    payload = results_payload(task_results, groups={"clembench": list(CLEMBENCH_GAMES)}, config={}, model_name="m",
+                              model_name_sanitized="m")
+    entry = payload["groups"]["clembench"]
+    assert entry["played,none"] == pytest.approx(600 / 7)
+    assert entry["quality,none"] == pytest.approx(40.0)
+    assert entry["clemscore,none"] == pytest.approx(600 / 7 / 100 * 40)

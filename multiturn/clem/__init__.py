@@ -105,7 +105,13 @@ def _register() -> None:
     for lang in MULTILINGUAL_LANGUAGES:
         name = f"referencegame_{lang}"
         register_factory(name, partial(ClemTask, name, "referencegame", ROLES["referencegame"], partial(multilingual_instances, lang)))
-    register_group("clembench", list(CLEMBENCH_GAMES))
+    register_group("clembench", list(CLEMBENCH_GAMES), aggregate=group_scores)
+
+
+def group_scores(per_task: Mapping[str, Mapping[str, float]]) -> dict[str, float]:
+    """The clembench group's ``played``, ``quality`` and ``clemscore`` from its tasks' metrics (:func:`aggregate`)."""
+    nan = float("nan")
+    return aggregate({task: (m.get("played", nan), m.get("quality", nan)) for task, m in per_task.items()})
 
 
 GAMES.update({f"referencegame_{lang}": ReferenceGame for lang in MULTILINGUAL_LANGUAGES})
