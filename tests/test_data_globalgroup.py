@@ -20,11 +20,15 @@ from triangulation.errors import UserError
 
 @pytest.fixture(scope="session")
 def gg_folder(upstream, tmp_path_factory) -> Path:
-    """One real build of the whole dataset per session (through atomic_dir, like the CLI)."""
-    out = tmp_path_factory.mktemp("gg") / "globalgroup"
-    with atomic_dir(out) as tmp:
-        gg.build(tmp)
-    return out
+    """One real build of the whole dataset per test process (shared with the tasks tests when they run too)."""
+    try:
+        from tests.test_tasks_helpers import built_data_root
+    except ImportError:  # pragma: no cover - helper renamed: build here
+        out = tmp_path_factory.mktemp("gg") / "globalgroup"
+        with atomic_dir(out) as tmp:
+            gg.build(tmp)
+        return out
+    return built_data_root(str(upstream)) / "globalgroup"
 
 
 @pytest.fixture(scope="session")
