@@ -120,6 +120,8 @@ def test_culturally_related_flags_and_tags(upstream, gg_folder, en_4x4):
     assert all(g["tags"] and g["tags"][0] in {"Everyday", "Pop culture", "Linguistic"} for r in en_4x4["test"] for g in r["groups"])
     ar = load_globalgroup("ar_4x4", path=gg_folder)["test"]
     assert all(g["culturally_related"] in (True, False) and g["tags"] == [] for r in ar for g in r["groups"])
+    es = load_globalgroup("es_2x2", path=gg_folder)["dev"]  # es has one topic twice in its spreadsheet
+    assert all(g["culturally_related"] is not None for r in es for g in r["groups"])
     nyt = load_globalgroup("nyt_shuf_4x4", path=gg_folder)["test"]
     assert all(g["culturally_related"] is None for r in nyt for g in r["groups"])
     assert {(r["language"], r["culture"]) for r in load_globalgroup("zh_en_4x4", path=gg_folder)["dev"]} == {("en", "zh")}
