@@ -126,3 +126,26 @@ def test_real_pins_match_the_upstream_source_files(upstream):
         pin = sources.PINNED[name]
         assert (pin.owner, pin.repo, pin.commit) == (repo.group(1), repo.group(2), commit)
         assert pin.url(sources.DEFAULT_BASE_URL) == f"https://codeload.github.com/{pin.owner}/{pin.repo}/tar.gz/{commit}"
+
+
+def test_cli_build_from_a_mirror_without_upstream(upstream, tmp_path, monkeypatch, capsys):
+    """`triangulate data build` with no TRIANGULATE_UPSTREAM: pinned archive from --source-url, refused
+    until --allow-unverified (no real checksum is recorded), then built from the unpacked archive."""
+    from triangulation.cli import main
+
+    pin = sources.PINNED["connections"]
+    served = tmp_path / "mirror" / pin.owner / pin.repo / "tar.gz" / pin.commit
+    served.parent.mkdir(parents=True)
+    with tarfile.open(served, "w:gz") as tar:
+        tar.add(upstream / "connections", arcname=f"{pin.repo}-{pin.commit}")
+    monkeypatch.delenv("TRIANGULATE_UPSTREAM")
+    monkeypatch.setenv("TRIANGULATE_CACHE", str(tmp_path / "cache"))
+    mirror = (tmp_path / "mirror").as_uri()
+    out = tmp_path / "out"
+    args = ["data", "build", "--datasets", "connections", "--out", str(out), "--source-url", mirror]
+    assert main(args) == 2
+    assert "refusing unverified archive" in capsys.readouterr().err
+    assert not out.exists() or list(out.iterdir()) == []
+    assert main([*args, "--allow-unverified"]) == 0
+    assert "rows=    441" in capsys.readouterr().out
+    assert (tmp_path / "cache" / "sources" / f"connections-{pin.commit[:12]}" / "scoring" / "scripts" / "gold_data.json").is_file()
