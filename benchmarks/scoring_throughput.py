@@ -92,14 +92,17 @@ def main(argv: list[str] | None = None) -> int:
     print(f"loaded {fasttext_path('en')} in {time.perf_counter() - started:.2f} s (dim {scorer.embedder.dim})")
 
     started = time.perf_counter()
+    cpu_started = time.process_time()
     rows = []
     step = 10_000
     for begin in tqdm(range(0, len(docs), step), desc="scoring", unit="x10k games"):
         rows.extend(score_batch(responses[begin : begin + step], docs[begin : begin + step], scorer))
     elapsed = time.perf_counter() - started
+    cpu = time.process_time() - cpu_started
     mean = {k: sum(r[k] for r in rows) / len(rows) for k in rows[0]}
     print("means: " + ", ".join(f"{k}={v:.3f}" for k, v in mean.items()))
     print(f"scored {len(rows)} games in {elapsed:.2f} s: {len(rows) / elapsed:,.0f} games/s")
+    print(f"CPU time {cpu:.2f} s: {len(rows) / cpu:,.0f} games per CPU-second")
     load = os.getloadavg()[0] if hasattr(os, "getloadavg") else float("nan")
     print(f"(one process; {os.cpu_count()} CPUs, 1-min load average {load:.1f} while measuring)")
     return 0

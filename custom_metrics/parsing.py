@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import re
 from bisect import bisect_left
+from collections import deque
 from dataclasses import dataclass, field
 from functools import lru_cache
 from typing import Sequence
@@ -100,6 +101,7 @@ def pool_index(pool: Sequence[str] | None) -> PoolIndex | None:
 
 
 # --- bracketed lists -------------------------------------------------------------------------
+_BRACKET_LIST = re.compile(r"\[[^\[\]]{0,%d}\]" % MAX_LIST_CHARS)
 _SEPARATOR_CHARS = ",，、،;；\n"
 _ITEM_SEPARATORS = re.compile("[%s]" % _SEPARATOR_CHARS)
 _CONJUNCTIONS = ("and ", "& ", "y ", "e ", "et ", "und ", "और ", "و ")
@@ -199,7 +201,20 @@ def _drop_conjunction(item: str) -> str:
     return item
 
 
-def _split_items(body: str) -> list[str]:
+@lru_cache(maxsize=65_536)
+def _label_and_topic(prefix: str) -> tuple[str, str | None]:
+    """Label and topic of the text before a list (cached: answers reuse topic names across games)."""
+    label = _label_from_prefix(prefix)
+    return label, _topic_from_label(label)
+
+
+@lru_cache(maxsize=65_536)
+def _split_items(body: str) -> tuple[str, ...]:
+    """The items of a list body (cached: the same groups recur across games and models)."""
+    return tuple(_split_items_uncached(body))
+
+
+def _split_items_uncached(body: str) -> list[str]:
     if "\n" in body or ";" in body or not body.isascii():
         pieces = _ITEM_SEPARATORS.split(body)
     else:
@@ -216,11 +231,11 @@ def _split_items(body: str) -> list[str]:
 
 
 def _map_items(
-    items: list[str], index: PoolIndex | None, *, loose_last: bool = False
+    items: Sequence[str], index: PoolIndex | None, *, loose_last: bool = False
 ) -> tuple[list[str], int]:
     """Items in pool spelling where they name a pool word, and the number of distinct pool words named."""
     if index is None:
-        return items, -1
+        return list(items), -1
     if index.has_separator_words:
         items = _rejoin_separated(items, index)
     mapped = []
@@ -239,7 +254,7 @@ def _map_items(
     return mapped, len(hits)
 
 
-def _rejoin_separated(items: list[str], index: PoolIndex) -> list[str]:
+def _rejoin_separated(items: Sequence[str], index: PoolIndex) -> list[str]:
     """Join ``'20'`` + ``'000'`` back into the pool word ``20,000`` when the split item is not a pool word."""
     out: list[str] = []
     i = 0
@@ -261,22 +276,11 @@ def _rejoin_separated(items: list[str], index: PoolIndex) -> list[str]:
 
 
 def _bracket_spans(text: str) -> list[tuple[int, int]]:
-    """(start, end) of every ``[...]`` holding no other bracket and at most MAX_LIST_CHARS characters."""
-    spans = []
-    find = text.find
-    opening = find("[")
-    while opening >= 0:
-        closing = find("]", opening + 1, opening + MAX_LIST_CHARS + 2)
-        inner = find("[", opening + 1, closing if closing >= 0 else opening + MAX_LIST_CHARS + 2)
-        if inner >= 0:
-            opening = inner  # "[a, [b, c]": the inner list is the candidate
-            continue
-        if closing >= 0:
-            spans.append((opening, closing + 1))
-            opening = find("[", closing + 1)
-        else:
-            opening = find("[", opening + MAX_LIST_CHARS + 2)
-    return spans
+    """(start, end) of the last MAX_LISTS + 1 ``[...]`` holding no other bracket (linear regex scan)."""
+    last: deque[tuple[int, int]] = deque(maxlen=MAX_LISTS + 1)
+    for match in _BRACKET_LIST.finditer(text):
+        last.append(match.span())
+    return list(last)
 
 
 def _bracket_groups(text: str, index: PoolIndex | None) -> list[ParsedGroup]:
@@ -294,17 +298,17 @@ def _bracket_groups(text: str, index: PoolIndex | None) -> list[ParsedGroup]:
             continue
         items = _split_items(body)
         if not items:
-            label = _label_from_prefix(prefix)
+            label, topic = _label_and_topic(prefix)
             if label:  # "'Topic': []" is an (empty) answer group; a bare "[]" is not
-                groups.append(ParsedGroup(_topic_from_label(label), [], start, label, True, 0 if index else -1))
+                groups.append(ParsedGroup(topic, [], start, label, True, 0 if index else -1))
             continue
         words, hits = _map_items(items, index)
         if hits == 0:
             continue  # "[Kitchen items]" or a citation: not a group of pool words
         if index is not None and _is_pool_echo(hits, index):
             continue
-        label = _label_from_prefix(prefix)
-        groups.append(ParsedGroup(_topic_from_label(label), words, start, label, True, hits))
+        label, topic = _label_and_topic(prefix)
+        groups.append(ParsedGroup(topic, words, start, label, True, hits))
     return groups
 
 
