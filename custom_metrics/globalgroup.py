@@ -10,7 +10,7 @@ import math
 from typing import Any, Mapping, Sequence
 
 from custom_metrics.matching import exact_flags, greedy_match, group_f1, key_set
-from custom_metrics.parsing import ParsedGroup, parse_groups
+from custom_metrics.parsing import ParsedGroup, parse_groups, pool_index
 from custom_metrics.topics import TopicScorer, get_topic_scorer
 
 METRICS = ("group_f1", "ctd", "solved", "topic_achieved", "parsed")
@@ -22,7 +22,9 @@ def gold_groups(doc: Mapping[str, Any]) -> list[dict]:
 
 
 def _match(predicted: Sequence[ParsedGroup], gold: Sequence[Mapping[str, Any]], pool: Sequence[str] | None):
-    """First ``len(gold)`` predictions, their matching to gold, and the non-topic scores."""
+    """First ``len(gold)`` predictions, their matching to gold, and the non-topic scores.
+
+    ``parsed`` counts groups naming a pool word; groups parsed without a pool are checked against ``pool``."""
     n = len(gold)
     preds = list(predicted[:n])
     true_sets = [key_set(g["words"]) for g in gold]
@@ -30,7 +32,11 @@ def _match(predicted: Sequence[ParsedGroup], gold: Sequence[Mapping[str, Any]], 
     matched = greedy_match(true_sets, pred_sets)
     f1s = [group_f1(t, pred_sets[j] if j is not None else None) for t, j in zip(true_sets, matched)]
     exact = exact_flags(true_sets, pred_sets)
-    usable = any(p.pool_hits != 0 for p in preds)
+    if pool is not None and any(p.pool_hits < 0 for p in preds):
+        index = pool_index(pool)
+        usable = any(index is None or any(index.lookup(w) for w in p.words) for p in preds)
+    else:
+        usable = any(p.pool_hits != 0 for p in preds)
     scores = {
         "group_f1": sum(f1s) / n if n else math.nan,
         "ctd": sum(exact) / n if n else math.nan,
@@ -80,9 +86,9 @@ def score_batch(
     scorers: dict[int, TopicScorer] = {}
     for position, (response, doc) in enumerate(zip(responses, docs)):
         gold = gold_groups(doc)
-        pool = list(doc.get("words") or []) or None
+        pool = doc.get("words") or None
         n = len(gold)
-        groups = parse_groups(response if isinstance(response, str) else "", pool, n_groups=int(doc.get("n_groups") or n))
+        groups = parse_groups(response, pool, n_groups=int(doc.get("n_groups") or n))
         preds, matched, scores = _match(groups, gold, pool)
         rows.append(scores)
         scorer = topic_scorer or get_topic_scorer(str(doc.get("language") or "en"))

@@ -53,6 +53,7 @@ class PoolIndex:
         self.words = [str(w) for w in pool]
         self.by_key: dict[str, str] = {word_key(w): w for w in reversed(self.words)}  # first spelling wins
         self.by_key.pop("", None)
+        self.word_set = frozenset(self.by_key.values())
         self.max_key_len = max(map(len, self.by_key), default=0)
         # Pool words that contain a list separator ("20,000") need adjacent items re-joined.
         joined = "\x00".join(self.by_key)
@@ -92,10 +93,7 @@ def pool_index(pool: Sequence[str] | None) -> PoolIndex | None:
     if pool is None:
         return None
     try:
-        key = tuple(pool)
-        if not all(isinstance(w, str) for w in key):
-            key = tuple(str(w) for w in key)
-        return _pool_index_cached(key)
+        return _pool_index_cached(tuple(pool))  # PoolIndex turns non-string words into strings
     except TypeError:
         return None
 
@@ -238,20 +236,16 @@ def _map_items(
         return list(items), -1
     if index.has_separator_words:
         items = _rejoin_separated(items, index)
-    mapped = []
-    hits = set()
-    by_key = index.by_key
-    last = len(items) - 1
-    for position, item in enumerate(items):
-        hit = by_key.get(word_key(item))
-        if hit is None:
-            hit = index.lookup(item, loose_tail=loose_last and position == last)
-        if hit is None:
-            mapped.append(item)
-        else:
-            mapped.append(hit)
-            hits.add(hit)
-    return mapped, len(hits)
+    get = index.by_key.get
+    mapped = [get(word_key(item)) for item in items]
+    if None in mapped:
+        last = len(items) - 1
+        for position, item in enumerate(items):
+            if mapped[position] is None:
+                hit = index.lookup(item, loose_tail=loose_last and position == last)
+                mapped[position] = item if hit is None else hit
+    hits = len(set(mapped).intersection(index.word_set))
+    return mapped, hits
 
 
 def _rejoin_separated(items: Sequence[str], index: PoolIndex) -> list[str]:
