@@ -32,6 +32,10 @@ equal to the human label (pooled over all labels), ``judge_labels`` = their coun
 with ``SplatTask(human_labels=PATH)`` or ``TRIANGULATE_SPLAT_HUMAN_LABELS=PATH`` (CSV or JSONL with
 columns ``id``, ``turn``, ``label``).
 
+``TRIANGULATE_SPLAT_MAX_ROUNDS=N`` lowers the 15-round cap for smoke runs (failures then count N
+rounds); the cap is written to the results' ``configs`` entry, so such runs are never mistaken for
+the published protocol.
+
 Tasks: ``splat`` plays all 975 puzzles in upstream order and reports each metric overall (pooled),
 per difficulty (``accuracy_easy`` ...) and as the unweighted mean of the difficulties
 (``accuracy_avg``, the authors' ``Avg``); ``splat_easy``, ``splat_medium``, ``splat_hard`` play one
@@ -59,6 +63,7 @@ SUCCESS_WORD = "congratulations"
 JUDGE_WORDS = ("yes", "no", "irrelevant")
 HUMAN_LABELS = (*JUDGE_WORDS, "matched", "unmatched")
 LABELS_ENV = "TRIANGULATE_SPLAT_HUMAN_LABELS"
+ROUNDS_ENV = "TRIANGULATE_SPLAT_MAX_ROUNDS"  # a smaller cap for smoke runs; recorded in the results config
 EMPTY_TURN_REPLY = "Please ask a yes/no question or give your answer."
 #: the authors' local-model setting: max_new_tokens=256 (greedy here, for reproducibility).
 GEN_KWARGS: dict[str, Any] = {"max_gen_toks": 256, "do_sample": False, "temperature": 0.0}
@@ -132,6 +137,16 @@ def agrees(judge_reply: str, human: str) -> bool:
 def episode_scores(hit: bool, rounds: int) -> dict[str, float]:
     """Seed 004 5.2: accuracy = hit, rounds = rounds used (max on a miss), overall = hit / rounds x 100."""
     return {"accuracy": float(hit), "rounds": float(rounds), "overall": 100.0 * float(hit) / rounds}
+
+
+def rounds_from_env() -> int:
+    """``$TRIANGULATE_SPLAT_MAX_ROUNDS`` (a positive integer) or the published 15."""
+    value = os.environ.get(ROUNDS_ENV, "").strip()
+    if not value:
+        return MAX_ROUNDS
+    if not value.isdigit() or int(value) < 1:
+        raise UserError(f"{ROUNDS_ENV}={value!r} must be a positive integer (the published protocol uses {MAX_ROUNDS})")
+    return int(value)
 
 
 # --- human labels ---------------------------------------------------------------------------
@@ -278,12 +293,12 @@ class SplatTask(TaskSpec):
     roles = ("player", "judge")
     gen_kwargs = dict(GEN_KWARGS)
 
-    def __init__(self, difficulty: str | None = None, human_labels: str | os.PathLike | None = None, max_rounds: int = MAX_ROUNDS):
+    def __init__(self, difficulty: str | None = None, human_labels: str | os.PathLike | None = None, max_rounds: int | None = None):
         if difficulty is not None and difficulty not in DIFFICULTIES:
             raise UserError(f"SPLAT difficulty {difficulty!r} is not one of {', '.join(DIFFICULTIES)}")
         self.difficulty = difficulty
         self.name = f"splat_{difficulty}" if difficulty else "splat"
-        self.max_rounds = max_rounds
+        self.max_rounds = max_rounds if max_rounds is not None else rounds_from_env()
         labels_path = human_labels if human_labels is not None else os.environ.get(LABELS_ENV) or None
         self.labels_path = str(labels_path) if labels_path else None
         self._labels = read_human_labels(labels_path) if labels_path else {}

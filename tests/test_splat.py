@@ -271,3 +271,16 @@ def test_tasks_are_registered():
         assert registry.get_task(name).roles == ("player", "judge")
     assert registry.get_task("splat_hard").instances  # the factory builds the right difficulty
     assert registry.get_task("splat_hard").difficulty == "hard"
+
+
+def test_round_cap_from_environment_is_recorded(monkeypatch, puzzles):
+    monkeypatch.setenv(splat.ROUNDS_ENV, "3")
+    task = splat.SplatTask("easy")
+    assert task.max_rounds == 3 and task.config()["max_rounds"] == 3
+    summary = run_task(task, {"player": ScriptedLM(lambda m: "Is it a dream?"), "judge": ScriptedLM(lambda m: "No.")}, limit=1, progress=False)
+    assert summary["metrics"]["rounds"] == 3.0 and len(summary["records"][0]["rounds"]) == 3
+    monkeypatch.setenv(splat.ROUNDS_ENV, "zero")
+    with pytest.raises(UserError, match="positive integer"):
+        splat.SplatTask("easy")
+    monkeypatch.delenv(splat.ROUNDS_ENV)
+    assert splat.SplatTask().max_rounds == 15
