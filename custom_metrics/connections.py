@@ -11,6 +11,7 @@ from __future__ import annotations
 import math
 from typing import Any, Mapping, Sequence
 
+from custom_metrics.globalgroup import doc_pool
 from custom_metrics.matching import key_set
 from custom_metrics.parsing import ParsedGroup, parse_groups
 from custom_metrics.topics import TopicScorer, get_topic_scorer
@@ -69,7 +70,7 @@ def process_results(doc: Mapping[str, Any], results: Sequence[str]) -> dict[str,
     response = results[0] if results else ""
     groups = sorted(doc["groups"], key=lambda g: g.get("level", 0))
     gold = [list(g["words"]) for g in groups]
-    scored = score_connections(response, gold, pool=list(doc.get("words") or []) or None)
+    scored = score_connections(response, gold, pool=doc_pool(doc))
     reasoning = category_reasoning(scored, [str(g.get("topic") or "") for g in groups], get_topic_scorer("en"))
     return {
         "unweighted_clustering": float(scored["unweighted"]),

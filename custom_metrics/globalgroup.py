@@ -18,7 +18,16 @@ METRICS = ("group_f1", "ctd", "solved", "topic_achieved", "parsed")
 
 def gold_groups(doc: Mapping[str, Any]) -> list[dict]:
     """The gold groups of a GlobalGroup/Connections row as dicts with ``topic`` and ``words``."""
-    return list(doc.get("groups") or [])
+    groups = doc.get("groups")
+    return [] if groups is None else list(groups)
+
+
+def doc_pool(doc: Mapping[str, Any]) -> list[str] | None:
+    """The row's word pool (None when absent or empty); accepts lists, tuples and arrays."""
+    words = doc.get("words")
+    if words is None or len(words) == 0:
+        return None
+    return words if isinstance(words, list) else [str(w) for w in words]
 
 
 def _match(predicted: Sequence[ParsedGroup], gold: Sequence[Mapping[str, Any]], pool: Sequence[str] | None):
@@ -68,12 +77,12 @@ def score_game(response: str, doc: Mapping[str, Any], topic_scorer: TopicScorer 
     ``topic_scorer`` defaults to the fastText scorer of the row's language (NaN topic scores without it).
     """
     gold = gold_groups(doc)
-    pool = list(doc.get("words") or [])
+    pool = doc_pool(doc)
     n_groups = int(doc.get("n_groups") or len(gold))
-    groups = parse_groups(response if isinstance(response, str) else "", pool or None, n_groups=n_groups)
+    groups = parse_groups(response, pool, n_groups=n_groups)
     if topic_scorer is None:
         topic_scorer = get_topic_scorer(str(doc.get("language") or "en"))
-    return score_groups(groups, gold, pool or None, topic_scorer)
+    return score_groups(groups, gold, pool, topic_scorer)
 
 
 def score_batch(
@@ -86,7 +95,7 @@ def score_batch(
     scorers: dict[int, TopicScorer] = {}
     for position, (response, doc) in enumerate(zip(responses, docs)):
         gold = gold_groups(doc)
-        pool = doc.get("words") or None
+        pool = doc_pool(doc)
         n = len(gold)
         groups = parse_groups(response, pool, n_groups=int(doc.get("n_groups") or n))
         preds, matched, scores = _match(groups, gold, pool)

@@ -120,6 +120,12 @@ def test_process_results_uses_the_first_result(fasttext_dir):
     assert set(scores) == set(globalgroup.METRICS)
 
 
+def test_rows_with_tuples_and_arrays(fasttext_dir):
+    doc = dict(DOC, words=np.array(DOC["words"]), groups=tuple(DOC["groups"]))
+    answer = _answer(("Natural Elements", ELEMENTS), ("Emotions", EMOTIONS))
+    assert globalgroup.score_game(answer, doc) == globalgroup.score_game(answer, DOC)
+
+
 def test_score_batch_equals_score_game(fasttext_dir):
     answers = [
         _answer(("Natural Elements", ELEMENTS), ("Emotions", EMOTIONS)),
