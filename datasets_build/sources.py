@@ -50,6 +50,7 @@ PINNED: dict[str, PinnedSource] = {
     "connections": PinnedSource(
         "mustafamariam", "LLM-Connections-Solver", "ebde95d6a8ac2bca288f77dde49c74e9ed4cbea9", None, _UNKNOWN
     ),
+    "splat": PinnedSource("chenqi008", "LateralThinking", "723b01bb0c4f1600c851b40267e0f3a528c12275", None, _UNKNOWN),
 }
 
 

@@ -4,6 +4,9 @@ Source: upstream ``splat/puzzles.xlsx`` (Sheet1: ``title``, ``story``, ``answer`
 ``level of difficulty`` such as ``"7/10 HARD"``; 975 rows). Levels 1-3 are easy, 4-6 medium and
 7-9 hard, as the published levels and the authors' ``metrics.py`` bucket them (217 / 648 / 110).
 
+Without ``$TRIANGULATE_UPSTREAM`` the repository is downloaded at the pinned commit
+(:mod:`datasets_build.sources`) and the two code literals are read from ``puzzle_arena.py``.
+
 The built folder holds config ``default``, split ``test`` (one row per puzzle, upstream order) and
 ``prompts/*.txt``: the player and judge prompts of the authors' code (``config.yaml`` and the
 string literals of ``puzzle_arena.py``, as extracted in upstream ``splat/prompts``), so that
@@ -18,7 +21,7 @@ from pathlib import Path
 import datasets
 
 from datasets_build.hub import CardInfo, write_hub_folder
-from datasets_build.paths import dataset_dir, upstream_dir
+from datasets_build.paths import dataset_dir
 from datasets_build.registry import register_builder
 from triangulation.errors import UserError
 
@@ -132,17 +135,59 @@ def read_prompts(folder: Path) -> dict[str, str]:
         if not path.is_file():
             raise UserError(f"SPLAT prompt file {path} is missing")
         prompts[name] = path.read_text(encoding="utf-8")
+    return check_prompts(prompts, folder)
+
+
+def check_prompts(prompts: dict[str, str], where: Path) -> dict[str, str]:
     if prompts["judge_puzzle_template"].count("%s") != 3:
-        raise UserError(f"{folder / PROMPT_FILES['judge_puzzle_template']}: expected three %s fields (title, story, answer)")
+        raise UserError(f"{where}: the judge puzzle template needs three %s fields (title, story, answer)")
+    empty = [k for k, v in prompts.items() if not v.strip()]
+    if empty:
+        raise UserError(f"{where}: empty SPLAT prompt(s) {', '.join(empty)}")
     return prompts
+
+
+_PUZZLE_LITERAL = re.compile(r'prompt_puzzle\s*=\s*"((?:[^"\\\n]|\\.)*)"\s*%')
+_READY_LITERAL = re.compile(r'"role":\s*"user",\s*"content":\s*"(I am ready[^"\n]*)"')
+
+
+def upstream_prompts(root: Path) -> dict[str, str]:
+    """The prompts of the authors' code: role prompts from ``config.yaml``; the puzzle template and the
+    ready message from ``prompts/`` when the upstream folder has it (../shared/upstream layout), else
+    read from the string literals of ``puzzle_arena.py`` (a downloaded archive)."""
+    import yaml
+
+    config_path = root / "config.yaml"
+    if not config_path.is_file():
+        raise UserError(f"{config_path} is missing; check TRIANGULATE_UPSTREAM")
+    try:
+        section = yaml.safe_load(config_path.read_text(encoding="utf-8"))["prompt"]
+        roles = {"player_init": section["prompt_player_init"], "judge_init": section["prompt_judge_init"]}
+    except (yaml.YAMLError, KeyError, TypeError) as exc:
+        raise UserError(f"{config_path}: no prompt.prompt_player_init / prompt.prompt_judge_init ({exc})") from exc
+    if (root / "prompts").is_dir():
+        prompts = read_prompts(root / "prompts")
+        for name, text in roles.items():
+            if prompts[name] != text:
+                raise UserError(f"{root / 'prompts' / PROMPT_FILES[name]} differs from config.yaml prompt {name}")
+        return prompts
+    arena = root / "puzzle_arena.py"
+    code = arena.read_text(encoding="utf-8") if arena.is_file() else ""
+    puzzle, ready = _PUZZLE_LITERAL.search(code), _READY_LITERAL.search(code)
+    if not puzzle or not ready:
+        raise UserError(f"{arena}: cannot find the prompt_puzzle and 'I am ready' string literals")
+    literals = {"judge_puzzle_template": puzzle.group(1).replace('\\"', '"'), "player_ready_message": ready.group(1)}
+    return check_prompts({**roles, **literals}, arena)
 
 
 @register_builder(NAME)
 def build_splat(out_dir: Path) -> dict:
     """Write the ``splat`` folder (config ``default``, split ``test``; ``prompts/``) into ``out_dir``."""
-    source = upstream_dir(NAME)
+    from datasets_build.sources import source_dir
+
+    source = source_dir(NAME)
     puzzles = read_puzzles(source / "puzzles.xlsx")
-    prompts = read_prompts(source / "prompts")
+    prompts = upstream_prompts(source)
     commit = ""
     if (source / "SOURCE").is_file():
         found = re.search(r"commit:\s*([0-9a-f]{40})", (source / "SOURCE").read_text(encoding="utf-8"))
@@ -164,10 +209,11 @@ def build_splat(out_dir: Path) -> dict:
     return summary
 
 
-def load_splat(**kwargs) -> datasets.DatasetDict:
+def load_splat(path: str | Path | None = None, **kwargs) -> datasets.DatasetDict:
     """The built ``splat`` dataset (``test`` split); a missing build names ``triangulate data build``."""
-    folder = dataset_dir(NAME)
-    return datasets.load_dataset(str(folder), "default")
+    from datasets_build.load import load_config
+
+    return load_config(NAME, "default", path)
 
 
 def load_prompts() -> dict[str, str]:

@@ -1,7 +1,7 @@
 """SPLAT situation puzzles (seed 004, Chen et al. NeurIPS 2024): a player asks, a judge model answers.
 
-Protocol (seed 004 sections 3.1, 4, 5.2; the authors' ``puzzle_arena.py`` via upstream
-``splat/prompts/NOTES.txt``): the player gets the role prompt and the incomplete story, then asks
+Protocol (seed 004 sections 3.1, 4, 5.2; the authors' ``puzzle_arena.py`` and ``metrics.py`` at
+the pinned commit, summarised in upstream ``splat/prompts/NOTES.txt``): the player gets the role prompt and the incomplete story, then asks
 yes/no questions or proposes its account; the judge, given story and hidden answer, replies yes / no /
 irrelevant, or says "Congratulations" when the account matches. A round is one player turn and the
 judge's reply; the game ends at the first reply containing "congratulations" (case-insensitive) or
@@ -13,17 +13,21 @@ template accepts it; the authors sent role prompts as an ``assistant`` turn over
 turn with local models):
 
 - player: ``user: player_init + "\\n\\n" + story shown`` then its questions (assistant) and the
-  judge's replies verbatim (user).
+  judge's replies (user), lower-cased as the authors' code passes them on (``judge_response.lower()``).
 - judge, a fresh context per question (the authors' judge keeps no question history):
   ``user: judge_init + "\\n\\n" + puzzle prompt + "\\n\\n" + ready message``,
   ``assistant: story shown``, ``user: the player's turn``.
 
 Where we differ from the authors' code (documented on purpose): the story shown to the player is
 fixed text, ``"The title of the puzzle is <title>. <story> Why?"`` (the form of seed 004 A.4),
-instead of the judge model's own retelling, so a weak judge cannot leak the answer before play
-starts and every player sees the same puzzle; one judge call per question (``judge_times`` = 1,
-the authors' default). An empty player turn uses up its round without a judge call and is answered
-with :data:`EMPTY_TURN_REPLY`.
+instead of the judge model's own retelling (two extra judge calls upstream: an acknowledgement of
+the puzzle, then the story after "I am ready. Please show me the story."), so a weak judge cannot
+leak the answer before play starts and every player sees the same puzzle; the player does not
+first reply to its role prompt alone (role prompt and story form its first turn). One judge call
+per question (``judge_times`` = 1, the authors' default; the paper used 5 with a majority vote).
+For partial runs ``*_avg`` averages the difficulties present (the authors' ``Avg`` of Acc and O/A
+divides by 3 even when a difficulty has no puzzle). Our addition: an empty player turn uses up its
+round without a judge call and is answered with :data:`EMPTY_TURN_REPLY`.
 
 Judge agreement (seed 004 A.3, eq. 6): given human labels for (puzzle, player turn) pairs — ``yes``,
 ``no``, ``irrelevant`` for questions, ``matched``/``unmatched`` for final answers — each labelled
@@ -254,9 +258,10 @@ class SplatGame(Game):
         if self.hit or len(self.rounds) >= self.max_rounds:
             self._advance_after_game()
             return
-        self.player_history.append({"role": "user", "content": answer})
+        shown = answer if label == "empty" else answer.lower()  # the authors' code passes reply.lower() on
+        self.player_history.append({"role": "user", "content": shown})
         if label == "empty":
-            self.transcript.append({"role": "user", "to": "player", "content": answer})
+            self.transcript.append({"role": "user", "to": "player", "content": shown})
         self._waiting = "player"
 
     def _advance_after_game(self) -> None:

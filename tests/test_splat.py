@@ -284,3 +284,35 @@ def test_round_cap_from_environment_is_recorded(monkeypatch, puzzles):
         splat.SplatTask("easy")
     monkeypatch.delenv(splat.ROUNDS_ENV)
     assert splat.SplatTask().max_rounds == 15
+
+
+def test_prompts_from_a_downloaded_archive_layout(upstream, tmp_path):
+    """Without upstream's extracted prompts/ folder the builder reads config.yaml and puzzle_arena.py's literals."""
+    import shutil
+
+    from datasets_build.splat import read_prompts, upstream_prompts
+
+    expected = read_prompts(upstream / "splat" / "prompts")
+    shutil.copy(upstream / "splat" / "config.yaml", tmp_path / "config.yaml")
+    template = expected["judge_puzzle_template"].replace('"', '\\"')
+    ready = expected["player_ready_message"]
+    (tmp_path / "puzzle_arena.py").write_text(  # two lines shaped like the authors' code, not a copy of it
+        f'    prompt_puzzle = "{template}"%(title, story, answer)\n'
+        f'        judge_messages.append({{"role": "user", "content": "{ready}"}})\n'
+    )
+    assert upstream_prompts(tmp_path) == expected
+    (tmp_path / "puzzle_arena.py").write_text("print('nothing here')\n")
+    with pytest.raises(UserError, match="string literals"):
+        upstream_prompts(tmp_path)
+    assert upstream_prompts(upstream / "splat") == expected  # the shared layout, cross-checked with config.yaml
+
+
+def test_player_sees_judge_replies_lower_cased(puzzles):
+    seen = []
+
+    def player(messages):
+        seen.append(messages[-1]["content"])
+        return "Is it night?"
+
+    run_task(splat.SplatTask("easy", max_rounds=2), {"player": ScriptedLM(player), "judge": ScriptedLM(lambda m: "YES, Indeed.")}, limit=1, progress=False)
+    assert seen[1] == "yes, indeed."
