@@ -41,24 +41,12 @@ class FixedTask(TaskSpec):
         return ci.ConnectionsGame(instance, self.intro, self.gen_kwargs)
 
 
-def remaining_words(messages) -> list[str]:
-    """The board the player sees last: the opening's ``Words:`` list or the latest ``Remaining words:``."""
-    text = messages[-1]["content"]
-    found = re.findall(r"(?:Remaining words|Words): \[([^\]]*)\]", text)
-    if not found:  # after an invalid reply without a board line, look further back
-        return remaining_words(messages[:-2])
-    return [w.strip() for w in found[-1].split(",")]
-
-
 def knower(groups_of):
-    """Plays a gold group that is still wholly on the board."""
+    """Plays the gold groups in order: the next one after those the game has confirmed."""
 
     def respond(messages):
-        board = set(remaining_words(messages))
-        for group in groups_of(messages):
-            if set(group) <= board:
-                return "These share a theme.\nGUESS: [" + ", ".join(group) + "]"
-        raise AssertionError("no gold group left on the board")
+        confirmed = sum(m["role"] == "user" and m["content"].startswith("Correct!") for m in messages)
+        return "These share a theme.\nGUESS: [" + ", ".join(groups_of(messages)[confirmed]) + "]"
 
     return respond
 
@@ -220,3 +208,64 @@ def test_tasks_are_registered():
     for subset in ci.GLOBALGROUP_SUBSETS:
         assert f"globalgroup_interactive_{subset}" in names
     assert registry.expand(["globalgroup_interactive"]) == [f"globalgroup_interactive_{s}" for s in ci.GLOBALGROUP_SUBSETS]
+
+
+# --- the real games (built from upstream with the DATA builders) -----------------------------
+
+
+@pytest.fixture
+def built(upstream, monkeypatch):
+    from tests.test_tasks_helpers import use_built_data
+
+    return use_built_data(upstream, monkeypatch)
+
+
+def gold_lookup(docs):
+    """Opening board -> gold groups, so a scripted player 'knows' the answer of the game it is shown."""
+    table = {ci.format_words(d["words"]): [list(g["words"]) for g in d["groups"]] for d in docs}
+    assert len(table) == len(docs)
+
+    def groups_of(messages):
+        return table[messages[0]["content"].rsplit("Words: ", 1)[1].strip()]
+
+    return groups_of
+
+
+def test_knower_solves_all_438_connections_games_without_mistakes(built):
+    task = ci.ConnectionsInteractiveTask()
+    docs = task.instances(seed=0)
+    assert len(docs) == 438
+    lm = ScriptedLM(knower(gold_lookup(docs)))
+    summary = run_task(task, {"player": lm}, progress=False, max_live=0)
+    m = summary["metrics"]
+    assert summary["n_samples"]["effective"] == 438
+    assert m["solved"] == 1.0 and m["mistakes"] == 0.0 and m["groups_found"] == 4.0
+    assert m["weighted_clustering"] == 10.0 and m["invalid_replies"] == 0.0
+    assert lm.requests_seen == 438 * 3
+    assert [r["id"] for r in summary["records"]] == [d["id"] for d in docs]  # the static task's game ids
+
+
+def test_wrong_player_loses_every_connections_game_in_four_mistakes(built):
+    task = ci.ConnectionsInteractiveTask()
+    docs = task.instances(seed=0)
+    gold = gold_lookup(docs)
+
+    def wrong(messages):  # one word of each gold group, a new combination each turn
+        turn = sum(m["role"] == "assistant" for m in messages)
+        return "GUESS: [" + ", ".join(g[turn % 4] for g in gold(messages)) + "]"
+
+    lm = ScriptedLM(wrong)
+    summary = run_task(task, {"player": lm}, limit=50, progress=False, max_live=0)
+    m = summary["metrics"]
+    assert m["mistakes"] == 4.0 and m["groups_found"] == 0.0 and m["solved"] == 0.0 and m["weighted_clustering"] == 0.0
+    assert lm.requests_seen == 50 * 4
+
+
+@pytest.mark.parametrize("subset", ci.GLOBALGROUP_SUBSETS)
+def test_knower_solves_every_globalgroup_4x4_test_game(built, subset):
+    task = ci.GlobalGroupInteractiveTask(subset)
+    docs = task.instances(seed=0)
+    assert len(docs) == 300
+    summary = run_task(task, {"player": ScriptedLM(knower(gold_lookup(docs)))}, progress=False, max_live=0)
+    m = summary["metrics"]
+    assert m["solved"] == 1.0 and m["mistakes"] == 0.0 and "weighted_clustering" not in m
