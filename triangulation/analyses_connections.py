@@ -16,6 +16,7 @@ from custom_metrics.matching import exact_flags, key_set
 from custom_metrics.parsing import parse_groups
 
 from triangulation import plots
+from triangulation.analyses_globalgroup import gold_of
 from triangulation.html import Image, Section, Table
 from triangulation.results_io import Run, main_metric
 from triangulation.samples import response_text, sample_records
@@ -36,10 +37,10 @@ def knowledge_accuracy(records: Iterable[tuple[str, str, dict[str, Any]]]) -> pd
     """Knowledge type x model: share of gold groups some predicted group matches exactly (seed 001 Fig. 7)."""
     rows = []
     for model, _task, rec in records:
-        doc = rec.get("doc") or {}
-        groups = doc.get("groups") or []
+        doc = rec.get("doc") if isinstance(rec.get("doc"), dict) else {}
+        groups = gold_of(doc)
         predicted = [key_set(g.words) for g in parse_groups(response_text(rec), list(doc.get("words") or []) or None, n_groups=len(groups) or None)]
-        flags = exact_flags([key_set(g.get("words", [])) for g in groups], predicted)
+        flags = exact_flags([key_set(map(str, g["words"])) for g in groups], predicted)
         for group, solved in zip(groups, flags):
             for kind in group.get("knowledge") or ["(none)"]:
                 rows.append({"model": model, "knowledge": kind, "solved": float(solved)})

@@ -30,9 +30,15 @@ LANGS = ("es", "zh", "hi", "ar")
 COLOURS = ("yellow", "green", "blue", "purple")
 
 
+def gold_of(doc: dict[str, Any]) -> list[dict[str, Any]]:
+    """The doc's gold groups (malformed entries dropped)."""
+    groups = doc.get("groups") if isinstance(doc, dict) else None
+    return [g for g in groups or [] if isinstance(g, dict) and isinstance(g.get("words"), list)]
+
+
 def predicted_sets(response: str, doc: dict[str, Any]) -> list[frozenset]:
     """The answer's groups as matching-key sets (the first ``n_groups`` count, as in scoring)."""
-    gold = doc.get("groups") or []
+    gold = gold_of(doc)
     n = int(doc.get("n_groups") or len(gold))
     pool = list(doc.get("words") or []) or None
     return [key_set(g.words) for g in parse_groups(response, pool, n_groups=n)[:n]]
@@ -40,10 +46,19 @@ def predicted_sets(response: str, doc: dict[str, Any]) -> list[frozenset]:
 
 def group_f1s(response: str, doc: dict[str, Any]) -> list[float]:
     """F1 of each gold group against its greedily matched prediction (seed 000 Sec. 4.1; missing -> 0)."""
-    true_sets = [key_set(g.get("words", [])) for g in doc.get("groups") or []]
+    true_sets = [key_set(map(str, g["words"])) for g in gold_of(doc)]
     preds = predicted_sets(response, doc)
     matched = greedy_match(true_sets, preds)
     return [group_f1(t, preds[j] if j is not None else None) for t, j in zip(true_sets, matched)]
+
+
+def first_tag(tags: Any) -> str:
+    """The group's type tag (the first of ``tags``: Everyday / Pop culture / Linguistic), "(none)" if absent."""
+    if isinstance(tags, str):
+        return tags or "(none)"
+    if isinstance(tags, list) and tags and tags[0]:
+        return str(tags[0])
+    return "(none)"
 
 
 def setting(doc: dict[str, Any]) -> str:
@@ -57,7 +72,7 @@ def game_frame(records: Iterable[tuple[str, str, dict[str, Any]]]) -> pd.DataFra
     """One row per (model, game): setting, subset, difficulty fields and the logged game metrics."""
     rows = []
     for model, task, rec in records:
-        doc = rec.get("doc") or {}
+        doc = rec.get("doc") if isinstance(rec.get("doc"), dict) else {}
         rows.append({
             "model": model, "task": task, "setting": setting(doc), "subset": doc.get("subset"),
             "n_groups": doc.get("n_groups"), "group_size": doc.get("group_size"),
@@ -72,14 +87,14 @@ def group_frame(records: Iterable[tuple[str, str, dict[str, Any]]], colours: dic
     colours = {k.casefold(): v for k, v in (colours or {}).items()}
     rows = []
     for model, _task, rec in records:
-        doc = rec.get("doc") or {}
-        groups = doc.get("groups") or []
+        doc = rec.get("doc") if isinstance(rec.get("doc"), dict) else {}
+        groups = gold_of(doc)
         f1s = group_f1s(response_text(rec), doc)
         for g, f1 in zip(groups, f1s):
             topic = str(g.get("topic", ""))
             rows.append({
                 "model": model, "subset": doc.get("subset"), "setting": setting(doc), "topic": topic, "f1": f1,
-                "tag": (g.get("tags") or ["(none)"])[0] or "(none)",
+                "tag": first_tag(g.get("tags")),
                 "culturally_related": g.get("culturally_related"),
                 "colour": g.get("color") or g.get("colour") or colours.get(topic.casefold()),
             })

@@ -106,7 +106,7 @@ def read_run(path: Path) -> Run:
         raise UserError(f"{path}: 'config' is not an object")
     date = Path(path).stem.removeprefix("results_")
     run = Run(
-        model=model_id({**config, "model_name": data.get("model_name") or config.get("model")}),
+        model=model_id(config),
         path=Path(path),
         date=date,
         results={str(k): v for k, v in {**(data.get("groups") or {}), **data["results"]}.items() if isinstance(v, dict)},
