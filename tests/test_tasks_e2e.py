@@ -1,0 +1,69 @@
+"""End to end (slow): the real `lm_eval` CLI and `triangulate eval` run our tasks on the embedded SmolLM2."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from lm_eval_tasks import TASKS_DIR
+from multiturn.default_model import default_model_args
+from tests.test_tasks_helpers import built_data_root
+
+GG_METRICS = ["group_f1", "ctd", "solved", "topic_achieved", "parsed"]
+CONNECTIONS_METRICS = ["unweighted_clustering", "weighted_clustering", "perfect_solve", "category_reasoning"]
+
+
+def _env(upstream: Path) -> dict[str, str]:
+    env = dict(os.environ)
+    env["TRIANGULATE_DATA"] = str(built_data_root(str(upstream)))
+    env.pop("TRIANGULATE_UPSTREAM", None)  # after a build the tasks need no upstream checkout
+    return env
+
+
+def _results(out: Path) -> dict:
+    files = sorted(out.rglob("results_*.json"))
+    assert files, f"no results JSON under {out}"
+    return json.loads(files[-1].read_text(encoding="utf-8"))
+
+
+def _model_args() -> str:
+    return default_model_args(device=None)  # the lm-eval CLI chooses the device itself
+
+
+@pytest.mark.slow
+def test_lm_eval_cli_runs_globalgroup_zh_and_connections(upstream, tmp_path):
+    out = tmp_path / "out"
+    cmd = [sys.executable, "-m", "lm_eval", "--model", "hf", "--model_args", _model_args(),
+           "--tasks", "globalgroup_zh,connections", "--limit", "2", "--apply_chat_template",
+           "--include_path", str(TASKS_DIR), "--output_path", str(out), "--log_samples"]
+    proc = subprocess.run(cmd, env=_env(upstream), cwd=tmp_path, capture_output=True, text=True, timeout=1500)
+    assert proc.returncode == 0, proc.stderr[-3000:]
+    results = _results(out)["results"]
+    for task, metrics in (("globalgroup_zh", GG_METRICS), ("connections", CONNECTIONS_METRICS)):
+        for metric in metrics:
+            assert f"{metric},none" in results[task], (task, metric)
+    gg = results["globalgroup_zh"]
+    assert 0.0 <= gg["group_f1,none"] <= 1.0 and 0.0 <= gg["parsed,none"] <= 1.0
+    assert 0.0 <= results["connections"]["unweighted_clustering,none"] <= 4.0
+    samples = sorted(out.rglob("samples_globalgroup_zh_*.jsonl"))
+    rows = [json.loads(line) for line in samples[-1].read_text(encoding="utf-8").splitlines()]
+    assert len(rows) == 2
+    assert "我将给你一个包含16个词的词汇池" in json.dumps(rows[0]["arguments"], ensure_ascii=False)
+
+
+@pytest.mark.slow
+def test_triangulate_eval_from_another_directory(upstream, tmp_path):
+    """`triangulate eval` finds our tasks from any working directory (no --include_path given)."""
+    out = tmp_path / "out"
+    cmd = [sys.executable, "-m", "triangulation", "eval", "--model", "hf", "--model_args", _model_args(),
+           "--tasks", "globalgroup_en_2x2", "--limit", "1", "--apply_chat_template",
+           "--gen_kwargs", "max_gen_toks=24", "--output_path", str(out)]
+    proc = subprocess.run(cmd, env=_env(upstream), cwd=tmp_path, capture_output=True, text=True, timeout=1200)
+    assert proc.returncode == 0, proc.stderr[-3000:]
+    results = _results(out)["results"]["globalgroup_en_2x2"]
+    assert all(f"{m},none" in results for m in GG_METRICS)

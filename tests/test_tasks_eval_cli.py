@@ -1,0 +1,33 @@
+"""`triangulate eval`: lm-eval's CLI with our task folder added to the include path."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from lm_eval_tasks import TASKS_DIR
+from triangulation import eval_cli
+from triangulation.cli import build_parser
+
+
+def test_include_paths_puts_ours_first_and_keeps_the_users(tmp_path):
+    a, b = tmp_path / "a", tmp_path / "b"
+    assert eval_cli.include_paths(None) == [str(TASKS_DIR)]
+    assert eval_cli.include_paths(f"{a}:{b}") == [str(TASKS_DIR), str(a.resolve()), str(b.resolve())]
+    assert eval_cli.include_paths([str(TASKS_DIR), str(a)]) == [str(TASKS_DIR), str(a.resolve())]
+
+
+def test_eval_is_listed_in_the_help():
+    help_text = build_parser().format_help()
+    assert "eval" in help_text and "lm-eval" in help_text
+
+
+def test_passthrough_extends_the_include_path(monkeypatch, tmp_path):
+    """The parsed lm-eval arguments reach lm-eval's own runner with our folder added."""
+    from lm_eval._cli import HarnessCLI
+
+    seen = {}
+    monkeypatch.setattr(HarnessCLI, "execute", lambda self, args: seen.update(vars(args)))
+    code = eval_cli.run_passthrough(["--model", "hf", "--tasks", "globalgroup_zh", "--include_path", str(tmp_path)])
+    assert code == 0
+    assert seen["tasks"] in ("globalgroup_zh", ["globalgroup_zh"])
+    assert seen["include_path"] == [str(TASKS_DIR), str(Path(tmp_path).resolve())]
