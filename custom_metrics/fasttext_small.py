@@ -44,9 +44,19 @@ def train_small_fasttext(
     folder.mkdir(parents=True, exist_ok=True)
     corpus = folder / f"corpus.{lang}.txt"
     corpus.write_text("\n".join(synthetic_corpus(topics, sentences, seed)) + "\n", encoding="utf-8")
-    model = fasttext.train_unsupervised(
-        str(corpus), model="skipgram", dim=dim, epoch=5, minCount=1, minn=2, maxn=4, bucket=20_000, thread=1, verbose=0
-    )
+    model = None
+    for lr in (0.05, 0.025, 0.01, 0.005):  # fastText can diverge (NaN loss) on tiny corpora: retry gentler
+        try:
+            model = fasttext.train_unsupervised(
+                str(corpus), model="skipgram", dim=dim, epoch=5, minCount=1, minn=2, maxn=4, bucket=20_000,
+                thread=1, verbose=0, lr=lr,
+            )
+            break
+        except RuntimeError as error:
+            if "NaN" not in str(error):
+                raise
+    if model is None:
+        raise RuntimeError("fastText training diverged at every learning rate")
     target = folder / f"cc.{lang}.300.bin"
     model.save_model(str(target))
     corpus.unlink()
