@@ -62,7 +62,7 @@ def group_labels(groups: Sequence[Sequence[str]], pool: Sequence[str] | None = N
     return words, labels
 
 
-def kmeans_ari(groups: Sequence[Sequence[str]], embedder: Embedder, runs: int = 10) -> float:
+def kmeans_ari(groups: Sequence[Sequence[str]], embedder: Embedder, runs: int = 10, n_init: int = 10) -> float:
     """Mean ARI between K-means clusters of the word vectors (k = number of groups) and the gold groups."""
     from sklearn.cluster import KMeans
     from sklearn.metrics import adjusted_rand_score
@@ -74,7 +74,7 @@ def kmeans_ari(groups: Sequence[Sequence[str]], embedder: Embedder, runs: int = 
     vectors = embedder.matrix(words).astype(np.float64)
     scores = []
     for seed in range(runs):
-        predicted = KMeans(n_clusters=k, n_init=10, random_state=seed).fit_predict(vectors)
+        predicted = KMeans(n_clusters=k, n_init=n_init, random_state=seed).fit_predict(vectors)
         scores.append(adjusted_rand_score(labels, predicted))
     return float(np.mean(scores))
 
