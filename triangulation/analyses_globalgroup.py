@@ -27,6 +27,8 @@ from triangulation.results_io import Run
 from triangulation.samples import response_text, sample_records
 
 LANGS = ("es", "zh", "hi", "ar")
+#: GlobalGroup tasks that are not the static grouping task (other prompts and metrics)
+NOT_STATIC = ("globalgroup_interactive", "globalgroup_overlap")
 COLOURS = ("yellow", "green", "blue", "purple")
 
 
@@ -141,10 +143,19 @@ def pca_kmeans(f1: pd.DataFrame, k: int | None = None, seed: int = 0) -> pd.Data
 
 
 def colour_lookup(runs: Iterable[Run]) -> dict[str, str]:
-    """Topic -> Connections colour from any logged ``connections`` docs (nyt groups come from Connections)."""
+    """Topic -> Connections colour (nyt groups come from Connections games): from logged ``connections``
+    docs, else from the built ``connections`` dataset when it exists; {} when neither is there."""
+    docs = [rec.get("doc") for _m, _t, rec in sample_records(runs, "connections")]
+    if not docs:
+        try:
+            from datasets_build.load import load_connections
+
+            docs = list(load_connections()["test"])
+        except Exception:  # no built dataset (UserError) or an unreadable one: the table is skipped
+            docs = []
     out: dict[str, str] = {}
-    for _m, _t, rec in sample_records(runs, "connections"):
-        for g in (rec.get("doc") or {}).get("groups") or []:
+    for doc in docs:
+        for g in gold_of(doc if isinstance(doc, dict) else {}):
             if g.get("topic") and g.get("color"):
                 out[str(g["topic"])] = str(g["color"])
     return out
@@ -152,7 +163,7 @@ def colour_lookup(runs: Iterable[Run]) -> dict[str, str]:
 
 def build(runs: list[Run], outdir: Path) -> Section | None:
     """Write the GlobalGroup CSVs and PNGs into ``outdir``; the report section, or None without samples."""
-    records = sample_records(runs, "globalgroup")
+    records = sample_records(runs, "globalgroup", exclude=NOT_STATIC)
     if not records:
         return None
     section = Section("GlobalGroup (seed 000)")

@@ -16,11 +16,13 @@ def response_text(record: dict[str, Any]) -> str:
     return "" if value is None else str(value)
 
 
-def sample_records(runs: Iterable[Run], task_prefix: str) -> list[tuple[str, str, dict[str, Any]]]:
-    """(model, task, record) for every logged sample of tasks whose name starts with ``task_prefix``."""
+def sample_records(runs: Iterable[Run], task_prefix: str, exclude: tuple[str, ...] = ()) -> list[tuple[str, str, dict[str, Any]]]:
+    """(model, task, record) for every lm-eval logged sample (``samples_*.jsonl``; play's episode files
+    are not samples) of tasks named ``task_prefix``... except those starting with an ``exclude`` prefix."""
     out = []
     for run in runs:
         for task, path in sorted(run.samples.items()):
-            if task.startswith(task_prefix):
-                out.extend((run.model, task, rec) for rec in iter_jsonl(Path(path)))
+            if not Path(path).name.startswith("samples_") or not task.startswith(task_prefix) or task.startswith(exclude):
+                continue
+            out.extend((run.model, task, rec) for rec in iter_jsonl(Path(path)))
     return out
