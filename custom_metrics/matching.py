@@ -27,7 +27,13 @@ def greedy_match(true_sets: Sequence[frozenset], pred_sets: Sequence[frozenset])
     Greedy on the intersection size: the largest remaining intersection is matched first; ties go to
     the earlier true group, then the earlier prediction.  Each prediction is used at most once.
     """
-    pairs = sorted([(-len(t & p), i, j) for i, t in enumerate(true_sets) for j, p in enumerate(pred_sets)])
+    pairs = []
+    for i, t in enumerate(true_sets):
+        for j, p in enumerate(pred_sets):
+            shared = len(t & p)
+            if shared:
+                pairs.append((-shared, i, j))
+    pairs.sort()
     matched: list[int | None] = [None] * len(true_sets)
     used: set[int] = set()
     remaining = min(len(true_sets), len(pred_sets))
@@ -38,6 +44,14 @@ def greedy_match(true_sets: Sequence[frozenset], pred_sets: Sequence[frozenset])
             matched[i] = j
             used.add(j)
             remaining -= 1
+    if remaining:  # zero-intersection pairs, in (true, prediction) order as the sort would give them
+        free = (j for j in range(len(pred_sets)) if j not in used)
+        for i in range(len(true_sets)):
+            if matched[i] is None:
+                j = next(free, None)
+                if j is None:
+                    break
+                matched[i] = j
     return matched
 
 

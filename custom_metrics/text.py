@@ -42,9 +42,17 @@ def _strip_latin_accents(text: str) -> str:
     return unicodedata.normalize("NFC", "".join(out))
 
 
+_QUOTE_CHARS = tuple((chr(code), replacement) for code, replacement in _QUOTE_TABLE.items())
+
+
 def normalize_quotes(text: str) -> str:
     """Curly/typographic quotes and exotic spaces -> their ASCII forms (length may shrink by zero-widths)."""
-    return text.translate(_QUOTE_TABLE)
+    if text.isascii():
+        return text
+    for char, replacement in _QUOTE_CHARS:  # a few str.replace calls beat a per-character translate
+        if char in text:
+            text = text.replace(char, replacement)
+    return text
 
 
 @lru_cache(maxsize=262_144)

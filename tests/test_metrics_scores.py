@@ -7,6 +7,8 @@ import warnings
 
 import numpy as np
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from custom_metrics import connections, globalgroup, topics
 from custom_metrics.fasttext_small import train_small_fasttext
@@ -51,6 +53,24 @@ def test_greedy_match_largest_intersection_first_and_one_to_one():
     true = [key_set("abcd"), key_set("efgh")]
     pred = [key_set("efgx"), key_set("abcy"), key_set("abcd")]
     assert greedy_match(true, pred) == [2, 0]
+
+
+def _reference_greedy(true, pred):
+    """Seed 000's rule stated directly: all pairs by decreasing intersection, then true index, then prediction."""
+    matched, used = [None] * len(true), set()
+    for _, i, j in sorted((-len(t & p), i, j) for i, t in enumerate(true) for j, p in enumerate(pred)):
+        if matched[i] is None and j not in used:
+            matched[i], _ = j, used.add(j)
+    return matched
+
+
+@settings(max_examples=300, deadline=None)
+@given(
+    st.lists(st.frozensets(st.integers(0, 9), max_size=5), max_size=5),
+    st.lists(st.frozensets(st.integers(0, 9), max_size=6), max_size=7),
+)
+def test_greedy_match_equals_the_stated_rule(true, pred):
+    assert greedy_match(true, pred) == _reference_greedy(true, pred)
 
 
 def test_greedy_match_missing_predictions_map_to_none():
