@@ -269,3 +269,27 @@ def test_knower_solves_every_globalgroup_4x4_test_game(built, subset):
     summary = run_task(task, {"player": ScriptedLM(knower(gold_lookup(docs)))}, progress=False, max_live=0)
     m = summary["metrics"]
     assert m["solved"] == 1.0 and m["mistakes"] == 0.0 and "weighted_clustering" not in m
+
+
+def test_compare_by_game_joins_static_samples_and_episodes(tmp_path, capsys):
+    import json
+
+    docs = [make_doc(i) for i in range(3)]
+    run_task(FixedTask(docs), {"player": ScriptedLM(knower(synthetic_groups))}, output_dir=tmp_path, model_name="m", progress=False)
+    episodes = tmp_path / "m" / "episodes_fixed_interactive.jsonl"
+    static = tmp_path / "samples_connections.jsonl"
+    static.write_text(  # the lm-eval --log_samples shape: doc plus one key per metric
+        "\n".join(
+            json.dumps({"doc_id": i, "doc": {"id": d}, "unweighted_clustering": u, "weighted_clustering": w, "perfect_solve": float(u == 4)})
+            for i, (d, u, w) in enumerate([("g0", 4, 10), ("g2", 1, 3), ("not_played", 0, 0)])
+        )
+    )
+    rows = ci.compare_by_game(static, episodes)
+    assert [r["id"] for r in rows] == ["g0", "g2"]
+    assert rows[1]["static_weighted_clustering"] == 3 and rows[1]["interactive_weighted_clustering"] == 10.0
+    assert rows[1]["interactive_solved"] == 1.0 and rows[1]["static_perfect_solve"] == 0.0
+    out = tmp_path / "cmp.csv"
+    assert ci.main([str(static), str(episodes), "--out", str(out)]) == 0
+    assert out.read_text().splitlines()[0].startswith("id,static_unweighted_clustering")
+    assert "2 games: weighted clustering static 6.500 vs interactive 10.000" in capsys.readouterr().err
+    assert ci.main([str(static), str(tmp_path / "missing.jsonl")]) == 2
