@@ -75,3 +75,15 @@ def test_data_generate_cli(upstream, tmp_path, monkeypatch):
     rows = load_clembench("imagegame", out)
     assert len(rows) == 4 and all(r["target_grid"] for r in rows)
     assert main(["data", "generate", "--benchmark", "clembench", "--count", "4"]) == 2  # no --game: one-line error
+
+
+def test_tasks_play_generated_instances_when_pointed_at_them(upstream, tmp_path, monkeypatch):
+    from multiturn.registry import get_task
+
+    out = tmp_path / "gen"
+    assert main(["data", "generate", "--benchmark", "clembench", "--game", "privateshared", "--count", "5", "--seed", "2",
+                 "--out", str(out)]) == 0
+    monkeypatch.setenv("TRIANGULATE_CLEM_INSTANCES", str(out))
+    episodes = get_task("privateshared").instances(0)
+    assert [e["id"] for e in episodes] == [r["id"] for r in generate_rows("privateshared", 5, 2)]
+    assert len(get_task("taboo").instances(0)) == 60  # no taboo config there: the published instances

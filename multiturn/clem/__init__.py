@@ -9,7 +9,9 @@ aborted), ``aborted``, ``lose``, ``success`` and request counts; per task also `
 
 from __future__ import annotations
 
+import os
 from functools import partial
+from pathlib import Path
 from typing import Any, Callable, Mapping
 
 from multiturn.clem.common import CLEM_GEN_KWARGS, PLAYER_A, PLAYER_B, ClemGame
@@ -27,6 +29,9 @@ from multiturn.registry import register_factory, register_group
 __all__ = ["replay_episode", "aggregate", "game_summary", "play_game", "GAMES", "ClemTask", "CLEMBENCH_GAMES"]
 
 GameFactory = Callable[..., ClemGame]
+
+#: a built or generated ``clembench`` dataset folder whose episodes replace the published ones
+INSTANCES_ENV = "TRIANGULATE_CLEM_INSTANCES"
 
 GAMES: dict[str, GameFactory] = {
     "taboo": TabooGame,
@@ -82,7 +87,14 @@ class ClemTask(TaskSpec):
         self._loader = loader
 
     def instances(self, seed: int) -> list[dict[str, Any]]:
-        """The published instances in clembench's order (fixed stimuli: the seed does not change them)."""
+        """The published v1.6 instances in clembench's order (fixed stimuli: the seed does not change them),
+        or the episodes of a built / generated ``clembench`` folder named by ``$TRIANGULATE_CLEM_INSTANCES``
+        when it has a config for this task."""
+        folder = os.environ.get(INSTANCES_ENV)
+        if folder and (Path(folder) / "data" / self.name).is_dir():
+            from datasets_build.clembench import load_clembench
+
+            return load_clembench(self.name, Path(folder))
         return self._loader()
 
     def make_game(self, instance: Mapping[str, Any], seed: int) -> Game:
