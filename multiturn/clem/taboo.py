@@ -9,6 +9,7 @@ format"); a clue that uses a forbidden word ends it as a loss ("invalid clue"). 
 
 from __future__ import annotations
 
+import re
 import string
 from functools import lru_cache
 from pathlib import Path
@@ -19,7 +20,10 @@ from multiturn.clem.common import NAN, PLAYER_A, PLAYER_B, ClemGame, MasterLoop,
 DESCRIBER = "Player 1"
 GUESSER = "Player 2"
 _PUNCTUATION = str.maketrans(dict.fromkeys(string.punctuation))
+_PUNCTUATION_BYTES = string.punctuation.encode("ascii")
 _STOPWORD_FILE = Path(__file__).with_name("data") / "nltk_english_stopwords.txt"
+#: more than the most letters Snowball's English steps can remove from one word (0, 1a-c, 2-5: <= 25)
+MAX_STEM_SHRINK = 40
 
 
 @lru_cache(maxsize=1)
@@ -42,7 +46,14 @@ def _stemmer():
 
 
 def remove_punctuation(text: str) -> str:
-    return text.translate(_PUNCTUATION)
+    """``text`` without ASCII punctuation (``string.punctuation``, as clembench removes it).
+
+    Done on UTF-8 bytes (no multi-byte sequence holds an ASCII byte): ``str.translate`` is ~10x slower
+    on non-ASCII text, which a 1 MB reply makes visible."""
+    try:
+        return text.encode("utf-8").translate(None, _PUNCTUATION_BYTES).decode("utf-8")
+    except UnicodeEncodeError:  # lone surrogates
+        return text.translate(_PUNCTUATION)
 
 
 def normalise_clue(utterance: str) -> str:
@@ -50,16 +61,31 @@ def normalise_clue(utterance: str) -> str:
     return remove_punctuation(utterance.replace("CLUE:", "").strip().lower())
 
 
-def clue_errors(utterance: str, target: str, related: list[str]) -> list[dict[str, Any]]:
-    """Forbidden words in a clue: clue words (stop words dropped) whose stem equals the stem of the
-    target (type 0) or of a related word (type 1)."""
+def candidate_words(clue: str, stems: list[str]) -> list[str]:
+    """The distinct space-separated words of ``clue``, in order, that could have one of ``stems`` as stem.
+
+    Snowball never lengthens a (lower-case) word and strips fewer than ``MAX_STEM_SHRINK`` letters, so
+    a word shorter than every stem or far longer than all of them cannot share one; skipping them
+    keeps a 1 MB reply fast (stemming a 1 MB token alone takes ~1 s). A repeated word adds no error.
+    """
+    lengths = [len(s) for s in stems] or [0]
+    low, high = max(1, min(lengths)), max(lengths) + MAX_STEM_SHRINK
+    tokens = re.findall(r"[^ ]{%d,}" % low, clue)  # whole words: a run starts at a word's first letter
+    return [w for w in dict.fromkeys(tokens) if len(w) <= high]
+
+
+def clue_errors(utterance: str, target: str, related: list[str], clue: str | None = None) -> list[dict[str, Any]]:
+    """Forbidden words in a clue: distinct clue words (stop words dropped) whose stem equals the stem of
+    the target (type 0) or of a related word (type 1). ``clue``: ``normalise_clue(utterance)`` if known."""
     stem = _stemmer().stem
     stop = english_stopwords()
-    words = [w for w in normalise_clue(utterance).split(" ") if w not in stop]
     target_stem = stem(target)
     related_stems = [(r, stem(r)) for r in related]
     errors: list[dict[str, Any]] = []
-    for word in words:
+    clue = normalise_clue(utterance) if clue is None else clue
+    for word in candidate_words(clue, [target_stem, *(s for _, s in related_stems)]):
+        if word in stop:
+            continue
         word_stem = stem(word)
         if word_stem == target_stem:
             errors.append({"message": f"Target word '{target}' (stem={target_stem}) is similar to clue word '{word}' (stem={word_stem})", "type": 0})
@@ -143,11 +169,12 @@ class TabooGame(ClemGame):
             self.guess_word = normalise_guess(utterance)
             self.log.to_self("valid guess", self.guess_word)
             return True
-        errors = clue_errors(utterance, self.target, self.related)
+        clue = normalise_clue(utterance)
+        errors = clue_errors(utterance, self.target, self.related, clue=clue)
         if errors:
             self.clue_error = errors[0]
             return False
-        self.log.to_self("valid clue", normalise_clue(utterance))
+        self.log.to_self("valid clue", clue)
         return True
 
     def episode_scores(self) -> dict[str, float]:
