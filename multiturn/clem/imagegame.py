@@ -14,7 +14,9 @@ for the per-turn averages.
 
 from __future__ import annotations
 
-import re
+from typing import Any, Mapping
+
+import regex  # the instances' patterns, re-compatible (VERSION0); ~4x faster than re on a long run of newlines
 
 from multiturn.clem.common import NAN, PLAYER_A, PLAYER_B, ClemGame, MasterLoop, outcome_scores
 
@@ -55,6 +57,16 @@ def grid_f1(target: str, drawn: str) -> tuple[float, float, float]:
     return round(100 * precision, 0), round(100 * recall, 0), round(100 * f1, 0)
 
 
+def reply_patterns(instance: Mapping[str, Any]) -> tuple[regex.Pattern, regex.Pattern, regex.Pattern]:
+    """The instance's DONE, instruction (both case-insensitive) and grid patterns, compiled as v1.6 uses them."""
+    flags = regex.VERSION0
+    return (
+        regex.compile(instance["player_1_terminate_pattern"], flags | regex.IGNORECASE),
+        regex.compile(instance["player_1_response_pattern"], flags | regex.IGNORECASE),
+        regex.compile(instance["player_2_response_pattern"], flags),
+    )
+
+
 class ImageGame(ClemGame):
     game_name = "imagegame"
 
@@ -62,9 +74,7 @@ class ImageGame(ClemGame):
         inst = self.instance
         self.log.players = {"GM": "Game master for imagegame", "Player_1": self.model_name(GIVER),
                             "Player_2": self.model_name(FOLLOWER)}
-        terminate_rx = re.compile(inst["player_1_terminate_pattern"], re.IGNORECASE)
-        instruction_rx = re.compile(inst["player_1_response_pattern"], re.IGNORECASE)
-        grid_rx = re.compile(inst["player_2_response_pattern"])
+        terminate_rx, instruction_rx, grid_rx = reply_patterns(inst)
         question = inst["player_1_question"]
         giver = [{"role": "system", "content": ""},
                  {"role": "user", "content": inst["player_1_prompt_header"] + "\n" + inst["target_grid"] + "\n" + question + "\n"}]
