@@ -23,9 +23,10 @@ from collections.abc import Mapping, Sequence
 from functools import lru_cache
 from pathlib import Path
 
+from lm_eval_tasks import TASKS_DIR
 from triangulation.errors import UserError
 
-TEMPLATES_DIR = Path(__file__).resolve().parents[1] / "lm_eval_tasks" / "globalgroup" / "templates"
+TEMPLATES_DIR = TASKS_DIR / "globalgroup" / "templates"
 
 CANPROP_TOPICS = "LIST_TOPICS"  # the markers of the paper's A.3 template
 CANPROP_WORDS = "LIST_WORDS"

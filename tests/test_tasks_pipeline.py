@@ -81,3 +81,27 @@ def test_group_aggregates_over_headline_tasks(built):
     results, lm = _evaluate(["globalgroup"], lambda m: gold[m[-1]["content"]] if m[-1]["content"].startswith("I am") else "", 1)
     assert lm.requests_seen == 11
     assert math.isclose(results["globalgroup"]["group_f1,none"], 7 / 11)
+
+
+def test_few_shot_examples_come_from_dev_with_gold_answers(built):
+    from lm_eval import simple_evaluate
+
+    from datasets_build.load import load_globalgroup
+
+    dev = load_globalgroup(config="en_2x2")["dev"]
+    dev_gold = {P.globalgroup_doc_to_text(d): P.globalgroup_doc_to_target(d) for d in dev}
+    seen = []
+
+    def respond(messages):
+        seen.append(messages)
+        return ""
+
+    simple_evaluate(model=ScriptedLM(respond), tasks=["globalgroup_en_2x2"], num_fewshot=2, limit=1,
+                    task_manager=task_manager(include_defaults=False), apply_chat_template=True,
+                    fewshot_as_multiturn=True, bootstrap_iters=0)
+    (messages,) = seen
+    turns = [m for m in messages if m["role"] in ("user", "assistant")]
+    assert [m["role"] for m in turns] == ["user", "assistant", "user", "assistant", "user"]
+    for question, answer in ((turns[0], turns[1]), (turns[2], turns[3])):
+        assert dev_gold[question["content"]] == answer["content"]  # a dev game and its gold answer
+    assert turns[-1]["content"] not in dev_gold  # the test game itself
