@@ -50,14 +50,21 @@ class PoolIndex:
     """Pool words by matching key, with prefix lookup for annotated items (``TIRE (circular)``)."""
 
     def __init__(self, pool: Sequence[str]):
-        self.words = [str(w) for w in pool]
-        self.by_key: dict[str, str] = {word_key(w): w for w in reversed(self.words)}  # first spelling wins
+        words = pool if all(type(w) is str for w in pool) else [str(w) for w in pool]
+        self.by_key: dict[str, str] = {word_key(w): w for w in reversed(words)}  # first spelling wins
         self.by_key.pop("", None)
-        self.word_set = frozenset(self.by_key.values())
-        self.max_key_len = max(map(len, self.by_key), default=0)
+        self._max_key_len = -1
         # Pool words that contain a list separator ("20,000") need adjacent items re-joined.
         joined = "\x00".join(self.by_key)
-        self.has_separator_words = any(sep in joined for sep in _SEPARATOR_CHARS)
+        self.has_separator_words = "," in joined or ";" in joined or (
+            not joined.isascii() and any(sep in joined for sep in _SEPARATOR_CHARS)
+        )
+
+    @property
+    def max_key_len(self) -> int:
+        if self._max_key_len < 0:
+            self._max_key_len = max(map(len, self.by_key), default=0)
+        return self._max_key_len
 
     def lookup(self, item: str, *, loose_tail: bool = False) -> str | None:
         """The pool word an item names, or None.  A pool word followed by an annotation (``(..)``, ``-``,
@@ -237,15 +244,16 @@ def _map_items(
     if index.has_separator_words:
         items = _rejoin_separated(items, index)
     get = index.by_key.get
-    mapped = [get(word_key(item)) for item in items]
-    if None in mapped:
-        last = len(items) - 1
-        for position, item in enumerate(items):
-            if mapped[position] is None:
-                hit = index.lookup(item, loose_tail=loose_last and position == last)
-                mapped[position] = item if hit is None else hit
-    hits = len(set(mapped).intersection(index.word_set))
-    return mapped, hits
+    found = [get(word_key(item)) for item in items]
+    if None not in found:
+        return found, len(set(found))
+    last = len(items) - 1
+    for position, item in enumerate(items):
+        if found[position] is None:
+            found[position] = index.lookup(item, loose_tail=loose_last and position == last)
+    named = set(found)
+    named.discard(None)
+    return [item if hit is None else hit for hit, item in zip(found, items)], len(named)
 
 
 def _rejoin_separated(items: Sequence[str], index: PoolIndex) -> list[str]:

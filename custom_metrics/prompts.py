@@ -4,14 +4,15 @@ Every prompt text is data, not code:
 
 - GlobalGroup response prompt (seed 000, Appendix A.1): ``lm_eval_tasks/globalgroup/templates/response_<lang>.json``
   (English verbatim from the paper; es/zh/hi/ar are our translations, each file names its source).
-- GlobalGroup candidate-proposal prompt (seed 000, Appendix A.3): derived at run time from the authors'
+- GlobalGroup candidate-proposal prompt (seed 000, Appendix A.3): the game's own published prompt
+  (``canprop_prompt`` of the built data) or else its config's template, derived from the authors'
   published prompts (``CanProp Prompt`` column of the scored CSVs), per language and game setting.
 - Connections prompt (seed 001, Appendix A): upstream ``automated_call/prompt_llm.txt`` whose
   ``InsertGame`` marker the authors' ``chatcall.py`` replaces with the shuffled words joined by ``", "``.
 
 The two upstream-derived texts are looked up first in the built dataset folder (``triangulate data build``
-stores them there through :func:`write_globalgroup_prompts`
- and :func:`write_connections_prompt`), then under ``$TRIANGULATE_UPSTREAM``.
+stores them there through :func:`write_globalgroup_prompts` and :func:`write_connections_prompt`),
+then under ``$TRIANGULATE_UPSTREAM``.
 """
 
 from __future__ import annotations
