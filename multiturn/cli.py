@@ -3,7 +3,7 @@
 Flags are named and behave as in ``lm_eval`` (``--model --model_args --tasks --output_path --limit
 --batch_size --seed --gen_kwargs --device``), plus ``--overwrite`` (start over instead of resuming),
 ``--model_b/--model_args_b`` (second player), ``--judge_model/--judge_model_args`` (judge role),
-``--max_live`` (episodes in flight) and ``--retries``. Without ``--model`` the embedded SmolLM2 is used.
+``--max_live`` (episodes in flight), ``--retries`` and ``--request_timeout``. Without ``--model`` the embedded SmolLM2 is used.
 """
 
 from __future__ import annotations
@@ -11,6 +11,7 @@ from __future__ import annotations
 import argparse
 import json
 import logging
+import sys
 from typing import Any
 
 from lm_eval._cli.utils import MergeDictAction
@@ -43,6 +44,7 @@ def add_parser(subparsers) -> argparse.ArgumentParser:
     parser.add_argument("--judge_model_args", default=None, nargs="+", action=MergeDictAction, help="model_args for --judge_model")
     parser.add_argument("--max_live", type=int, default=None, help="episodes in flight at once (default 32; 0 = all)")
     parser.add_argument("--retries", type=int, default=4, help="attempts per backend call before an episode is recorded failed")
+    parser.add_argument("--request_timeout", type=float, default=None, help="seconds one backend call may take before it counts as failed and is retried (default: no limit)")
     parser.add_argument("--verbosity", "-v", default="WARNING", help="log level")
     parser.set_defaults(func=run)
     return parser
@@ -66,6 +68,12 @@ def _limit(value: float | None) -> int | float | None:
     if value <= 0:
         raise UserError(f"--limit must be positive, got {value:g}")
     return value if value < 1 else int(value)
+
+
+def _timeout(value: float | None) -> float | None:
+    if value is not None and value <= 0:
+        raise UserError(f"--request_timeout must be a positive number of seconds, got {value:g}")
+    return value
 
 
 def _list_tasks() -> int:
@@ -124,6 +132,7 @@ def run(args: argparse.Namespace) -> int:
         "gen_kwargs": dict(args.gen_kwargs or {}),
         "random_seed": args.seed,
         "max_live": args.max_live if args.max_live is not None else DEFAULT_MAX_LIVE,
+        "request_timeout": args.request_timeout,
         "tasks": names,
         **extra_config,
     }
@@ -138,13 +147,17 @@ def run(args: argparse.Namespace) -> int:
         overwrite=args.overwrite,
         gen_kwargs_override=dict(args.gen_kwargs or {}) or None,
         max_live=config["max_live"],
-        retry=RetryPolicy(attempts=max(1, args.retries)),
+        retry=RetryPolicy(attempts=max(1, args.retries), timeout=_timeout(args.request_timeout)),
     )
     if payload is None:  # a non-zero rank of a distributed run
         return 0
     print(format_table(payload))
     if path is not None:
         print(f"results: {path}")
+    failed = {task: entry["n_failed"] for task, entry in payload.get("results", {}).items() if entry.get("n_failed")}
+    if failed:
+        counts = ", ".join(f"{task}: {n}" for task, n in failed.items())
+        print(f"warning: episodes failed on backend errors ({counts}); they are not scored. Run the same command again to play them.", file=sys.stderr)
     return 0
 
 

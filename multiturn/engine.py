@@ -19,6 +19,7 @@ import json
 import logging
 import math
 import random
+import threading
 import time
 from collections import deque
 from dataclasses import dataclass, field
@@ -43,12 +44,19 @@ DEFAULT_MAX_LIVE = 32
 
 @dataclass
 class RetryPolicy:
-    """How often and how patiently a failing ``generate_until`` call is retried."""
+    """How often and how patiently a failing ``generate_until`` call is retried.
+
+    ``timeout`` (seconds, None = wait forever) bounds one ``generate_until`` call: a call still running
+    then counts as a failed attempt (``TimeoutError``) and is retried like any backend error. The call
+    runs in a daemon thread that is abandoned, not killed (Python cannot stop a thread): use it for API
+    backends that can hang; a local model keeps computing the abandoned batch in the background.
+    """
 
     attempts: int = 4
     base_delay: float = 2.0
     max_delay: float = 60.0
     sleep: Callable[[float], None] = time.sleep
+    timeout: float | None = None
 
     def delay(self, attempt: int) -> float:
         """Seconds to wait after failed attempt number ``attempt`` (0-based): base * 2**attempt, capped."""
@@ -105,7 +113,7 @@ def call_backend(lm, prompts: list[str], gen_kwargs: dict[str, Any], retry: Retr
     last_error: Exception | None = None
     for attempt in range(max(1, retry.attempts)):
         try:
-            return _generate(lm, prompts, gen_kwargs)
+            return _generate_within(lm, prompts, gen_kwargs, retry.timeout)
         except Exception as exc:  # any backend error: network, rate limit, OOM, server 5xx
             last_error = exc
             log.warning("generate_until failed (attempt %d/%d): %s", attempt + 1, retry.attempts, exc)
@@ -116,10 +124,32 @@ def call_backend(lm, prompts: list[str], gen_kwargs: dict[str, Any], retry: Retr
     out: list[str | _BackendFailure] = []
     for prompt in prompts:  # isolate the culprits: one more attempt each
         try:
-            out.extend(_generate(lm, [prompt], gen_kwargs))
+            out.extend(_generate_within(lm, [prompt], gen_kwargs, retry.timeout))
         except Exception as exc:
             out.append(_BackendFailure(f"{type(exc).__name__}: {exc}"))
     return out
+
+
+def _generate_within(lm, prompts: list[str], gen_kwargs: dict[str, Any], timeout: float | None) -> list[str]:
+    """``_generate``, raising ``TimeoutError`` when it has not returned after ``timeout`` seconds."""
+    if timeout is None or timeout <= 0:
+        return _generate(lm, prompts, gen_kwargs)
+    outcome: dict[str, Any] = {}
+
+    def target() -> None:
+        try:
+            outcome["replies"] = _generate(lm, prompts, gen_kwargs)
+        except BaseException as exc:  # handed to the caller's thread
+            outcome["error"] = exc
+
+    worker = threading.Thread(target=target, name="generate_until", daemon=True)
+    worker.start()
+    worker.join(timeout)
+    if worker.is_alive():
+        raise TimeoutError(f"generate_until did not return within {timeout:g} s ({len(prompts)} requests)")
+    if "error" in outcome:
+        raise outcome["error"]
+    return outcome["replies"]
 
 
 def _generate(lm, prompts: list[str], gen_kwargs: dict[str, Any]) -> list[str]:
