@@ -187,9 +187,19 @@ def results_payload(
 
 
 def write_results(model_dir: Path, payload: Mapping[str, Any]) -> Path:
-    """Write ``results_<timestamp>.json`` into ``model_dir``; returns its path."""
+    """Write ``results_<timestamp>.json`` into ``model_dir`` atomically (a hidden temporary file, then a
+    rename), so a reader never sees a half-written results file; returns its path."""
     model_dir = Path(model_dir)
     model_dir.mkdir(parents=True, exist_ok=True)
     path = model_dir / f"results_{timestamp()}.json"
-    path.write_text(json.dumps(payload, indent=2, ensure_ascii=False, default=handle_non_serializable), encoding="utf-8")
+    text = json.dumps(payload, indent=2, ensure_ascii=False, default=handle_non_serializable)
+    tmp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
+    try:
+        with tmp.open("w", encoding="utf-8") as fh:
+            fh.write(text)
+            fh.flush()
+            os.fsync(fh.fileno())
+        os.replace(tmp, path)
+    finally:
+        tmp.unlink(missing_ok=True)
     return path
