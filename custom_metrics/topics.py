@@ -4,13 +4,15 @@ Topic achieved: the cosine similarity between a predicted topic and its matched 
 >= 0.3 and higher than its similarity to every other true topic of the game.  Vectors come from the
 official Common Crawl models ``$TRIANGULATE_FASTTEXT_DIR/cc.<lang>.300.bin``; without one, scores
 are NaN and ONE warning per language says how to get the vectors.  Topics are lower-cased before
-embedding (models often answer in capitals, as the prompt's own example does).
+embedding (models often answer in capitals, as the prompt's own example does); Chinese text is
+segmented into words with jieba first, as the paper did (seed 000 App. I: gensim, NLTK, jieba).
 """
 
 from __future__ import annotations
 
 import math
 import os
+import re
 import threading
 import warnings
 from functools import lru_cache
@@ -41,6 +43,20 @@ def _load_model(path: str):
     return fasttext.load_model(path)
 
 
+_HAN = re.compile(r"[\u3400-\u9fff\uf900-\ufaff]")
+
+
+def tokenize(text: str, lang: str = "en") -> list[str]:
+    """Lower-cased tokens of a topic or word: whitespace split, and jieba segmentation of Chinese text."""
+    lowered = text.lower()
+    if lang == "zh" and _HAN.search(lowered):
+        import jieba
+
+        jieba.setLogLevel(60)  # no "Building prefix dict" chatter
+        return [t for t in jieba.lcut(lowered) if t.strip()]
+    return lowered.split()
+
+
 class Embedder:
     """Unit-length fastText vectors for words and phrases, cached per text."""
 
@@ -58,7 +74,7 @@ class Embedder:
         cached = self._cache.get(text)
         if cached is not None:
             return cached
-        clean = " ".join(str(text).lower().split())
+        clean = " ".join(tokenize(str(text), self.lang))
         vec = np.asarray(self.model.get_sentence_vector(clean), dtype=np.float32) if clean else self._zero
         norm = float(np.linalg.norm(vec))
         vec = vec / norm if norm > 0 else self._zero

@@ -242,3 +242,22 @@ def test_connections_category_reasoning_is_nan_without_vectors(monkeypatch, tmp_
         warnings.simplefilter("ignore")
         scores = connections.process_results(CONN_DOC, [_groupings([("a", GOLD[0])])])
     assert math.isnan(scores["category_reasoning"]) and scores["unweighted_clustering"] == 1.0
+
+
+# --- Chinese topics (jieba segmentation, seed 000 App. I) --------------------------------------
+def test_chinese_topics_are_segmented_and_scored(tmp_path, monkeypatch):
+    assert topics.tokenize("把水加热至沸腾的不同方言", "zh") == ["把", "水", "加热", "至", "沸腾", "的", "不同", "方言"]
+    assert topics.tokenize("Natural  Elements", "en") == ["natural", "elements"]
+    zh_groups = {"传统文化": ["太极", "风水", "八卦", "中医"], "足球技术动作": ["射", "传", "停", "带"]}
+    train_small_fasttext(tmp_path, zh_groups, lang="zh", dim=16)
+    monkeypatch.setenv("TRIANGULATE_FASTTEXT_DIR", str(tmp_path))
+    doc = {
+        "language": "zh", "n_groups": 2, "words": [w for ws in zh_groups.values() for w in ws],
+        "groups": [{"topic": t, "words": ws} for t, ws in zh_groups.items()],
+    }
+    right = "<传统文化>：['太极'，'风水'，'八卦'，'中医']，<足球技术动作>：['射'，'传'，'停'，'带']"
+    swapped = "<足球技术动作>：['太极'，'风水'，'八卦'，'中医']，<传统文化>：['射'，'传'，'停'，'带']"
+    assert globalgroup.score_game(right, doc) == {
+        "group_f1": 1.0, "ctd": 1.0, "solved": 1.0, "topic_achieved": 1.0, "parsed": 1.0
+    }
+    assert globalgroup.score_game(swapped, doc)["topic_achieved"] == 0.0
