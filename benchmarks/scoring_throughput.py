@@ -70,6 +70,15 @@ def make_games(n_games: int, seed: int = 0) -> tuple[list[str], list[dict]]:
     return responses, docs
 
 
+def _reference_loop() -> float:
+    """CPU seconds of a fixed pure-Python loop, to compare machines and load."""
+    started = time.process_time()
+    total = 0
+    for i in range(10_000_000):
+        total += i
+    return time.process_time() - started
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--games", type=int, default=100_000)
@@ -105,6 +114,7 @@ def main(argv: list[str] | None = None) -> int:
     print(f"CPU time {cpu:.2f} s: {len(rows) / cpu:,.0f} games per CPU-second")
     load = os.getloadavg()[0] if hasattr(os, "getloadavg") else float("nan")
     print(f"(one process; {os.cpu_count()} CPUs, 1-min load average {load:.1f} while measuring)")
+    print(f"calibration: a 10M-step Python loop took {_reference_loop():.2f} CPU-s here")
     return 0
 
 

@@ -21,7 +21,7 @@ METRICS = ("unweighted_clustering", "weighted_clustering", "perfect_solve", "cat
 
 def _exact_matches(predicted: Sequence[ParsedGroup], gold: Sequence[Sequence[str]]) -> list[int | None]:
     """Per gold group, the index of the prediction holding exactly its words (None if none does)."""
-    pred_sets = [key_set(p.words) for p in predicted]
+    pred_sets = [p.keys if p.keys is not None else key_set(p.words) for p in predicted]
     out: list[int | None] = []
     for words in gold:
         target = key_set(words)

@@ -37,7 +37,7 @@ def _match(predicted: Sequence[ParsedGroup], gold: Sequence[Mapping[str, Any]], 
     n = len(gold)
     preds = list(predicted[:n])
     true_sets = [key_set(g["words"]) for g in gold]
-    pred_sets = [key_set(p.words) for p in preds]
+    pred_sets = [p.keys if p.keys is not None else key_set(p.words) for p in preds]
     matched = greedy_match(true_sets, pred_sets)
     f1s = [group_f1(t, pred_sets[j] if j is not None else None) for t, j in zip(true_sets, matched)]
     exact = exact_flags(true_sets, pred_sets)

@@ -44,6 +44,7 @@ class ParsedGroup:
     label: str = field(default="", compare=False, repr=False)  # the label as written (``Category 1``)
     bracketed: bool = field(default=True, compare=False, repr=False)  # ``[...]`` list, not ``a, b, c`` prose
     pool_hits: int = field(default=-1, compare=False, repr=False)  # distinct pool words named (-1: no pool)
+    keys: frozenset[str] | None = field(default=None, compare=False, repr=False)  # word keys, set at parse time
 
 
 class PoolIndex:
@@ -237,23 +238,34 @@ def _split_items_uncached(body: str) -> list[str]:
 
 def _map_items(
     items: Sequence[str], index: PoolIndex | None, *, loose_last: bool = False
-) -> tuple[list[str], int]:
-    """Items in pool spelling where they name a pool word, and the number of distinct pool words named."""
+) -> tuple[list[str], int, frozenset[str]]:
+    """Items in pool spelling where they name a pool word, the number of distinct pool words named, and
+    the matching keys of the resulting words."""
     if index is None:
-        return list(items), -1
+        keys = frozenset(map(word_key, items))
+        return list(items), -1, keys - _NO_KEY if "" in keys else keys
     if index.has_separator_words:
         items = _rejoin_separated(items, index)
     get = index.by_key.get
-    found = [get(word_key(item)) for item in items]
+    item_keys = [word_key(item) for item in items]
+    found = [get(key) for key in item_keys]
     if None not in found:
-        return found, len(set(found))
+        return found, len(set(found)), frozenset(item_keys)
     last = len(items) - 1
     for position, item in enumerate(items):
         if found[position] is None:
-            found[position] = index.lookup(item, loose_tail=loose_last and position == last)
+            hit = index.lookup(item, loose_tail=loose_last and position == last)
+            if hit is not None:
+                found[position] = hit
+                item_keys[position] = word_key(hit)
     named = set(found)
     named.discard(None)
-    return [item if hit is None else hit for hit, item in zip(found, items)], len(named)
+    keys = frozenset(item_keys)
+    mapped = [item if hit is None else hit for hit, item in zip(found, items)]
+    return mapped, len(named), keys - _NO_KEY if "" in keys else keys
+
+
+_NO_KEY = frozenset([""])
 
 
 def _rejoin_separated(items: Sequence[str], index: PoolIndex) -> list[str]:
@@ -302,15 +314,15 @@ def _bracket_groups(text: str, index: PoolIndex | None) -> list[ParsedGroup]:
         if not items:
             label, topic = _label_and_topic(prefix)
             if label:  # "'Topic': []" is an (empty) answer group; a bare "[]" is not
-                groups.append(ParsedGroup(topic, [], start, label, True, 0 if index else -1))
+                groups.append(ParsedGroup(topic, [], start, label, True, 0 if index else -1, frozenset()))
             continue
-        words, hits = _map_items(items, index)
+        words, hits, keys = _map_items(items, index)
         if hits == 0:
             continue  # "[Kitchen items]" or a citation: not a group of pool words
         if index is not None and _is_pool_echo(hits, index):
             continue
         label, topic = _label_and_topic(prefix)
-        groups.append(ParsedGroup(topic, words, start, label, True, hits))
+        groups.append(ParsedGroup(topic, words, start, label, True, hits, keys))
     return groups
 
 
@@ -373,14 +385,14 @@ def _colon_groups(text: str, index: PoolIndex | None) -> list[ParsedGroup]:
         items = [i for i in (_drop_conjunction(clean_item(r)) for r in raw_items) if i]
         if len(items) < 2 or any(len(i) > 60 for i in items[:-1]):
             continue
-        words, hits = _map_items(items, index, loose_last=True)
+        words, hits, keys = _map_items(items, index, loose_last=True)
         if index is not None and hits < 2:
             continue  # an unbracketed list must name pool words, else it is prose with commas
         label_start = max(previous_end, colon - 120)
         label = _label_from_prefix(text[label_start:colon])
         if head:
             label = f"{label}: {_clean_label(head)}" if label else _clean_label(head)
-        groups.append(ParsedGroup(_topic_from_label(label), words, colon, label, False, hits))
+        groups.append(ParsedGroup(_topic_from_label(label), words, colon, label, False, hits, keys))
         # The next label may start inside this list's last item (newlines stripped): look back from there.
         previous_end = colon + 1 + stop - len(raw_tail)
     return groups

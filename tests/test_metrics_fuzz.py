@@ -11,6 +11,7 @@ from hypothesis import strategies as st
 from custom_metrics.connections import score_connections
 from custom_metrics.difficulty import word_overlap
 from custom_metrics.globalgroup import score_groups
+from custom_metrics.matching import key_set
 from custom_metrics.parsing import ParsedGroup, parse_groups
 
 POOL = ["Water", "Fire", "Earth", "Wind", "Happy", "Sad", "Angry", "Surprised", "Café", "Niño", "苹果", "सेब"]
@@ -28,6 +29,7 @@ def _check(groups) -> None:
         assert isinstance(group, ParsedGroup)
         assert group.topic is None or isinstance(group.topic, str)
         assert all(isinstance(w, str) for w in group.words)
+        assert group.keys == key_set(group.words)  # keys carried from parsing match the words
 
 
 @SETTINGS
