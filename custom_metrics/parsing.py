@@ -125,6 +125,14 @@ _CATEGORY_PREFIX = re.compile(
     re.IGNORECASE,
 )
 _CATEGORY_WORD = re.compile(r"(?:category|group|categoría|grupo)\s*\d{1,3}\b")  # on lower-cased text
+_GENERIC_KEYS = frozenset(
+    ["words", "word", "items", "members", "group", "list", "answer", "palabras", "词语", "词", "单词", "शब्द", "كلمات"]
+)
+_TOPIC_FIELD = re.compile(
+    r"[\"'](?:topic|category|name|theme|title|connection|label|tema|categoría|主题|类别|विषय|موضوع|فئة)[\"']"
+    r"\s*:\s*[\"']((?:[^\"'\\\n]|\\.){1,200})[\"']",
+    re.IGNORECASE,
+)
 _TOPIC_EDGE = " \t\r\n*_`'\"<>:=,;.-–—|#"
 
 # --- final-answer markers ----------------------------------------------------------------------
@@ -149,7 +157,12 @@ def _label_from_prefix(prefix: str) -> str:
     for pattern in (_DQUOTE_TOPIC, _SQUOTE_TOPIC):
         found = pattern.search(text)
         if found:
-            return _clean_label(found.group(1).replace('\\"', '"').replace("\\'", "'"))
+            label = _clean_label(found.group(1).replace('\\"', '"').replace("\\'", "'"))
+            if label.casefold() in _GENERIC_KEYS:
+                # JSON like {"topic": "Emotions", "words": [...]}: the topic is another field of the object.
+                field_value = _TOPIC_FIELD.search(prefix[prefix.rfind("{") + 1 :])
+                return _clean_label(field_value.group(1)) if field_value else ""
+            return label
     for boundary in ("]", "}", ")", ":"):
         cut = text.rfind(boundary)
         if cut >= 0 and (boundary != ")" or "(" not in text[:cut]):

@@ -204,3 +204,16 @@ def test_find_groups_returns_everything():
     answer = "Try: <A>: [Water, Sad]. Final answer: <E>: [Water, Fire, Earth, Wind]"
     assert len(find_groups(answer, POOL)) == 2
     assert len(parse_groups(answer, POOL)) == 1
+
+
+def test_json_objects_with_topic_and_words_fields():
+    import json
+
+    payload = {"groups": [{"topic": "Natural Elements", "words": ELEMENTS}, {"category": "Emotions", "words": EMOTIONS}]}
+    for text in (json.dumps(payload), json.dumps(payload, indent=2)):
+        groups = parse_groups(text, POOL, n_groups=2)
+        assert _topics(groups) == ["Natural Elements", "Emotions"]
+        assert _words(groups) == [ELEMENTS, EMOTIONS]
+    # Without a topic field the groups stay separate (a shared "words" key is not a restated label).
+    bare = json.dumps([{"words": ELEMENTS}, {"words": EMOTIONS}])
+    assert _words(parse_groups(bare, POOL, n_groups=2)) == [ELEMENTS, EMOTIONS]
