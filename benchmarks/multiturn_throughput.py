@@ -8,7 +8,7 @@ Same model (default: the embedded SmolLM2 on CPU), same episodes (the first N bl
 
 Prints the wall time, episodes/s and generate calls of each mode and whether the replies agree.
 Usage: ``python benchmarks/multiturn_throughput.py [--episodes 4] [--task nback_verbal_3]
-[--model hf --model_args pretrained=...]``. On a GPU pass ``--device cuda``; there batching is
+[--model hf --model_args pretrained=...] [--threads 1]``. On a GPU pass ``--device cuda``; there batching is
 expected to pay, on a 2-core CPU it does not (prefill is compute-bound).
 """
 
@@ -64,13 +64,18 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--model_args", default=None)
     parser.add_argument("--device", default=None)
     parser.add_argument("--max_gen_toks", type=int, default=3)
+    parser.add_argument("--threads", type=int, default=None, help="torch CPU threads (1 avoids thrashing on a busy machine)")
     args = parser.parse_args(argv)
+    if args.threads:
+        import torch
+
+        torch.set_num_threads(args.threads)
 
     task = registry.get_task(args.task)
     instances = task.instances(0)[: args.episodes]
     t0 = time.perf_counter()
     lm, model, _ = load_lm(args.model, args.model_args, batch_size=1, device=args.device)
-    print(f"model {model} loaded in {time.perf_counter() - t0:.1f} s; task {args.task}, {len(instances)} episodes")
+    print(f"model {model} loaded in {time.perf_counter() - t0:.1f} s; task {args.task}, {len(instances)} episodes", flush=True)
 
     results = {}
     for label, batch in (("sequential (batch 1)", 1), (f"lockstep (batch {len(instances)})", len(instances))):
@@ -78,7 +83,8 @@ def main(argv: list[str] | None = None) -> int:
         results[label] = records
         print(
             f"{label:24s} {seconds:7.1f} s  {len(records) / seconds:.4f} episodes/s  "
-            f"{counting.requests / seconds:.2f} requests/s  {counting.calls} generate calls"
+            f"{counting.requests / seconds:.2f} requests/s  {counting.calls} generate calls",
+            flush=True,
         )
     a, b = results.values()
     replies = lambda recs: {r["id"]: [t["response"] for t in r["transcript"]] for r in recs}  # noqa: E731
