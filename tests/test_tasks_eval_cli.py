@@ -31,3 +31,16 @@ def test_passthrough_extends_the_include_path(monkeypatch, tmp_path):
     assert code == 0
     assert seen["tasks"] in ("globalgroup_zh", ["globalgroup_zh"])
     assert seen["include_path"] == [str(TASKS_DIR), str(Path(tmp_path).resolve())]
+
+
+def test_missing_build_is_one_line_naming_the_build_command(monkeypatch, tmp_path, capsys):
+    """Unbuilt data: `triangulate eval` prints one error line that names `triangulate data build`, exit 2."""
+    from triangulation.cli import main
+
+    monkeypatch.setenv("TRIANGULATE_DATA", str(tmp_path / "nothing-built"))
+    code = main(["eval", "--model", "dummy", "--tasks", "globalgroup_zh", "--limit", "1"])
+    err = capsys.readouterr().err
+    assert code == 2
+    lines = [line for line in err.splitlines() if line.startswith("triangulate: error:")]
+    assert len(lines) == 1 and "triangulate data build" in lines[0]
+    assert "Traceback" not in err
