@@ -24,8 +24,15 @@ SUBCOMMANDS: dict[str, str] = {
 }
 
 
+class OneLineErrorParser(argparse.ArgumentParser):
+    """argparse, but a usage mistake is one line that names the help command (no usage block)."""
+
+    def error(self, message: str):
+        self.exit(2, f"{self.prog}: error: {message} (see `{self.prog} --help`)\n")
+
+
 def build_parser() -> argparse.ArgumentParser:
-    parser = argparse.ArgumentParser(
+    parser = OneLineErrorParser(
         prog="triangulate",
         description="Abstract-reasoning and interactive evaluation on top of lm-evaluation-harness.",
     )
@@ -57,7 +64,7 @@ def _guard(fn) -> int:
     try:
         code = fn()
     except UserError as exc:
-        print(f"triangulate: error: {exc}", file=sys.stderr)
+        print(f"triangulate: error: {' '.join(str(exc).split())}", file=sys.stderr)  # always one line
         return 2
     except KeyboardInterrupt:
         print("triangulate: interrupted", file=sys.stderr)
