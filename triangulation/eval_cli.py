@@ -12,6 +12,7 @@ import sys
 from pathlib import Path
 
 from lm_eval_tasks import TASKS_DIR
+from triangulation.errors import UserError
 
 HELP = "run lm-eval (same arguments as `lm_eval`) with the GlobalGroup and Connections tasks included"
 
@@ -47,6 +48,10 @@ def run_passthrough(argv: list[str]) -> int:
         cli.execute(args)
     except SystemExit as exc:  # lm-eval exits on its own errors
         return exc.code if isinstance(exc.code, int) else (0 if exc.code is None else 1)
+    except ValueError as exc:
+        if str(exc).startswith("Tasks not found"):  # lm-eval raises it for unknown --tasks names
+            raise UserError(f"{exc}; list the known ones with `triangulate eval ls tasks`") from exc
+        raise
     return 0
 
 
