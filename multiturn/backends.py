@@ -8,11 +8,15 @@ Every backend comes from lm-eval's model registry (``hf``, ``vllm``, ``local-cha
 
 from __future__ import annotations
 
+import logging
+import os
 import re
 from typing import Any, Callable, Mapping
 from urllib.parse import urlsplit, urlunsplit
 
 from triangulation.errors import UserError
+
+log = logging.getLogger(__name__)
 
 #: model_args keys whose values are credentials: never written to results, logs or folder names.
 SECRET_KEY_PATTERN = re.compile(
@@ -66,6 +70,7 @@ def load_lm(
     Returns ``(lm, model_name, model_args_dict)`` where ``model_name`` is the registry name used.
     """
     args = parse_model_args(model_args)
+    register_secrets(args)
     if model is None:
         from multiturn.default_model import DEFAULT_MODEL, default_model_args
 
@@ -75,12 +80,82 @@ def load_lm(
     lm_class = resolve_lm_class(model)
     extra = {"batch_size": batch_size, "device": device}
     try:
-        lm = lm_class.create_from_arg_obj(args, extra)
-    except TypeError as exc:  # a backend that does not take batch_size/device
-        if "unexpected keyword" not in str(exc):
-            raise
-        lm = lm_class.create_from_arg_obj(args, {})
+        try:
+            lm = lm_class.create_from_arg_obj(args, extra)
+        except TypeError as exc:  # a backend that does not take batch_size/device
+            if "unexpected keyword" not in str(exc):
+                raise
+            lm = lm_class.create_from_arg_obj(args, {})
+    except (TypeError, ValueError, OSError, ImportError) as exc:  # unknown model_args key, bad path, missing extra
+        log.debug("loading %s failed", model, exc_info=True)
+        detail = scrub_secrets(f"{type(exc).__name__}: {exc}", args)
+        raise UserError(
+            f"cannot load --model {model} with --model_args {model_args_string(args) or '(none)'}: {detail} "
+            "(check the model name or path and the model_args keys)"
+        ) from exc
     return lm, model, args
+
+
+def secret_values(model_args: str | Mapping[str, Any] | None) -> list[str]:
+    """The credential values in model_args (secret-looking keys, URL passwords), longest first."""
+    values: list[str] = []
+    for key, value in parse_model_args(model_args).items():
+        if SECRET_KEY_PATTERN.search(str(key)) and value not in (None, ""):
+            values.append(str(value))
+        elif isinstance(value, str):
+            try:
+                password = urlsplit(value).password
+            except ValueError:
+                password = None
+            if password:
+                values.append(password)
+    return sorted({v for v in values if len(v) >= 4}, key=len, reverse=True)
+
+
+def scrub_secrets(text: str, model_args: str | Mapping[str, Any] | None = None) -> str:
+    """``text`` with every credential replaced by ``<redacted>``: those of ``model_args``, of every model
+    loaded so far (:func:`load_lm` registers them) and secret-named environment variables
+    (``OPENAI_API_KEY``, ``HF_TOKEN``, ...)."""
+    values = set(secret_values(model_args)) | _KNOWN_SECRETS | set(env_secret_values())
+    for value in sorted(values, key=len, reverse=True):
+        text = text.replace(value, "<redacted>")
+    return text
+
+
+#: credential values of the models loaded in this process (scrubbed from errors and logs)
+_KNOWN_SECRETS: set[str] = set()
+
+
+def register_secrets(model_args: str | Mapping[str, Any] | None) -> None:
+    _KNOWN_SECRETS.update(secret_values(model_args))
+
+
+def env_secret_values(min_length: int = 8) -> list[str]:
+    """Values of environment variables whose names look like credentials (short values are ignored)."""
+    return [v for k, v in os.environ.items() if SECRET_KEY_PATTERN.search(k) and len(v) >= min_length]
+
+
+class SecretScrubber(logging.Filter):
+    """A logging filter that renders each record and replaces credentials in it (see :func:`scrub_secrets`)."""
+
+    def filter(self, record: logging.LogRecord) -> bool:
+        message = record.getMessage()
+        clean = scrub_secrets(message)
+        if record.exc_info and not record.exc_text:
+            record.exc_text = logging.Formatter().formatException(record.exc_info)
+        if record.exc_text:
+            record.exc_text = scrub_secrets(record.exc_text)
+        if clean != message:
+            record.msg, record.args = clean, None
+        return True
+
+
+def install_log_scrubber() -> None:
+    """Put :class:`SecretScrubber` on every handler of the root and ``lm_eval`` loggers (idempotent)."""
+    for logger in (logging.getLogger(), logging.getLogger("lm_eval")):
+        for handler in logger.handlers:
+            if not any(isinstance(f, SecretScrubber) for f in handler.filters):
+                handler.addFilter(SecretScrubber())
 
 
 def redact_url(value: str) -> str:
