@@ -92,6 +92,9 @@ def _list_tasks() -> int:
 
 def run(args: argparse.Namespace) -> int:
     logging.basicConfig(level=getattr(logging, str(args.verbosity).upper(), logging.WARNING))
+    from multiturn.backends import install_log_scrubber
+
+    install_log_scrubber()  # no credential in any log line (model_args secrets, secret-named env vars)
     if not args.tasks:
         raise UserError("--tasks is required (comma-separated; `--tasks list` shows them)")
     if args.tasks.strip() == "list":
@@ -118,6 +121,7 @@ def run(args: argparse.Namespace) -> int:
         lms["judge"] = judge
         extra_config.update(judge_model=judge_model, judge_model_args=model_args_string(judge_args))
 
+    install_log_scrubber()  # again: loading a backend may have added log handlers
     dir_name = sanitized_model_name(model, model_args)
     from multiturn.backends import NAME_KEYS, redact_model_args
 

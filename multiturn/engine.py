@@ -30,7 +30,7 @@ from lm_eval.api.instance import Instance
 from tqdm.auto import tqdm
 
 from multiturn import results as res
-from multiturn.backends import barrier, gather_to_rank0, rank_and_world
+from multiturn.backends import barrier, gather_to_rank0, rank_and_world, scrub_secrets
 from multiturn.game import Game, Request, TaskSpec, mean_of_keys
 from triangulation.errors import UserError
 
@@ -116,18 +116,23 @@ def call_backend(lm, prompts: list[str], gen_kwargs: dict[str, Any], retry: Retr
             return _generate_within(lm, prompts, gen_kwargs, retry.timeout)
         except Exception as exc:  # any backend error: network, rate limit, OOM, server 5xx
             last_error = exc
-            log.warning("generate_until failed (attempt %d/%d): %s", attempt + 1, retry.attempts, exc)
+            log.warning("generate_until failed (attempt %d/%d): %s", attempt + 1, retry.attempts, _describe(exc))
             if attempt + 1 < retry.attempts:
                 retry.sleep(retry.delay(attempt))
     if len(prompts) == 1:
-        return [_BackendFailure(f"{type(last_error).__name__}: {last_error}")]
+        return [_BackendFailure(_describe(last_error))]
     out: list[str | _BackendFailure] = []
     for prompt in prompts:  # isolate the culprits: one more attempt each
         try:
             out.extend(_generate_within(lm, [prompt], gen_kwargs, retry.timeout))
         except Exception as exc:
-            out.append(_BackendFailure(f"{type(exc).__name__}: {exc}"))
+            out.append(_BackendFailure(_describe(exc)))
     return out
+
+
+def _describe(exc: BaseException | None) -> str:
+    """``Type: message`` of a backend error, credentials removed (it goes to logs and the episode record)."""
+    return scrub_secrets(f"{type(exc).__name__}: {exc}")
 
 
 def _generate_within(lm, prompts: list[str], gen_kwargs: dict[str, Any], timeout: float | None) -> list[str]:
