@@ -411,6 +411,49 @@ def _colon_groups(text: str, index: PoolIndex | None) -> list[ParsedGroup]:
     return groups
 
 
+MAX_LINES = 400  # only the last this many lines are examined by the line reader
+_TABLE_RULE = re.compile(r"^[\s|:\-]+$")
+
+
+def _line_groups(text: str, index: PoolIndex) -> list[ParsedGroup]:
+    """Lines that are lists of pool words without brackets or colons: ``Water, Fire, Earth, Wind`` under a
+    topic line, or a markdown table row ``| Elements | Water, Fire, Earth, Wind |``."""
+    groups: list[ParsedGroup] = []
+    lines = text.split("\n")
+    offset = len(text) + 1
+    offsets = []
+    for line in reversed(lines[-MAX_LINES:]):
+        offset -= len(line) + 1
+        offsets.append(offset)
+    offsets.reverse()
+    lines = lines[-MAX_LINES:]
+    previous = ""
+    for line, start in zip(lines, offsets):
+        stripped = line.strip()
+        label_text = previous
+        if stripped and not _TABLE_RULE.match(stripped):
+            previous = stripped
+        if not stripped or "[" in stripped or ":" in stripped or "：" in stripped or len(stripped) > 1500:
+            continue
+        if stripped.startswith("|"):
+            cells = [c.strip() for c in stripped.strip("|").split("|")]
+            if len(cells) < 2:
+                continue
+            label_text, body = cells[-2], cells[-1]
+        else:
+            body = stripped
+        raw_items = _COMMA_SEPARATORS.split(body)
+        if len(raw_items) < 2 or len(raw_items) > MAX_LIST_ITEMS:
+            continue
+        items = [i for i in (_drop_conjunction(clean_item(r)) for r in raw_items) if i]
+        words, hits, keys = _map_items(items, index)
+        if hits < 2 or 2 * hits < len(items):
+            continue  # a list of pool words, not prose
+        label = _clean_label(label_text) if len(label_text) <= 200 else ""
+        groups.append(ParsedGroup(_topic_from_label(label), words, start, label, False, hits, keys))
+    return groups
+
+
 def _prepare(response: object) -> str:
     """Quotes normalised; reasoning before a closing ``</think>`` dropped."""
     if not isinstance(response, str):
@@ -427,11 +470,15 @@ def _find(text: str, index: PoolIndex | None, n_groups: int | None = None) -> li
         return bracketed
     if len(bracketed) >= (n_groups or 1):
         tail = text.rfind("]") + 1
-        if text.find(":", tail) < 0 and text.find("：", tail) < 0:
+        if text.find(":", tail) < 0 and text.find("：", tail) < 0 and text.find("\n", tail) < 0:
             return bracketed  # nothing after the last list can be an unbracketed group
-    # With a pool, unbracketed lists of pool words count too (``**Sports**: POLO, CRICKET, ...``).
+    # With a pool, unbracketed lists of pool words count too (``**Sports**: POLO, CRICKET, ...``,
+    # a topic line followed by a line of words, markdown table rows).
     prose = _colon_groups(text, index)
-    return sorted(bracketed + prose, key=lambda g: g.start) if bracketed else prose
+    if index is not None:
+        taken = {g.start for g in prose}
+        prose += [g for g in _line_groups(text, index) if g.start not in taken]
+    return sorted(bracketed + prose, key=lambda g: g.start)
 
 
 def find_groups(response: str, pool: Sequence[str] | None = None) -> list[ParsedGroup]:

@@ -96,6 +96,8 @@ ADVERSARIAL = {
     "escapes": _repeat('"' + "x\\" * 50),
     "long_list": _repeat("[" + "Water," * 700 + "]"),
     "no_structure": _repeat("lorem ipsum dolor sit amet "),
+    "word_lines": _repeat("Water, Fire, Earth, Wind\n"),
+    "table_rows": _repeat("| a | Water, Fire, Sad |\n"),
 }
 
 

@@ -125,6 +125,17 @@ def test_dash_separated_lists():
     assert _words(groups) == [pool[:4], pool[4:]]
 
 
+def test_topic_line_then_word_line_and_markdown_tables():
+    lines = "My groups.\n\n**Natural Elements**\nWater, Fire, Earth, Wind\n\nGroup 2: Emotions\nHappy, Sad, Angry, Surprised\n"
+    groups = parse_groups(lines, POOL, n_groups=2)
+    assert _topics(groups) == ["Natural Elements", "Emotions"] and _words(groups) == [ELEMENTS, EMOTIONS]
+    table = "| Topic | Words |\n|---|---|\n| Elements | Water, Fire, Earth, Wind |\n| Emotions | Happy, Sad, Angry, Surprised |"
+    groups = parse_groups(table, POOL, n_groups=2)
+    assert _topics(groups) == ["Elements", "Emotions"] and _words(groups) == [ELEMENTS, EMOTIONS]
+    # A sentence that merely mentions two pool words is not a group.
+    assert parse_groups("I think Water, and maybe Fire, are hard to place in this game", POOL) == []
+
+
 def test_extra_groups_are_returned_in_order():
     answer = "<A>: [Water, Fire], <B>: [Sad, Happy], <C>: [Wind, Earth]"
     assert len(parse_groups(answer, POOL, n_groups=2)) == 3
