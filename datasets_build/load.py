@@ -40,8 +40,16 @@ def load_config(name: str, config: str, path: str | Path | None = None) -> datas
 
 
 def load_globalgroup(config: str = "en_4x4", path: str | Path | None = None, **kwargs) -> datasets.DatasetDict:
-    """GlobalGroup config ``<subset>_<g>x<w>`` (splits dev, test; generated folders: test only)."""
-    return load_config("globalgroup", config, path)
+    """GlobalGroup config ``<subset>_<g>x<w>`` (splits dev, test; generated folders: test only).
+
+    A generated folder gets the built folder's ``dev`` split of the same config (the tasks draw few-shot
+    examples from ``dev``), or an empty ``dev`` when that is not built (zero-shot still works).
+    """
+    data = load_config("globalgroup", config, path)
+    if path and "dev" not in data:
+        built = built_configs(dataset_dir("globalgroup", must_exist=False)).get(config, {})
+        data["dev"] = datasets.Dataset(pq.read_table(built["dev"])) if "dev" in built else data["test"].select([])
+    return data
 
 
 def load_connections(config: str = "default", path: str | Path | None = None, **kwargs) -> datasets.DatasetDict:

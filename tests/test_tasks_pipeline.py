@@ -105,3 +105,24 @@ def test_few_shot_examples_come_from_dev_with_gold_answers(built):
     for question, answer in ((turns[0], turns[1]), (turns[2], turns[3])):
         assert dev_gold[question["content"]] == answer["content"]  # a dev game and its gold answer
     assert turns[-1]["content"] not in dev_gold  # the test game itself
+
+
+def test_fresh_generated_games_run_through_the_same_task(built, tmp_path):
+    """`triangulate data generate` output plugs into globalgroup_zh via lm-eval metadata ``path``."""
+    from lm_eval import simple_evaluate
+    from lm_eval.tasks import TaskManager
+
+    from datasets_build.load import load_globalgroup
+    from lm_eval_tasks import TASKS_DIR
+    from triangulation.cli import main
+
+    out = tmp_path / "fresh"
+    assert main(["data", "generate", "--benchmark", "globalgroup", "--subset", "zh", "--seed", "7", "--out", str(out)]) == 0
+    fresh = load_globalgroup(config="zh_4x4", path=str(out))
+    assert len(fresh["dev"]) == 300  # few-shot examples come from the built dev split
+    gold = {P.globalgroup_doc_to_text(d): P.globalgroup_doc_to_target(d) for d in fresh["test"].select(range(2))}
+    tm = TaskManager(include_path=str(TASKS_DIR), include_defaults=False, metadata={"path": str(out)})
+    lm = ScriptedLM(lambda m: gold[m[-1]["content"]])
+    res = simple_evaluate(model=lm, tasks=["globalgroup_zh"], task_manager=tm, limit=2,
+                          apply_chat_template=True, bootstrap_iters=0)["results"]["globalgroup_zh"]
+    assert lm.requests_seen == 2 and res["solved,none"] == 1.0
