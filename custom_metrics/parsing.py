@@ -3,8 +3,9 @@
 Handles the prompt's own format ``<Topic>: ['w1', 'w2', ...]`` and what models really write: Python
 dicts, markdown (``**Topic**: [...]``, bullets, numbering), curly quotes, ``Category 1:`` prefixes,
 reasoning followed by a final answer (the answer after the last "final answer"/"Groupings:" marker
-wins), newlines stripped (``...BAGEL]Permission: [APPROVAL, ...]``), unbracketed ``Topic: a, b, c``
-lists, and extra groups.  Words are mapped onto the pool's spelling case- and accent-insensitively;
+wins), newlines stripped (``...BAGEL]Permission: [APPROVAL, ...]``), JSON objects, and, with a pool,
+unbracketed ``Topic: a, b, c`` lists, word lines under a topic line, bulleted words, table rows; extra
+groups are returned in order.  Words are mapped onto the pool's spelling case- and accent-insensitively;
 words not in the pool are kept as written and so never match a gold word.
 
 Safety: no eval; every regular expression is linear (bounded repeats over disjoint character
@@ -413,26 +414,40 @@ def _colon_groups(text: str, index: PoolIndex | None) -> list[ParsedGroup]:
 
 MAX_LINES = 400  # only the last this many lines are examined by the line reader
 _TABLE_RULE = re.compile(r"^[\s|:\-]+$")
+_BULLET = re.compile(r"^(?:[-*•+]|\d{1,2}[.)])\s+(.{1,200})$")
 
 
 def _line_groups(text: str, index: PoolIndex) -> list[ParsedGroup]:
-    """Lines that are lists of pool words without brackets or colons: ``Water, Fire, Earth, Wind`` under a
-    topic line, or a markdown table row ``| Elements | Water, Fire, Earth, Wind |``."""
+    """Lists of pool words without brackets or colons: ``Water, Fire, Earth, Wind`` under a topic line,
+    a markdown table row ``| Elements | Water, Fire, Earth, Wind |``, or one bulleted word per line."""
     groups: list[ParsedGroup] = []
-    lines = text.split("\n")
-    offset = len(text) + 1
-    offsets = []
-    for line in reversed(lines[-MAX_LINES:]):
-        offset -= len(line) + 1
-        offsets.append(offset)
-    offsets.reverse()
-    lines = lines[-MAX_LINES:]
+    lines = text.split("\n")[-MAX_LINES:]
+    start = len(text) - sum(len(line) + 1 for line in lines) + 1
     previous = ""
-    for line, start in zip(lines, offsets):
+    run: list[str] = []
+    run_label = ""
+    run_start = 0
+
+    def flush() -> None:
+        if len(run) >= 2:
+            words, hits, keys = _map_items(run, index)
+            label = _clean_label(run_label) if len(run_label) <= 200 else ""
+            groups.append(ParsedGroup(_topic_from_label(label), words, run_start, label, False, hits, keys))
+        run.clear()
+
+    for line in lines:
+        line_start, start = start, start + len(line) + 1
         stripped = line.strip()
         label_text = previous
         if stripped and not _TABLE_RULE.match(stripped):
             previous = stripped
+        bullet = _BULLET.match(stripped)
+        if bullet and "," not in stripped and index.lookup(bullet.group(1)) is not None:
+            if not run:
+                run_label, run_start = label_text, line_start
+            run.append(bullet.group(1))
+            continue
+        flush()
         if not stripped or "[" in stripped or ":" in stripped or "：" in stripped or len(stripped) > 1500:
             continue
         if stripped.startswith("|"):
@@ -450,7 +465,8 @@ def _line_groups(text: str, index: PoolIndex) -> list[ParsedGroup]:
         if hits < 2 or 2 * hits < len(items):
             continue  # a list of pool words, not prose
         label = _clean_label(label_text) if len(label_text) <= 200 else ""
-        groups.append(ParsedGroup(_topic_from_label(label), words, start, label, False, hits, keys))
+        groups.append(ParsedGroup(_topic_from_label(label), words, line_start, label, False, hits, keys))
+    flush()
     return groups
 
 

@@ -98,6 +98,7 @@ ADVERSARIAL = {
     "no_structure": _repeat("lorem ipsum dolor sit amet "),
     "word_lines": _repeat("Water, Fire, Earth, Wind\n"),
     "table_rows": _repeat("| a | Water, Fire, Sad |\n"),
+    "bullets": _repeat("- Water\n"),
 }
 
 

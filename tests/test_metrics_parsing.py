@@ -132,6 +132,9 @@ def test_topic_line_then_word_line_and_markdown_tables():
     table = "| Topic | Words |\n|---|---|\n| Elements | Water, Fire, Earth, Wind |\n| Emotions | Happy, Sad, Angry, Surprised |"
     groups = parse_groups(table, POOL, n_groups=2)
     assert _topics(groups) == ["Elements", "Emotions"] and _words(groups) == [ELEMENTS, EMOTIONS]
+    bullets = "1. Natural Elements:\n   - Water\n   - Fire\n   - Earth (classical)\n   - Wind\n2. Emotions:\n   * Happy\n   * Sad\n   * Angry\n   * Surprised"
+    groups = parse_groups(bullets, POOL, n_groups=2)
+    assert _topics(groups) == ["Natural Elements", "Emotions"] and _words(groups) == [ELEMENTS, EMOTIONS]
     # A sentence that merely mentions two pool words is not a group.
     assert parse_groups("I think Water, and maybe Fire, are hard to place in this game", POOL) == []
 
