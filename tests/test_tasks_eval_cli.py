@@ -44,3 +44,13 @@ def test_missing_build_is_one_line_naming_the_build_command(monkeypatch, tmp_pat
     lines = [line for line in err.splitlines() if line.startswith("triangulate: error:")]
     assert len(lines) == 1 and "triangulate data build" in lines[0]
     assert "Traceback" not in err
+
+
+def test_a_run_without_a_model_uses_the_embedded_one(monkeypatch):
+    from multiturn.default_model import default_model_args
+
+    argv = eval_cli.with_default_model(["--tasks", "globalgroup_zh", "--limit", "5"])
+    assert argv[-4:] == ["--model", "hf", "--model_args", default_model_args(device=None)]
+    for given in (["--model", "vllm", "--tasks", "x"], ["--tasks", "x", "--model_args=pretrained=y"],
+                  ["-M", "hf", "--tasks", "x"], ["ls", "tasks"], ["run", "--help"], ["--config", "c.yaml"]):
+        assert eval_cli.with_default_model(given) == given

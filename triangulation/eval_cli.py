@@ -2,7 +2,8 @@
 
 Every argument goes to lm-eval untouched (``run`` is implied as with ``lm_eval``; ``ls``/``validate``
 work too), from any working directory. A user ``--include_path DIR`` is kept and ours is added, so
-``--tasks`` can mix both folders' tasks.
+``--tasks`` can mix both folders' tasks. A run that names no model (no ``--model``/``--model_args``/
+``--config``) uses the embedded SmolLM2-135M-Instruct, the project's default model.
 """
 
 from __future__ import annotations
@@ -14,6 +15,8 @@ from pathlib import Path
 from lm_eval_tasks import TASKS_DIR
 from triangulation.errors import UserError
 
+MODEL_FLAGS = ("--model", "-M", "--model_args", "-a", "--config", "-C")
+NON_RUN = ("ls", "validate", "-h", "--help")
 HELP = "run lm-eval (same arguments as `lm_eval`) with the GlobalGroup and Connections tasks included"
 
 
@@ -29,11 +32,24 @@ def include_paths(user_value: str | list | None) -> list[str]:
     return paths
 
 
+def with_default_model(argv: list[str]) -> list[str]:
+    """``argv`` plus ``--model hf --model_args <embedded SmolLM2>`` when it is a run that names no model."""
+    if not argv or any(a in NON_RUN for a in argv):
+        return list(argv)
+    if any(a.split("=", 1)[0] in MODEL_FLAGS for a in argv):
+        return list(argv)
+    from multiturn.default_model import DEFAULT_MODEL, default_model_args
+
+    print("triangulate eval: no --model given, using the embedded SmolLM2-135M-Instruct", file=sys.stderr)
+    return [*argv, "--model", DEFAULT_MODEL, "--model_args", default_model_args(device=None)]
+
+
 def run_passthrough(argv: list[str]) -> int:
     """Run lm-eval's CLI on ``argv`` with ``include_path`` extended; returns the exit code."""
     from lm_eval._cli import HarnessCLI
     from lm_eval.utils import setup_logging
 
+    argv = with_default_model(argv)
     setup_logging()
     cli = HarnessCLI()
     saved = sys.argv
