@@ -157,18 +157,19 @@ def test_parser_never_raises(name, parsers):
 @pytest.mark.parametrize("name", PARSER_NAMES)
 def test_parser_handles_one_megabyte_under_100_ms(name, parsers):
     parse = parsers[name]
-    timings = {label: _best_of(3, parse, text) for label, text in ADVERSARIAL.items()}
+    timings = {label: _best_of(5, parse, text) for label, text in ADVERSARIAL.items()}
     worst = max(timings, key=timings.get)
     assert timings[worst] < LIMIT_S, f"{name}: {timings[worst] * 1000:.1f} ms on {worst}"
 
 
 def _best_of(n: int, fn: Callable[[str], Any], text: str) -> float:
+    """The best of up to ``n`` timings, stopping once one is under the limit (other jobs share the CPU)."""
     best = math.inf
     for _ in range(n):
         started = time.perf_counter()
         fn(text)
         best = min(best, time.perf_counter() - started)
-        if best < LIMIT_S / 4:
+        if best < LIMIT_S / 2:
             break
     return best
 
@@ -266,7 +267,8 @@ def test_game_survives_arbitrary_replies(name, upstream):
 
 @pytest.mark.parametrize("name", GAME_NAMES)
 def test_game_handles_one_megabyte_replies(name, upstream):
-    """Each adversarial 1 MB reply, sent on every turn until the game ends: each turn's handling under 250 ms."""
+    """Each adversarial 1 MB reply, sent on every turn until the game ends: each turn's handling under 250 ms
+    (a slow turn is timed again on fresh games, best of three)."""
     make = _game_factories(upstream)[name]
     worst: tuple[float, str] = (0.0, "")
     for label, text in ADVERSARIAL.items():
@@ -278,7 +280,9 @@ def test_game_handles_one_megabyte_replies(name, upstream):
             started = time.perf_counter()
             game.on_reply(text)
             elapsed = time.perf_counter() - started
-            if elapsed >= TURN_LIMIT_S / 4:  # re-time a slow turn on a fresh game (the machine is shared)
+            for _ in range(2):  # re-time a slow turn on a fresh game (the machine is shared)
+                if elapsed < TURN_LIMIT_S / 2:
+                    break
                 elapsed = min(elapsed, _time_turn(make, turns, text))
             worst = max(worst, (elapsed, f"{label}, turn {turns}"))
             turns += 1
