@@ -1,9 +1,10 @@
 """Test-only backend for the robustness tests (not part of the product).
 
 ``python tests/robust_helpers.py <triangulate args>`` runs the real ``triangulate`` dispatcher with one
-extra play backend, ``scripted-leaky``: a scripted n-back player that behaves like a careless API
-client. It logs its credentials, and its errors quote them (a 401 naming the key, a failure quoting
-``$OPENAI_API_KEY``), so a test can check that none of them reaches results, transcripts or logs.
+extra play backends: ``scripted-leaky``, a scripted n-back player that behaves like a careless API
+client (it logs its credentials, and its errors quote them: a 401 naming the key, a failure quoting
+``$OPENAI_API_KEY``), so a test can check that none of them reaches results, transcripts or logs; and
+``scripted-hang``, whose calls for one episode never return (``--request_timeout`` end to end).
 """
 
 from __future__ import annotations
@@ -49,9 +50,29 @@ class LeakyLM(ScriptedLM):
         return cls(**dict(arg_dict))
 
 
+class HangingLM(ScriptedLM):
+    """``scripted-hang``: a scripted n-back player whose calls for block 1 never return while $ROBUST_HANG=1."""
+
+    def __init__(self, **_ignored):
+        super().__init__(_nback_reply, name="scripted-hang")
+
+    def generate_until(self, requests, disable_tqdm: bool = False):
+        contexts = [json.loads(r.args[0]) for r in requests]
+        if os.environ.get("ROBUST_HANG") == "1" and any(c[1]["content"] == FAILING_BLOCK_FIRST_LETTER for c in contexts):
+            import time
+
+            time.sleep(3600)
+        return super().generate_until(requests, disable_tqdm)
+
+    @classmethod
+    def create_from_arg_obj(cls, arg_dict, additional_config=None):
+        return cls(**dict(arg_dict))
+
+
 if __name__ == "__main__":
     from multiturn.backends import register_lm_class
     from triangulation.cli import main
 
     register_lm_class("scripted-leaky", LeakyLM)
+    register_lm_class("scripted-hang", HangingLM)
     sys.exit(main(sys.argv[1:]))

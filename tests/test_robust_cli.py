@@ -198,3 +198,27 @@ def test_api_keys_never_reach_results_transcripts_or_logs(upstream, tmp_path):
     [results] = (out / "scripted-leaky").glob("results_*.json")
     config = json.loads(results.read_text())["config"]
     assert "api_key=<redacted>" in config["model_args"] and "alice:" not in config["model_args"]
+
+
+def test_play_request_timeout_end_to_end_then_the_same_command_completes(upstream, tmp_path):
+    """`--request_timeout`: a backend call that never returns fails its episode, the run ends, and the same
+    command later (backend healthy again) plays only that episode."""
+    out = tmp_path / "out"
+    args = ["play", "--model", "scripted-hang", "--tasks", "nback_verbal_1", "--limit", "3", "--output_path", str(out),
+            "--request_timeout", "1", "--retries", "1", "--max_live", "1"]
+    started = time.perf_counter()
+    first = subprocess.run(LEAKY + args, env=_env(upstream, ROBUST_HANG="1"), cwd=tmp_path, capture_output=True, text=True, timeout=600)
+    assert first.returncode == 0, first.stderr[-3000:]
+    assert time.perf_counter() - started < 300
+    jsonl = out / "scripted-hang" / "episodes_nback_verbal_1.jsonl"
+    records = [json.loads(line) for line in jsonl.read_text().splitlines()]
+    assert [r["id"] for r in records if r["failed"]] == ["nback_verbal_1_block01"]
+    assert "TimeoutError" in records[[r["id"] for r in records].index("nback_verbal_1_block01")]["error"]
+    assert "episodes failed on backend errors (nback_verbal_1: 1)" in first.stderr and "Traceback" not in first.stderr
+
+    second = subprocess.run(LEAKY + args, env=_env(upstream, ROBUST_HANG="0"), cwd=tmp_path, capture_output=True, text=True, timeout=600)
+    assert second.returncode == 0, second.stderr[-3000:]
+    records = [json.loads(line) for line in jsonl.read_text().splitlines()]
+    assert sorted(r["id"] for r in records) == [f"nback_verbal_1_block{i:02d}" for i in range(3)] and not any(r["failed"] for r in records)
+    results = sorted((out / "scripted-hang").glob("results_*.json"))
+    assert json.loads(results[-1].read_text())["n-samples"]["nback_verbal_1"]["effective"] == 3
