@@ -293,3 +293,25 @@ def test_compare_by_game_joins_static_samples_and_episodes(tmp_path, capsys):
     assert out.read_text().splitlines()[0].startswith("id,static_unweighted_clustering")
     assert "2 games: weighted clustering static 6.500 vs interactive 10.000" in capsys.readouterr().err
     assert ci.main([str(static), str(tmp_path / "missing.jsonl")]) == 2
+
+
+def test_parse_guess_never_raises_and_is_fast():
+    import time
+
+    from hypothesis import given, settings
+    from hypothesis import strategies as st
+
+    pieces = st.sampled_from(list("GUESS:[],'\" \nabcHEMBASS-*") + WORDS)
+
+    @settings(max_examples=200, deadline=None)
+    @given(st.lists(pieces, max_size=80).map("".join))
+    def fuzz(text):
+        guess = ci.parse_guess(text, WORDS)
+        assert guess is None or (len(guess) == 4 and set(guess) <= set(WORDS))
+
+    fuzz()
+    for unit in ("GUESS: [" + ", ".join(WORDS[:4]) + "]\n", "[" + ", ".join(WORDS[4:8]) + "] ", "word, " * 9 + "\n"):
+        big = (unit * (1_000_000 // len(unit) + 1))[:1_000_000]
+        start = time.perf_counter()
+        ci.parse_guess(big, WORDS)
+        assert time.perf_counter() - start < 3.0, unit  # generous on a loaded CI machine; issue 7 measures it

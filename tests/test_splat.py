@@ -316,3 +316,16 @@ def test_player_sees_judge_replies_lower_cased(puzzles):
 
     run_task(splat.SplatTask("easy", max_rounds=2), {"player": ScriptedLM(player), "judge": ScriptedLM(lambda m: "YES, Indeed.")}, limit=1, progress=False)
     assert seen[1] == "yes, indeed."
+
+
+def test_judge_label_never_raises_on_odd_input():
+    from hypothesis import given, settings
+    from hypothesis import strategies as st
+
+    @settings(max_examples=200, deadline=None)
+    @given(st.text(max_size=500))
+    def fuzz(text):
+        assert splat.judge_label(text) in ("congratulations", "yes", "no", "irrelevant", "other")
+
+    fuzz()
+    assert splat.judge_label("x " * 500_000 + "yes") in ("yes", "other")
