@@ -329,3 +329,12 @@ def test_judge_label_never_raises_on_odd_input():
 
     fuzz()
     assert splat.judge_label("x " * 500_000 + "yes") in ("yes", "other")
+
+
+def test_build_is_deterministic(splat_data, tmp_path):
+    from datasets_build.splat import build_splat
+
+    build_splat(tmp_path / "again")
+    shard = "data/default/test-00000-of-00001.parquet"
+    assert (tmp_path / "again" / shard).read_bytes() == (dataset_dir("splat") / shard).read_bytes()
+    assert (tmp_path / "again" / "README.md").read_text() == (dataset_dir("splat") / "README.md").read_text()
