@@ -64,9 +64,13 @@ def load_lm(
     *,
     batch_size: int | str | None = 1,
     device: str | None = None,
+    prefix_cache: bool | None = None,
 ):
     """Build an lm-eval LM; ``model=None`` means the embedded SmolLM2 (:mod:`multiturn.default_model`).
 
+    ``prefix_cache`` (None = the ``TRIANGULATE_PREFIX_CACHE`` environment switch, default on): ``hf`` is
+    served by :class:`multiturn.prefix_cache.PrefixCacheHFLM` (per-episode KV prefix reuse) and ``vllm``
+    gets ``enable_prefix_caching=True`` unless model_args set it.
     Returns ``(lm, model_name, model_args_dict)`` where ``model_name`` is the registry name used.
     """
     args = parse_model_args(model_args)
@@ -77,7 +81,10 @@ def load_lm(
         model = DEFAULT_MODEL
         if not args:
             args = parse_model_args(default_model_args(device=device or "cpu"))
-    lm_class = resolve_lm_class(model)
+    from multiturn.prefix_cache import runner_lm_class, runner_model_args
+
+    args = runner_model_args(model, args, prefix_cache)
+    lm_class = runner_lm_class(model, prefix_cache, _LM_CLASS_OVERRIDES) or resolve_lm_class(model)
     extra = {"batch_size": batch_size, "device": device}
     try:
         try:

@@ -45,6 +45,7 @@ def add_parser(subparsers) -> argparse.ArgumentParser:
     parser.add_argument("--max_live", type=int, default=None, help="episodes in flight at once (default 32; 0 = all)")
     parser.add_argument("--retries", type=int, default=4, help="attempts per backend call before an episode is recorded failed")
     parser.add_argument("--request_timeout", type=float, default=None, help="seconds one backend call may take before it counts as failed and is retried (default: no limit)")
+    parser.add_argument("--no_prefix_cache", action="store_true", help="hf: recompute the whole history each turn instead of reusing each episode's KV cache (also TRIANGULATE_PREFIX_CACHE=0); vllm: do not add enable_prefix_caching=True")
     parser.add_argument("--verbosity", "-v", default="WARNING", help="log level")
     parser.set_defaults(func=run)
     return parser
@@ -109,15 +110,16 @@ def run(args: argparse.Namespace) -> int:
     roles = {role for name in expanded for role in registry.get_task(name).roles}
 
     batch_size = _batch_size(str(args.batch_size))
-    lm, model, model_args = load_lm(args.model, args.model_args, batch_size=batch_size, device=args.device)
+    prefix_cache = False if getattr(args, "no_prefix_cache", False) else None  # None: TRIANGULATE_PREFIX_CACHE decides
+    lm, model, model_args = load_lm(args.model, args.model_args, batch_size=batch_size, device=args.device, prefix_cache=prefix_cache)
     lms: dict[str, Any] = {"player": lm, "player_b": lm, "judge": lm}
     extra_config: dict[str, Any] = {}
     if "player_b" in roles and (args.model_b or args.model_args_b):
-        lm_b, model_b, args_b = load_lm(args.model_b or model, args.model_args_b, batch_size=batch_size, device=args.device)
+        lm_b, model_b, args_b = load_lm(args.model_b or model, args.model_args_b, batch_size=batch_size, device=args.device, prefix_cache=prefix_cache)
         lms["player_b"] = lm_b
         extra_config.update(model_b=model_b, model_args_b=model_args_string(args_b))
     if "judge" in roles and (args.judge_model or args.judge_model_args):
-        judge, judge_model, judge_args = load_lm(args.judge_model or model, args.judge_model_args, batch_size=batch_size, device=args.device)
+        judge, judge_model, judge_args = load_lm(args.judge_model or model, args.judge_model_args, batch_size=batch_size, device=args.device, prefix_cache=prefix_cache)
         lms["judge"] = judge
         extra_config.update(judge_model=judge_model, judge_model_args=model_args_string(judge_args))
 
