@@ -22,7 +22,9 @@ project's torch/transformers and pass its python::
 clemcore runs games from a clembench checkout; the v1.6 Taboo code targets the older clemgame
 API, so the clemcore side plays a port of the v1.6 Taboo rules to clemcore's legacy
 ``DialogueGameMaster`` (written here, in ``CLEMCORE_TABOO``), on the same instance file.
-The script prints episodes/s of both, their ratio, and how many episodes got identical replies.
+The runners alternate (--repeats) because a shared machine's load changes by the minute; the
+script prints every run, the median episodes/s of both, their ratio, and how many episodes got
+identical replies.
 """
 
 from __future__ import annotations
@@ -36,6 +38,7 @@ import tempfile
 import textwrap
 import time
 from pathlib import Path
+from statistics import median
 
 REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO))
@@ -234,21 +237,39 @@ def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--episodes", type=int, default=4)
     parser.add_argument("--max_tokens", type=int, default=24)
+    parser.add_argument("--repeats", type=int, default=2, help="alternate the runners this many times (shared machines are noisy)")
     parser.add_argument("--clemcore_python", default=os.environ.get("CLEMCORE_PYTHON"), help="python of an environment with clemcore")
     parser.add_argument("--model_dir", type=Path, default=Path(tempfile.gettempdir()) / "triangulate-smollm2-dequantised")
     args = parser.parse_args(argv)
     if not args.clemcore_python:
         raise SystemExit("pass --clemcore_python (a python with `clemcore` installed; see the module docstring)")
     model_dir = dequantised_model(args.model_dir)
-    ours_s, ours_replies = run_ours(model_dir, args.episodes, args.max_tokens)
-    with tempfile.TemporaryDirectory() as tmp:
-        clem_s, clem_replies = run_clemcore(args.clemcore_python, model_dir, args.episodes, args.max_tokens, Path(tmp))
-    same = sum(a == b for a, b in zip(ours_replies, clem_replies))
+    times: dict[str, list[float]] = {"ours": [], "clemcore": []}
+    replies: dict[str, list[list[str]]] = {}
+    for repeat in range(args.repeats):
+        order = ("ours", "clemcore") if repeat % 2 == 0 else ("clemcore", "ours")
+        for runner in order:
+            if runner == "ours":
+                seconds, got = run_ours(model_dir, args.episodes, args.max_tokens)
+            else:
+                with tempfile.TemporaryDirectory() as tmp:
+                    seconds, got = run_clemcore(args.clemcore_python, model_dir, args.episodes, args.max_tokens, Path(tmp))
+            times[runner].append(seconds)
+            replies[runner] = got
+            calls = sum(map(len, got))
+            print(f"run {repeat + 1} {runner:8s} {seconds:8.2f} s  {args.episodes / seconds:.4f} episodes/s  "
+                  f"{seconds / max(calls, 1):.2f} s per model call ({calls} calls)", flush=True)
+    ours_s, clem_s = median(times["ours"]), median(times["clemcore"])
+    same = sum(a == b for a, b in zip(replies["ours"], replies["clemcore"]))
     print(f"game taboo, {args.episodes} episodes, SmolLM2-135M-Instruct (dequantised Q4_1), max {args.max_tokens} new tokens, batch 1")
-    print(f"ours:     {ours_s:8.2f} s  {args.episodes / ours_s:.4f} episodes/s  ({sum(map(len, ours_replies))} model calls)")
-    print(f"clemcore: {clem_s:8.2f} s  {args.episodes / clem_s:.4f} episodes/s  ({sum(map(len, clem_replies))} model calls)")
+    print(f"ours:     median {ours_s:8.2f} s  {args.episodes / ours_s:.4f} episodes/s")
+    print(f"clemcore: median {clem_s:8.2f} s  {args.episodes / clem_s:.4f} episodes/s")
     print(f"ratio ours/clemcore (episodes/s): {clem_s / ours_s:.2f}")
     print(f"episodes with identical replies in both runners: {same}/{args.episodes}")
+    for a, b in zip(replies["ours"], replies["clemcore"]):
+        if a != b:
+            print(f"first difference: ours {a!r} / clemcore {b!r}")
+            break
     return 0
 
 
