@@ -25,7 +25,7 @@ no feedback turn follows the 25th trial (its reply cannot change any score).
 
 ``cognitive_flexibility`` (Triangulating paper, seed 003) = mean of the WCST and LNT accuracies: run
 the group ``--tasks cognitive_flexibility``; the results JSON's ``groups.cognitive_flexibility``
-entry holds that mean as ``accuracy,none``.
+entry holds it as ``cognitive_flexibility,none`` (and, as every group mean, ``accuracy,none``).
 """
 
 from __future__ import annotations
@@ -320,6 +320,12 @@ class LNTTask(_FlexibilityTask):
         return {"accuracy": True, "parse_rate": True}
 
 
+def cognitive_flexibility(member_metrics: Mapping[str, Mapping[str, float]]) -> dict[str, float]:
+    """Triangulating paper (seed 003, App. D/F): cognitive flexibility = mean of the WCST and LNT accuracies."""
+    accuracies = [member_metrics.get(task, {}).get("accuracy", float("nan")) for task in ("wcst", "lnt")]
+    return {"cognitive_flexibility": sum(accuracies) / 2}  # NaN unless both tests were scored
+
+
 register("wcst")(WCSTTask)
 register("lnt")(LNTTask)
-register_group("cognitive_flexibility", ["wcst", "lnt"])
+register_group("cognitive_flexibility", ["wcst", "lnt"], aggregate=cognitive_flexibility)

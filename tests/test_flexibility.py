@@ -146,5 +146,7 @@ def test_group_cognitive_flexibility_is_the_mean_of_the_two_accuracies(tmp_path)
     acc_w = payload["results"]["wcst"]["accuracy,none"]
     acc_l = payload["results"]["lnt"]["accuracy,none"]
     assert payload["groups"]["cognitive_flexibility"]["accuracy,none"] == pytest.approx((acc_w + acc_l) / 2)
+    assert payload["groups"]["cognitive_flexibility"]["cognitive_flexibility,none"] == pytest.approx((acc_w + acc_l) / 2)
+    assert acc_l > 0 and acc_w == 0
     assert "perseverative_errors,none" not in payload["groups"]["cognitive_flexibility"]
     assert path.is_file()
