@@ -110,6 +110,10 @@ def run(args: argparse.Namespace) -> int:
     roles = {role for name in expanded for role in registry.get_task(name).roles}
 
     batch_size = _batch_size(str(args.batch_size))
+    if args.output_path is not None:  # checked before any model is loaded
+        from triangulation.output import ensure_output_dir
+
+        ensure_output_dir(args.output_path, "--output_path")
     prefix_cache = False if getattr(args, "no_prefix_cache", False) else None  # None: TRIANGULATE_PREFIX_CACHE decides
     lm, model, model_args = load_lm(args.model, args.model_args, batch_size=batch_size, device=args.device, prefix_cache=prefix_cache)
     lms: dict[str, Any] = {"player": lm, "player_b": lm, "judge": lm}
