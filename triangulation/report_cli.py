@@ -14,6 +14,7 @@ from pathlib import Path
 from triangulation.abilities import load_taxonomy
 from triangulation.errors import UserError
 from triangulation.external import read_externals
+from triangulation.output import ensure_output_dir
 from triangulation.report import build_report
 from triangulation.results_io import find_results_files, read_run
 
@@ -40,6 +41,7 @@ def run(args: argparse.Namespace) -> int:
     if not args.results and not args.external:
         raise UserError("give at least one results folder or --external table")
     taxonomy = load_taxonomy(args.abilities)
+    ensure_output_dir(args.out, "--out")
     from tqdm.auto import tqdm
 
     files = [f for root in args.results for f in find_results_files(root)]
