@@ -15,6 +15,7 @@ from tqdm import tqdm
 
 from datasets_build import generate, sources
 from datasets_build.hub import atomic_dir, push_folder
+from triangulation.output import ensure_output_dir
 from datasets_build.paths import data_root
 from datasets_build.registry import builders
 from triangulation.errors import UserError
@@ -78,7 +79,7 @@ def run_build(args) -> int:
     start = time.perf_counter()
     sources.configure(allow_unverified=args.allow_unverified, base_url=args.source_url)
     names = select(args.datasets, sorted(builders()), "dataset")
-    out_root = (args.out or data_root()).expanduser().resolve()
+    out_root = ensure_output_dir((args.out or data_root()).expanduser().resolve(), "--out" if args.out else "$TRIANGULATE_DATA")
     results = build_all(names, out_root)
     for name, summary, seconds in results:
         print(f"{name:14s} configs={summary.get('configs', '?'):>4} rows={summary.get('rows', '?'):>7} {seconds:7.1f} s  -> {out_root / name}")
