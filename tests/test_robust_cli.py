@@ -72,6 +72,13 @@ def cases(upstream, tmp_path_factory):
     not_results.mkdir(parents=True)
     (not_results / "results_2026-01-01T00-00-00.json").write_text("[1, 2, 3]", encoding="utf-8")
     (tmp / "no_results_inside").mkdir()
+    a_file = tmp / "a_file"
+    a_file.write_text("not a folder", encoding="utf-8")
+    good = tmp / "good_results" / "m"
+    good.mkdir(parents=True)
+    (good / "results_2026-01-01T00-00-00.json").write_text(
+        json.dumps({"results": {"wcst": {"accuracy,none": 0.5}}, "config": {"model": "hf", "model_args": "pretrained=m"}}), encoding="utf-8"
+    )
     commands: dict[str, tuple[list[str], dict[str, str]]] = {
         "play_unknown_task": (["play", "--model", "dummy", "--tasks", "wcst,nosuchtask"], _env(upstream)),
         "play_unknown_model": (["play", "--model", "nosuchmodel", "--tasks", "wcst"], _env(upstream)),
@@ -92,6 +99,9 @@ def cases(upstream, tmp_path_factory):
         "report_not_results": (["report", str(not_results.parent), "--out", str(tmp / "rep3")], _env(upstream)),
         "report_no_results_inside": (["report", str(tmp / "no_results_inside"), "--out", str(tmp / "rep4")], _env(upstream)),
         "no_subcommand": ([], _env(upstream)),
+        "play_output_path_is_a_file": (["play", "--model", "dummy", "--tasks", "wcst", "--limit", "1", "--output_path", str(a_file)], _env(upstream)),
+        "report_out_is_a_file": (["report", str(good.parent), "--out", str(a_file)], _env(upstream)),
+        "data_build_out_is_a_file": (["data", "build", "--datasets", "connections", "--out", str(a_file / "sub")], _env(upstream)),
     }
     procs = {
         name: subprocess.Popen(TRIANGULATE + argv, env=env, cwd=tmp, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
@@ -122,6 +132,9 @@ EXPECTED = {
     "report_not_results": "not an lm-eval results file",
     "report_no_results_inside": "no results_*.json",
     "no_subcommand": "triangulate --help",
+    "play_output_path_is_a_file": "--output_path",
+    "report_out_is_a_file": "--out",
+    "data_build_out_is_a_file": "--out",
 }
 
 
