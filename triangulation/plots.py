@@ -28,7 +28,8 @@ def _short(label: str, width: int = 28) -> str:
 
 
 def heatmap(tau: pd.DataFrame, p: pd.DataFrame, path: Path, title: str = "Kendall tau-b (* p < 0.05)") -> Path:
-    """Benchmark x benchmark tau heatmap; each cell shows tau, with * where p < 0.05; blank = undefined."""
+    """Benchmark x benchmark tau heatmap; cells show tau with * where p < 0.05 (only * beyond 30
+    benchmarks); blank = undefined (fewer than two common models or a constant side)."""
     k = len(tau)
     size = max(4.0, 0.55 * k + 2.5)
     fig, ax = plt.subplots(figsize=(size + 1, size))
@@ -36,13 +37,15 @@ def heatmap(tau: pd.DataFrame, p: pd.DataFrame, path: Path, title: str = "Kendal
     im = ax.imshow(np.ma.masked_invalid(data), cmap="RdBu_r", vmin=-1, vmax=1)
     ax.set_xticks(range(k), [_short(c) for c in tau.columns], rotation=60, ha="right", fontsize=8)
     ax.set_yticks(range(k), [_short(c) for c in tau.index], fontsize=8)
-    if k <= 30:
-        for i in range(k):
-            for j in range(k):
-                v = data[i, j]
-                if not math.isnan(v):
-                    star = "*" if p.iat[i, j] < 0.05 else ""
-                    ax.text(j, i, f"{v:.2f}{star}", ha="center", va="center", fontsize=7, color="white" if abs(v) > 0.6 else "black")
+    for i in range(k):
+        for j in range(k):
+            v = data[i, j]
+            if math.isnan(v):
+                continue
+            star = "*" if p.iat[i, j] < 0.05 else ""
+            text = f"{v:.2f}{star}" if k <= 30 else star  # beyond 30 benchmarks only the marks fit
+            if text:
+                ax.text(j, i, text, ha="center", va="center", fontsize=7 if k <= 30 else 6, color="white" if abs(v) > 0.6 else "black")
     fig.colorbar(im, ax=ax, fraction=0.046, pad=0.04)
     ax.set_title(title)
     return _save(fig, path)
