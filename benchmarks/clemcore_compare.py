@@ -259,12 +259,12 @@ def main(argv: list[str] | None = None) -> int:
             calls = sum(map(len, got))
             print(f"run {repeat + 1} {runner:8s} {seconds:8.2f} s  {args.episodes / seconds:.4f} episodes/s  "
                   f"{seconds / max(calls, 1):.2f} s per model call ({calls} calls)", flush=True)
-    ours_s, clem_s = median(times["ours"]), median(times["clemcore"])
     same = sum(a == b for a, b in zip(replies["ours"], replies["clemcore"]))
     print(f"game taboo, {args.episodes} episodes, SmolLM2-135M-Instruct (dequantised Q4_1), max {args.max_tokens} new tokens, batch 1")
-    print(f"ours:     median {ours_s:8.2f} s  {args.episodes / ours_s:.4f} episodes/s")
-    print(f"clemcore: median {clem_s:8.2f} s  {args.episodes / clem_s:.4f} episodes/s")
-    print(f"ratio ours/clemcore (episodes/s): {clem_s / ours_s:.2f}")
+    for label, pick in (("best", min), ("median", median)):  # best-of estimates the unloaded machine
+        ours_s, clem_s = pick(times["ours"]), pick(times["clemcore"])
+        print(f"{label:6s} ours {args.episodes / ours_s:.4f} episodes/s, clemcore {args.episodes / clem_s:.4f} episodes/s, "
+              f"ratio ours/clemcore {clem_s / ours_s:.2f}")
     print(f"episodes with identical replies in both runners: {same}/{args.episodes}")
     for a, b in zip(replies["ours"], replies["clemcore"]):
         if a != b:
