@@ -51,13 +51,28 @@ def train_small_fasttext(
                 str(corpus), model="skipgram", dim=dim, epoch=5, minCount=1, minn=2, maxn=4, bucket=20_000,
                 thread=1, verbose=0, lr=lr,
             )
-            break
         except RuntimeError as error:
             if "NaN" not in str(error):
                 raise
+            continue
+        if _usable(model, topics):
+            break
+        model = None  # silently diverged (NaN or all-zero vectors): retry gentler
     if model is None:
         raise RuntimeError("fastText training diverged at every learning rate")
     target = folder / f"cc.{lang}.300.bin"
     model.save_model(str(target))
     corpus.unlink()
     return target
+
+
+def _usable(model, topics: Mapping[str, Sequence[str]]) -> bool:
+    """True when every topic word has a finite, non-zero vector (training can diverge without raising)."""
+    import numpy as np
+
+    for words in topics.values():
+        for word in words:
+            vector = np.asarray(model.get_word_vector(word.lower()), dtype=np.float64)
+            if not np.all(np.isfinite(vector)) or not np.any(vector):
+                return False
+    return True
