@@ -73,7 +73,7 @@ def configure(lm, mode: str, episodes: int) -> int:
     return 1 if mode == "a_recompute_batch1" else episodes
 
 
-def run_mode(task, instances, lm, mode: str, max_gen_toks: int | None) -> tuple[float, float, dict[str, list[str]], CountingLM]:
+def run_mode(task, instances, lm, mode: str, max_gen_toks: int | None) -> tuple[float, float, dict[str, str], CountingLM]:
     """Play ``instances`` in ``mode``: ``(wall seconds, process CPU seconds, replies by episode id, counter)``."""
     max_live = configure(lm, mode, len(instances))
     counting = CountingLM(lm)
@@ -86,7 +86,7 @@ def run_mode(task, instances, lm, mode: str, max_gen_toks: int | None) -> tuple[
     failed = [r["id"] for r in records if r.get("failed")]
     if failed:
         raise SystemExit(f"{task.name} {mode}: episodes failed: {failed}")
-    replies = {r["id"]: [t["response"] for t in r["transcript"]] for r in records}
+    replies = {r["id"]: json.dumps(r["transcript"], sort_keys=True, default=str) for r in records}
     return seconds, cpu, replies, counting
 
 
@@ -117,6 +117,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--max_gen_toks", type=int, default=None, help="cap new tokens per reply (default: each task's own)")
     parser.add_argument("--threads", type=int, default=None, help="torch CPU threads (1 avoids thrashing on a busy machine)")
     parser.add_argument("--modes", default=",".join(MODES), help=f"comma-separated subset of {','.join(MODES)} (a and c are required)")
+    parser.add_argument("--budget_minutes", type=float, default=None, help="start no further run after this many minutes (runs done so far are summarised)")
     parser.add_argument("--clemcore_python", default=None, help="python with clemcore installed (for speedup_vs_clemcore)")
     args = parser.parse_args(argv)
     if args.threads:
@@ -139,7 +140,12 @@ def main(argv: list[str] | None = None) -> int:
     wall: dict[str, dict[str, list[float]]] = {t.name: {m: [] for m in modes} for t in tasks}
     cpu: dict[str, dict[str, list[float]]] = {t.name: {m: [] for m in modes} for t in tasks}
     identical: dict[str, list[bool]] = {t.name: [] for t in tasks}
+    bench_start = time.perf_counter()
+    runs_done = 0
     for run in range(args.runs):
+        if run and args.budget_minutes and time.perf_counter() - bench_start > 60 * args.budget_minutes:
+            print(f"time budget of {args.budget_minutes:g} min used: stopping after {run} runs", flush=True)
+            break
         for task in tasks:
             instances = task.instances(0)[: args.episodes]
             replies = {}
@@ -152,6 +158,7 @@ def main(argv: list[str] | None = None) -> int:
             same = replies["a_recompute_batch1"] == replies["c_default"]
             identical[task.name].append(same)
             print(f"run {run + 1} {task.name:16s} greedy replies of (a) and (c) identical: {same}", flush=True)
+        runs_done += 1
 
     per_task: dict[str, Any] = {}
     total = {m: 0.0 for m in modes}
@@ -179,7 +186,7 @@ def main(argv: list[str] | None = None) -> int:
     result: dict[str, Any] = {
         "model": model,
         "episodes_per_task": args.episodes,
-        "runs": args.runs,
+        "runs": runs_done,
         "threads": args.threads,
         "baseline_episodes_per_s": round(n_episodes / total["a_recompute_batch1"], 4),
         "best_episodes_per_s": round(max(n_episodes / total[m] for m in modes), 4),
