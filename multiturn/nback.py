@@ -7,7 +7,9 @@ grid string from ``grids_3x3.json``); the model answers ``m`` (match with the st
 
 Metrics per block, averaged over blocks (Gong et al., Sec. "Metrics"): hit rate (``m`` on match
 trials), false-alarm rate (``m`` on non-match trials), accuracy (right answers / trials), and
-d' = z(hit rate) - z(false-alarm rate) with both rates clipped to [0.01, 0.99].
+d' = |z(hit rate) - z(false-alarm rate)| with both rates clipped to [0.01, 0.99] (as the issue and
+seed 003 score it); ``dprime_signed`` keeps the sign of Gong et al.'s README, which shows a model that
+answers "m" more often on non-matches than on matches.
 
 Parse rule (the published records hold only ``m``/``-``; exact match decides): the reply is
 stripped of whitespace, quotes, backticks and a final period and lower-cased; it must then be
@@ -115,7 +117,12 @@ def clip_rate(rate: float, bounds: tuple[float, float] = CLIP) -> float:
 
 
 def dprime(hit_rate: float, false_alarm_rate: float) -> float:
-    """d' = z(H) - z(FA), rates clipped to [0.01, 0.99] (Gong et al., Metrics)."""
+    """d' = |z(H) - z(FA)|, rates clipped to [0.01, 0.99] (Gong et al., Metrics; the unsigned form of seed 003)."""
+    return abs(dprime_signed(hit_rate, false_alarm_rate))
+
+
+def dprime_signed(hit_rate: float, false_alarm_rate: float) -> float:
+    """z(H) - z(FA), rates clipped to [0.01, 0.99]: negative when false alarms outnumber hits."""
     z = NormalDist().inv_cdf
     return z(clip_rate(hit_rate)) - z(clip_rate(false_alarm_rate))
 
@@ -133,6 +140,7 @@ def score_trials(targets: Sequence[str], responses: Sequence[str | None]) -> dic
         "hit_rate": hit_rate,
         "false_alarm_rate": fa_rate,
         "dprime": dprime(hit_rate, fa_rate) if matches and others else float("nan"),
+        "dprime_signed": dprime_signed(hit_rate, fa_rate) if matches and others else float("nan"),
         "parse_rate": sum(r is not None for r in responses) / len(responses),
     }
 
@@ -229,7 +237,7 @@ class NBackTask(TaskSpec):
         return NBackGame(instance, keep_replies=self.keep_replies, exact=self.exact)
 
     def higher_is_better(self) -> dict[str, bool]:
-        return {"accuracy": True, "hit_rate": True, "false_alarm_rate": False, "dprime": True, "parse_rate": True}
+        return {"accuracy": True, "hit_rate": True, "false_alarm_rate": False, "dprime": True, "dprime_signed": True, "parse_rate": True}
 
     def config(self) -> dict[str, Any]:
         cfg = super().config()

@@ -11,6 +11,7 @@ from multiturn.engine import play_episodes, run_task
 from multiturn.nback import (
     NBackTask,
     dprime,
+    dprime_signed,
     expected_targets,
     load_blocks,
     parse_response,
@@ -117,9 +118,10 @@ def test_parse_rule():
     assert parse_response("m -") is None and parse_response("match") is None and parse_response("") is None
 
 
-def test_dprime_clips_rates_and_is_signed():
+def test_dprime_clips_rates_and_is_unsigned_with_a_signed_companion():
     assert dprime(1.0, 0.0) == pytest.approx(CEILING)
-    assert dprime(0.0, 1.0) == pytest.approx(-CEILING)
+    assert dprime(0.0, 1.0) == pytest.approx(CEILING)
+    assert dprime_signed(0.0, 1.0) == pytest.approx(-CEILING)
     assert dprime(0.5, 0.5) == 0.0
     assert dprime(0.8, 0.2) == pytest.approx(2 * 0.8416212335729143)
 
