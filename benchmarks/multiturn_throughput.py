@@ -100,9 +100,12 @@ def clemcore_speedup(args) -> tuple[float | None, str | None]:
     cmd = [sys.executable, str(REPO / "benchmarks" / "clemcore_compare.py"), "--episodes", str(args.episodes), "--clemcore_python", python]
     proc = subprocess.run(cmd, capture_output=True, text=True)
     print(proc.stdout, end="", flush=True)
-    for line in proc.stdout.splitlines():
-        if line.startswith("ratio ours/clemcore"):
-            return float(line.rsplit(":", 1)[1]), None
+    import re
+
+    ratios = {line.split()[0]: float(m.group(1)) for line in proc.stdout.splitlines()
+              if (m := re.search(r"ratio ours/clemcore[^0-9]*([0-9]+(?:\.[0-9]+)?)", line))}
+    if ratios:  # the median line when the script prints one, else its only ratio line
+        return ratios.get("median", next(iter(ratios.values()))), None
     return None, f"clemcore_compare.py failed: {proc.stderr.strip().splitlines()[-1:] or proc.returncode}"
 
 
