@@ -9,7 +9,10 @@ report Topic Achieved figures.
 
 from __future__ import annotations
 
+import os
 import random
+import subprocess
+import sys
 from pathlib import Path
 from typing import Mapping, Sequence
 
@@ -37,14 +40,34 @@ def train_small_fasttext(
     sentences: int = 2000,
     seed: int = 0,
 ) -> Path:
-    """Train on :func:`synthetic_corpus` and save ``folder/cc.<lang>.300.bin``; returns the path."""
-    import fasttext
+    """Train on :func:`synthetic_corpus` and save ``folder/cc.<lang>.300.bin``; returns the path.
 
+    Training runs in a fresh Python process: in a process that has loaded a torch model, fastText's
+    training diverged here (vectors of norm ~1e21), so the parent's state must not leak into it.
+    """
     folder = Path(folder)
     folder.mkdir(parents=True, exist_ok=True)
     corpus = folder / f"corpus.{lang}.txt"
     corpus.write_text("\n".join(synthetic_corpus(topics, sentences, seed)) + "\n", encoding="utf-8")
-    model = None
+    target = folder / f"cc.{lang}.300.bin"
+    words = sorted({w.lower() for members in topics.values() for w in members})
+    (folder / f"words.{lang}.txt").write_text("\n".join(words) + "\n", encoding="utf-8")
+    proc = subprocess.run(
+        [sys.executable, "-m", "custom_metrics.fasttext_small", str(corpus), str(target), str(dim)],
+        capture_output=True, text=True, env={**os.environ, "OMP_NUM_THREADS": "1"},
+    )
+    (folder / f"words.{lang}.txt").unlink()
+    corpus.unlink()
+    if proc.returncode != 0:
+        raise RuntimeError(f"fastText training failed: {proc.stderr.strip()[-500:]}")
+    return target
+
+
+def _train_in_this_process(corpus: Path, target: Path, dim: int) -> None:
+    """Train with gentler learning rates until every topic word gets a usable vector; save to ``target``."""
+    import fasttext
+
+    words = Path(str(corpus).replace("corpus.", "words.")).read_text(encoding="utf-8").split()
     for lr in (0.05, 0.025, 0.01, 0.005):  # fastText can diverge (NaN loss) on tiny corpora: retry gentler
         try:
             model = fasttext.train_unsupervised(
@@ -55,24 +78,22 @@ def train_small_fasttext(
             if "NaN" not in str(error):
                 raise
             continue
-        if _usable(model, topics):
-            break
-        model = None  # silently diverged (NaN or all-zero vectors): retry gentler
-    if model is None:
-        raise RuntimeError("fastText training diverged at every learning rate")
-    target = folder / f"cc.{lang}.300.bin"
-    model.save_model(str(target))
-    corpus.unlink()
-    return target
+        if _usable(model, words):
+            model.save_model(str(target))
+            return
+    raise RuntimeError("fastText training diverged at every learning rate")
 
 
-def _usable(model, topics: Mapping[str, Sequence[str]]) -> bool:
-    """True when every topic word has a finite, non-zero vector (training can diverge without raising)."""
+def _usable(model, words: Sequence[str]) -> bool:
+    """True when every word has a finite, non-zero, not exploded vector (training can diverge silently)."""
     import numpy as np
 
-    for words in topics.values():
-        for word in words:
-            vector = np.asarray(model.get_word_vector(word.lower()), dtype=np.float64)
-            if not np.all(np.isfinite(vector)) or not np.any(vector):
-                return False
+    for word in words:
+        vector = np.asarray(model.get_word_vector(word), dtype=np.float64)
+        if not np.all(np.isfinite(vector)) or not np.any(vector) or np.abs(vector).max() > 1e3:
+            return False
     return True
+
+
+if __name__ == "__main__":
+    _train_in_this_process(Path(sys.argv[1]), Path(sys.argv[2]), int(sys.argv[3]))
