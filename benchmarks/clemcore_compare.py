@@ -1,16 +1,18 @@
 """Episodes per second of one clembench game, same model and instances: our runner vs clemcore.
 
-    python benchmarks/clemcore_compare.py --episodes 4 --clemcore_python /path/to/venv/bin/python
+    python benchmarks/clemcore_compare.py [--game wordle|taboo] --episodes 4 --clemcore_python /path/to/venv/bin/python
 
-Game: Taboo (v1.6 rules), the first N upstream v1.6 instances ($TRIANGULATE_UPSTREAM/clembench),
-greedy decoding, at most --max_tokens new tokens per reply, batch size 1 in both runners.
+Games: the first N upstream v1.6 instances ($TRIANGULATE_UPSTREAM/clembench) of Wordle (default) or
+Taboo, greedy decoding, at most --max_tokens new tokens per reply (default: clembench's 100), one
+episode at a time on both sides. Ours is the runner's default path for ``--model hf``
+(:class:`multiturn.prefix_cache.PrefixCacheHFLM`: KV prefix reuse plus history drafts).
 
 Model: the embedded SmolLM2-135M-Instruct. clemcore's ``huggingface_local`` backend loads
 ``AutoModelForCausalLM.from_pretrained(huggingface_id)`` and ``AutoTokenizer.from_pretrained``
 without a ``gguf_file`` argument, so it cannot read the GGUF file itself. The script therefore
 dequantises the GGUF once into a transformers folder (--model_dir, cached) and both runners load
-that folder: our runner through lm-eval's ``hf`` backend (``pretrained=<folder>``), clemcore
-through a model spec whose ``huggingface_id`` is the folder.
+that folder: ours through lm-eval's ``hf`` backend (``pretrained=<folder>``), clemcore through a
+model spec whose ``huggingface_id`` is the folder.
 
 clemcore (PyPI ``clemcore``, extra ``bench``) pulls datasets 4.x and huggingface_hub 1.x, which
 must not replace this project's; install it in a separate environment that still sees the
@@ -19,9 +21,14 @@ project's torch/transformers and pass its python::
     python -m venv --system-site-packages /tmp/clemcore-venv
     /tmp/clemcore-venv/bin/pip install clemcore==3.7.2
 
-clemcore runs games from a clembench checkout; the v1.6 Taboo code targets the older clemgame
-API, so the clemcore side plays a port of the v1.6 Taboo rules to clemcore's legacy
-``DialogueGameMaster`` (written here, in ``CLEMCORE_TABOO``), on the same instance file.
+How clemcore plays:
+- Wordle: the v1.6 Wordle code targets the older clemgame API and clemcore ships no Wordle, so
+  clemcore's backend drives our Wordle game master (``multiturn.clem.wordle``, the v1.6 rules): every
+  turn the full message history goes to clemcore's ``Model.generate_response``, which is what
+  clemcore's game masters call. The rules are the same code on both sides, so replies can be
+  compared turn by turn; clemcore's interaction-log bookkeeping is not timed (this favours clemcore).
+- Taboo: clemcore's whole ``run()`` on a port of the v1.6 Taboo rules to clemcore's legacy
+  ``DialogueGameMaster`` (written here, in ``CLEMCORE_TABOO``), on the same instance file.
 The runners alternate (--repeats) because a shared machine's load changes by the minute; the
 script prints every run, the median episodes/s of both, their ratio, and how many episodes got
 identical replies.
@@ -128,6 +135,29 @@ class TabooBenchmark(GameBenchmark):
         return TabooScorer(self.game_name, experiment, game_instance)
 '''
 
+CLEMCORE_WORDLE = r'''
+import json, os, sys, time
+sys.path.insert(0, os.environ["TRIANGULATE_REPO"])
+from clemcore import backends
+from multiturn.registry import get_task
+spec = json.loads(sys.argv[1])
+model = backends.ModelSpec.from_dict(spec["model"])
+gen_args = {"temperature": 0.0, "max_tokens": spec["max_tokens"]}
+loaded = backends.load_models([model], gen_args)[0]
+task = get_task("wordle")
+episodes = []
+start = time.perf_counter()
+for index, instance in enumerate(task.instances(0)[: spec["episodes"]]):
+    game = task.make_game(instance, seed=index)
+    replies = []
+    while (request := game.next_request()) is not None:
+        _, _, text = loaded.generate_response([dict(m) for m in request.messages])
+        replies.append(text)
+        game.on_reply(text)
+    episodes.append(replies)
+print(json.dumps({"seconds": time.perf_counter() - start, "replies": episodes}))
+'''
+
 CLEMCORE_RUNNER = r'''
 import json, sys, time
 from pathlib import Path
@@ -184,17 +214,16 @@ def taboo_instances(n: int) -> dict:
     return data
 
 
-def run_ours(model_dir: Path, n: int, max_tokens: int) -> tuple[float, list[list[str]]]:
-    import lm_eval.models  # noqa: F401
-    from lm_eval.api.registry import get_model
-
+def run_ours(game: str, model_dir: Path, n: int, max_tokens: int) -> tuple[float, list[list[str]]]:
+    """Our runner on its default ``hf`` path (prefix reuse and history drafts), one episode at a time."""
+    from multiturn.backends import load_lm
     from multiturn.engine import run_task
     from multiturn.registry import get_task
 
-    lm = get_model("hf").create_from_arg_string(f"pretrained={model_dir},device=cpu", {"batch_size": 1})
-    task = get_task("taboo")
+    lm, _, _ = load_lm("hf", f"pretrained={model_dir},device=cpu", batch_size=1)
+    task = get_task(game)
     start = time.perf_counter()
-    summary = run_task(task, {"player": lm, "player_b": lm, "judge": lm}, limit=n, max_live=1,
+    summary = run_task(task, {"player": lm, "player_b": lm, "judge": lm}, limit=n, seed=0, max_live=1,
                        gen_kwargs_override={"max_gen_toks": max_tokens}, progress=False)
     seconds = time.perf_counter() - start
     records = sorted(summary["records"], key=lambda r: r["id"])
@@ -202,7 +231,31 @@ def run_ours(model_dir: Path, n: int, max_tokens: int) -> tuple[float, list[list
     return seconds, replies
 
 
-def run_clemcore(python: str, model_dir: Path, n: int, max_tokens: int, work: Path) -> tuple[float, list[list[str]]]:
+def run_clemcore_wordle(python: str, spec: dict, n: int, work: Path) -> tuple[float, list[list[str]]]:
+    """clemcore's backend (``Model.generate_response`` on the full history) driving our Wordle game master."""
+    spec = {**spec, "episodes": n}
+    env = {**os.environ, "CUDA_VISIBLE_DEVICES": "", "TRIANGULATE_REPO": str(REPO)}
+    proc = subprocess.run([python, "-c", CLEMCORE_WORDLE, json.dumps(spec)], cwd=work, env=env, capture_output=True, text=True)
+    if proc.returncode != 0:
+        raise SystemExit(f"clemcore failed:\n{proc.stderr[-3000:]}")
+    result = json.loads(proc.stdout.strip().splitlines()[-1])
+    return result["seconds"], result["replies"]
+
+
+def clemcore_model_spec(model_dir: Path, max_tokens: int, work: Path) -> dict:
+    """clemcore's model spec for the dequantised folder (also written to ``work/model_registry.json``)."""
+    spec = {"model": {"model_name": "smollm2-135m-instruct-dequantised", "backend": "huggingface_local",
+                      "huggingface_id": str(model_dir), "context_size": "8k",
+                      "model_config": {"premade_chat_template": True, "eos_to_cull": "<\\|im_end\\|>", "padding_side": "left"}},
+            "max_tokens": max_tokens, "results": str(work / "results")}
+    (work / "model_registry.json").write_text(json.dumps([spec["model"]]), encoding="utf-8")  # clemcore looks it up in cwd
+    return spec
+
+
+def run_clemcore(game_name: str, python: str, model_dir: Path, n: int, max_tokens: int, work: Path) -> tuple[float, list[list[str]]]:
+    spec = clemcore_model_spec(model_dir, max_tokens, work)
+    if game_name == "wordle":
+        return run_clemcore_wordle(python, spec, n, work)
     from multiturn.clem.taboo import _STOPWORD_FILE
 
     game = work / "taboo_v16"
@@ -212,11 +265,6 @@ def run_clemcore(python: str, model_dir: Path, n: int, max_tokens: int, work: Pa
                                                      "main_game": "taboo", "players": 2, "image": "none",
                                                      "languages": ["en"], "benchmark": []}), encoding="utf-8")
     (game / "in" / "instances.json").write_text(json.dumps(taboo_instances(n)), encoding="utf-8")
-    spec = {"model": {"model_name": "smollm2-135m-instruct-dequantised", "backend": "huggingface_local",
-                      "huggingface_id": str(model_dir), "context_size": "8k",
-                      "model_config": {"premade_chat_template": True, "eos_to_cull": "<\\|im_end\\|>", "padding_side": "left"}},
-            "max_tokens": max_tokens, "results": str(work / "results")}
-    (work / "model_registry.json").write_text(json.dumps([spec["model"]]), encoding="utf-8")  # clemcore looks it up in cwd
     env = {**os.environ, "CUDA_VISIBLE_DEVICES": ""}
     proc = subprocess.run([python, "-c", CLEMCORE_RUNNER, json.dumps(spec)], cwd=work, env=env, capture_output=True, text=True)
     if proc.returncode != 0:
@@ -235,8 +283,9 @@ def run_clemcore(python: str, model_dir: Path, n: int, max_tokens: int, work: Pa
 
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--game", choices=("wordle", "taboo"), default="wordle")
     parser.add_argument("--episodes", type=int, default=4)
-    parser.add_argument("--max_tokens", type=int, default=24)
+    parser.add_argument("--max_tokens", type=int, default=100, help="new tokens per reply (clembench's default: 100)")
     parser.add_argument("--repeats", type=int, default=2, help="alternate the runners this many times (shared machines are noisy)")
     parser.add_argument("--clemcore_python", default=os.environ.get("CLEMCORE_PYTHON"), help="python of an environment with clemcore")
     parser.add_argument("--model_dir", type=Path, default=Path(tempfile.gettempdir()) / "triangulate-smollm2-dequantised")
@@ -250,17 +299,17 @@ def main(argv: list[str] | None = None) -> int:
         order = ("ours", "clemcore") if repeat % 2 == 0 else ("clemcore", "ours")
         for runner in order:
             if runner == "ours":
-                seconds, got = run_ours(model_dir, args.episodes, args.max_tokens)
+                seconds, got = run_ours(args.game, model_dir, args.episodes, args.max_tokens)
             else:
                 with tempfile.TemporaryDirectory() as tmp:
-                    seconds, got = run_clemcore(args.clemcore_python, model_dir, args.episodes, args.max_tokens, Path(tmp))
+                    seconds, got = run_clemcore(args.game, args.clemcore_python, model_dir, args.episodes, args.max_tokens, Path(tmp))
             times[runner].append(seconds)
             replies[runner] = got
             calls = sum(map(len, got))
             print(f"run {repeat + 1} {runner:8s} {seconds:8.2f} s  {args.episodes / seconds:.4f} episodes/s  "
                   f"{seconds / max(calls, 1):.2f} s per model call ({calls} calls)", flush=True)
     same = sum(a == b for a, b in zip(replies["ours"], replies["clemcore"]))
-    print(f"game taboo, {args.episodes} episodes, SmolLM2-135M-Instruct (dequantised Q4_1), max {args.max_tokens} new tokens, batch 1")
+    print(f"game {args.game}, {args.episodes} episodes, SmolLM2-135M-Instruct (dequantised Q4_1), max {args.max_tokens} new tokens, batch 1")
     for label, pick in (("best", min), ("median", median)):  # best-of estimates the unloaded machine
         ours_s, clem_s = pick(times["ours"]), pick(times["clemcore"])
         print(f"{label:6s} ours {args.episodes / ours_s:.4f} episodes/s, clemcore {args.episodes / clem_s:.4f} episodes/s, "

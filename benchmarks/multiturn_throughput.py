@@ -8,7 +8,9 @@ Wordle) on the same model (default: the embedded SmolLM2 on CPU), greedy decodin
 - (b) lockstep: all episodes' next turns in one ``generate_until`` call, batch size = episodes;
 - (c) default: the runner's default path for the backend. For ``hf`` that is
   :class:`multiturn.prefix_cache.PrefixCacheHFLM` (per-episode KV prefix reuse, batch size 1,
-  episodes in flight as ``triangulate play`` runs them).
+  episodes in flight as ``triangulate play`` runs them, and for greedy requests drafts looked up in
+  the history, :mod:`multiturn.lookup_decoding`);
+- optional (``--modes ...,c0_prefix_only``): (c) without history drafts, to see what each lever gives.
 
 One model is loaded once (a ``PrefixCacheHFLM``); (a) and (b) switch its reuse off, which makes it
 plain ``HFLM.generate_until``. Each run plays (a), (b), (c) back to back; the figures are medians
@@ -43,7 +45,8 @@ from multiturn.backends import load_lm  # noqa: E402
 from multiturn.engine import play_episodes  # noqa: E402
 
 GREEDY = {"temperature": 0.0, "do_sample": False}
-MODES = ("a_recompute_batch1", "b_lockstep", "c_default")
+MODES = ("a_recompute_batch1", "b_lockstep", "c_default", "c0_prefix_only")
+DEFAULT_MODES = MODES[:3]
 
 
 class CountingLM:
@@ -63,11 +66,14 @@ class CountingLM:
 
 def configure(lm, mode: str, episodes: int) -> int:
     """Set the LM up for ``mode``; returns the episodes in flight (the engine's ``max_live``)."""
-    reuse = mode == "c_default"
+    reuse = mode in ("c_default", "c0_prefix_only")
     batch = episodes if mode == "b_lockstep" else 1
     if hasattr(lm, "prefix_cache_enabled"):
         lm.prefix_cache_enabled = reuse
         lm.prefix_pool.clear()
+        if not hasattr(lm, "default_lookup_tokens"):
+            lm.default_lookup_tokens = lm.prompt_lookup_tokens
+        lm.prompt_lookup_tokens = 0 if mode == "c0_prefix_only" else lm.default_lookup_tokens
     if hasattr(lm, "batch_size_per_gpu"):
         lm.batch_size_per_gpu = batch  # HFLM's batch size, without loading the model twice
     return 1 if mode == "a_recompute_batch1" else episodes
@@ -119,7 +125,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--device", default=None)
     parser.add_argument("--max_gen_toks", type=int, default=None, help="cap new tokens per reply (default: each task's own)")
     parser.add_argument("--threads", type=int, default=None, help="torch CPU threads (1 avoids thrashing on a busy machine)")
-    parser.add_argument("--modes", default=",".join(MODES), help=f"comma-separated subset of {','.join(MODES)} (a and c are required)")
+    parser.add_argument("--modes", default=",".join(DEFAULT_MODES), help=f"comma-separated subset of {','.join(MODES)} (a and c_default are required)")
     parser.add_argument("--budget_minutes", type=float, default=None, help="start no further run after this many minutes (runs done so far are summarised)")
     parser.add_argument("--clemcore_python", default=None, help="python with clemcore installed (for speedup_vs_clemcore)")
     args = parser.parse_args(argv)
@@ -177,8 +183,8 @@ def main(argv: list[str] | None = None) -> int:
             total_cpu[m] += med_cpu[m]
         entry = {f"{m}_episodes_per_s": round(n / med[m], 4) for m in modes}
         for m in modes[1:]:
-            entry[f"speedup_{m[0]}_over_a"] = round(med["a_recompute_batch1"] / med[m], 2)
-            entry[f"cpu_speedup_{m[0]}_over_a"] = round(med_cpu["a_recompute_batch1"] / med_cpu[m], 2)
+            entry[f"speedup_{m.split('_')[0]}_over_a"] = round(med["a_recompute_batch1"] / med[m], 2)
+            entry[f"cpu_speedup_{m.split('_')[0]}_over_a"] = round(med_cpu["a_recompute_batch1"] / med_cpu[m], 2)
         entry["identical_a_c"] = all(identical[task.name])
         per_task[task.name] = entry
         print(f"median {task.name:16s} " + "  ".join(f"{m} wall {med[m]:.1f} s cpu {med_cpu[m]:.1f} s" for m in modes), flush=True)

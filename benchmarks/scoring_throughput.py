@@ -1,6 +1,11 @@
 """Scoring throughput: parse + group F1 + CTD + Topic Achieved for 100,000 GlobalGroup answers; prints games/s.
 
-    python benchmarks/scoring_throughput.py [--games 100000] [--fasttext-dir DIR]
+    python benchmarks/scoring_throughput.py [--games 100000] [--runs 3] [--workers N] [--fasttext-dir DIR]
+
+Each run scores the same answers with one process and with ``--workers`` processes (default: every
+CPU; :func:`custom_metrics.globalgroup.score_batch` parses and matches in forked workers, the topic
+step stays in the parent), side by side; the medians over ``--runs`` are printed, then a JSON line.
+Every run starts from cold parser caches (fresh answers each run, same shape).
 
 Uses the official ``cc.en.300.bin`` from ``--fasttext-dir`` / ``$TRIANGULATE_FASTTEXT_DIR`` when present,
 otherwise trains a small real fastText model in a temporary folder (its vectors are not meaningful; the
@@ -11,14 +16,14 @@ with wrong words, swapped groups, paraphrased topics and reasoning before the fi
 from __future__ import annotations
 
 import argparse
+import json
 import os
 import random
+import statistics
 import sys
 import tempfile
 import time
 from pathlib import Path
-
-from tqdm import tqdm
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
@@ -84,6 +89,8 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--games", type=int, default=100_000)
     parser.add_argument("--fasttext-dir", default=os.environ.get("TRIANGULATE_FASTTEXT_DIR"))
     parser.add_argument("--seed", type=int, default=0)
+    parser.add_argument("--runs", type=int, default=3)
+    parser.add_argument("--workers", type=int, default=os.cpu_count() or 1, help="processes for parsing (default: CPUs)")
     args = parser.parse_args(argv)
 
     responses, docs = make_games(args.games, args.seed)
@@ -100,21 +107,32 @@ def main(argv: list[str] | None = None) -> int:
     scorer = get_topic_scorer("en")
     print(f"loaded {fasttext_path('en')} in {time.perf_counter() - started:.2f} s (dim {scorer.embedder.dim})")
 
-    started = time.perf_counter()
-    cpu_started = time.process_time()
-    rows = []
-    step = 10_000
-    for begin in tqdm(range(0, len(docs), step), desc="scoring", unit="x10k games"):
-        rows.extend(score_batch(responses[begin : begin + step], docs[begin : begin + step], scorer))
-    elapsed = time.perf_counter() - started
-    cpu = time.process_time() - cpu_started
+    workers = max(1, args.workers)
+    figures: dict[int, list[float]] = {1: [], workers: []}
+    cpu_figures: list[float] = []
+    for run in range(args.runs):
+        for n_workers in dict.fromkeys((1, workers)):
+            responses, docs = make_games(args.games, args.seed + 1000 * run + n_workers)  # cold caches
+            started, cpu_started = time.perf_counter(), time.process_time()
+            rows = score_batch(responses, docs, scorer, workers=n_workers)
+            elapsed, cpu = time.perf_counter() - started, time.process_time() - cpu_started
+            figures[n_workers].append(len(rows) / elapsed)
+            if n_workers == 1:
+                cpu_figures.append(len(rows) / cpu)
+            print(f"run {run + 1} workers {n_workers}: scored {len(rows):,} games in {elapsed:.2f} s: "
+                  f"{len(rows) / elapsed:,.0f} games/s", flush=True)
     mean = {k: sum(r[k] for r in rows) / len(rows) for k in rows[0]}
-    print("means: " + ", ".join(f"{k}={v:.3f}" for k, v in mean.items()))
-    print(f"scored {len(rows)} games in {elapsed:.2f} s: {len(rows) / elapsed:,.0f} games/s")
-    print(f"CPU time {cpu:.2f} s: {len(rows) / cpu:,.0f} games per CPU-second")
+    print("means (last run): " + ", ".join(f"{k}={v:.3f}" for k, v in mean.items()))
+    median = {n: statistics.median(v) for n, v in figures.items()}
+    for n, value in median.items():
+        print(f"median over {args.runs} runs, {n} worker(s): {value:,.0f} games/s")
+    print(f"one process: {statistics.median(cpu_figures):,.0f} games per CPU-second")
     load = os.getloadavg()[0] if hasattr(os, "getloadavg") else float("nan")
     print(f"(one process; {os.cpu_count()} CPUs, 1-min load average {load:.1f} while measuring)")
     print(f"calibration: a 10M-step Python loop took {_reference_loop():.2f} CPU-s here")
+    print(json.dumps({"games": args.games, "runs": args.runs, "workers": workers,
+                      "games_per_s_1_worker": round(median[1]), "games_per_s": round(median[workers]),
+                      "load_average": round(load, 1)}))
     return 0
 
 

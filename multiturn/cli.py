@@ -144,6 +144,7 @@ def run(args: argparse.Namespace) -> int:
         "max_live": args.max_live if args.max_live is not None else DEFAULT_MAX_LIVE,
         "request_timeout": args.request_timeout,
         "tasks": names,
+        **decoding_config(lm),
         **extra_config,
     }
     payload, path = run_tasks(
@@ -169,6 +170,15 @@ def run(args: argparse.Namespace) -> int:
         counts = ", ".join(f"{task}: {n}" for task, n in failed.items())
         print(f"warning: episodes failed on backend errors ({counts}); they are not scored. Run the same command again to play them.", file=sys.stderr)
     return 0
+
+
+def decoding_config(lm: Any) -> dict[str, Any]:
+    """How the backend decodes, for the run config: its LM class and, for the prefix cache, its switches."""
+    out: dict[str, Any] = {"lm_class": type(lm).__name__}
+    if hasattr(lm, "prefix_cache_enabled"):
+        out["prefix_cache"] = bool(lm.prefix_cache_enabled)
+        out["prompt_lookup_tokens"] = int(getattr(lm, "prompt_lookup_tokens", 0))
+    return out
 
 
 def format_table(payload: dict[str, Any]) -> str:

@@ -37,6 +37,8 @@ import torch
 from lm_eval.api.registry import register_model
 from lm_eval.models.huggingface import HFLM
 
+from multiturn.lookup_decoding import DEFAULT_DRAFT_TOKENS, greedy_lookup_generate
+
 log = logging.getLogger(__name__)
 
 #: lm-eval registry names of HFLM that the runner upgrades to :class:`PrefixCacheHFLM`
@@ -172,15 +174,28 @@ class PrefixPool:
 class PrefixCacheHFLM(HFLM):
     """``HFLM`` whose ``generate`` calls reuse the KV cache of the longest matching earlier sequence.
 
-    Extra model_args: ``prefix_cache_entries`` (pool size, default 64) and ``prefix_cache_mb`` (memory
-    cap of the pool, default 2048). ``stats`` counts requests, prompt tokens and reused tokens.
+    Greedy requests whose decoding no logits processor changes are decoded by
+    :func:`multiturn.lookup_decoding.greedy_lookup_generate` (drafts looked up in the history, verified
+    in one forward pass); the rest go through transformers' ``generate`` with the reused cache.
+
+    Extra model_args: ``prefix_cache_entries`` (pool size, default 64), ``prefix_cache_mb`` (memory
+    cap of the pool, default 2048) and ``prompt_lookup_tokens`` (longest draft, default 10; 0 turns
+    history drafts off). ``stats`` counts requests, prompt tokens, reused tokens and lookup-decoded requests.
     """
 
-    def __init__(self, *args: Any, prefix_cache_entries: int = DEFAULT_ENTRIES, prefix_cache_mb: float = DEFAULT_MB, **kwargs: Any):
+    def __init__(
+        self,
+        *args: Any,
+        prefix_cache_entries: int = DEFAULT_ENTRIES,
+        prefix_cache_mb: float = DEFAULT_MB,
+        prompt_lookup_tokens: int = DEFAULT_DRAFT_TOKENS,
+        **kwargs: Any,
+    ):
         super().__init__(*args, **kwargs)
         self.prefix_pool = PrefixPool(int(prefix_cache_entries), int(float(prefix_cache_mb) * 2**20))
         self.prefix_cache_enabled = True
-        self.stats = {"requests": 0, "prompt_tokens": 0, "reused_tokens": 0}
+        self.prompt_lookup_tokens = int(prompt_lookup_tokens)
+        self.stats = {"requests": 0, "prompt_tokens": 0, "reused_tokens": 0, "lookup_requests": 0}
 
     def _reusable(self, context: torch.Tensor, generation_kwargs: Mapping[str, Any]) -> bool:
         if not self.prefix_cache_enabled or self.backend != "causal" or context.shape[0] != 1:
@@ -189,6 +204,34 @@ class PrefixCacheHFLM(HFLM):
             return False
         mask = generation_kwargs.get("attention_mask")
         return mask is None or bool(mask.all())
+
+    def _greedy_lookup_ok(self, generation_kwargs: Mapping[str, Any]) -> bool:
+        """Greedy (``do_sample`` False, or unset with temperature 0) and nothing that reshapes the logits."""
+        if self.prompt_lookup_tokens <= 0:
+            return False
+        if set(generation_kwargs) - _LOOKUP_SAFE_KWARGS:
+            return False
+        do_sample = generation_kwargs.get("do_sample")
+        temperature = generation_kwargs.get("temperature", 0.0)
+        if not (do_sample is False or (do_sample is None and temperature in (0, 0.0, None))):
+            return False
+        config = getattr(self.model, "generation_config", None)
+        return config is None or all(
+            getattr(config, name, default) in (default, None) for name, default in _NEUTRAL_GENERATION_CONFIG.items()
+        )
+
+    def _stop_checker(self, stop: list[str]):
+        """``generated -> bool``: does the decoded text contain a stop sequence (lm-eval's ``until``)?"""
+        stops = [s for s in stop if s]
+        if not stops:
+            return lambda generated: False
+        lookback = max(len(s) for s in stops) + 8  # tokens are at least one character
+
+        def should_stop(generated: list[int]) -> bool:
+            text = self.tokenizer.decode(generated[-lookback:], skip_special_tokens=False)
+            return any(s in text for s in stops)
+
+        return should_stop
 
     def _model_generate(self, context: torch.Tensor, max_length: int, stop: list[str], **generation_kwargs: Any) -> torch.Tensor:
         if not self._reusable(context, generation_kwargs):
@@ -206,9 +249,31 @@ class PrefixCacheHFLM(HFLM):
         self.stats["requests"] += 1
         self.stats["prompt_tokens"] += tokens.numel()
         self.stats["reused_tokens"] += reused
-        out = super()._model_generate(context, max_length, stop, past_key_values=cache, **generation_kwargs)
+        if self._greedy_lookup_ok(generation_kwargs):
+            eos = getattr(self.model.generation_config, "eos_token_id", None)
+            eos_ids = set(eos if isinstance(eos, (list, tuple)) else [] if eos is None else [eos])
+            out = greedy_lookup_generate(
+                self.model, context, cache, reused, max_length - context.shape[1], eos_ids,
+                self._stop_checker(stop), max_draft=self.prompt_lookup_tokens,
+            )
+            self.stats["lookup_requests"] += 1
+        else:
+            out = super()._model_generate(context, max_length, stop, past_key_values=cache, **generation_kwargs)
         held = cache.get_seq_length()
         sequence = out[0].detach().to("cpu")
         if 0 < held <= sequence.numel():
             self.prefix_pool.add(sequence[:held].clone(), cache, prompt_len=tokens.numel())
         return out
+
+
+#: generation kwargs that do not change greedy decoding (sampling knobs are inert when do_sample is False)
+_LOOKUP_SAFE_KWARGS = frozenset({"attention_mask", "do_sample", "temperature", "top_p", "top_k", "min_p", "pad_token_id"})
+#: generation_config fields whose non-default values add logits processors: those requests use ``generate``
+_NEUTRAL_GENERATION_CONFIG: dict[str, Any] = {
+    "repetition_penalty": 1.0, "encoder_repetition_penalty": 1.0, "no_repeat_ngram_size": 0,
+    "bad_words_ids": None, "min_length": 0, "min_new_tokens": None, "suppress_tokens": None,
+    "begin_suppress_tokens": None, "forced_bos_token_id": None, "forced_eos_token_id": None,
+    "sequence_bias": None, "num_beams": 1, "guidance_scale": None, "epsilon_cutoff": 0.0,
+    "exponential_decay_length_penalty": None, "renormalize_logits": False, "num_return_sequences": 1,
+    "max_new_tokens": None, "watermarking_config": None, "penalty_alpha": None, "dola_layers": None,
+}

@@ -47,6 +47,7 @@ def test_play_writes_lm_eval_shaped_results_and_episodes(tmp_path):
     assert payload["configs"]["count_test"]["task"] == "count_test"
     assert payload["higher_is_better"]["count_test"] == {"accuracy": True}
     assert payload["config"]["model"] == "scripted-count" and "versions" in payload
+    assert payload["config"]["lm_class"] and "prefix_cache" not in payload["config"]  # not an hf model
     assert "SECRET123" not in results.read_text() and "api_key=<redacted>" in payload["config"]["model_args"]
     records = [json.loads(line) for line in (model_dir / "episodes_count_test.jsonl").read_text().splitlines()]
     assert [r["id"] for r in records] and sorted(r["id"] for r in records) == ["ep000", "ep001", "ep002", "ep003"]

@@ -25,6 +25,7 @@ def test_play_on_smollm2_writes_results_and_episodes(upstream, tmp_path):
     payload = json.loads(results.read_text())
     assert payload["config"]["model"] == "hf" and "gguf_file=SmolLM2-135M-Instruct.Q4_1.gguf" in payload["config"]["model_args"]
     assert payload["config"]["gen_kwargs"] == {"max_gen_toks": 2}
+    assert payload["config"]["lm_class"] == "PrefixCacheHFLM" and payload["config"]["prefix_cache"] is True
     for task in TASKS:
         entry = payload["results"][task]
         assert payload["n-samples"][task]["effective"] == 1

@@ -261,3 +261,21 @@ def test_chinese_topics_are_segmented_and_scored(tmp_path, monkeypatch):
         "group_f1": 1.0, "ctd": 1.0, "solved": 1.0, "topic_achieved": 1.0, "parsed": 1.0
     }
     assert globalgroup.score_game(swapped, doc)["topic_achieved"] == 0.0
+
+
+def test_score_batch_in_worker_processes_equals_one_process(fasttext_dir):
+    answers = [
+        _answer(("Natural Elements", ELEMENTS), ("Emotions", EMOTIONS)),
+        _answer(("Emotions", ELEMENTS), ("Kitchen Utensils", EMOTIONS)),
+        "Final answer: " + _answer(("emotions", EMOTIONS), ("elements", ELEMENTS)),
+        "nothing",
+    ]
+    n = 2 * globalgroup.MIN_GAMES_PER_WORKER
+    many = [answers[i % len(answers)] + " " * (i % 7) for i in range(n)]
+    docs = [DOC] * n
+    one = globalgroup.score_batch(many, docs)
+    two = globalgroup.score_batch(many, docs, workers=2)
+    assert two == one
+    assert {row["group_f1"] for row in two} == {row["group_f1"] for row in one[:4]}
+    with pytest.raises(ValueError):
+        globalgroup.score_batch(many, docs[:-1])

@@ -154,7 +154,8 @@ def test_load_lm_rewrites_vllm_model_args_without_importing_vllm(monkeypatch):
 
 @pytest.mark.slow
 def test_greedy_replies_identical_to_plain_hflm_on_nback(smollm2, upstream):
-    """A few 3-back turns: each turn's prompt through plain HFLM and through the prefix cache."""
+    """A few 3-back turns: each turn's prompt through plain HFLM and through the prefix cache (with
+    history drafts, since the requests are greedy), with and without stop sequences."""
     from multiturn.registry import get_task
 
     cached = PrefixCacheHFLM(pretrained=smollm2.model, tokenizer=smollm2.tokenizer, device="cpu", batch_size=1)
@@ -175,6 +176,7 @@ def test_greedy_replies_identical_to_plain_hflm_on_nback(smollm2, upstream):
                 assert "\n" not in reply and "m" not in reply
             game.on_reply(plain)
     assert cached.stats["requests"] == 10
+    assert cached.stats["lookup_requests"] == 10  # greedy: decoded with history drafts
     # from the second turn on most of each prompt comes from the episode's cache
     assert cached.stats["reused_tokens"] > 0.6 * cached.stats["prompt_tokens"]
     assert 1 <= len(cached.prefix_pool) <= 2
