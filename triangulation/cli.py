@@ -22,6 +22,14 @@ SUBCOMMANDS: dict[str, str] = {
     "play": "multiturn.cli",
     "report": "triangulation.report_cli",
 }
+#: one-line help of each sub-command, so ``triangulate --help`` imports none of them (they pull in
+#: datasets, lm-eval, scipy and pandas: seconds of start-up)
+SUMMARIES: dict[str, str] = {
+    "data": "build, generate or push the Hub-ready datasets",
+    "eval": "run lm-eval (same arguments as `lm_eval`) with the GlobalGroup and Connections tasks included",
+    "play": "run multi-turn tests (n-back, WCST, LNT, clembench games, ...) on an lm-eval model",
+    "report": "tables, Kendall correlations, plots and an HTML report over many models' results",
+}
 
 
 class OneLineErrorParser(argparse.ArgumentParser):
@@ -31,7 +39,8 @@ class OneLineErrorParser(argparse.ArgumentParser):
         self.exit(2, f"{self.prog}: error: {message} (see `{self.prog} --help`)\n")
 
 
-def build_parser() -> argparse.ArgumentParser:
+def build_parser(command: str | None = None) -> argparse.ArgumentParser:
+    """The parser; only ``command``'s module is imported (its full sub-parser), the others are listed."""
     parser = OneLineErrorParser(
         prog="triangulate",
         description="Abstract-reasoning and interactive evaluation on top of lm-evaluation-harness.",
@@ -39,13 +48,10 @@ def build_parser() -> argparse.ArgumentParser:
     sub = parser.add_subparsers(dest="command", metavar="{" + ",".join(SUBCOMMANDS) + "}")
     sub.required = True
     for name, module_name in SUBCOMMANDS.items():
-        try:
-            module = importlib.import_module(module_name)
-        except ModuleNotFoundError as exc:  # a sub-command not built yet must not break the others
-            if exc.name and module_name.startswith(exc.name):
-                continue
-            raise
-        module.add_parser(sub)
+        if name == command:
+            importlib.import_module(module_name).add_parser(sub)
+        else:
+            sub.add_parser(name, help=SUMMARIES[name])
     return parser
 
 
@@ -55,7 +61,8 @@ def main(argv: list[str] | None = None) -> int:
         from triangulation import eval_cli
 
         return _guard(lambda: eval_cli.run_passthrough(argv[1:]))
-    parser = build_parser()
+    command = next((a for a in argv if not a.startswith("-")), None)
+    parser = build_parser(command if command in SUBCOMMANDS else None)
     args = parser.parse_args(argv)
     return _guard(lambda: args.func(args))
 
