@@ -54,3 +54,29 @@ def test_a_run_without_a_model_uses_the_embedded_one(monkeypatch):
     for given in (["--model", "vllm", "--tasks", "x"], ["--tasks", "x", "--model_args=pretrained=y"],
                   ["-M", "hf", "--tasks", "x"], ["ls", "tasks"], ["run", "--help"], ["--config", "c.yaml"]):
         assert eval_cli.with_default_model(given) == given
+
+
+def test_credentials_in_model_args_are_scrubbed_from_what_lm_eval_writes(monkeypatch, tmp_path):
+    """lm-eval copies model_args into its results verbatim: `triangulate eval` rewrites them redacted."""
+    import json
+
+    from lm_eval._cli import HarnessCLI
+
+    key = "sk-test-SECRET-4242-abcdef"
+    out = tmp_path / "out"
+
+    def fake_execute(self, args):  # what lm-eval writes: config.model_args and a samples line
+        folder = out / "model"
+        folder.mkdir(parents=True)
+        (folder / "results_x.json").write_text(json.dumps({"config": {"model_args": args.model_args}}))
+        (folder / "samples_t.jsonl").write_text(json.dumps({"arguments": f"key {key}"}) + "\n")
+
+    monkeypatch.setattr(HarnessCLI, "execute", fake_execute)
+    code = eval_cli.run_passthrough(["--model", "local-completions", "--model_args", f"base_url=http://x,api_key={key}",
+                                     "--tasks", "globalgroup_zh", "--output_path", str(out)])
+    assert code == 0
+    written = {p.name: p.read_text() for p in out.rglob("*") if p.is_file()}
+    assert set(written) == {"results_x.json", "samples_t.jsonl"}
+    assert all(key not in text for text in written.values())
+    assert all("<redacted>" in text for text in written.values())
+    assert "http://x" in written["results_x.json"]

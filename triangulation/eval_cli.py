@@ -9,7 +9,9 @@ work too), from any working directory. A user ``--include_path DIR`` is kept and
 from __future__ import annotations
 
 import argparse
+import os
 import sys
+import time
 from pathlib import Path
 
 from lm_eval_tasks import TASKS_DIR
@@ -60,6 +62,12 @@ def run_passthrough(argv: list[str]) -> int:
         sys.argv = saved
     if hasattr(args, "include_path"):
         args.include_path = include_paths(getattr(args, "include_path", None))
+    from multiturn.backends import install_log_scrubber, register_secrets
+
+    model_args = getattr(args, "model_args", None)
+    register_secrets(model_args if isinstance(model_args, (str, dict)) else None)
+    install_log_scrubber()
+    started = time.time()
     try:
         cli.execute(args)
     except SystemExit as exc:  # lm-eval exits on its own errors
@@ -68,7 +76,32 @@ def run_passthrough(argv: list[str]) -> int:
         if str(exc).startswith("Tasks not found"):  # lm-eval raises it for unknown --tasks names
             raise UserError(f"{exc}; list the known ones with `triangulate eval ls tasks`") from exc
         raise
+    finally:
+        output = getattr(args, "output_path", None)
+        if output:
+            scrub_written_files(Path(output), started)
     return 0
+
+
+def scrub_written_files(root: Path, since: float) -> list[Path]:
+    """Replace credentials (:func:`multiturn.backends.scrub_secrets`) in the ``.json``/``.jsonl`` files lm-eval
+    wrote under ``root`` since ``since`` (its results hold ``model_args`` verbatim); rewritten atomically.
+    Returns the files changed."""
+    from multiturn.backends import scrub_secrets
+
+    candidates = [root] if root.is_file() else root.rglob("*") if root.is_dir() else []
+    changed = []
+    for path in candidates:
+        if path.suffix not in (".json", ".jsonl") or not path.is_file() or path.stat().st_mtime < since - 1:
+            continue
+        text = path.read_text(encoding="utf-8", errors="surrogateescape")
+        clean = scrub_secrets(text)
+        if clean != text:
+            tmp = path.with_name(f".{path.name}.scrub.tmp")
+            tmp.write_text(clean, encoding="utf-8", errors="surrogateescape")
+            os.replace(tmp, path)
+            changed.append(path)
+    return changed
 
 
 def add_parser(subparsers: argparse._SubParsersAction) -> argparse.ArgumentParser:
