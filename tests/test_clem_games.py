@@ -167,3 +167,18 @@ def test_registry_knows_every_task():
     assert set(SEVEN) | {f"referencegame_{lang}" for lang in MULTILINGUAL_LANGUAGES} <= names
     assert expand(["clembench"]) == ["imagegame", "privateshared", "referencegame", "taboo", "wordle",
                                      "wordle_withclue", "wordle_withcritic"]
+
+
+def test_taboo_stem_prefilter_keeps_every_word_whose_stem_could_match():
+    """candidate_words skips words without stemming them; it must keep every word whose own stem is a
+    given stem (checked on the 60,000 most frequent English words of wordfreq)."""
+    from nltk.stem.snowball import SnowballStemmer
+    from wordfreq import top_n_list
+
+    from multiturn.clem.taboo import candidate_words
+
+    stem = SnowballStemmer("english").stem
+    words = [w for w in top_n_list("en", 60_000) if w.isalpha() and w.islower()]
+    dropped = [w for w in words if candidate_words(w, [stem(w)]) != [w]]
+    assert not dropped, dropped[:10]
+    assert candidate_words("dying dead umbrellas rainy", ["die", "umbrella"]) == ["dying", "dead", "umbrellas"]

@@ -61,17 +61,28 @@ def normalise_clue(utterance: str) -> str:
     return remove_punctuation(utterance.replace("CLUE:", "").strip().lower())
 
 
+#: Snowball (English) keeps a word's first letter, and a stem ends at most this many letters beyond
+#: the part it shares with its word ("dying" -> "die", "possibility" -> "possibl")
+MAX_STEM_NEW_LETTERS = 3
+
+
 def candidate_words(clue: str, stems: list[str]) -> list[str]:
     """The distinct space-separated words of ``clue``, in order, that could have one of ``stems`` as stem.
 
-    Snowball never lengthens a (lower-case) word and strips fewer than ``MAX_STEM_SHRINK`` letters, so
-    a word shorter than every stem or far longer than all of them cannot share one; skipping them
-    keeps a 1 MB reply fast (stemming a 1 MB token alone takes ~1 s). A repeated word adds no error.
+    Snowball never lengthens a (lower-case) word, strips fewer than ``MAX_STEM_SHRINK`` letters and
+    rewrites at most the last ``MAX_STEM_NEW_LETTERS`` letters of the stem, keeping the first; so a
+    word that is shorter than every stem, far longer than all of them, or does not start with some
+    stem's unchanging head cannot share a stem and is not stemmed (which keeps a 1 MB reply of
+    distinct words fast). ``tests/test_clem_games.py`` checks the rule on 60,000 English words.
     """
     lengths = [len(s) for s in stems] or [0]
     low, high = max(1, min(lengths)), max(lengths) + MAX_STEM_SHRINK
-    tokens = re.findall(r"[^ ]{%d,}" % low, clue)  # whole words: a run starts at a word's first letter
-    return [w for w in dict.fromkeys(tokens) if len(w) <= high]
+    heads = sorted({s[: max(1, len(s) - MAX_STEM_NEW_LETTERS)] for s in stems if s}, key=len, reverse=True)
+    if not heads:
+        return []
+    # whole words (preceded by a space or the start) that begin with a head and have >= low letters
+    pattern = r"(?<![^ ])(?=%s)[^ ]{%d,}" % ("|".join(map(re.escape, heads)), low)
+    return [w for w in dict.fromkeys(re.findall(pattern, clue)) if len(w) <= high]
 
 
 def clue_errors(utterance: str, target: str, related: list[str], clue: str | None = None) -> list[dict[str, Any]]:
