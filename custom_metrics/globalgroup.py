@@ -85,50 +85,16 @@ def score_game(response: str, doc: Mapping[str, Any], topic_scorer: TopicScorer 
     return score_groups(groups, gold, pool, topic_scorer)
 
 
-def _parse_and_match(response: str, doc: Mapping[str, Any]) -> tuple[dict[str, float], list[str | None], list[str]]:
-    """Scores without Topic Achieved, plus the matched predicted topics and the gold topics (for the
-    batched topic step)."""
-    gold = gold_groups(doc)
-    pool = doc_pool(doc)
-    groups = parse_groups(response, pool, n_groups=int(doc.get("n_groups") or len(gold)))
-    preds, matched, scores = _match(groups, gold, pool)
-    predicted_topics = [preds[j].topic if j is not None else None for j in matched]
-    return scores, predicted_topics, [str(g.get("topic") or "") for g in gold]
-
-
-_SHARED: tuple[Sequence[str], Sequence[Mapping[str, Any]]] | None = None  # inputs seen by forked workers
-
-
-def _parse_and_match_range(bounds: tuple[int, int]) -> list[tuple[dict[str, float], list[str | None], list[str]]]:
-    assert _SHARED is not None
-    responses, docs = _SHARED
-    return [_parse_and_match(responses[i], docs[i]) for i in range(*bounds)]
-
-
-def _parse_and_match_all(
-    responses: Sequence[str], docs: Sequence[Mapping[str, Any]], workers: int
-) -> list[tuple[dict[str, float], list[str | None], list[str]]]:
-    """:func:`_parse_and_match` over all games; with ``workers`` > 1 (and fork available) the games are
-    split into contiguous ranges parsed by forked processes that read the inputs copy-on-write."""
-    import multiprocessing
-
-    total = len(responses)
-    if workers <= 1 or total < 2 * MIN_GAMES_PER_WORKER or "fork" not in multiprocessing.get_all_start_methods():
-        return [_parse_and_match(r, d) for r, d in zip(responses, docs)]
-    global _SHARED
-    workers = min(workers, total // MIN_GAMES_PER_WORKER)
-    step = -(-total // (4 * workers))  # four ranges per worker evens out uneven answers
-    bounds = [(lo, min(lo + step, total)) for lo in range(0, total, step)]
-    _SHARED = (responses, docs)
-    try:
-        with multiprocessing.get_context("fork").Pool(workers) as pool:
-            parts = pool.map(_parse_and_match_range, bounds, chunksize=1)
-    finally:
-        _SHARED = None
-    return [item for part in parts for item in part]
-
-
 MIN_GAMES_PER_WORKER = 2_000  # below this a process costs more than it saves
+
+_SHARED: tuple[Sequence[str], Sequence[Mapping[str, Any]], TopicScorer | None] | None = None  # read by forked workers
+
+
+def _score_range(bounds: tuple[int, int]) -> list[dict[str, float]]:
+    assert _SHARED is not None
+    responses, docs, scorer = _SHARED
+    lo, hi = bounds
+    return _score_serial(responses[lo:hi], docs[lo:hi], scorer)
 
 
 def score_batch(
@@ -140,24 +106,51 @@ def score_batch(
     """:func:`score_game` for many games at once; Topic Achieved is computed with one matrix product per
     game size over cached topic vectors.  ``topic_scorer`` defaults to each row's language scorer.
 
-    ``workers`` > 1 parses and matches in that many forked processes (POSIX; at least
-    ``MIN_GAMES_PER_WORKER`` games each); the topic step stays in this process, so fastText is loaded once.
+    ``workers`` > 1 splits the games into contiguous ranges scored by that many forked processes
+    (POSIX only, at least ``MIN_GAMES_PER_WORKER`` games each); they read the inputs and any loaded
+    fastText model copy-on-write, so nothing is loaded twice and only the score rows travel back.
     """
+    import multiprocessing
+
     if len(responses) != len(docs):
         raise ValueError(f"{len(responses)} responses for {len(docs)} docs")
+    total = len(responses)
+    workers = min(workers, total // MIN_GAMES_PER_WORKER)
+    if workers <= 1 or "fork" not in multiprocessing.get_all_start_methods():
+        return _score_serial(responses, docs, topic_scorer)
+    global _SHARED
+    step = -(-total // (2 * workers))  # two ranges per worker even out uneven answers
+    bounds = [(lo, min(lo + step, total)) for lo in range(0, total, step)]
+    _SHARED = (responses, docs, topic_scorer)
+    try:
+        with multiprocessing.get_context("fork").Pool(workers) as pool:
+            parts = pool.map(_score_range, bounds, chunksize=1)
+    finally:
+        _SHARED = None
+    return [row for part in parts for row in part]
+
+
+def _score_serial(
+    responses: Sequence[str], docs: Sequence[Mapping[str, Any]], topic_scorer: TopicScorer | None
+) -> list[dict[str, float]]:
     rows: list[dict[str, float]] = []
     pending: dict[tuple[int, int], list[tuple[int, list, list]]] = {}  # (scorer id, n) -> jobs
     scorers: dict[int, TopicScorer] = {}
-    for position, (doc, (scores, predicted_topics, gold_topics)) in enumerate(
-        zip(docs, _parse_and_match_all(responses, docs, workers))
-    ):
+    for position, (response, doc) in enumerate(zip(responses, docs)):
+        gold = gold_groups(doc)
+        pool = doc_pool(doc)
+        n = len(gold)
+        groups = parse_groups(response, pool, n_groups=int(doc.get("n_groups") or n))
+        preds, matched, scores = _match(groups, gold, pool)
         rows.append(scores)
-        n = len(gold_topics)
         scorer = topic_scorer or get_topic_scorer(str(doc.get("language") or "en"))
         if scorer is None or n == 0:
             continue
         scorers[id(scorer)] = scorer
-        pending.setdefault((id(scorer), n), []).append((position, predicted_topics, gold_topics))
+        predicted_topics = [preds[j].topic if j is not None else None for j in matched]
+        pending.setdefault((id(scorer), n), []).append(
+            (position, predicted_topics, [str(g.get("topic") or "") for g in gold])
+        )
     for (scorer_id, n), jobs in pending.items():
         rates = scorers[scorer_id].achieved_rates([j[1] for j in jobs], [j[2] for j in jobs])
         for (position, _, _), rate in zip(jobs, rates):
