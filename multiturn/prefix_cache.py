@@ -8,9 +8,11 @@ its cache to that prefix and hands it to ``generate`` as ``past_key_values``, so
 are prefilled. Requests carry no episode id; the longest-common-prefix match finds the episode.
 
 Everything else is HFLM's own code path (``generate_until`` -> ``_model_generate``): tokenisation,
-left truncation, ``until`` stop sequences, ``max_gen_toks``, decoding and post-processing are
-unchanged, only the ``generate`` call receives a cache. Greedy replies are the same tokens as plain
-``hf`` (``tests/test_perf_prefix_cache.py`` checks it on SmolLM2).
+left truncation, ``until`` stop sequences, ``max_gen_toks`` and post-processing are unchanged. The
+decoding itself: sampled requests (and greedy ones with logits processors) call ``generate`` with the
+cache; plain greedy requests are decoded by :mod:`multiturn.lookup_decoding`, which drafts the next
+tokens from the conversation so far and verifies them in one forward pass. Greedy replies are the
+same tokens as plain ``hf`` (``tests/test_perf_prefix_cache.py`` checks it on SmolLM2).
 
 Batching: reuse applies to batch size 1 (``--batch_size 1``, the runner's default). Padded batches
 fall back to plain HFLM generation: on a 2-core CPU batching does not pay (prefill is compute-bound,
