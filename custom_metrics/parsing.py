@@ -52,8 +52,13 @@ class PoolIndex:
     """Pool words by matching key, with prefix lookup for annotated items (``TIRE (circular)``)."""
 
     def __init__(self, pool: Sequence[str]):
-        words = pool if all(type(w) is str for w in pool) else [str(w) for w in pool]
-        self.by_key: dict[str, str] = {word_key(w): w for w in reversed(words)}  # first spelling wins
+        try:
+            "".join(pool)  # TypeError unless every word is a str
+            words = pool
+        except TypeError:
+            words = [str(w) for w in pool]
+        backwards = words[::-1] if isinstance(words, (list, tuple)) else list(reversed(words))
+        self.by_key: dict[str, str] = dict(zip(map(word_key, backwards), backwards))  # first spelling wins
         self.by_key.pop("", None)
         self._max_key_len = -1
         # Pool words that contain a list separator ("20,000") need adjacent items re-joined.
@@ -260,9 +265,8 @@ def _map_items(
         return list(items), -1, keys - _NO_KEY if "" in keys else keys
     if index.has_separator_words:
         items = _rejoin_separated(items, index)
-    get = index.by_key.get
-    item_keys = [word_key(item) for item in items]
-    found = [get(key) for key in item_keys]
+    item_keys = list(map(word_key, items))
+    found = list(map(index.by_key.get, item_keys))
     if None not in found:
         return found, len(set(found)), frozenset(item_keys)
     last = len(items) - 1
