@@ -16,7 +16,6 @@ from __future__ import annotations
 
 import re
 from bisect import bisect_left
-from collections import deque
 from dataclasses import dataclass, field
 from functools import lru_cache
 from typing import Sequence
@@ -309,10 +308,8 @@ def _rejoin_separated(items: Sequence[str], index: PoolIndex) -> list[str]:
 
 def _bracket_spans(text: str) -> list[tuple[int, int]]:
     """(start, end) of the last MAX_LISTS + 1 ``[...]`` holding no other bracket (linear regex scan)."""
-    last: deque[tuple[int, int]] = deque(maxlen=MAX_LISTS + 1)
-    for match in _BRACKET_LIST.finditer(text):
-        last.append(match.span())
-    return list(last)
+    spans = [match.span() for match in _BRACKET_LIST.finditer(text)]  # text is at most MAX_RESPONSE_CHARS
+    return spans[-(MAX_LISTS + 1) :]
 
 
 def _bracket_groups(text: str, index: PoolIndex | None) -> list[ParsedGroup]:
