@@ -27,31 +27,33 @@ def greedy_match(true_sets: Sequence[frozenset], pred_sets: Sequence[frozenset])
     Greedy on the intersection size: the largest remaining intersection is matched first; ties go to
     the earlier true group, then the earlier prediction.  Each prediction is used at most once.
     """
+    matched: list[int | None] = [None] * len(true_sets)
+    if not pred_sets:
+        return matched
     pairs = []
     for i, t in enumerate(true_sets):
+        disjoint = t.isdisjoint
         for j, p in enumerate(pred_sets):
-            shared = len(t & p)
-            if shared:
-                pairs.append((-shared, i, j))
+            if not disjoint(p):
+                pairs.append((-len(t & p), i, j))
     pairs.sort()
-    matched: list[int | None] = [None] * len(true_sets)
     used: set[int] = set()
     remaining = min(len(true_sets), len(pred_sets))
     for _, i, j in pairs:
-        if remaining == 0:
-            break
         if matched[i] is None and j not in used:
             matched[i] = j
             used.add(j)
             remaining -= 1
-    if remaining:  # zero-intersection pairs, in (true, prediction) order as the sort would give them
-        free = (j for j in range(len(pred_sets)) if j not in used)
-        for i in range(len(true_sets)):
-            if matched[i] is None:
-                j = next(free, None)
-                if j is None:
-                    break
-                matched[i] = j
+            if not remaining:
+                return matched
+    # zero-intersection pairs, in (true, prediction) order as the sort would give them
+    free = (j for j in range(len(pred_sets)) if j not in used)
+    for i in range(len(true_sets)):
+        if matched[i] is None:
+            j = next(free, None)
+            if j is None:
+                break
+            matched[i] = j
     return matched
 
 
