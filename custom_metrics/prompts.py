@@ -25,7 +25,7 @@ from functools import lru_cache
 from pathlib import Path
 
 from lm_eval_tasks import TASKS_DIR
-from triangulation.errors import UserError
+from plumbing.errors import UserError
 
 TEMPLATES_DIR = TASKS_DIR / "globalgroup" / "templates"
 
@@ -172,7 +172,7 @@ def canprop_templates_from_upstream(upstream_globalgroup: Path) -> dict[str, str
 
 
 def _built_prompt_file(dataset: str, name: str) -> Path | None:
-    from datasets_build.paths import data_root
+    from plumbing.paths import data_root
 
     path = data_root() / dataset / PROMPT_FILES_DIR / name
     return path if path.is_file() else None

@@ -23,9 +23,9 @@ import datasets
 
 from datasets_build.generate import register_generator
 from datasets_build.hub import CardInfo, atomic_dir, write_hub_folder
-from datasets_build.paths import data_root
+from plumbing.paths import data_root
 from datasets_build.registry import register_builder
-from triangulation.errors import UserError
+from plumbing.errors import UserError
 
 NAME = "clembench"
 CARD = Path(__file__).with_name("cards") / "clembench.md"
@@ -100,7 +100,7 @@ def build(out_dir: Path) -> dict:
 
 def load_clembench(config: str, data_dir: Path | None = None) -> list[dict[str, Any]]:
     """The episodes of one config of a built clembench folder, as flattened instance dicts."""
-    from datasets_build.paths import dataset_dir
+    from plumbing.paths import dataset_dir
 
     folder = data_dir or dataset_dir(NAME)
     ds = datasets.load_dataset(str(folder), config, split="test")

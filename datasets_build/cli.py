@@ -15,10 +15,10 @@ from tqdm import tqdm
 
 from datasets_build import generate, sources
 from datasets_build.hub import atomic_dir, push_folder
-from triangulation.output import ensure_output_dir
-from datasets_build.paths import data_root
+from plumbing.jsonio import ensure_output_dir
+from plumbing.paths import data_root
 from datasets_build.registry import builders
-from triangulation.errors import UserError
+from plumbing.errors import UserError
 
 
 def add_parser(subparsers) -> None:

@@ -22,9 +22,9 @@ from typing import Callable
 
 from datasets_build import globalgroup as gg
 from datasets_build.hub import CardInfo, atomic_dir, write_hub_folder
-from datasets_build.paths import data_root
+from plumbing.paths import data_root
 from datasets_build.registry import import_present
-from triangulation.errors import UserError
+from plumbing.errors import UserError
 
 GENERATOR_MODULES: tuple[str, ...] = ("datasets_build.generate", "datasets_build.clembench")
 

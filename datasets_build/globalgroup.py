@@ -28,7 +28,7 @@ import datasets
 from datasets_build.hub import CardInfo, write_hub_folder
 from datasets_build.registry import register_builder
 from datasets_build.tabular import parse_float, parse_int, read_csv_rows, read_xlsx_rows, source_error
-from triangulation.errors import UserError
+from plumbing.errors import UserError
 
 NAME = "globalgroup"
 SETTINGS = (2, 3, 4)

@@ -25,7 +25,7 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 import yaml
 
-from triangulation.errors import UserError
+from plumbing.errors import UserError
 
 SHARD_NAME = "{split}-00000-of-00001.parquet"
 

@@ -14,8 +14,8 @@ import datasets
 import pyarrow.parquet as pq
 
 from datasets_build.hub import SHARD_NAME
-from datasets_build.paths import BUILD_HINT, dataset_dir
-from triangulation.errors import UserError
+from plumbing.paths import BUILD_HINT, dataset_dir
+from plumbing.errors import UserError
 
 
 def built_configs(folder: Path) -> dict[str, dict[str, Path]]:

@@ -23,8 +23,9 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from datasets_build.hub import atomic_dir
-from datasets_build.paths import upstream_dir, upstream_root
-from triangulation.errors import UserError
+from plumbing.paths import cache_root as plumbing_cache_root
+from plumbing.paths import upstream_dir, upstream_root
+from plumbing.errors import UserError
 
 DEFAULT_BASE_URL = "https://codeload.github.com"
 
@@ -78,11 +79,7 @@ def configure(allow_unverified: bool | None = None, base_url: str | None = None,
 def cache_root() -> Path:
     if SETTINGS.cache_dir is not None:
         return SETTINGS.cache_dir
-    value = os.environ.get("TRIANGULATE_CACHE")
-    if value:
-        return Path(value).expanduser() / "sources"
-    cache = Path(os.environ.get("XDG_CACHE_HOME") or Path.home() / ".cache")
-    return cache / "triangulate" / "sources"
+    return plumbing_cache_root() / "sources"
 
 
 def base_url() -> str:

@@ -21,9 +21,9 @@ from pathlib import Path
 import datasets
 
 from datasets_build.hub import CardInfo, write_hub_folder
-from datasets_build.paths import dataset_dir
+from plumbing.paths import dataset_dir
 from datasets_build.registry import register_builder
-from triangulation.errors import UserError
+from plumbing.errors import UserError
 
 NAME = "splat"
 COLUMNS = ("title", "story", "answer", "level of difficulty")

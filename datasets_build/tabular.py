@@ -7,7 +7,7 @@ import json
 from pathlib import Path
 from typing import Iterator, Sequence
 
-from triangulation.errors import UserError
+from plumbing.errors import UserError
 
 
 def source_error(path: Path, row: int | str | None, problem: str) -> UserError:

@@ -14,7 +14,7 @@ import re
 from typing import Any, Callable, Mapping
 from urllib.parse import urlsplit, urlunsplit
 
-from triangulation.errors import UserError
+from plumbing.errors import UserError
 
 log = logging.getLogger(__name__)
 

@@ -16,7 +16,7 @@ from typing import Any
 
 from lm_eval._cli.utils import MergeDictAction
 
-from triangulation.errors import UserError
+from plumbing.errors import UserError
 
 log = logging.getLogger(__name__)
 
@@ -111,7 +111,7 @@ def run(args: argparse.Namespace) -> int:
 
     batch_size = _batch_size(str(args.batch_size))
     if args.output_path is not None:  # checked before any model is loaded
-        from triangulation.output import ensure_output_dir
+        from plumbing.jsonio import ensure_output_dir
 
         ensure_output_dir(args.output_path, "--output_path")
     prefix_cache = False if getattr(args, "no_prefix_cache", False) else None  # None: TRIANGULATE_PREFIX_CACHE decides

@@ -368,7 +368,7 @@ INTERACTIVE_KEYS = ("groups_found", "weighted_clustering", "solved", "mistakes",
 
 
 def _jsonl(path: str | Path) -> list[dict[str, Any]]:
-    from triangulation.errors import UserError
+    from plumbing.errors import UserError
 
     rows = []
     try:
@@ -404,7 +404,7 @@ def compare_by_game(static_samples: str | Path, episodes: str | Path) -> list[di
 def main(argv: list[str] | None = None) -> int:
     import argparse
 
-    from triangulation.errors import UserError
+    from plumbing.errors import UserError
 
     parser = argparse.ArgumentParser(prog="python -m multiturn.connections_interactive", description="Static versus interactive Connections, game by game.")
     parser.add_argument("static_samples", help="lm-eval --log_samples file of the connections task (samples_connections_*.jsonl)")

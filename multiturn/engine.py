@@ -31,8 +31,9 @@ from tqdm.auto import tqdm
 
 from multiturn import results as res
 from multiturn.backends import barrier, gather_to_rank0, rank_and_world, scrub_secrets
-from multiturn.game import Game, Request, TaskSpec, mean_of_keys
-from triangulation.errors import UserError
+from multiturn.game import Game, Request, TaskSpec
+from plumbing.stats import mean_of_keys
+from plumbing.errors import UserError
 
 log = logging.getLogger(__name__)
 

@@ -13,9 +13,10 @@ back with ``Game.on_reply``. Games never call a model themselves, so any test fi
 from __future__ import annotations
 
 import abc
-import math
 from dataclasses import dataclass, field
-from typing import Any, Iterable, Mapping
+from typing import Any, Mapping
+
+from plumbing.stats import mean_of_keys
 
 Message = dict[str, str]  # {"role": "system" | "user" | "assistant", "content": str}
 
@@ -99,15 +100,3 @@ class TaskSpec(abc.ABC):
         """The task's entry under ``configs`` in the results JSON."""
         return {"task": self.name, "gen_kwargs": dict(self.gen_kwargs), "roles": list(self.roles)}
 
-
-def nanmean(values: Iterable[float]) -> float:
-    """Mean of the non-NaN values; NaN when there are none."""
-    kept = [float(v) for v in values if v is not None and not (isinstance(v, float) and math.isnan(v))]
-    return sum(kept) / len(kept) if kept else float("nan")
-
-
-def mean_of_keys(rows: list[Mapping[str, float]]) -> dict[str, float]:
-    keys: list[str] = []
-    for row in rows:
-        keys.extend(k for k in row if k not in keys)
-    return {k: nanmean(row.get(k, float("nan")) for row in rows) for k in keys}

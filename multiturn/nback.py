@@ -28,10 +28,10 @@ from pathlib import Path
 from statistics import NormalDist
 from typing import Any, Mapping, Sequence
 
-from datasets_build.paths import upstream_dir
+from plumbing.paths import upstream_dir
 from multiturn.game import Game, Request, TaskSpec
 from multiturn.registry import register, register_group
-from triangulation.errors import UserError
+from plumbing.errors import UserError
 
 N_BLOCKS = 50
 CLIP = (0.01, 0.99)

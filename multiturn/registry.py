@@ -11,7 +11,7 @@ import importlib
 from typing import Callable
 
 from multiturn.game import TaskSpec
-from triangulation.errors import UserError
+from plumbing.errors import UserError
 
 FAMILY_MODULES: tuple[str, ...] = (
     "multiturn.nback",

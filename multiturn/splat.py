@@ -57,9 +57,10 @@ import re
 from pathlib import Path
 from typing import Any, Mapping
 
-from multiturn.game import Game, Message, Request, TaskSpec, nanmean
+from multiturn.game import Game, Message, Request, TaskSpec
+from plumbing.stats import nanmean
 from multiturn.registry import register
-from triangulation.errors import UserError
+from plumbing.errors import UserError
 
 MAX_ROUNDS = 15  # config.yaml game.max_round
 DIFFICULTIES = ("easy", "medium", "hard")

@@ -10,7 +10,7 @@ from datasets_build.clembench import build, generate_rows, load_clembench
 from multiturn.clem import GAMES, play_game
 from multiturn.clem.instances import load_instances
 from triangulation.cli import main
-from triangulation.errors import UserError
+from plumbing.errors import UserError
 
 
 def test_build_round_trips_the_v16_instances(upstream, tmp_path):

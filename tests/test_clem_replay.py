@@ -62,7 +62,7 @@ def test_replay_compares_every_decision(upstream):
 
 def test_replay_with_given_instance_and_wrong_game(upstream):
     from multiturn.clem.instances import load_instances
-    from triangulation.errors import UserError
+    from plumbing.errors import UserError
 
     interactions = _load(upstream, GPT4, "referencegame", "0_line_grids_rows")
     instance = load_instances("referencegame")[0]

@@ -13,7 +13,7 @@ import pytest
 from datasets_build import connections as cx
 from datasets_build.hub import atomic_dir, read_card_sizes
 from datasets_build.load import load_connections
-from triangulation.errors import UserError
+from plumbing.errors import UserError
 
 KNOWLEDGE = {
     "semantic relations", "associative relations", "encyclopedic", "multiword expressions",

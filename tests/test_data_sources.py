@@ -14,7 +14,7 @@ import pytest
 
 from datasets_build import sources
 from datasets_build.sources import PinnedSource, fetch, source_dir
-from triangulation.errors import UserError
+from plumbing.errors import UserError
 
 COMMIT = "0123456789abcdef0123456789abcdef01234567"
 

@@ -7,7 +7,7 @@ import json
 import pandas as pd
 import pytest
 
-from triangulation.errors import UserError
+from plumbing.errors import UserError
 from triangulation.external import parse_spec, read_external, read_externals
 from triangulation.results_io import Run, main_metric, model_id, read_run
 

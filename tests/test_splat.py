@@ -10,11 +10,11 @@ from collections import Counter
 import pytest
 
 from datasets_build.hub import atomic_dir
-from datasets_build.paths import dataset_dir
+from plumbing.paths import dataset_dir
 from multiturn import splat
 from multiturn.engine import run_task
 from multiturn.scripted import ScriptedLM
-from triangulation.errors import UserError
+from plumbing.errors import UserError
 
 
 @pytest.fixture(scope="module")

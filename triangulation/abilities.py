@@ -18,7 +18,7 @@ from typing import Any, Mapping
 import pandas as pd
 import yaml
 
-from triangulation.errors import UserError
+from plumbing.errors import UserError
 from triangulation.kendall import kendall_pair
 
 

@@ -14,7 +14,7 @@ import argparse
 import importlib
 import sys
 
-from triangulation.errors import UserError
+from plumbing.errors import UserError
 
 SUBCOMMANDS: dict[str, str] = {
     "data": "datasets_build.cli",

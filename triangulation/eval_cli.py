@@ -15,7 +15,7 @@ import time
 from pathlib import Path
 
 from lm_eval_tasks import TASKS_DIR
-from triangulation.errors import UserError
+from plumbing.errors import UserError
 
 MODEL_FLAGS = ("--model", "-M", "--model_args", "-a", "--config", "-C")
 NON_RUN = ("ls", "validate", "-h", "--help")

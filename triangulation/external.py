@@ -19,7 +19,7 @@ from pathlib import Path
 
 import pandas as pd
 
-from triangulation.errors import UserError
+from plumbing.errors import UserError
 
 CLEM_ROW = re.compile(r"^(?P<a>.+?)-t[\d.]+--(?P<b>.+?)-t[\d.]+$")
 #: Open LLM Leaderboard score columns (v2 and v1) -> benchmark names.

@@ -12,7 +12,7 @@ from tqdm.auto import tqdm
 from triangulation import analyses_clembench, analyses_connections, analyses_globalgroup, plots
 from triangulation.abilities import Taxonomy, assessment_members, static_vs_interactive
 from triangulation.discriminative import default_pairs, pair_table, ratio_table
-from triangulation.errors import UserError
+from plumbing.errors import UserError
 from triangulation.external import External
 from triangulation.html import Image, Section, Table, Text, render_page
 from triangulation.kendall import kendall_tables

@@ -12,9 +12,9 @@ import argparse
 from pathlib import Path
 
 from triangulation.abilities import load_taxonomy
-from triangulation.errors import UserError
+from plumbing.errors import UserError
 from triangulation.external import read_externals
-from triangulation.output import ensure_output_dir
+from plumbing.jsonio import ensure_output_dir
 from triangulation.report import build_report
 from triangulation.results_io import find_results_files, read_run
 

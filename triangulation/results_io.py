@@ -14,7 +14,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Iterator, Mapping
 
-from triangulation.errors import UserError
+from plumbing.errors import UserError
 
 #: model_args keys naming the model, in lm-eval's own order (evaluation_tracker._get_model_name).
 MODEL_KEYS = ("peft", "delta", "pretrained", "model", "path", "engine")
@@ -166,19 +166,3 @@ def main_metric(task: str, run: Run, overrides: Mapping[str, Any] | None = None)
         name = next(iter(values))
         return name, values[name]
     return "", math.nan
-
-
-def iter_jsonl(path: Path) -> Iterator[dict[str, Any]]:
-    """Records of a samples/episodes JSONL file; a corrupt line raises a UserError naming file and line."""
-    with open(path, encoding="utf-8") as fh:
-        for lineno, line in enumerate(fh, 1):
-            if not line.strip():
-                continue
-            try:
-                record = json.loads(line)
-            except json.JSONDecodeError as exc:
-                raise UserError(f"{path}:{lineno}: not valid JSON ({exc.msg})") from None
-            if isinstance(record, dict):
-                yield record
-
-

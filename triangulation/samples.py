@@ -5,7 +5,8 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any, Iterable
 
-from triangulation.results_io import Run, iter_jsonl
+from plumbing.jsonio import iter_jsonl
+from triangulation.results_io import Run
 
 
 def response_text(record: dict[str, Any]) -> str:

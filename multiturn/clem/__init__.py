@@ -23,7 +23,8 @@ from multiturn.clem.replay import play_game, replay_episode
 from multiturn.clem.scoring import aggregate, game_summary
 from multiturn.clem.taboo import TabooGame
 from multiturn.clem.wordle import WordleGame
-from multiturn.game import Game, TaskSpec, mean_of_keys
+from multiturn.game import Game, TaskSpec
+from plumbing.stats import mean_of_keys
 from multiturn.registry import register_factory, register_group
 
 __all__ = ["replay_episode", "aggregate", "game_summary", "play_game", "GAMES", "ClemTask", "CLEMBENCH_GAMES"]

@@ -14,8 +14,8 @@ from functools import lru_cache
 from pathlib import Path
 from typing import Any
 
-from datasets_build.paths import upstream_dir
-from triangulation.errors import UserError
+from plumbing.paths import upstream_dir
+from plumbing.errors import UserError
 
 UPSTREAM = "clembench"
 

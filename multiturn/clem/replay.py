@@ -13,7 +13,7 @@ from typing import Any, Callable, Mapping
 
 from multiturn.clem.common import ClemGame
 from multiturn.game import Message
-from triangulation.errors import UserError
+from plumbing.errors import UserError
 
 Player = Callable[[list[Message]], str]
 PLAYER_EVENT_TYPES = ("get message", "probe answer")

@@ -11,7 +11,7 @@ from __future__ import annotations
 import math
 from typing import Iterable, Mapping
 
-from multiturn.game import nanmean
+from plumbing.stats import nanmean
 
 
 def _is_nan(value) -> bool:

@@ -6,7 +6,7 @@ from custom_metrics.difficulty import word_overlap
 from custom_metrics.prompts import canprop_doc_to_target as doc_to_target  # noqa: F401
 from custom_metrics.prompts import globalgroup_canprop_doc_to_text as doc_to_text  # noqa: F401
 from datasets_build.load import load_globalgroup  # noqa: F401
-from multiturn.game import nanmean  # noqa: F401
+from plumbing.stats import nanmean  # noqa: F401
 
 
 def process_overlap_results(doc: Mapping, results: Sequence[str]) -> dict[str, float]:
