@@ -68,7 +68,7 @@ def load_lm(
 ):
     """Build an lm-eval LM; ``model=None`` means the embedded SmolLM2 (:mod:`multiturn.default_model`).
 
-    ``prefix_cache`` (None = the ``TRIANGULATE_PREFIX_CACHE`` environment switch, default on): ``hf`` is
+    ``prefix_cache`` (None = on; ``--no_prefix_cache`` passes False): ``hf`` is
     served by :class:`multiturn.prefix_cache.PrefixCacheHFLM` (per-episode KV prefix reuse) and ``vllm``
     gets ``enable_prefix_caching=True`` unless model_args set it.
     Returns ``(lm, model_name, model_args_dict)`` where ``model_name`` is the registry name used.

@@ -3,7 +3,8 @@
 Flags are named and behave as in ``lm_eval`` (``--model --model_args --tasks --output_path --limit
 --batch_size --seed --gen_kwargs --device``), plus ``--overwrite`` (start over instead of resuming),
 ``--model_b/--model_args_b`` (second player), ``--judge_model/--judge_model_args`` (judge role),
-``--max_live`` (episodes in flight), ``--retries`` and ``--request_timeout``. Without ``--model`` the embedded SmolLM2 is used.
+``--judge_gen_kwargs`` (the judge's generation kwargs), ``--task_args`` (task options such as SPLAT's
+``max_rounds``), ``--max_live`` (episodes in flight), ``--retries`` and ``--request_timeout``. Without ``--model`` the embedded SmolLM2 is used.
 """
 
 from __future__ import annotations
@@ -36,6 +37,8 @@ def add_parser(subparsers) -> argparse.ArgumentParser:
     parser.add_argument("--batch_size", "-b", default="1", help="backend batch size (int or 'auto'), as in lm_eval")
     parser.add_argument("--seed", type=int, default=1234, help="stimuli, episode order and sampling seed (default 1234)")
     parser.add_argument("--gen_kwargs", default=None, nargs="+", action=MergeDictAction, help="override the tasks' generation kwargs for the player roles, e.g. temperature=0 max_gen_toks=16")
+    parser.add_argument("--judge_gen_kwargs", default=None, nargs="+", action=MergeDictAction, help="override the judge role's generation kwargs (e.g. max_gen_toks=64)")
+    parser.add_argument("--task_args", default=None, nargs="+", action=MergeDictAction, help="task options as KEY=VALUE (e.g. max_rounds=10 human_labels=labels.csv); `--tasks list` shows each task's options")
     parser.add_argument("--device", default=None, help="device for local backends (cpu, cuda, cuda:0, mps)")
     parser.add_argument("--overwrite", action="store_true", help="discard earlier episodes of these tasks instead of resuming")
     parser.add_argument("--model_b", default=None, help="lm-eval model for the second player (default: the evaluated model)")
@@ -45,7 +48,7 @@ def add_parser(subparsers) -> argparse.ArgumentParser:
     parser.add_argument("--max_live", type=int, default=None, help="episodes in flight at once (default 32; 0 = all)")
     parser.add_argument("--retries", type=int, default=4, help="attempts per backend call before an episode is recorded failed")
     parser.add_argument("--request_timeout", type=float, default=None, help="seconds one backend call may take before it counts as failed and is retried (default: no limit)")
-    parser.add_argument("--no_prefix_cache", action="store_true", help="hf: recompute the whole history each turn instead of reusing each episode's KV cache (also TRIANGULATE_PREFIX_CACHE=0); vllm: do not add enable_prefix_caching=True")
+    parser.add_argument("--no_prefix_cache", action="store_true", help="hf: recompute the whole history each turn instead of reusing each episode's KV cache; vllm: do not add enable_prefix_caching=True")
     parser.add_argument("--verbosity", "-v", default="WARNING", help="log level")
     parser.set_defaults(func=run)
     return parser
@@ -82,7 +85,9 @@ def _list_tasks() -> int:
 
     print("tasks:")
     for name in registry.task_names():
-        print(f"  {name}")
+        options = registry.task_options(name)
+        shown = f"  (--task_args {', '.join(f'{k}={v}' for k, v in options.items())})" if options else ""
+        print(f"  {name}{shown}")
     groups = registry.group_names()
     if groups:
         print("groups:")
@@ -107,14 +112,16 @@ def run(args: argparse.Namespace) -> int:
 
     names = [t.strip() for t in args.tasks.split(",") if t.strip()]
     expanded = registry.expand(names)  # UserError on unknown names, before loading any model
-    roles = {role for name in expanded for role in registry.get_task(name).roles}
+    task_args = dict(args.task_args or {})
+    registry.check_task_args(expanded, task_args)
+    roles = {role for name in expanded for role in registry.get_task(name, task_args).roles}
 
     batch_size = _batch_size(str(args.batch_size))
     if args.output_path is not None:  # checked before any model is loaded
         from plumbing.jsonio import ensure_output_dir
 
         ensure_output_dir(args.output_path, "--output_path")
-    prefix_cache = False if getattr(args, "no_prefix_cache", False) else None  # None: TRIANGULATE_PREFIX_CACHE decides
+    prefix_cache = False if getattr(args, "no_prefix_cache", False) else None  # None: on (the default)
     lm, model, model_args = load_lm(args.model, args.model_args, batch_size=batch_size, device=args.device, prefix_cache=prefix_cache)
     lms: dict[str, Any] = {"player": lm, "player_b": lm, "judge": lm}
     extra_config: dict[str, Any] = {}
@@ -140,6 +147,8 @@ def run(args: argparse.Namespace) -> int:
         "device": args.device,
         "limit": _limit(args.limit),
         "gen_kwargs": dict(args.gen_kwargs or {}),
+        "judge_gen_kwargs": dict(args.judge_gen_kwargs or {}),
+        "task_args": task_args,
         "random_seed": args.seed,
         "max_live": args.max_live if args.max_live is not None else DEFAULT_MAX_LIVE,
         "request_timeout": args.request_timeout,
@@ -157,6 +166,8 @@ def run(args: argparse.Namespace) -> int:
         seed=args.seed,
         overwrite=args.overwrite,
         gen_kwargs_override=dict(args.gen_kwargs or {}) or None,
+        judge_gen_kwargs=dict(args.judge_gen_kwargs or {}) or None,
+        task_args=task_args,
         max_live=config["max_live"],
         retry=RetryPolicy(attempts=max(1, args.retries), timeout=_timeout(args.request_timeout)),
     )

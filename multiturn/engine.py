@@ -83,11 +83,16 @@ class _BackendFailure:
         self.message = message
 
 
-def merged_gen_kwargs(task: TaskSpec, request: Request, override: Mapping[str, Any] | None) -> dict[str, Any]:
-    """Task defaults < the request's own kwargs < the user's ``--gen_kwargs`` (player roles only)."""
+def merged_gen_kwargs(
+    task: TaskSpec, request: Request, override: Mapping[str, Any] | None, judge_override: Mapping[str, Any] | None = None
+) -> dict[str, Any]:
+    """Task defaults < the request's own kwargs < the user's ``--gen_kwargs`` (player roles) or
+    ``--judge_gen_kwargs`` (the judge role)."""
     kwargs = {**dict(task.gen_kwargs), **dict(request.gen_kwargs)}
     if override and request.role in OVERRIDE_ROLES:
         kwargs.update(override)
+    if judge_override and request.role == "judge":
+        kwargs.update(judge_override)
     return kwargs
 
 
@@ -183,6 +188,7 @@ def play_episodes(
     seed: int,
     on_finish: Callable[[dict[str, Any]], None] | None = None,
     gen_kwargs_override: Mapping[str, Any] | None = None,
+    judge_gen_kwargs: Mapping[str, Any] | None = None,
     max_live: int | None = DEFAULT_MAX_LIVE,
     retry: RetryPolicy | None = None,
     progress: bool = True,
@@ -235,7 +241,7 @@ def play_episodes(
                 continue
             groups: dict[tuple[str, str], list[tuple[_Episode, Request, dict[str, Any]]]] = {}
             for ep, request in waiting:
-                kwargs = merged_gen_kwargs(task, request, gen_kwargs_override)
+                kwargs = merged_gen_kwargs(task, request, gen_kwargs_override, judge_gen_kwargs)
                 groups.setdefault((request.role, _gen_key(kwargs)), []).append((ep, request, kwargs))
             failed: set[int] = set()
             for (role, _), members in groups.items():
@@ -331,6 +337,7 @@ def run_task(
     model_name: str = "model",
     overwrite: bool = False,
     gen_kwargs_override: Mapping[str, Any] | None = None,
+    judge_gen_kwargs: Mapping[str, Any] | None = None,
     progress: bool = True,
     max_live: int | None = DEFAULT_MAX_LIVE,
     retry: RetryPolicy | None = None,
@@ -383,6 +390,7 @@ def run_task(
             seed=seed,
             on_finish=writer.write if writer else None,
             gen_kwargs_override=gen_kwargs_override,
+            judge_gen_kwargs=judge_gen_kwargs,
             max_live=max_live,
             retry=retry,
             progress=progress,
@@ -420,12 +428,14 @@ def run_tasks(
     output_dir: str | Path | None = None,
     model_name: str = "model",
     config: Mapping[str, Any] | None = None,
+    task_args: Mapping[str, Any] | None = None,
     **kwargs: Any,
 ) -> tuple[dict[str, Any] | None, Path | None]:
     """Run tasks and groups by name; on rank 0 build the lm-eval-shaped results and write them.
 
     Returns ``(payload, results_path)``; ``(None, None)`` on ranks other than 0. ``kwargs`` go to
-    :func:`run_task` (limit, seed, overwrite, gen_kwargs_override, progress, max_live, retry).
+    :func:`run_task` (limit, seed, overwrite, gen_kwargs_override, judge_gen_kwargs, progress, max_live, retry);
+    ``task_args`` go to every task's factory (each takes the options it declares).
     """
     from multiturn import registry
 
@@ -434,7 +444,7 @@ def run_tasks(
     started = time.perf_counter()
     summaries: dict[str, dict[str, Any]] = {}
     for name in registry.expand(list(names)):
-        summary = run_task(registry.get_task(name), lms, output_dir=output_dir, model_name=model_name, **kwargs)
+        summary = run_task(registry.get_task(name, task_args), lms, output_dir=output_dir, model_name=model_name, **kwargs)
         if "metrics" in summary:
             summaries[name] = summary
     if rank_and_world(lms["player"])[0] != 0:

@@ -77,6 +77,8 @@ class TaskSpec(abc.ABC):
     roles: tuple[str, ...] = ("player",)
     #: default generation kwargs (the published protocol's temperature, max tokens, stop strings).
     gen_kwargs: dict[str, Any] = {}
+    #: the ``--task_args`` this task was built with (set by ``registry.get_task``; part of its config).
+    task_args: dict[str, Any] = {}
 
     @abc.abstractmethod
     def instances(self, seed: int) -> list[dict[str, Any]]:
@@ -98,5 +100,8 @@ class TaskSpec(abc.ABC):
 
     def config(self) -> dict[str, Any]:
         """The task's entry under ``configs`` in the results JSON."""
-        return {"task": self.name, "gen_kwargs": dict(self.gen_kwargs), "roles": list(self.roles)}
+        config = {"task": self.name, "gen_kwargs": dict(self.gen_kwargs), "roles": list(self.roles)}
+        if self.task_args:
+            config["task_args"] = dict(self.task_args)
+        return config
 

@@ -20,7 +20,7 @@ DESIGN.md "Performance facts"); on a GPU use vLLM, whose automatic prefix cachin
 (:func:`runner_model_args` turns it on).
 
 Selected by ``triangulate play --model hf`` (and when no model is given); opt out with
-``--no_prefix_cache`` or ``TRIANGULATE_PREFIX_CACHE=0``. Also registered in lm-eval's model registry
+``--no_prefix_cache``. Also registered in lm-eval's model registry
 as ``hf-prefix-cache``. Pool limits come from model_args ``prefix_cache_entries`` (default 64) and
 ``prefix_cache_mb`` (default 2048).
 """
@@ -29,7 +29,6 @@ from __future__ import annotations
 
 import copy
 import logging
-import os
 import threading
 from collections import OrderedDict
 from dataclasses import dataclass
@@ -47,16 +46,13 @@ log = logging.getLogger(__name__)
 HF_MODEL_NAMES: tuple[str, ...] = ("hf", "hf-auto", "huggingface")
 #: lm-eval registry names of vLLM whose model_args get ``enable_prefix_caching=True``
 VLLM_MODEL_NAMES: tuple[str, ...] = ("vllm",)
-ENV_SWITCH = "TRIANGULATE_PREFIX_CACHE"
 DEFAULT_ENTRIES = 64
 DEFAULT_MB = 2048.0
 
 
 def prefix_cache_enabled(flag: bool | None = None) -> bool:
-    """The runner's switch: an explicit flag wins, else ``TRIANGULATE_PREFIX_CACHE`` (0/false/no/off = off)."""
-    if flag is not None:
-        return flag
-    return os.environ.get(ENV_SWITCH, "1").strip().lower() not in ("0", "false", "no", "off")
+    """The runner's switch: on unless ``--no_prefix_cache`` passed ``False``."""
+    return True if flag is None else bool(flag)
 
 
 def runner_model_args(model: str, model_args: Mapping[str, Any], enabled: bool | None = None) -> dict[str, Any]:

@@ -1,17 +1,37 @@
-"""Task names -> ``TaskSpec`` factories, and task groups.
+"""Play tasks and groups by name, on :class:`plumbing.registry.Registry`.
 
-Each test family registers its tasks at import with ``@register("name")`` (a class or a
-zero-argument factory) and its groups with ``register_group``. ``FAMILY_MODULES`` lists the
-families the registry imports on first lookup.
+Each test family registers its tasks at import with ``@register("name")`` (a ``TaskSpec`` class or
+a factory) and its groups with ``register_group``; ``FAMILY_MODULES`` lists the families, and a
+listed family that fails to import is an error.
+
+Task options (``triangulate play --task_args KEY=VALUE ...``) are the factory's keyword-only
+parameters: ``get_task(name, task_args)`` passes each task the options it declares, and
+:func:`check_task_args` rejects an option that none of the selected tasks declares.
+
+Adding a task::
+
+    # multiturn/mygame.py, then add "multiturn.mygame" to FAMILY_MODULES
+    @register("mygame")
+    class MyGameTask(TaskSpec):
+        name = "mygame"
+
+        def __init__(self, *, rounds: int = 5):       # --task_args rounds=8
+            self.rounds = int(rounds)
+
+        def instances(self, seed): ...
+        def make_game(self, instance, seed): ...
 """
 
 from __future__ import annotations
 
-import importlib
-from typing import Callable
+import inspect
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass
+from typing import Any
 
 from multiturn.game import TaskSpec
 from plumbing.errors import UserError
+from plumbing.registry import Registry
 
 FAMILY_MODULES: tuple[str, ...] = (
     "multiturn.nback",
@@ -21,83 +41,86 @@ FAMILY_MODULES: tuple[str, ...] = (
     "multiturn.connections_interactive",
 )
 
-_TASKS: dict[str, Callable[[], TaskSpec]] = {}
-_GROUPS: dict[str, list[str]] = {}
-_GROUP_AGGREGATORS: dict[str, Callable[[dict], dict]] = {}
-_loaded = False
+TaskFactory = Callable[..., TaskSpec]
 
 
-def register(name: str):
-    """Decorator: register a TaskSpec subclass or factory under ``name``."""
+@dataclass(frozen=True)
+class Group:
+    """A named list of tasks; ``aggregate({member: {metric: value}}) -> {metric: value}`` replaces the
+    plain mean of the members' metrics in the results JSON (e.g. clembench's clemscore)."""
 
-    def wrap(factory):
-        if name in _TASKS:
-            raise ValueError(f"task {name!r} registered twice")
-        _TASKS[name] = factory
-        return factory
-
-    return wrap
+    members: tuple[str, ...]
+    aggregate: Callable[[dict], dict] | None = None
 
 
-def register_factory(name: str, factory: Callable[[], TaskSpec]) -> None:
-    register(name)(factory)
+TASKS: Registry[TaskFactory] = Registry("play task", FAMILY_MODULES)
+GROUPS: Registry[Group] = Registry("play group", FAMILY_MODULES)
+
+
+def register(name: str) -> Callable[[TaskFactory], TaskFactory]:
+    """Decorator: register a ``TaskSpec`` subclass or factory under ``name``."""
+    return TASKS.register(name)
 
 
 def register_group(name: str, members: list[str], aggregate: Callable[[dict], dict] | None = None) -> None:
-    """Register a group; ``aggregate({member: {metric: value}}) -> {metric: value}`` replaces the plain
-    mean of the members' metrics in the results JSON (e.g. clembench's clemscore)."""
-    _GROUPS[name] = list(members)
-    if aggregate is not None:
-        _GROUP_AGGREGATORS[name] = aggregate
+    GROUPS.add(name, Group(tuple(members), aggregate))
 
 
 def group_aggregator(name: str) -> Callable[[dict], dict] | None:
     """The group's own aggregation, if it registered one."""
-    _load_families()
-    return _GROUP_AGGREGATORS.get(name)
-
-
-def _load_families() -> None:
-    global _loaded
-    if _loaded:
-        return
-    _loaded = True
-    for module_name in FAMILY_MODULES:
-        try:
-            importlib.import_module(module_name)
-        except ModuleNotFoundError as exc:
-            if exc.name != module_name:  # a family that exists but fails to import is a bug
-                raise
+    return GROUPS.get(name).aggregate if name in GROUPS else None
 
 
 def task_names() -> list[str]:
-    _load_families()
-    return sorted(_TASKS)
+    return TASKS.names()
 
 
 def group_names() -> dict[str, list[str]]:
-    _load_families()
-    return {k: list(v) for k, v in _GROUPS.items()}
+    return {name: list(group.members) for name, group in GROUPS.items().items()}
 
 
 def expand(names: list[str]) -> list[str]:
     """Expand groups, keep order, drop repeats; unknown names raise one UserError listing them."""
-    _load_families()
+    groups = group_names()
     out: list[str] = []
     unknown: list[str] = []
     for name in names:
-        members = _GROUPS.get(name, [name])
-        for member in members:
-            if member not in _TASKS:
+        for member in groups.get(name, [name]):
+            if member not in TASKS:
                 unknown.append(member)
             elif member not in out:
                 out.append(member)
     if unknown:
         raise UserError(
-            f"unknown task(s): {', '.join(unknown)}; known tasks: {', '.join(sorted(_TASKS))}; groups: {', '.join(sorted(_GROUPS))}"
+            f"unknown task(s): {', '.join(unknown)}; known tasks: {', '.join(task_names())}; groups: {', '.join(sorted(groups))}"
         )
     return out
 
 
-def get_task(name: str) -> TaskSpec:
-    return _TASKS[expand([name])[0]]()
+def task_options(name: str) -> dict[str, Any]:
+    """``{option: default}`` of a task: its factory's keyword-only parameters (``--task_args``)."""
+    factory = TASKS.get(expand([name])[0])
+    params = inspect.signature(factory).parameters.values()
+    return {p.name: (None if p.default is inspect.Parameter.empty else p.default) for p in params if p.kind is inspect.Parameter.KEYWORD_ONLY}
+
+
+def check_task_args(names: list[str], task_args: Mapping[str, Any] | None) -> None:
+    """``UserError`` for an option that none of the tasks ``names`` (groups expanded) declares."""
+    if not task_args:
+        return
+    tasks = expand(list(names))
+    declared = {name: task_options(name) for name in tasks}
+    unknown = [key for key in task_args if not any(key in opts for opts in declared.values())]
+    if unknown:
+        offered = "; ".join(f"{name}: {', '.join(opts)}" for name, opts in declared.items() if opts) or "none of them takes options"
+        raise UserError(f"--task_args {', '.join(unknown)} is not an option of {', '.join(tasks)} ({offered})")
+
+
+def get_task(name: str, task_args: Mapping[str, Any] | None = None) -> TaskSpec:
+    """A fresh task; of ``task_args`` it receives the options it declares (recorded as ``task.task_args``)."""
+    resolved = expand([name])[0]
+    options = task_options(resolved)
+    kwargs = {k: v for k, v in (task_args or {}).items() if k in options}
+    task = TASKS.get(resolved)(**kwargs)
+    task.task_args = dict(kwargs)
+    return task

@@ -103,8 +103,8 @@ def test_runner_selects_prefix_cache_for_hf_with_opt_out(monkeypatch):
     assert runner_lm_class("vllm") is None and runner_lm_class("local-chat-completions") is None
     assert runner_lm_class("hf", enabled=False) is None
     assert runner_lm_class("hf", overrides={"hf": object}) is None
-    monkeypatch.setenv("TRIANGULATE_PREFIX_CACHE", "0")
-    assert runner_lm_class("hf") is None
+    monkeypatch.setenv("TRIANGULATE_PREFIX_CACHE", "0")  # no longer a switch: only --no_prefix_cache turns it off
+    assert runner_lm_class("hf") is PrefixCacheHFLM
     assert runner_lm_class("hf", enabled=True) is PrefixCacheHFLM
 
 

@@ -25,7 +25,7 @@ from multiturn.clem.taboo import TabooGame
 from multiturn.clem.wordle import WordleGame
 from multiturn.game import Game, TaskSpec
 from plumbing.stats import mean_of_keys
-from multiturn.registry import register_factory, register_group
+from multiturn.registry import register, register_group
 
 __all__ = ["replay_episode", "aggregate", "game_summary", "play_game", "GAMES", "ClemTask", "CLEMBENCH_GAMES"]
 
@@ -114,10 +114,10 @@ class ClemTask(TaskSpec):
 
 def _register() -> None:
     for name in CLEMBENCH_GAMES:
-        register_factory(name, partial(ClemTask, name, name, ROLES[name], partial(load_instances, name)))
+        register(name)(partial(ClemTask, name, name, ROLES[name], partial(load_instances, name)))
     for lang in MULTILINGUAL_LANGUAGES:
         name = f"referencegame_{lang}"
-        register_factory(name, partial(ClemTask, name, "referencegame", ROLES["referencegame"], partial(multilingual_instances, lang)))
+        register(name)(partial(ClemTask, name, "referencegame", ROLES["referencegame"], partial(multilingual_instances, lang)))
     register_group("clembench", list(CLEMBENCH_GAMES), aggregate=group_scores)
 
 
