@@ -2,14 +2,28 @@
 
 A builder is ``fn(out_dir: Path) -> dict`` that writes one Hub-ready folder into ``out_dir`` (a
 temporary folder the caller renames into place) and returns a summary ``{"configs": n, "rows": n}``.
-Builders register from their modules, listed in ``BUILDER_MODULES``.
+Builders register from their modules, listed in ``BUILDER_MODULES``; a listed module that fails
+to import is an error (:class:`plumbing.registry.Registry`).
+
+Adding a dataset::
+
+    # datasets_build/mydata.py, then add "datasets_build.mydata" to BUILDER_MODULES
+    from datasets_build.registry import register_builder
+    from datasets_build.sources import source_dir
+
+    @register_builder("mydata")
+    def build(out_dir: Path) -> dict:
+        rows = read_rows(source_dir("mydata"))          # upstream files, verified
+        write_hub_folder(out_dir, {"default": {"test": rows}}, card=CARD)
+        return {"configs": 1, "rows": len(rows)}
 """
 
 from __future__ import annotations
 
-import importlib
+from collections.abc import Callable
 from pathlib import Path
-from typing import Callable
+
+from plumbing.registry import Registry
 
 Builder = Callable[[Path], dict]
 
@@ -18,30 +32,14 @@ BUILDER_MODULES: tuple[str, ...] = (
     "datasets_build.connections",
     "datasets_build.clembench",
     "datasets_build.splat",
-    "datasets_build.nback",
 )
 
-_BUILDERS: dict[str, Builder] = {}
+BUILDERS: Registry[Builder] = Registry("dataset", BUILDER_MODULES)
 
 
-def register_builder(name: str):
-    def wrap(fn: Builder) -> Builder:
-        _BUILDERS[name] = fn
-        return fn
-
-    return wrap
-
-
-def import_present(module_names: tuple[str, ...]) -> None:
-    """Import each module so it registers itself; a module not written yet is skipped, other errors raise."""
-    for module_name in module_names:
-        try:
-            importlib.import_module(module_name)
-        except ModuleNotFoundError as exc:
-            if exc.name != module_name:
-                raise
+def register_builder(name: str) -> Callable[[Builder], Builder]:
+    return BUILDERS.register(name)
 
 
 def builders() -> dict[str, Builder]:
-    import_present(BUILDER_MODULES)
-    return dict(_BUILDERS)
+    return BUILDERS.items()

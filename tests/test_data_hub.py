@@ -108,10 +108,10 @@ def test_failing_builder_midway_keeps_previous_good_folder(tmp_path, monkeypatch
         write_hub_folder(out, {"first": CONFIGS["first"]}, FEATURES, CARD)
         raise RuntimeError("source vanished midway")
 
-    monkeypatch.setitem(registry._BUILDERS, "toy", good)
+    monkeypatch.setitem(registry.BUILDERS._items, "toy", good)
     build_all(["toy"], tmp_path)
     before = _files(tmp_path / "toy")
-    monkeypatch.setitem(registry._BUILDERS, "toy", failing)
+    monkeypatch.setitem(registry.BUILDERS._items, "toy", failing)
     with pytest.raises(RuntimeError, match="midway"):
         build_all(["toy"], tmp_path)
     assert [p.name for p in tmp_path.iterdir()] == ["toy"]
