@@ -23,8 +23,8 @@ from typing import Callable
 from datasets_build import globalgroup as gg
 from datasets_build.hub import CardInfo, atomic_dir, write_hub_folder
 from plumbing.paths import data_root
-from datasets_build.registry import import_present
 from plumbing.errors import UserError
+from plumbing.registry import Registry
 
 GENERATOR_MODULES: tuple[str, ...] = ("datasets_build.generate", "datasets_build.clembench")
 
@@ -37,22 +37,21 @@ class Generator:
     help: str = ""
 
 
-_GENERATORS: dict[str, Generator] = {}
+GENERATORS: Registry[Generator] = Registry("generator", GENERATOR_MODULES)
 
 
 def register_generator(name: str, add_arguments: Callable | None = None, help: str = ""):
     """Register ``fn(args) -> summary`` as ``--benchmark name``; ``add_arguments(group)`` adds its flags."""
 
     def wrap(fn: Callable[[argparse.Namespace], dict]):
-        _GENERATORS[name] = Generator(name, fn, add_arguments, help)
+        GENERATORS.add(name, Generator(name, fn, add_arguments, help))
         return fn
 
     return wrap
 
 
 def generators() -> dict[str, Generator]:
-    import_present(GENERATOR_MODULES)
-    return dict(_GENERATORS)
+    return GENERATORS.items()
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
