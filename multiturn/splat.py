@@ -33,12 +33,12 @@ Judge agreement (seed 004 A.3, eq. 6): given human labels for (puzzle, player tu
 ``no``, ``irrelevant`` for questions, ``matched``/``unmatched`` for final answers — each labelled
 turn is put to the judge in the same context, and ``judge_agreement`` = share of judge verdicts
 equal to the human label (pooled over all labels), ``judge_labels`` = their count. Give the labels
-with ``SplatTask(human_labels=PATH)`` or ``TRIANGULATE_SPLAT_HUMAN_LABELS=PATH`` (CSV or JSONL with
-columns ``id``, ``turn``, ``label``).
+with the task option ``human_labels`` (``triangulate play --task_args human_labels=PATH``; CSV or
+JSONL with columns ``id``, ``turn``, ``label``).
 
-``TRIANGULATE_SPLAT_MAX_ROUNDS=N`` lowers the 15-round cap for smoke runs (failures then count N
-rounds); the cap is written to the results' ``configs`` entry, so such runs are never mistaken for
-the published protocol.
+The task option ``max_rounds`` (``--task_args max_rounds=N``) lowers the 15-round cap for smoke runs
+(failures then count N rounds); the cap is written to the results' ``configs`` entry, so such runs
+are never mistaken for the published protocol.
 
 Tasks: ``splat`` plays all 975 puzzles in upstream order and reports each metric overall (pooled),
 per difficulty (``accuracy_easy`` ...) and as the unweighted mean of the difficulties
@@ -54,6 +54,7 @@ import json
 import math
 import os
 import re
+from functools import partial
 from pathlib import Path
 from typing import Any, Mapping
 
@@ -67,8 +68,6 @@ DIFFICULTIES = ("easy", "medium", "hard")
 SUCCESS_WORD = "congratulations"
 JUDGE_WORDS = ("yes", "no", "irrelevant")
 HUMAN_LABELS = (*JUDGE_WORDS, "matched", "unmatched")
-LABELS_ENV = "TRIANGULATE_SPLAT_HUMAN_LABELS"
-ROUNDS_ENV = "TRIANGULATE_SPLAT_MAX_ROUNDS"  # a smaller cap for smoke runs; recorded in the results config
 EMPTY_TURN_REPLY = "Please ask a yes/no question or give your answer."
 #: the authors' local-model setting: max_new_tokens=256 (greedy here, for reproducibility).
 GEN_KWARGS: dict[str, Any] = {"max_gen_toks": 256, "do_sample": False, "temperature": 0.0}
@@ -144,14 +143,12 @@ def episode_scores(hit: bool, rounds: int) -> dict[str, float]:
     return {"accuracy": float(hit), "rounds": float(rounds), "overall": 100.0 * float(hit) / rounds}
 
 
-def rounds_from_env() -> int:
-    """``$TRIANGULATE_SPLAT_MAX_ROUNDS`` (a positive integer) or the published 15."""
-    value = os.environ.get(ROUNDS_ENV, "").strip()
-    if not value:
-        return MAX_ROUNDS
-    if not value.isdigit() or int(value) < 1:
-        raise UserError(f"{ROUNDS_ENV}={value!r} must be a positive integer (the published protocol uses {MAX_ROUNDS})")
-    return int(value)
+def round_cap(value: Any) -> int:
+    """The ``max_rounds`` task option as a positive integer (an int, or a string of digits from the CLI)."""
+    text = str(value).strip()
+    if isinstance(value, bool) or not text.isdigit() or int(text) < 1:
+        raise UserError(f"--task_args max_rounds={value!r} must be a positive integer (the published protocol uses {MAX_ROUNDS})")
+    return int(text)
 
 
 # --- human labels ---------------------------------------------------------------------------
@@ -299,15 +296,15 @@ class SplatTask(TaskSpec):
     roles = ("player", "judge")
     gen_kwargs = dict(GEN_KWARGS)
 
-    def __init__(self, difficulty: str | None = None, human_labels: str | os.PathLike | None = None, max_rounds: int | None = None):
+    def __init__(self, difficulty: str | None = None, *, max_rounds: int | str = MAX_ROUNDS, human_labels: str | os.PathLike | None = None):
+        """``max_rounds`` and ``human_labels`` are the task options (``--task_args``); values may arrive as strings."""
         if difficulty is not None and difficulty not in DIFFICULTIES:
             raise UserError(f"SPLAT difficulty {difficulty!r} is not one of {', '.join(DIFFICULTIES)}")
         self.difficulty = difficulty
         self.name = f"splat_{difficulty}" if difficulty else "splat"
-        self.max_rounds = max_rounds if max_rounds is not None else rounds_from_env()
-        labels_path = human_labels if human_labels is not None else os.environ.get(LABELS_ENV) or None
-        self.labels_path = str(labels_path) if labels_path else None
-        self._labels = read_human_labels(labels_path) if labels_path else {}
+        self.max_rounds = round_cap(max_rounds)
+        self.labels_path = ("" if human_labels is None else str(human_labels).strip()) or None
+        self._labels = read_human_labels(self.labels_path) if self.labels_path else {}
         self._prompts: dict[str, str] | None = None
 
     def prompts(self) -> dict[str, str]:
@@ -370,10 +367,6 @@ def aggregate_splat(episode_scores: list[Mapping[str, float]]) -> dict[str, floa
     return out
 
 
-@register("splat")
-def _splat_all() -> SplatTask:
-    return SplatTask()
-
-
+register("splat")(SplatTask)  # difficulty is positional, so only max_rounds and human_labels are options
 for _difficulty in DIFFICULTIES:
-    register(f"splat_{_difficulty}")(lambda d=_difficulty: SplatTask(d))
+    register(f"splat_{_difficulty}")(partial(SplatTask, _difficulty))

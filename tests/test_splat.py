@@ -273,17 +273,104 @@ def test_tasks_are_registered():
     assert registry.get_task("splat_hard").difficulty == "hard"
 
 
-def test_round_cap_from_environment_is_recorded(monkeypatch, puzzles):
-    monkeypatch.setenv(splat.ROUNDS_ENV, "3")
-    task = splat.SplatTask("easy")
-    assert task.max_rounds == 3 and task.config()["max_rounds"] == 3
-    summary = run_task(task, {"player": ScriptedLM(lambda m: "Is it a dream?"), "judge": ScriptedLM(lambda m: "No.")}, limit=1, progress=False)
-    assert summary["metrics"]["rounds"] == 3.0 and len(summary["records"][0]["rounds"]) == 3
-    monkeypatch.setenv(splat.ROUNDS_ENV, "zero")
-    with pytest.raises(UserError, match="positive integer"):
-        splat.SplatTask("easy")
-    monkeypatch.delenv(splat.ROUNDS_ENV)
-    assert splat.SplatTask().max_rounds == 15
+def test_round_cap_option_is_checked_and_defaults_to_the_published_fifteen():
+    assert splat.SplatTask().max_rounds == 15 and splat.SplatTask("easy", max_rounds="4").max_rounds == 4
+    for bad in ("zero", 0, -2, 1.5, True, ""):
+        with pytest.raises(UserError, match="max_rounds=.* must be a positive integer"):
+            splat.SplatTask("easy", max_rounds=bad)
+
+
+# --- the real CLI path: `triangulate play --task_args ... --gen_kwargs ... --judge_gen_kwargs ...` ----
+
+
+class SplatCliLM(ScriptedLM):
+    """``scripted-splat``: one backend for both roles (as `triangulate play` without --judge_model); the
+    player never solves, the judge always says "No."; every request's (role, gen_kwargs) is kept in ``seen``."""
+
+    seen: list[tuple[str, dict]] = []
+
+    def __init__(self):
+        super().__init__(lambda messages: "No." if _is_judge(messages) else "Is it a dream?", name="scripted-splat")
+
+    def generate_until(self, requests, disable_tqdm: bool = False) -> list[str]:
+        for request in requests:
+            role = "judge" if _is_judge(json.loads(request.args[0])) else "player"
+            SplatCliLM.seen.append((role, dict(request.args[1])))
+        return super().generate_until(requests, disable_tqdm)
+
+    @classmethod
+    def create_from_arg_obj(cls, arg_dict, additional_config=None):
+        return cls()
+
+
+def _is_judge(messages) -> bool:
+    return messages[0]["content"].startswith("You are the judge")
+
+
+@pytest.fixture
+def play(puzzles, tmp_path, capsys):
+    """``play(*flags)`` -> (exit code, results JSON or None, stderr) of ``triangulate play --tasks splat_easy --limit 1``."""
+    from multiturn.backends import register_lm_class
+    from triangulation.cli import main
+
+    register_lm_class("scripted-splat", SplatCliLM)
+    SplatCliLM.seen.clear()
+
+    def run(*flags):
+        out = tmp_path / f"run{len(list(tmp_path.glob('run*')))}"
+        code = main(["play", "--model", "scripted-splat", "--tasks", "splat_easy", "--limit", "1", "--output_path", str(out), *flags])
+        found = list(out.glob("*/results_*.json"))
+        payload = json.loads(found[0].read_text()) if found else None
+        return code, payload, capsys.readouterr().err
+
+    return run
+
+
+def test_cli_max_rounds_option_caps_the_rounds_and_is_recorded(play):
+    code, payload, err = play("--task_args", "max_rounds=2")
+    assert code == 0, err
+    assert payload["results"]["splat_easy"]["rounds,none"] == 2.0
+    assert payload["config"]["task_args"] == {"max_rounds": 2}
+    assert payload["configs"]["splat_easy"]["max_rounds"] == 2 and payload["configs"]["splat_easy"]["task_args"] == {"max_rounds": 2}
+    assert [role for role, _ in SplatCliLM.seen] == ["player", "judge"] * 2
+    code, payload, err = play("--task_args", "max_rounds=zero")
+    assert code == 2 and payload is None
+    assert err.count("\n") == 1 and "max_rounds='zero' must be a positive integer" in err
+
+
+def test_cli_human_labels_option_measures_judge_agreement(play, puzzles, tmp_path):
+    first = next(p for p in puzzles if p["difficulty"] == "easy")
+    labels = tmp_path / "labels.csv"
+    labels.write_text(f"id,turn,label\n{first['id']},Is it raining?,no\n{first['id']},Is he a ghost?,yes\n")
+    code, payload, err = play("--task_args", f"human_labels={labels}", "max_rounds=1")
+    assert code == 0, err
+    result = payload["results"]["splat_easy"]
+    assert result["judge_agreement,none"] == 0.5 and result["judge_labels,none"] == 2.0  # the judge says "No." to both
+    assert payload["config"]["task_args"] == {"human_labels": str(labels), "max_rounds": 1}
+    assert payload["configs"]["splat_easy"]["human_labels"] == str(labels)
+    assert [role for role, _ in SplatCliLM.seen] == ["player", "judge", "judge", "judge"]
+    code, _, err = play("--task_args", f"human_labels={tmp_path / 'missing.csv'}")
+    assert code == 2 and err.count("\n") == 1 and "does not exist" in err
+
+
+def test_cli_unknown_task_option_is_one_line_naming_the_options(play):
+    code, payload, err = play("--task_args", "bogus=1")
+    assert code == 2 and payload is None and not SplatCliLM.seen
+    assert err.count("\n") == 1 and "Traceback" not in err
+    assert "bogus" in err and "max_rounds" in err and "human_labels" in err
+
+
+def test_cli_judge_gen_kwargs_reach_only_the_judge_and_gen_kwargs_only_the_player(play):
+    code, payload, err = play("--task_args", "max_rounds=1", "--judge_gen_kwargs", "max_gen_toks=7")
+    assert code == 0, err
+    by_role = {role: kwargs["max_gen_toks"] for role, kwargs in SplatCliLM.seen}
+    assert by_role == {"player": splat.GEN_KWARGS["max_gen_toks"], "judge": 7}
+    assert payload["config"]["judge_gen_kwargs"] == {"max_gen_toks": 7}
+    SplatCliLM.seen.clear()
+    code, payload, err = play("--task_args", "max_rounds=1", "--gen_kwargs", "max_gen_toks=5")
+    assert code == 0, err
+    by_role = {role: kwargs["max_gen_toks"] for role, kwargs in SplatCliLM.seen}
+    assert by_role == {"player": 5, "judge": splat.GEN_KWARGS["max_gen_toks"]}
 
 
 def test_prompts_from_a_downloaded_archive_layout(upstream, tmp_path):
