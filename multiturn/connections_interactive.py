@@ -23,36 +23,29 @@ and for NYT games ``weighted_clustering``: the sum of the difficulty weights (ye
 of the groups found, the weighted clustering score of seed 001 section 4.3.1, so each game can be
 compared with its static score (``connections`` task, same game ids).
 
-Game-by-game comparison with the static task: ``python -m multiturn.connections_interactive
-STATIC_SAMPLES.jsonl EPISODES.jsonl [--out FILE.csv]`` joins lm-eval's ``--log_samples`` file of
-``connections`` with ``episodes_connections_interactive.jsonl`` on the game id (:func:`compare_by_game`).
+The game-by-game comparison with the static task is part of ``triangulate report``
+(``connections_by_game.csv``, :mod:`triangulation.analyses_connections`).
 
-Tasks: ``connections_interactive`` (the 438 test games of dataset ``connections``) and
-``globalgroup_interactive_<subset>`` (the 4x4 test games of dataset ``globalgroup``), group
-``globalgroup_interactive`` over the eleven subsets.
+Task: ``connections_interactive`` (the 438 test games of dataset ``connections``). The same game
+plays GlobalGroup's 4x4 boards in :mod:`multiturn.globalgroup_interactive`.
 """
 
 from __future__ import annotations
 
-import csv
-import json
 import re
-import sys
 from dataclasses import dataclass
 from functools import lru_cache
 from pathlib import Path
 from typing import Any, Mapping, Sequence
 
 from multiturn.game import Game, Message, Request, TaskSpec
-from multiturn.registry import register, register_group
+from multiturn.registry import register
 
 TEMPLATE = Path(__file__).resolve().parent / "templates" / "connections_interactive.txt"
 MAX_MISTAKES = 4
 GROUP_SIZE = 4
 GEN_KWARGS: dict[str, Any] = {"max_gen_toks": 256, "do_sample": False, "temperature": 0.0}
 NYT_INTRO = "Let's play today's NYT Connections game, one guess at a time, as the New York Times app plays it."
-GLOBALGROUP_INTRO = "Let's play a word-grouping game like NYT Connections, one guess at a time, as the New York Times app plays it."
-GLOBALGROUP_SUBSETS = ("en", "es", "es_en", "zh", "zh_en", "hi", "hi_en", "ar", "ar_en", "nyt_shuf", "nyt_seq")
 
 _GUESS_MARK = re.compile(r"guess\s*[:：]", re.IGNORECASE)
 #: up to the end of the LAST ``GUESS:`` mark (one backward scan; listing every mark of a long reply is slow)
@@ -314,6 +307,7 @@ class ConnectionsInteractiveTask(TaskSpec):
 
     name = "connections_interactive"
     gen_kwargs = dict(GEN_KWARGS)
+    intro = NYT_INTRO
 
     def instances(self, seed: int) -> list[dict[str, Any]]:
         """The games in dataset order with the built (fixed-seed) word order; ``seed`` does not reshuffle,
@@ -323,7 +317,7 @@ class ConnectionsInteractiveTask(TaskSpec):
         return [dict(row) for row in load_connections()["test"]]
 
     def make_game(self, instance: Mapping[str, Any], seed: int) -> Game:
-        return ConnectionsGame(instance, NYT_INTRO, self.gen_kwargs)
+        return ConnectionsGame(instance, self.intro, self.gen_kwargs)
 
     def higher_is_better(self) -> dict[str, bool]:
         return {
@@ -336,108 +330,4 @@ class ConnectionsInteractiveTask(TaskSpec):
         }
 
 
-class GlobalGroupInteractiveTask(ConnectionsInteractiveTask):
-    """GlobalGroup 4x4 test games of one subset, played guess by guess (no colours, so no weighted score)."""
-
-    def __init__(self, subset: str):
-        self.subset = subset
-        self.name = f"globalgroup_interactive_{subset}"
-
-    def instances(self, seed: int) -> list[dict[str, Any]]:
-        from datasets_build.load import load_globalgroup
-
-        return [dict(row) for row in load_globalgroup(f"{self.subset}_4x4")["test"]]
-
-    def make_game(self, instance: Mapping[str, Any], seed: int) -> Game:
-        return ConnectionsGame(instance, GLOBALGROUP_INTRO, self.gen_kwargs)
-
-    def config(self) -> dict[str, Any]:
-        return {**super().config(), "dataset": "globalgroup", "dataset_config": f"{self.subset}_4x4", "split": "test"}
-
-
 register("connections_interactive")(ConnectionsInteractiveTask)
-for _subset in GLOBALGROUP_SUBSETS:
-    register(f"globalgroup_interactive_{_subset}")(lambda s=_subset: GlobalGroupInteractiveTask(s))
-register_group("globalgroup_interactive", [f"globalgroup_interactive_{s}" for s in GLOBALGROUP_SUBSETS])
-
-
-# --- static versus interactive, game by game ----------------------------------------------------
-
-STATIC_KEYS = ("unweighted_clustering", "weighted_clustering", "perfect_solve")
-INTERACTIVE_KEYS = ("groups_found", "weighted_clustering", "solved", "mistakes", "one_away_recoveries")
-
-
-def _jsonl(path: str | Path) -> list[dict[str, Any]]:
-    from plumbing.errors import UserError
-
-    rows = []
-    try:
-        lines = Path(path).read_text(encoding="utf-8").splitlines()
-    except OSError as exc:
-        raise UserError(f"cannot read {path}: {exc.strerror}") from None
-    for number, line in enumerate(lines, 1):
-        if line.strip():
-            try:
-                rows.append(json.loads(line))
-            except json.JSONDecodeError:
-                raise UserError(f"{path}:{number}: not valid JSON") from None
-    return rows
-
-
-def compare_by_game(static_samples: str | Path, episodes: str | Path) -> list[dict[str, Any]]:
-    """One row per game played both ways (lm-eval samples ``doc.id`` = episode ``id``), in static order:
-    ``id``, ``static_<metric>`` for the static scores, ``interactive_<metric>`` for the interactive ones."""
-    played = {str(r["id"]): r for r in _jsonl(episodes) if not r.get("failed") and "id" in r}
-    rows = []
-    for sample in _jsonl(static_samples):
-        doc = sample.get("doc") if isinstance(sample.get("doc"), dict) else {}
-        game = played.get(str(doc.get("id")))
-        if game is None:
-            continue
-        row: dict[str, Any] = {"id": doc["id"]}
-        row.update({f"static_{k}": sample.get(k) for k in STATIC_KEYS})
-        row.update({f"interactive_{k}": game.get("scores", {}).get(k) for k in INTERACTIVE_KEYS})
-        rows.append(row)
-    return rows
-
-
-def main(argv: list[str] | None = None) -> int:
-    import argparse
-
-    from plumbing.errors import UserError
-
-    parser = argparse.ArgumentParser(prog="python -m multiturn.connections_interactive", description="Static versus interactive Connections, game by game.")
-    parser.add_argument("static_samples", help="lm-eval --log_samples file of the connections task (samples_connections_*.jsonl)")
-    parser.add_argument("episodes", help="episodes_connections_interactive.jsonl of triangulate play")
-    parser.add_argument("--out", help="CSV file to write (default: stdout)")
-    args = parser.parse_args(argv)
-    try:
-        rows = compare_by_game(args.static_samples, args.episodes)
-    except UserError as exc:
-        print(f"error: {exc}", file=sys.stderr)
-        return 2
-    if not rows:
-        print("error: no game appears in both files", file=sys.stderr)
-        return 2
-    columns = list(rows[0])
-    handle = open(args.out, "w", newline="", encoding="utf-8") if args.out else sys.stdout
-    try:
-        writer = csv.DictWriter(handle, fieldnames=columns)
-        writer.writeheader()
-        writer.writerows(rows)
-    finally:
-        if args.out:
-            handle.close()
-    n = len(rows)
-    mean = lambda key: sum(float(r[key] or 0) for r in rows) / n  # noqa: E731
-    print(
-        f"{n} games: weighted clustering static {mean('static_weighted_clustering'):.3f} vs interactive "
-        f"{mean('interactive_weighted_clustering'):.3f}; solved static {mean('static_perfect_solve'):.3f} vs "
-        f"interactive {mean('interactive_solved'):.3f}",
-        file=sys.stderr,
-    )
-    return 0
-
-
-if __name__ == "__main__":  # pragma: no cover
-    sys.exit(main())

@@ -39,6 +39,7 @@ FAMILY_MODULES: tuple[str, ...] = (
     "multiturn.clem",
     "multiturn.splat",
     "multiturn.connections_interactive",
+    "multiturn.globalgroup_interactive",
 )
 
 TaskFactory = Callable[..., TaskSpec]

@@ -6,7 +6,9 @@ import re
 
 import pytest
 
+from datasets_build.globalgroup import SUBSETS
 from multiturn import connections_interactive as ci
+from multiturn import globalgroup_interactive as gi
 from multiturn.engine import run_task
 from multiturn.game import TaskSpec
 from multiturn.scripted import ScriptedLM
@@ -194,7 +196,7 @@ def test_groups_without_colours_have_no_weighted_score():
     groups = [{k: v for k, v in g.items() if k in ("topic", "words")} for g in GROUPS]
     doc = {"id": "gg", "words": WORDS, "groups": groups}
     lm = ScriptedLM(knower(synthetic_groups))
-    summary = run_task(FixedTask([doc], intro=ci.GLOBALGROUP_INTRO), {"player": lm}, progress=False)
+    summary = run_task(FixedTask([doc], intro=gi.INTRO), {"player": lm}, progress=False)
     assert "weighted_clustering" not in summary["metrics"]
     assert summary["metrics"]["solved"] == 1.0
     assert "Correct! FISH:" in " ".join(t["content"] for t in summary["records"][0]["transcript"])
@@ -205,9 +207,10 @@ def test_tasks_are_registered():
 
     names = registry.task_names()
     assert "connections_interactive" in names
-    for subset in ci.GLOBALGROUP_SUBSETS:
+    for subset in SUBSETS:
         assert f"globalgroup_interactive_{subset}" in names
-    assert registry.expand(["globalgroup_interactive"]) == [f"globalgroup_interactive_{s}" for s in ci.GLOBALGROUP_SUBSETS]
+        assert registry.get_task(f"globalgroup_interactive_{subset}").config()["dataset_config"] == f"{subset}_4x4"
+    assert registry.expand(["globalgroup_interactive"]) == [f"globalgroup_interactive_{s}" for s in SUBSETS] == gi.task_names()
 
 
 # --- the real games (built from upstream with the DATA builders) -----------------------------
@@ -261,9 +264,9 @@ def test_wrong_player_loses_every_connections_game_in_four_mistakes(built):
     assert lm.requests_seen == 50 * 4
 
 
-@pytest.mark.parametrize("subset", ci.GLOBALGROUP_SUBSETS)
+@pytest.mark.parametrize("subset", list(SUBSETS))
 def test_knower_solves_every_globalgroup_4x4_test_game(built, subset):
-    task = ci.GlobalGroupInteractiveTask(subset)
+    task = gi.GlobalGroupInteractiveTask(subset)
     docs = task.instances(seed=0)
     assert len(docs) == 300
     summary = run_task(task, {"player": ScriptedLM(knower(gold_lookup(docs)))}, progress=False, max_live=0)
@@ -271,28 +274,42 @@ def test_knower_solves_every_globalgroup_4x4_test_game(built, subset):
     assert m["solved"] == 1.0 and m["mistakes"] == 0.0 and "weighted_clustering" not in m
 
 
-def test_compare_by_game_joins_static_samples_and_episodes(tmp_path, capsys):
+def test_report_joins_static_samples_and_episodes_game_by_game(tmp_path):
+    """`triangulate report` writes connections_by_game.csv: lm-eval samples joined with play episodes on the game id."""
     import json
+
+    import pandas as pd
+
+    from triangulation import analyses_connections
+    from triangulation.results_io import Run
 
     docs = [make_doc(i) for i in range(3)]
     run_task(FixedTask(docs), {"player": ScriptedLM(knower(synthetic_groups))}, output_dir=tmp_path, model_name="m", progress=False)
     episodes = tmp_path / "m" / "episodes_fixed_interactive.jsonl"
-    static = tmp_path / "samples_connections.jsonl"
+    with episodes.open("a") as fh:
+        fh.write('{"id": "g1", "trunc')  # a run killed mid-write: the last line is skipped
+    static = tmp_path / "samples_connections_2024.jsonl"
     static.write_text(  # the lm-eval --log_samples shape: doc plus one key per metric
         "\n".join(
             json.dumps({"doc_id": i, "doc": {"id": d}, "unweighted_clustering": u, "weighted_clustering": w, "perfect_solve": float(u == 4)})
             for i, (d, u, w) in enumerate([("g0", 4, 10), ("g2", 1, 3), ("not_played", 0, 0)])
         )
     )
-    rows = ci.compare_by_game(static, episodes)
-    assert [r["id"] for r in rows] == ["g0", "g2"]
-    assert rows[1]["static_weighted_clustering"] == 3 and rows[1]["interactive_weighted_clustering"] == 10.0
-    assert rows[1]["interactive_solved"] == 1.0 and rows[1]["static_perfect_solve"] == 0.0
-    out = tmp_path / "cmp.csv"
-    assert ci.main([str(static), str(episodes), "--out", str(out)]) == 0
-    assert out.read_text().splitlines()[0].startswith("id,static_unweighted_clustering")
-    assert "2 games: weighted clustering static 6.500 vs interactive 10.000" in capsys.readouterr().err
-    assert ci.main([str(static), str(tmp_path / "missing.jsonl")]) == 2
+    runs = [
+        Run("model-a", tmp_path / "results_1.json", "1", {"connections": {}}, samples={"connections": static}),
+        Run("model-a", tmp_path / "results_2.json", "2", {"connections_interactive": {}}, samples={"connections_interactive": episodes}),
+        Run("model-b", tmp_path / "results_3.json", "3", {"connections": {}}, samples={"connections": static}),  # never played
+    ]
+    section = analyses_connections.build(runs, tmp_path)
+    rows = pd.read_csv(tmp_path / "connections_by_game.csv")
+    assert list(rows.columns[:3]) == ["model", "id", "static_unweighted_clustering"]
+    assert list(rows["id"]) == ["g0", "g2"] and set(rows["model"]) == {"model-a"}
+    assert rows.loc[1, "static_weighted_clustering"] == 3 and rows.loc[1, "interactive_weighted_clustering"] == 10.0
+    assert rows.loc[1, "interactive_solved"] == 1.0 and rows.loc[1, "static_perfect_solve"] == 0.0
+    summary = analyses_connections.by_game_summary(analyses_connections.by_game(runs))
+    assert summary.loc["model-a", "games"] == 2
+    assert summary.loc["model-a", "weighted clustering, static"] == 6.5 and summary.loc["model-a", "weighted clustering, interactive"] == 10.0
+    assert any("games played both ways" in getattr(block, "caption", "") for block in section.blocks)
 
 
 def test_parse_guess_never_raises_and_is_fast():

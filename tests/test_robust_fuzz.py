@@ -21,6 +21,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from multiturn import connections_interactive as ci
+from multiturn import globalgroup_interactive as gi
 from multiturn import flexibility, nback, splat
 
 SETTINGS = settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.too_slow, HealthCheck.function_scoped_fixture])
@@ -214,7 +215,7 @@ def _game_factories(upstream) -> dict[str, Callable[[], Any]]:
         "lnt": lambda: flexibility.LNTGame(flexibility.LNTTask().instances(0)[0], 0),
         "splat": lambda: splat.SplatGame(PUZZLE, prompts, human_labels=[("Is it a hat?", "yes")]),
         "connections_interactive": lambda: ci.ConnectionsGame({"id": "c1", "words": BOARD, "groups": NYT_GROUPS}),
-        "globalgroup_interactive": lambda: ci.ConnectionsGame(GG_DOC, ci.GLOBALGROUP_INTRO),
+        "globalgroup_interactive": lambda: ci.ConnectionsGame(GG_DOC, gi.INTRO),
     }
     for game in ("taboo", "wordle", "wordle_withclue", "wordle_withcritic", "referencegame", "referencegame_ja", "imagegame", "privateshared"):
         factories[game] = lambda game=game: GAMES[game](_clem_instance(game))

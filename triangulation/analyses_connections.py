@@ -2,7 +2,9 @@
 
 - Table 5: distribution of the unweighted clustering score (0-4 exactly-right groups) per model.
 - Figure 7: share of gold groups solved exactly, by knowledge type (a group may carry several).
-- Static (``connections``) versus interactive (``connections_interactive``) play per model.
+- Static (``connections``) versus interactive (``connections_interactive``) play per model, and
+  game by game: lm-eval's ``--log_samples`` file of ``connections`` joined with play's
+  ``episodes_connections_interactive.jsonl`` on the game id (``connections_by_game.csv``).
 """
 
 from __future__ import annotations
@@ -14,6 +16,7 @@ import pandas as pd
 
 from custom_metrics.matching import exact_flags, key_set
 from custom_metrics.parsing import parse_groups
+from plumbing.jsonio import iter_jsonl
 
 from triangulation import plots
 from triangulation.analyses_globalgroup import gold_of
@@ -64,10 +67,56 @@ def static_vs_interactive(runs: Iterable[Run], overrides: dict[str, Any] | None 
     return frame.dropna()
 
 
+#: per-game scores compared: lm-eval's per-sample metrics of ``connections``, play's episode scores
+STATIC_KEYS = ("unweighted_clustering", "weighted_clustering", "perfect_solve")
+INTERACTIVE_KEYS = ("groups_found", "weighted_clustering", "solved", "mistakes", "one_away_recoveries")
+
+
+def by_game(runs: Iterable[Run]) -> pd.DataFrame:
+    """One row per (model, game) played both ways (lm-eval sample ``doc.id`` = play episode ``id``), in the
+    static file's order: ``model``, ``id``, ``static_<metric>`` and ``interactive_<metric>``. Per model the
+    last run of each task counts; failed episodes and a truncated last episode line are left out."""
+    static: dict[str, Path] = {}
+    episodes: dict[str, Path] = {}
+    for run in runs:
+        for task, files, prefix in (("connections", static, "samples_"), ("connections_interactive", episodes, "episodes_")):
+            path = run.samples.get(task)
+            if path is not None and Path(path).name.startswith(prefix):
+                files[run.model] = Path(path)
+    rows = []
+    for model in sorted(static.keys() & episodes.keys()):
+        played = {str(r["id"]): r for r in iter_jsonl(episodes[model], skip_bad_last_line=True) if "id" in r and not r.get("failed")}
+        for sample in iter_jsonl(static[model]):
+            doc = sample.get("doc") if isinstance(sample.get("doc"), dict) else {}
+            game = played.get(str(doc.get("id")))
+            if game is None:
+                continue
+            scores = game.get("scores") or {}
+            row: dict[str, Any] = {"model": model, "id": str(doc["id"])}
+            row.update({f"static_{k}": sample.get(k) for k in STATIC_KEYS})
+            row.update({f"interactive_{k}": scores.get(k) for k in INTERACTIVE_KEYS})
+            rows.append(row)
+    return pd.DataFrame(rows)
+
+
+def by_game_summary(games: pd.DataFrame) -> pd.DataFrame:
+    """Model x mean weighted clustering and solve rate, static and interactive, over the games played both ways."""
+    columns = {
+        "static_weighted_clustering": "weighted clustering, static",
+        "interactive_weighted_clustering": "weighted clustering, interactive",
+        "static_perfect_solve": "solved, static",
+        "interactive_solved": "solved, interactive",
+    }
+    means = games.groupby("model")[list(columns)].agg(lambda col: pd.to_numeric(col, errors="coerce").mean()).rename(columns=columns)
+    means.insert(0, "games", games.groupby("model").size())
+    return means
+
+
 def build(runs: list[Run], outdir: Path, overrides: dict[str, Any] | None = None) -> Section | None:
     records = [r for r in sample_records(runs, "connections") if r[1] == "connections"]
     both = static_vs_interactive(runs, overrides)
-    if not records and both.empty:
+    games = by_game(runs)
+    if not records and both.empty and games.empty:
         return None
     section = Section("NYT Connections (seed 001)")
     dist = score_distribution(records)
@@ -85,4 +134,7 @@ def build(runs: list[Run], outdir: Path, overrides: dict[str, Any] | None = None
     if not both.empty:
         both.to_csv(outdir / "connections_static_vs_interactive.csv")
         section.blocks.append(Table(both, "Static versus interactive Connections"))
+    if not games.empty:
+        games.to_csv(outdir / "connections_by_game.csv", index=False)
+        section.blocks.append(Table(by_game_summary(games), "Static versus interactive Connections, games played both ways (connections_by_game.csv)"))
     return section
