@@ -64,6 +64,7 @@ SUBSETS: dict[str, Subset] = {
         Subset("nyt_seq", "nyt-seq", "en", "nyt", "all_nyt_grouping_game511.xlsx", False),
     )
 }
+SUBSET_NAMES: tuple[str, ...] = tuple(SUBSETS)  # the one list of GlobalGroup subsets, in table order
 NYT_SUBSETS = ("nyt_shuf", "nyt_seq")
 
 GROUP_FEATURES = {
@@ -106,7 +107,7 @@ def settings_of(subset: str) -> list[tuple[int, int]]:
 
 
 def config_names() -> list[str]:
-    return [f"{s}_{g}x{w}" for s in SUBSETS for g, w in settings_of(s)]
+    return [f"{s}_{g}x{w}" for s in SUBSET_NAMES for g, w in settings_of(s)]
 
 
 def game_id(subset: str, g: int, w: int, split: str, index: int) -> str:
@@ -339,7 +340,7 @@ def read_all(root: Path, subsets: list[str] | None = None) -> tuple[dict[str, di
     configs: dict[str, dict[str, list[dict]]] = {}
     absent: list[str] = []
     flag_cache: dict[str, dict] = {}
-    for name in subsets or list(SUBSETS):
+    for name in subsets or SUBSET_NAMES:
         subset = SUBSETS[name]
         if subset.groupings not in flag_cache:
             flag_cache[subset.groupings] = cultural_flags(read_groupings(root / "Grouping Datasets" / subset.groupings))
