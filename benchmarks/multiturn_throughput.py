@@ -42,7 +42,7 @@ sys.path.insert(0, str(REPO))
 
 from multiturn import registry  # noqa: E402
 from multiturn.backends import load_lm  # noqa: E402
-from multiturn.engine import play_episodes  # noqa: E402
+from multiturn.scheduler import play_episodes  # noqa: E402
 
 GREEDY = {"temperature": 0.0, "do_sample": False}
 MODES = ("a_recompute_batch1", "b_lockstep", "c_default", "c0_prefix_only")

@@ -1,4 +1,4 @@
-"""Model backends for the side runner: lm-eval's registry, secret-free names, distributed helpers.
+"""Model backends for the side runner: lm-eval's registry, secret-free names and log lines.
 
 Every backend comes from lm-eval's model registry (``hf``, ``vllm``, ``local-chat-completions``, ...).
 :func:`register_lm_class` lets a later module swap in an ``LM`` subclass for one registry name
@@ -205,21 +205,3 @@ def sanitized_model_name(model: str | None, model_args: str | Mapping[str, Any] 
     args = redact_model_args(model_args)
     name = next((str(args[k]) for k in NAME_KEYS if k in args and args[k] not in (None, "")), None)
     return sanitize_model_name(name or model or "model")
-
-
-def rank_and_world(lm) -> tuple[int, int]:
-    """``(rank, world_size)`` of an lm-eval LM (1 process unless it runs under ``accelerate launch``)."""
-    return int(getattr(lm, "rank", 0) or 0), int(getattr(lm, "world_size", 1) or 1)
-
-
-def gather_to_rank0(lm, obj: Any) -> list[Any] | None:
-    """Gather one object per rank on rank 0 (lm-eval's ``LM.gather_object``); None on other ranks."""
-    rank, world = rank_and_world(lm)
-    if world <= 1:
-        return [obj]
-    return lm.gather_object(obj, dst=0)
-
-
-def barrier(lm) -> None:
-    if rank_and_world(lm)[1] > 1 and hasattr(lm, "barrier"):
-        lm.barrier()

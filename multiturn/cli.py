@@ -108,7 +108,9 @@ def run(args: argparse.Namespace) -> int:
 
     from multiturn import registry
     from multiturn.backends import load_lm, model_args_string, sanitized_model_name
-    from multiturn.engine import DEFAULT_MAX_LIVE, RetryPolicy, run_tasks
+    from multiturn.engine import run_tasks
+    from multiturn.retry import RetryPolicy
+    from multiturn.scheduler import DEFAULT_MAX_LIVE
 
     names = [t.strip() for t in args.tasks.split(",") if t.strip()]
     expanded = registry.expand(names)  # UserError on unknown names, before loading any model

@@ -1,10 +1,12 @@
-"""Output files of ``triangulate play``: the per-episode JSONL log (with resume) and the results JSON.
+"""Results of ``triangulate play``: the per-episode JSONL log (with resume), task summaries, the results JSON.
 
 Layout (as lm_eval's ``--output_path``): ``DIR/<model>/results_<timestamp>.json`` and
 ``DIR/<model>/episodes_<task>.jsonl``. The JSONL gets one record per finished episode, appended and
 flushed as it ends, so a killed run loses only the episodes in flight. On resume a truncated last
 line (the write a kill interrupted) is dropped, and failed episodes (backend errors, not the
-model's fault) are dropped so they are played again.
+model's fault) are dropped so they are played again (:func:`compact_for_resume`). A distributed run
+streams each rank's records to ``episodes_<task>.rank<k>.jsonl`` and rank 0 folds them into the main
+file (:func:`append_gathered`).
 """
 
 from __future__ import annotations
@@ -15,9 +17,12 @@ import math
 import os
 from datetime import datetime
 from pathlib import Path
-from typing import Any, Iterable, Mapping
+from typing import Any, Iterable, Mapping, Sequence
 
 from lm_eval.utils import handle_non_serializable
+
+from multiturn.game import TaskSpec
+from plumbing.stats import mean_of_keys
 
 log = logging.getLogger(__name__)
 
@@ -54,6 +59,11 @@ def read_records(path: Path) -> list[dict[str, Any]]:
     return records
 
 
+def rank_parts(model_dir: Path, task: str) -> list[Path]:
+    """The ``episodes_<task>.rank<k>.jsonl`` parts a distributed run left in ``model_dir``."""
+    return sorted(Path(model_dir).glob(f"episodes_{task}.rank*.jsonl"))
+
+
 def finished_records(paths: Iterable[Path]) -> dict[str, dict[str, Any]]:
     """id -> record over several files, keeping only episodes that finished (not ``failed``); first wins."""
     done: dict[str, dict[str, Any]] = {}
@@ -76,6 +86,31 @@ def rewrite_records(path: Path, records: Iterable[Mapping[str, Any]]) -> None:
         fh.flush()
         os.fsync(fh.fileno())
     os.replace(tmp, path)
+
+
+def compact_for_resume(model_dir: Path, task: str, *, overwrite: bool = False) -> None:
+    """Before a run (rank 0 only): with ``overwrite`` delete the task's episode files; else fold the rank
+    parts of an interrupted run into ``episodes_<task>.jsonl``, keeping only finished episodes (a
+    truncated line and failed episodes are dropped, so they are played again)."""
+    main = episodes_path(model_dir, task)
+    parts = rank_parts(model_dir, task)
+    if overwrite:
+        for path in [main, *parts]:
+            path.unlink(missing_ok=True)
+    elif main.exists() or parts:
+        kept = finished_records([main, *parts])
+        rewrite_records(main, kept.values())
+        for path in parts:
+            path.unlink(missing_ok=True)
+
+
+def append_gathered(main_path: Path, task: str, records: Iterable[Mapping[str, Any]]) -> None:
+    """Rank 0 after a distributed run: append every rank's new records to the main file, drop the parts."""
+    with EpisodeWriter(main_path) as writer:
+        for record in records:
+            writer.write(record)
+    for path in rank_parts(Path(main_path).parent, task):
+        path.unlink(missing_ok=True)
 
 
 class EpisodeWriter:
@@ -116,6 +151,28 @@ def stderr_of_mean(values: Iterable[float]) -> float | str:
     return math.sqrt(var / len(kept))
 
 
+def summarize(task: TaskSpec, records: Sequence[Mapping[str, Any]], n_original: int) -> dict[str, Any]:
+    """Task metrics from finished records (failed episodes left out and counted)."""
+    ok = [r for r in records if not r.get("failed")]
+    scores = [dict(r.get("scores", {})) for r in ok]
+    metrics = task.aggregate(scores) if scores else {}
+    stderr: dict[str, Any] = {}
+    if type(task).aggregate is TaskSpec.aggregate:  # the default mean: its standard error is known
+        for key in mean_of_keys(scores):
+            stderr[key] = stderr_of_mean(s.get(key, float("nan")) for s in scores)
+    return {
+        "task": task.name,
+        "metrics": metrics,
+        "stderr": stderr,
+        "higher_is_better": task.higher_is_better(),
+        "config": task.config(),
+        "version": getattr(task, "version", 1.0),
+        "n_samples": {"original": n_original, "effective": len(ok)},
+        "n_failed": len(records) - len(ok),
+        "records": list(records),
+    }
+
+
 def results_payload(
     task_results: Mapping[str, Mapping[str, Any]],
     *,
@@ -125,7 +182,7 @@ def results_payload(
     model_name_sanitized: str,
     total_seconds: float | None = None,
 ) -> dict[str, Any]:
-    """The results JSON in lm-eval's shape from :func:`multiturn.engine.run_task` outputs.
+    """The results JSON in lm-eval's shape from :func:`summarize` outputs (:func:`multiturn.engine.run_task`).
 
     ``groups`` maps a requested group name to its members; its entry holds, for every metric all
     members report, the unweighted mean of the members' values (lm-eval's group mean).

@@ -7,7 +7,8 @@ import re
 import pytest
 
 from multiturn import registry
-from multiturn.engine import play_episodes, run_task
+from multiturn.engine import run_task
+from multiturn.scheduler import play_episodes
 from multiturn.nback import (
     NBackTask,
     dprime,

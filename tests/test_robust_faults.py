@@ -19,7 +19,8 @@ from typing import Any, Mapping
 import pytest
 
 from multiturn import results as res
-from multiturn.engine import RetryPolicy, run_task
+from multiturn.engine import run_task
+from multiturn.retry import RetryPolicy
 from multiturn.game import Game, Request, TaskSpec
 from multiturn.scripted import ScriptedLM
 
