@@ -17,6 +17,7 @@ import datasets
 
 from datasets_build.globalgroup import shuffled_pool
 from datasets_build.hub import CardInfo, write_hub_folder
+from datasets_build.prompts import write_connections_prompt
 from datasets_build.registry import register_builder
 from datasets_build.tabular import read_json, source_error
 
@@ -147,7 +148,5 @@ def build(out_dir: Path) -> dict:
         source=f"https://github.com/{pin.owner}/{pin.repo} at commit `{pin.commit}`.",
     )
     summary = write_hub_folder(out_dir, {"default": splits}, FEATURES, card)
-    from custom_metrics.prompts import write_connections_prompt
-
     write_connections_prompt(root, out_dir)  # the paper's prompt (Appendix A) travels with the data
     return summary

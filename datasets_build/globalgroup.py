@@ -26,6 +26,7 @@ from pathlib import Path
 import datasets
 
 from datasets_build.hub import CardInfo, write_hub_folder
+from datasets_build.prompts import write_globalgroup_prompts
 from datasets_build.registry import register_builder
 from datasets_build.tabular import parse_float, parse_int, read_csv_rows, read_xlsx_rows, source_error
 from plumbing.errors import UserError
@@ -381,7 +382,5 @@ def build(out_dir: Path) -> dict:
     pin = PINNED[NAME]
     source = f"https://github.com/{pin.owner}/{pin.repo} at commit `{pin.commit}`."
     summary = write_hub_folder(out_dir, configs, FEATURES, card(configs, absent, source))
-    from custom_metrics.prompts import write_globalgroup_prompts  # the A.3 prompts travel with the data
-
-    write_globalgroup_prompts(root, out_dir)
+    write_globalgroup_prompts(root, out_dir)  # the A.3 prompts travel with the data
     return summary

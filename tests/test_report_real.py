@@ -12,7 +12,7 @@ from typing import Any, Callable
 import pandas as pd
 import pytest
 
-from custom_metrics import prompts as P
+from datasets_build import prompts as P
 from multiturn.scripted import ScriptedLM
 from tests.test_report_fakes import run_report
 from lm_eval_tasks import TASKS_DIR

@@ -41,7 +41,7 @@ def use_built_data(upstream: Path, monkeypatch) -> Path:
 
 
 def _clear_prompt_caches() -> None:
-    from custom_metrics import prompts
+    from datasets_build import prompts
 
     for fn in (prompts.canprop_templates, prompts.connections_template):
         fn.cache_clear()

@@ -6,7 +6,7 @@ import math
 
 import pytest
 
-from custom_metrics import prompts as P
+from datasets_build import prompts as P
 from multiturn.scripted import ScriptedLM
 from tests.test_tasks_helpers import task_manager, use_built_data
 

@@ -9,10 +9,10 @@ import re
 
 import pytest
 
-from custom_metrics import prompts as P
 from custom_metrics.parsing import parse_groups
-from tests.test_tasks_helpers import use_built_data
+from datasets_build import prompts as P
 from plumbing.errors import UserError
+from tests.test_tasks_helpers import use_built_data
 
 SUBSETS = ["en", "es", "es_en", "zh", "zh_en", "hi", "hi_en", "ar", "ar_en", "nyt_shuf", "nyt_seq"]
 LANGUAGES = ["en", "es", "zh", "hi", "ar"]
@@ -159,3 +159,21 @@ def test_missing_build_names_the_build_command(tmp_path, monkeypatch):
                P.canprop_templates.__wrapped__):
         with pytest.raises(UserError, match="triangulate data build"):
             fn()
+
+
+def test_prompts_never_fall_back_to_upstream(upstream, tmp_path, monkeypatch):
+    """At task time the prompts come from the built folders only, even with TRIANGULATE_UPSTREAM set."""
+    monkeypatch.setenv("TRIANGULATE_DATA", str(tmp_path))
+    monkeypatch.setenv("TRIANGULATE_UPSTREAM", str(upstream))
+    for fn in (P.connections_template.__wrapped__, P.canprop_templates.__wrapped__):
+        with pytest.raises(UserError, match="not built.*triangulate data build"):
+            fn()
+
+
+def test_built_folder_without_its_prompts_is_not_built(tmp_path, monkeypatch):
+    folder = tmp_path / "connections"
+    folder.mkdir()
+    (folder / "README.md").write_text("card\n", encoding="utf-8")  # built by something that stored no prompt
+    monkeypatch.setenv("TRIANGULATE_DATA", str(tmp_path))
+    with pytest.raises(UserError, match="not built with its prompts.*triangulate data build"):
+        P.connections_template.__wrapped__()

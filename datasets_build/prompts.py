@@ -2,7 +2,7 @@
 
 Every prompt text is data, not code:
 
-- GlobalGroup response prompt (seed 000, Appendix A.1): ``lm_eval_tasks/globalgroup/templates/response_<lang>.json``
+- GlobalGroup response prompt (seed 000, Appendix A.1): ``datasets_build/templates/globalgroup/response_<lang>.json``
   (English verbatim from the paper; es/zh/hi/ar are our translations, each file names its source).
 - GlobalGroup candidate-proposal prompt (seed 000, Appendix A.3): the game's own published prompt
   (``canprop_prompt`` of the built data) or else its config's template, derived from the authors'
@@ -10,24 +10,23 @@ Every prompt text is data, not code:
 - Connections prompt (seed 001, Appendix A): upstream ``automated_call/prompt_llm.txt`` whose
   ``InsertGame`` marker the authors' ``chatcall.py`` replaces with the shuffled words joined by ``", "``.
 
-The two upstream-derived texts are looked up first in the built dataset folder (``triangulate data build``
-stores them there through :func:`write_globalgroup_prompts` and :func:`write_connections_prompt`),
-then under ``$TRIANGULATE_UPSTREAM``.
+The two upstream-derived texts are written into the built dataset folders by the builders
+(:func:`write_globalgroup_prompts`, :func:`write_connections_prompt`) and read from there only at task
+time: a folder that is not built is a user error naming ``triangulate data build``.
 """
 
 from __future__ import annotations
 
 import ast
 import json
-import os
 from collections.abc import Mapping, Sequence
 from functools import lru_cache
 from pathlib import Path
 
-from lm_eval_tasks import TASKS_DIR
 from plumbing.errors import UserError
+from plumbing.paths import BUILD_HINT, dataset_dir
 
-TEMPLATES_DIR = TASKS_DIR / "globalgroup" / "templates"
+TEMPLATES_DIR = Path(__file__).resolve().parent / "templates" / "globalgroup"
 
 CANPROP_TOPICS = "LIST_TOPICS"  # the markers of the paper's A.3 template
 CANPROP_WORDS = "LIST_WORDS"
@@ -171,32 +170,18 @@ def canprop_templates_from_upstream(upstream_globalgroup: Path) -> dict[str, str
     return out
 
 
-def _built_prompt_file(dataset: str, name: str) -> Path | None:
-    from plumbing.paths import data_root
-
-    path = data_root() / dataset / PROMPT_FILES_DIR / name
-    return path if path.is_file() else None
-
-
-def _upstream_dir(name: str) -> Path | None:
-    value = os.environ.get("TRIANGULATE_UPSTREAM")
-    if not value:
-        return None
-    path = Path(value).expanduser() / name
-    return path if path.is_dir() else None
+def built_prompt_file(dataset: str, name: str) -> Path:
+    """``<built dataset>/prompts/<name>``; a dataset (or prompt file) that is not built is a user error."""
+    path = dataset_dir(dataset) / PROMPT_FILES_DIR / name
+    if not path.is_file():
+        raise UserError(f"dataset '{dataset}' is not built with its prompts ({path} is missing): {BUILD_HINT}")
+    return path
 
 
 @lru_cache(maxsize=None)
 def canprop_templates() -> dict[str, str]:
-    """A.3 templates per config, from the built ``globalgroup`` folder or else ``$TRIANGULATE_UPSTREAM``."""
-    built = _built_prompt_file("globalgroup", CANPROP_FILE)
-    if built is not None:
-        return json.loads(built.read_text(encoding="utf-8"))
-    up = _upstream_dir("globalgroup")
-    if up is not None:
-        return canprop_templates_from_upstream(up)
-    raise UserError("the candidate-proposal prompts come from the built globalgroup dataset: "
-                    "run `triangulate data build` (or set TRIANGULATE_UPSTREAM)")
+    """A.3 templates per config, from the built ``globalgroup`` folder (``prompts/canprop_templates.json``)."""
+    return json.loads(built_prompt_file("globalgroup", CANPROP_FILE).read_text(encoding="utf-8"))
 
 
 @lru_cache(maxsize=None)
@@ -243,17 +228,11 @@ def globalgroup_canprop_doc_to_text(doc: Mapping) -> str:
 # --------------------------------------------------------------------------- Connections Appendix A
 @lru_cache(maxsize=None)
 def connections_template() -> str:
-    """``prompt_llm.txt`` of seed 001, from the built ``connections`` folder or ``$TRIANGULATE_UPSTREAM``."""
-    built = _built_prompt_file("connections", CONNECTIONS_PROMPT_FILE)
-    if built is None:
-        up = _upstream_dir("connections")
-        built = up / CONNECTIONS_UPSTREAM_PROMPT if up is not None else None
-    if built is None or not built.is_file():
-        raise UserError("the Connections prompt comes from the built connections dataset: "
-                        "run `triangulate data build` (or set TRIANGULATE_UPSTREAM)")
-    text = built.read_text(encoding="utf-8")
+    """``prompt_llm.txt`` of seed 001, from the built ``connections`` folder (``prompts/prompt_llm.txt``)."""
+    path = built_prompt_file("connections", CONNECTIONS_PROMPT_FILE)
+    text = path.read_text(encoding="utf-8")
     if CONNECTIONS_MARKER not in text:
-        raise UserError(f"{built} has no '{CONNECTIONS_MARKER}' marker; is it the paper's prompt_llm.txt?")
+        raise UserError(f"{path} has no '{CONNECTIONS_MARKER}' marker; is it the paper's prompt_llm.txt?")
     return text
 
 
