@@ -6,7 +6,7 @@ the opening line differs (no NYT branding) and there is no ``weighted_clustering
 groups carry no difficulty colour.
 
 Tasks: ``globalgroup_interactive_<subset>`` (the 300 4x4 test games of dataset ``globalgroup``,
-config ``<subset>_4x4``) for every GlobalGroup subset (:data:`datasets_build.globalgroup.SUBSETS`,
+config ``<subset>_4x4``) for every GlobalGroup subset (:data:`datasets_build.globalgroup.SUBSET_NAMES`,
 the subsets' one home), and the group ``globalgroup_interactive`` over them.
 """
 
@@ -14,7 +14,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from datasets_build.globalgroup import SUBSETS
+from datasets_build.globalgroup import SUBSET_NAMES
 from multiturn.connections_interactive import ConnectionsInteractiveTask
 from multiturn.registry import register, register_group
 
@@ -42,9 +42,9 @@ class GlobalGroupInteractiveTask(ConnectionsInteractiveTask):
 
 def task_names() -> list[str]:
     """``globalgroup_interactive_<subset>`` for every GlobalGroup subset, in the dataset's order."""
-    return [f"{GROUP}_{subset}" for subset in SUBSETS]
+    return [f"{GROUP}_{subset}" for subset in SUBSET_NAMES]
 
 
-for _subset in SUBSETS:
+for _subset in SUBSET_NAMES:
     register(f"{GROUP}_{_subset}")(lambda s=_subset: GlobalGroupInteractiveTask(s))
 register_group(GROUP, task_names())

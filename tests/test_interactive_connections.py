@@ -6,7 +6,7 @@ import re
 
 import pytest
 
-from datasets_build.globalgroup import SUBSETS
+from datasets_build.globalgroup import SUBSET_NAMES
 from multiturn import connections_interactive as ci
 from multiturn import globalgroup_interactive as gi
 from multiturn.engine import run_task
@@ -207,10 +207,10 @@ def test_tasks_are_registered():
 
     names = registry.task_names()
     assert "connections_interactive" in names
-    for subset in SUBSETS:
+    for subset in SUBSET_NAMES:
         assert f"globalgroup_interactive_{subset}" in names
         assert registry.get_task(f"globalgroup_interactive_{subset}").config()["dataset_config"] == f"{subset}_4x4"
-    assert registry.expand(["globalgroup_interactive"]) == [f"globalgroup_interactive_{s}" for s in SUBSETS] == gi.task_names()
+    assert registry.expand(["globalgroup_interactive"]) == [f"globalgroup_interactive_{s}" for s in SUBSET_NAMES] == gi.task_names()
 
 
 # --- the real games (built from upstream with the DATA builders) -----------------------------
@@ -264,7 +264,7 @@ def test_wrong_player_loses_every_connections_game_in_four_mistakes(built):
     assert lm.requests_seen == 50 * 4
 
 
-@pytest.mark.parametrize("subset", list(SUBSETS))
+@pytest.mark.parametrize("subset", SUBSET_NAMES)
 def test_knower_solves_every_globalgroup_4x4_test_game(built, subset):
     task = gi.GlobalGroupInteractiveTask(subset)
     docs = task.instances(seed=0)
