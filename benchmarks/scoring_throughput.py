@@ -2,9 +2,9 @@
 
     python benchmarks/scoring_throughput.py [--games 100000] [--runs 3] [--workers N] [--fasttext-dir DIR]
 
-Each run scores the same answers with one process and with ``--workers`` processes (default: every
-CPU; :func:`custom_metrics.globalgroup.score_batch` parses and matches in forked workers, the topic
-step stays in the parent), side by side; the medians over ``--runs`` are printed, then a JSON line.
+Each run scores the same answers with one process (:func:`custom_metrics.globalgroup.score_batch`) and
+with ``--workers`` forked processes (default: every CPU; ``benchmarks/scoring_pool.py`` gives each a
+contiguous range of games to parse, match and topic-score), side by side; the medians over ``--runs`` are printed, then a JSON line.
 Every run starts from cold parser caches (fresh answers each run, same shape).
 
 Uses the official ``cc.en.300.bin`` from ``--fasttext-dir`` / ``$TRIANGULATE_FASTTEXT_DIR`` when present,
@@ -27,7 +27,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from custom_metrics.globalgroup import score_batch  # noqa: E402
+from benchmarks.scoring_pool import score_batch_forked  # noqa: E402
 from custom_metrics.topics import fasttext_path, get_topic_scorer  # noqa: E402
 
 
@@ -96,7 +96,7 @@ def main(argv: list[str] | None = None) -> int:
     responses, docs = make_games(args.games, args.seed)
     folder = args.fasttext_dir
     if not folder or not (Path(folder) / "cc.en.300.bin").is_file():
-        from custom_metrics.fasttext_small import train_small_fasttext
+        from tests.support.fasttext_small import train_small_fasttext
 
         folder = tempfile.mkdtemp(prefix="fasttext_small_")
         topics = {d["groups"][0]["topic"]: d["groups"][0]["words"] for d in docs[:2000]}
@@ -114,7 +114,7 @@ def main(argv: list[str] | None = None) -> int:
         for n_workers in dict.fromkeys((1, workers)):
             responses, docs = make_games(args.games, args.seed + 1000 * run + n_workers)  # cold caches
             started, cpu_started = time.perf_counter(), time.process_time()
-            rows = score_batch(responses, docs, scorer, workers=n_workers)
+            rows = score_batch_forked(responses, docs, scorer, workers=n_workers)
             elapsed, cpu = time.perf_counter() - started, time.process_time() - cpu_started
             figures[n_workers].append(len(rows) / elapsed)
             if n_workers == 1:

@@ -8,7 +8,6 @@ from __future__ import annotations
 
 import gc
 import math
-from array import array
 from contextlib import contextmanager
 from typing import Any, Iterator, Mapping, Sequence
 
@@ -88,57 +87,19 @@ def score_game(response: str, doc: Mapping[str, Any], topic_scorer: TopicScorer 
     return score_groups(groups, gold, pool, topic_scorer)
 
 
-MIN_GAMES_PER_WORKER = 2_000  # below this a process costs more than it saves
-
-_SHARED: tuple[Sequence[str], Sequence[Mapping[str, Any]], TopicScorer | None] | None = None  # read by forked workers
-
-
-def _score_range(bounds: tuple[int, int]) -> bytes:
-    """A worker's rows as one float64 block in ``METRICS`` order (cheaper to send back than dicts)."""
-    assert _SHARED is not None
-    responses, docs, scorer = _SHARED
-    lo, hi = bounds
-    rows = _score_serial(responses[lo:hi], docs[lo:hi], scorer)
-    return array("d", [row[key] for row in rows for key in METRICS]).tobytes()
-
-
 def score_batch(
     responses: Sequence[str],
     docs: Sequence[Mapping[str, Any]],
     topic_scorer: TopicScorer | None = None,
-    workers: int = 1,
 ) -> list[dict[str, float]]:
     """:func:`score_game` for many games at once; Topic Achieved is computed with one matrix product per
     game size over cached topic vectors.  ``topic_scorer`` defaults to each row's language scorer.
-
-    ``workers`` > 1 splits the games into contiguous ranges scored by that many forked processes
-    (POSIX only, at least ``MIN_GAMES_PER_WORKER`` games each); they read the inputs and any loaded
-    fastText model copy-on-write, so nothing is loaded twice and only the score rows travel back.
+    (``benchmarks/scoring_pool.py`` spreads this over forked processes.)
     """
-    import multiprocessing
-
     if len(responses) != len(docs):
         raise ValueError(f"{len(responses)} responses for {len(docs)} docs")
-    total = len(responses)
-    workers = min(workers, total // MIN_GAMES_PER_WORKER)
-    if workers <= 1 or "fork" not in multiprocessing.get_all_start_methods():
-        return _score_serial(responses, docs, topic_scorer)
-    global _SHARED
-    step = -(-total // (2 * workers))  # two ranges per worker even out uneven answers
-    bounds = [(lo, min(lo + step, total)) for lo in range(0, total, step)]
-    _SHARED = (responses, docs, topic_scorer)
-    gc.freeze()  # the workers' garbage collector then leaves the shared inputs' pages alone
-    try:
-        with multiprocessing.get_context("fork").Pool(workers) as pool:
-            parts = pool.map(_score_range, bounds, chunksize=1)
-    finally:
-        _SHARED = None
-        gc.unfreeze()
-    values = array("d")
-    for part in parts:
-        values.frombytes(part)
-    width = len(METRICS)
-    return [dict(zip(METRICS, values[i : i + width])) for i in range(0, len(values), width)]
+    with _gc_paused():
+        return _score_rows(responses, docs, topic_scorer)
 
 
 @contextmanager
@@ -152,13 +113,6 @@ def _gc_paused() -> Iterator[None]:
     finally:
         if was_enabled:
             gc.enable()
-
-
-def _score_serial(
-    responses: Sequence[str], docs: Sequence[Mapping[str, Any]], topic_scorer: TopicScorer | None
-) -> list[dict[str, float]]:
-    with _gc_paused():
-        return _score_rows(responses, docs, topic_scorer)
 
 
 def _score_rows(

@@ -8,8 +8,8 @@ import numpy as np
 import pytest
 
 from custom_metrics.difficulty import group_labels, kmeans_ari, overlap_of_lists, silhouette, word_overlap
-from custom_metrics.fasttext_small import train_small_fasttext
 from custom_metrics.topics import Embedder, get_embedder
+from tests.support.fasttext_small import train_small_fasttext
 
 
 def test_word_overlap_counts_shared_words_per_topic():

@@ -11,9 +11,9 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from custom_metrics import connections, globalgroup, topics
-from custom_metrics.fasttext_small import train_small_fasttext
 from custom_metrics.matching import greedy_match, group_f1, key_set
 from custom_metrics.topics import achieved_from_similarities
+from tests.support.fasttext_small import train_small_fasttext
 
 ELEMENTS = ["Water", "Fire", "Earth", "Wind"]
 EMOTIONS = ["Happy", "Sad", "Angry", "Surprised"]
@@ -263,19 +263,23 @@ def test_chinese_topics_are_segmented_and_scored(tmp_path, monkeypatch):
     assert globalgroup.score_game(swapped, doc)["topic_achieved"] == 0.0
 
 
-def test_score_batch_in_worker_processes_equals_one_process(fasttext_dir):
+def test_benchmark_pool_of_forked_workers_equals_one_process(fasttext_dir):
+    """``benchmarks/scoring_pool.py`` (the throughput benchmark's fork pool) scores exactly like score_batch."""
+    from benchmarks.scoring_pool import MIN_GAMES_PER_WORKER, score_batch_forked
+
     answers = [
         _answer(("Natural Elements", ELEMENTS), ("Emotions", EMOTIONS)),
         _answer(("Emotions", ELEMENTS), ("Kitchen Utensils", EMOTIONS)),
         "Final answer: " + _answer(("emotions", EMOTIONS), ("elements", ELEMENTS)),
         "nothing",
     ]
-    n = 2 * globalgroup.MIN_GAMES_PER_WORKER
+    n = 2 * MIN_GAMES_PER_WORKER
     many = [answers[i % len(answers)] + " " * (i % 7) for i in range(n)]
     docs = [DOC] * n
     one = globalgroup.score_batch(many, docs)
-    two = globalgroup.score_batch(many, docs, workers=2)
+    two = score_batch_forked(many, docs, workers=2)
     assert two == one
     assert {row["group_f1"] for row in two} == {row["group_f1"] for row in one[:4]}
-    with pytest.raises(ValueError):
-        globalgroup.score_batch(many, docs[:-1])
+    for fn in (globalgroup.score_batch, score_batch_forked):
+        with pytest.raises(ValueError):
+            fn(many, docs[:-1])

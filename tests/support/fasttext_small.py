@@ -1,4 +1,4 @@
-"""Train a tiny real fastText model for smoke runs, tests and benchmarks (no 7 GB download needed).
+"""Test support: train a tiny real fastText model for tests and benchmarks (no 7 GB download needed).
 
 The model is trained with ``fasttext.train_unsupervised`` on a generated corpus in which the words of
 each topic co-occur with the topic's own words, and saved under the official file name
@@ -53,7 +53,7 @@ def train_small_fasttext(
     words = sorted({w.lower() for members in topics.values() for w in members})
     (folder / f"words.{lang}.txt").write_text("\n".join(words) + "\n", encoding="utf-8")
     proc = subprocess.run(
-        [sys.executable, "-m", "custom_metrics.fasttext_small", str(corpus), str(target), str(dim)],
+        [sys.executable, str(Path(__file__).resolve()), str(corpus), str(target), str(dim)],
         capture_output=True, text=True, env={**os.environ, "OMP_NUM_THREADS": "1"},
     )
     (folder / f"words.{lang}.txt").unlink()
