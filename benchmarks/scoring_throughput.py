@@ -27,8 +27,8 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from benchmarks.scoring_pool import score_batch_forked  # noqa: E402
-from custom_metrics.topics import fasttext_path, get_topic_scorer  # noqa: E402
+from benchmarks.scoring_pool import score_batch_forked
+from custom_metrics.topics import fasttext_path, get_topic_scorer
 
 
 def _vocabulary(n_topics: int, rng: random.Random) -> dict[str, list[str]]:

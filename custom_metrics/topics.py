@@ -10,8 +10,6 @@ segmented into words with jieba first, as the paper did (seed 000 App. I: gensim
 
 from __future__ import annotations
 
-import math
-import os
 import re
 import threading
 import warnings
@@ -21,6 +19,8 @@ from typing import Sequence
 
 import numpy as np
 
+from plumbing.paths import fasttext_dir
+
 FASTTEXT_ENV = "TRIANGULATE_FASTTEXT_DIR"
 DOWNLOAD_URL = "https://fasttext.cc/docs/en/crawl-vectors.html"
 TOPIC_THRESHOLD = 0.3
@@ -29,9 +29,9 @@ _warned: set[str] = set()
 _lock = threading.Lock()
 
 
-def fasttext_path(lang: str) -> Path | None:
-    """``$TRIANGULATE_FASTTEXT_DIR/cc.<lang>.300.bin`` if the variable is set, else None."""
-    folder = os.environ.get(FASTTEXT_ENV)
+def fasttext_path(lang: str, folder: Path | None = None) -> Path | None:
+    """``<folder>/cc.<lang>.300.bin`` (default folder: ``$TRIANGULATE_FASTTEXT_DIR``), or None without a folder."""
+    folder = folder if folder is not None else fasttext_dir()
     return Path(folder) / f"cc.{lang}.300.bin" if folder else None
 
 
@@ -137,7 +137,12 @@ class TopicScorer:
 
 def _achieved_flags(pred: np.ndarray, true: np.ndarray, present: np.ndarray, threshold: float) -> np.ndarray:
     """(games x n) Topic Achieved flags from (games x n x dim) unit vectors of matched predictions and true topics."""
-    sims = np.einsum("gid,gjd->gij", pred, true)
+    return achieved_from_similarities(np.einsum("gid,gjd->gij", pred, true), present, threshold)
+
+
+def achieved_from_similarities(sims: np.ndarray, present: np.ndarray, threshold: float = TOPIC_THRESHOLD) -> np.ndarray:
+    """(games x n) Topic Achieved flags from (games x n x n) cosines, ``sims[g, i, j]`` = prediction i vs true
+    topic j: prediction i is present, ``sims[g, i, i] >= threshold`` and strictly above every other ``sims[g, i, j]``."""
     n = sims.shape[1]
     own = np.einsum("gii->gi", sims).copy()
     if n > 1:
@@ -147,21 +152,7 @@ def _achieved_flags(pred: np.ndarray, true: np.ndarray, present: np.ndarray, thr
         best_other = others.max(axis=2)
     else:
         best_other = np.full_like(own, -np.inf)
-    return present & (own >= threshold) & (own > best_other)
-
-
-def achieved_from_similarities(sims: np.ndarray, present: Sequence[bool], threshold: float = TOPIC_THRESHOLD) -> list[bool]:
-    """Topic Achieved from a (true x true) cosine matrix whose row i is prediction i against every true topic."""
-    out = []
-    n = sims.shape[1] if sims.ndim == 2 else 0
-    for i in range(sims.shape[0]):
-        if not present[i]:
-            out.append(False)
-            continue
-        own = float(sims[i, i])
-        others = [float(sims[i, j]) for j in range(n) if j != i]
-        out.append(own >= threshold and all(own > o for o in others))
-    return out
+    return np.asarray(present, dtype=bool) & (own >= threshold) & (own > best_other)
 
 
 def _warn_missing(lang: str, path: Path | None) -> None:
@@ -180,12 +171,12 @@ def _warn_missing(lang: str, path: Path | None) -> None:
 
 def get_embedder(lang: str) -> Embedder | None:
     """The cached embedder for a language, or None (with one warning) when its model file is missing."""
-    return _embedder_in(os.environ.get(FASTTEXT_ENV), lang)
+    return _embedder_in(fasttext_dir(), lang)
 
 
 @lru_cache(maxsize=64)
-def _embedder_in(folder: str | None, lang: str) -> Embedder | None:
-    path = Path(folder) / f"cc.{lang}.300.bin" if folder else None
+def _embedder_in(folder: Path | None, lang: str) -> Embedder | None:
+    path = fasttext_path(lang, folder) if folder else None
     if path is None or not path.is_file():
         _warn_missing(lang, path)
         return None
@@ -207,12 +198,3 @@ def get_topic_scorer(lang: str) -> TopicScorer | None:
 def _scorer_for(embedder: Embedder) -> TopicScorer:
     return TopicScorer(embedder)
 
-
-def topic_achieved_rate(
-    predicted: Sequence[str | None], true_topics: Sequence[str], scorer: TopicScorer | None
-) -> float:
-    """Share of true topics achieved (NaN without a scorer)."""
-    if scorer is None or not true_topics:
-        return math.nan
-    flags = scorer.achieved(predicted, true_topics)
-    return sum(flags) / len(flags)

@@ -66,7 +66,6 @@ SUBSETS: dict[str, Subset] = {
     )
 }
 SUBSET_NAMES: tuple[str, ...] = tuple(SUBSETS)  # the one list of GlobalGroup subsets, in table order
-NYT_SUBSETS = ("nyt_shuf", "nyt_seq")
 
 GROUP_FEATURES = {
     "topic": datasets.Value("string"),

@@ -12,7 +12,6 @@ Builds are deterministic (same rows -> byte-identical parquet: fixed Arrow schem
 from __future__ import annotations
 
 import contextlib
-import json
 import os
 import shutil
 import uuid
@@ -238,7 +237,3 @@ def push_folder(folder: Path, repo_id: str, private: bool = False) -> str:
     info = api.upload_folder(folder_path=str(folder), repo_id=repo_id, repo_type="dataset")
     return str(getattr(info, "commit_url", info))
 
-
-def json_dumps_stable(obj: object) -> str:
-    """Compact JSON with sorted keys (for fields that hold free-form structures)."""
-    return json.dumps(obj, sort_keys=True, ensure_ascii=False, separators=(",", ":"))

@@ -45,11 +45,6 @@ def format_word_list(words: Sequence[str]) -> str:
     return str([str(w) for w in words])
 
 
-def subset_dirname(subset: str) -> str:
-    """Upstream folder name of a subset (``es_en`` -> ``es-en``)."""
-    return subset.replace("_", "-")
-
-
 def format_answer(groups: Sequence[Mapping]) -> str:
     """Gold groups in the A.1 output format: ``<Topic>: ['w1', 'w2'], <Topic>: [...]``."""
     return ", ".join(f"<{g['topic']}>: {format_word_list(g['words'])}" for g in groups)
@@ -146,12 +141,6 @@ def canprop_prompt(template: str, topics: Sequence[str], words: Sequence[str]) -
         raise ValueError("candidate-proposal template lacks LIST_TOPICS or LIST_WORDS")
     mid, _, end = tail.partition(CANPROP_WORDS)
     return head + format_word_list(topics) + mid + format_word_list(words) + end
-
-
-def scored_csv(upstream_globalgroup: Path, subset: str, n_groups: int, group_size: int) -> Path:
-    """Path of the authors' scored test file of one setting (it may be absent: see upstream MISSING.txt)."""
-    d = subset_dirname(subset)
-    return upstream_globalgroup / SCORED_DIR / d / "test" / f"scored_#{d}#_#{n_groups}#_#{group_size}#_#300#_#test#.csv"
 
 
 def canprop_templates_from_upstream(upstream_globalgroup: Path) -> dict[str, str]:

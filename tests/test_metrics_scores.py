@@ -161,12 +161,17 @@ def test_score_batch_equals_score_game(fasttext_dir):
     assert all(type(v) is float for row in batch for v in row.values())
 
 
+def _rule(sims, present):
+    return achieved_from_similarities(np.array([sims]), np.array([present])).tolist()[0]
+
+
 def test_topic_rule_threshold_and_strictly_closest():
-    sims = np.array([[0.31, 0.1], [0.2, 0.29]])
-    assert achieved_from_similarities(sims, [True, True]) == [True, False]  # 0.29 < 0.3
-    ties = np.array([[0.5, 0.5], [0.1, 0.9]])
-    assert achieved_from_similarities(ties, [True, True]) == [False, True]  # a tie is not "more similar"
-    assert achieved_from_similarities(sims, [False, True]) == [False, False]
+    sims = [[0.31, 0.1], [0.2, 0.29]]
+    assert _rule(sims, [True, True]) == [True, False]  # 0.29 < 0.3
+    ties = [[0.5, 0.5], [0.1, 0.9]]
+    assert _rule(ties, [True, True]) == [False, True]  # a tie is not "more similar"
+    assert _rule(sims, [False, True]) == [False, False]
+    assert _rule([[0.3]], [True]) == [True]  # one group: the threshold alone decides
 
 
 def test_missing_fasttext_gives_nan_and_one_warning(monkeypatch, tmp_path):

@@ -12,7 +12,7 @@ import json
 import math
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Iterator, Mapping
+from typing import Any, Mapping
 
 from plumbing.errors import UserError
 
@@ -120,10 +120,6 @@ def read_run(path: Path) -> Run:
                 run.samples[task] = candidate
                 break
     return run
-
-
-def read_runs(paths: list[Path]) -> list[Run]:
-    return [read_run(f) for root in paths for f in find_results_files(Path(root))]
 
 
 def metric_values(task_results: Mapping[str, Any]) -> dict[str, float]:

@@ -3,9 +3,9 @@
 from collections.abc import Mapping, Sequence
 
 from custom_metrics.difficulty import word_overlap
+from datasets_build.load import load_globalgroup  # noqa: F401
 from datasets_build.prompts import canprop_doc_to_target as doc_to_target  # noqa: F401
 from datasets_build.prompts import globalgroup_canprop_doc_to_text as doc_to_text  # noqa: F401
-from datasets_build.load import load_globalgroup  # noqa: F401
 from plumbing.stats import nanmean  # noqa: F401
 
 
