@@ -19,7 +19,8 @@ from datasets_build.globalgroup import shuffled_pool
 from datasets_build.hub import CardInfo, write_hub_folder
 from datasets_build.prompts import write_connections_prompt
 from datasets_build.registry import register_builder
-from datasets_build.tabular import read_json, source_error
+from datasets_build.tabular import require_file, source_error
+from plumbing.jsonio import read_json
 
 NAME = "connections"
 COLORS = ("yellow", "green", "blue", "purple")
@@ -102,7 +103,7 @@ def knowledge_labels(path: Path, index: int, entry: object, groups: list[tuple[s
 def read_games(root: Path) -> dict[str, list[dict]]:
     """{"test": 438 rows, "fewshot": 3 rows} from the upstream gold and taxonomy files."""
     gold_path, tax_path = root / GOLD, root / TAXONOMY
-    gold, taxonomy = read_json(gold_path), read_json(tax_path)
+    gold, taxonomy = read_json(require_file(gold_path), "source"), read_json(require_file(tax_path), "source")
     if not isinstance(gold, list) or not isinstance(taxonomy, list) or len(gold) != len(taxonomy):
         raise source_error(tax_path, None, f"expected two lists of equal length ({GOLD} and {TAXONOMY})")
     splits: dict[str, list[dict]] = {"test": [], "fewshot": []}

@@ -24,6 +24,7 @@ from functools import lru_cache
 from pathlib import Path
 
 from plumbing.errors import UserError
+from plumbing.jsonio import read_json
 from plumbing.paths import BUILD_HINT, dataset_dir
 
 TEMPLATES_DIR = Path(__file__).resolve().parent / "templates" / "globalgroup"
@@ -58,7 +59,7 @@ def response_template(language: str) -> dict:
     if not path.is_file():
         known = sorted(p.stem.removeprefix("response_") for p in TEMPLATES_DIR.glob("response_*.json"))
         raise UserError(f"no GlobalGroup prompt for language '{language}' (have: {', '.join(known)})")
-    return json.loads(path.read_text(encoding="utf-8"))
+    return read_json(path, "prompt template")
 
 
 def globalgroup_prompt(words: Sequence[str], n_groups: int, group_size: int, language: str = "en") -> str:
@@ -170,13 +171,13 @@ def built_prompt_file(dataset: str, name: str) -> Path:
 @lru_cache(maxsize=None)
 def canprop_templates() -> dict[str, str]:
     """A.3 templates per config, from the built ``globalgroup`` folder (``prompts/canprop_templates.json``)."""
-    return json.loads(built_prompt_file("globalgroup", CANPROP_FILE).read_text(encoding="utf-8"))
+    return read_json(built_prompt_file("globalgroup", CANPROP_FILE), "built prompt file")
 
 
 @lru_cache(maxsize=None)
 def derived_canprop_specs() -> dict[str, dict]:
     """Our stand-ins for unpublished A.3 templates (``templates/canprop_derived.json``), by config."""
-    specs = json.loads((TEMPLATES_DIR / "canprop_derived.json").read_text(encoding="utf-8"))
+    specs = read_json(TEMPLATES_DIR / "canprop_derived.json", "prompt template")
     return {k: v for k, v in specs.items() if not k.startswith("_")}
 
 

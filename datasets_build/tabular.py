@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import csv
-import json
 from pathlib import Path
 from typing import Iterator, Sequence
 
@@ -80,14 +79,6 @@ def read_xlsx_rows(path: Path, required: Sequence[str]) -> list[tuple[int, dict[
             record[name] = "" if value is None else str(value)
         out.append((number, record))
     return out
-
-
-def read_json(path: Path) -> object:
-    require_file(path)
-    try:
-        return json.loads(path.read_text(encoding="utf-8"))
-    except (UnicodeDecodeError, json.JSONDecodeError) as exc:
-        raise source_error(path, None, f"malformed JSON ({exc})") from exc
 
 
 def parse_int(path: Path, row: int, column: str, text: str) -> int:
