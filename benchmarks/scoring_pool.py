@@ -11,7 +11,8 @@ from __future__ import annotations
 import gc
 import multiprocessing
 from array import array
-from typing import Any, Mapping, Sequence
+from collections.abc import Mapping, Sequence
+from typing import Any
 
 from custom_metrics.globalgroup import METRICS, score_batch
 from custom_metrics.topics import TopicScorer
