@@ -2,7 +2,7 @@
 
     TRIANGULATE_UPSTREAM=../shared/upstream python benchmarks/parser_worst_case.py [--repeats 5]
 
-The parsers, games and 1 MB inputs are those of tests/test_robust_fuzz.py (repeated brackets, quotes,
+The parsers, games and 1 MB inputs are those of tests/custom_metrics/test_robust_fuzz.py (repeated brackets, quotes,
 colons, newlines, one huge token, and repetitions of what each parser looks for). For each parser the
 figure is the median of ``--repeats`` timings on its worst input; for each game, the median time of
 its slowest turn. The last line is a JSON object with the worst parser and the worst game turn.
@@ -21,7 +21,7 @@ from pathlib import Path
 REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO))
 
-from tests.test_robust_fuzz import ADVERSARIAL, GAME_NAMES, _game_factories, _parsers  # noqa: E402
+from tests.custom_metrics.test_robust_fuzz import ADVERSARIAL, GAME_NAMES, _game_factories, _parsers  # noqa: E402
 
 
 def _median_ms(fn, text: str, repeats: int) -> tuple[float, float]:

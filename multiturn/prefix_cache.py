@@ -12,7 +12,7 @@ left truncation, ``until`` stop sequences, ``max_gen_toks`` and post-processing 
 decoding itself: sampled requests (and greedy ones with logits processors) call ``generate`` with the
 cache; plain greedy requests are decoded by :mod:`multiturn.lookup_decoding`, which drafts the next
 tokens from the conversation so far and verifies them in one forward pass. Greedy replies are the
-same tokens as plain ``hf`` (``tests/test_perf_prefix_cache.py`` checks it on SmolLM2).
+same tokens as plain ``hf`` (``tests/multiturn/test_perf_prefix_cache.py`` checks it on SmolLM2).
 
 Batching: reuse applies to batch size 1 (``--batch_size 1``, the runner's default). Padded batches
 fall back to plain HFLM generation: on a 2-core CPU batching does not pay (prefill is compute-bound,

@@ -8,7 +8,7 @@ One YAML per task (lm-eval indexes ``*.yaml`` only; the shared ``_*_yaml`` templ
   (own folder and utils.py, so a problem there cannot break the main tasks)
 - ``globalgroup``                     group: unweighted mean over the eleven 4x4 tasks
 
-``tests/test_tasks_registry.py`` checks that the committed files equal this script's output.
+``tests/lm_eval_tasks/test_tasks_registry.py`` checks that the committed files equal this script's output.
 Subsets and game settings come from :mod:`datasets_build.globalgroup`, the metrics from
 :mod:`custom_metrics.globalgroup` (their one home each).
 """

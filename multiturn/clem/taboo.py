@@ -73,7 +73,7 @@ def candidate_words(clue: str, stems: list[str]) -> list[str]:
     rewrites at most the last ``MAX_STEM_NEW_LETTERS`` letters of the stem, keeping the first; so a
     word that is shorter than every stem, far longer than all of them, or does not start with some
     stem's unchanging head cannot share a stem and is not stemmed (which keeps a 1 MB reply of
-    distinct words fast). ``tests/test_clem_games.py`` checks the rule on 60,000 English words.
+    distinct words fast). ``tests/multiturn/test_clem_games.py`` checks the rule on 60,000 English words.
     """
     lengths = [len(s) for s in stems] or [0]
     low, high = max(1, min(lengths)), max(lengths) + MAX_STEM_SHRINK

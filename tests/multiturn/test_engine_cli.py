@@ -14,8 +14,8 @@ import pytest
 
 from multiturn.backends import redact_model_args, sanitized_model_name
 
-REPO = Path(__file__).resolve().parents[1]
-HELPER = [sys.executable, str(REPO / "tests" / "engine_helpers.py")]
+REPO = Path(__file__).resolve().parents[2]
+HELPER = [sys.executable, str(REPO / "tests" / "support" / "engine_helpers.py")]
 
 
 def _env(**extra) -> dict[str, str]:
@@ -91,7 +91,7 @@ def test_accelerate_launch_shards_episodes_over_two_processes(tmp_path):
     two-process launch uses `--multi_gpu`, which on a machine without GPUs gives two CPU ranks."""
     log = tmp_path / "calls.log"
     cmd = ["accelerate", "launch", "--multi_gpu", "--num_processes", "2", "--num_machines", "1", "--mixed_precision", "no", "--dynamo_backend", "no",
-           str(REPO / "tests" / "engine_helpers.py"), "play", "--model", "scripted-count", "--tasks", "count_test", "--output_path", str(tmp_path)]
+           str(REPO / "tests" / "support" / "engine_helpers.py"), "play", "--model", "scripted-count", "--tasks", "count_test", "--output_path", str(tmp_path)]
     proc = subprocess.run(cmd, env=_env(COUNT_EPISODES=7, COUNT_LOG=log), capture_output=True, text=True, timeout=300)
     assert proc.returncode == 0, proc.stderr[-3000:]
     ids = _ids(tmp_path / "scripted-count" / "episodes_count_test.jsonl")

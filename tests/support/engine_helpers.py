@@ -1,7 +1,7 @@
 """Test-only tasks and models for the engine tests (not part of the product).
 
 ``CountTask``: each episode asks the player for the numbers 1..n, one per turn; a reply is right
-when it equals the number. ``python tests/engine_helpers.py play ...`` runs ``triangulate play``
+when it equals the number. ``python tests/support/engine_helpers.py play ...`` runs ``triangulate play``
 with the test task ``count_test`` and the test model ``scripted-count`` registered (the kill and
 ``accelerate launch`` tests use it as a subprocess).
 """
@@ -14,7 +14,7 @@ import time
 from pathlib import Path
 from typing import Any, Mapping
 
-sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+sys.path.insert(0, str(Path(__file__).resolve().parents[2]))
 
 from lm_eval.api.model import LM  # noqa: E402
 

@@ -218,7 +218,7 @@ def test_tasks_are_registered():
 
 @pytest.fixture
 def built(upstream, monkeypatch):
-    from tests.test_tasks_helpers import use_built_data
+    from tests.lm_eval_tasks.test_tasks_helpers import use_built_data
 
     return use_built_data(upstream, monkeypatch)
 

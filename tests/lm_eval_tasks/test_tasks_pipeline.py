@@ -8,7 +8,7 @@ import pytest
 
 from datasets_build import prompts as P
 from multiturn.scripted import ScriptedLM
-from tests.test_tasks_helpers import task_manager, use_built_data
+from tests.lm_eval_tasks.test_tasks_helpers import task_manager, use_built_data
 
 
 @pytest.fixture

@@ -5,7 +5,7 @@ checks, the GlobalGroup/Connections scorers) never raises on arbitrary text, and
 adversarial reply in under 100 ms (the worst input of the set, best of three timings each, since the
 machine is shared). Every game, fed arbitrary replies through its real ``on_reply``, never raises,
 ends within a bounded number of replies and gives float scores. ``custom_metrics.parsing`` has its
-own fuzz tests (tests/test_metrics_fuzz.py); here its scorers appear once more in the 1 MB sweep.
+own fuzz tests (tests/custom_metrics/test_metrics_fuzz.py); here its scorers appear once more in the 1 MB sweep.
 """
 
 from __future__ import annotations

@@ -11,7 +11,7 @@ from multiturn.retry import RetryPolicy
 from multiturn.scheduler import play_episodes
 from multiturn.results import episodes_path, read_records
 from multiturn.scripted import ScriptedLM
-from tests.engine_helpers import BrokenLM, CountTask, echo_last
+from tests.support.engine_helpers import BrokenLM, CountTask, echo_last
 
 NO_WAIT = RetryPolicy(attempts=3, base_delay=0.0, sleep=lambda s: None)
 

@@ -1,4 +1,4 @@
-"""Shared by the tests/test_tasks_*.py files (holds no tests): one built-data folder per test process.
+"""Shared by the tests/lm_eval_tasks/test_tasks_*.py files (holds no tests): one built-data folder per test process.
 
 The GlobalGroup and Connections folders are built once, with the real DATA builders, from the
 upstream snapshot into a temporary folder; tests point ``TRIANGULATE_DATA`` at it.

@@ -8,7 +8,7 @@ import re
 
 import pandas as pd
 
-from tests.test_report_fakes import DATE, gg_doc, oracle, run_report, three_model_results, write_lm_eval_run
+from tests.triangulation.test_report_fakes import DATE, gg_doc, oracle, run_report, three_model_results, write_lm_eval_run
 
 MODELS = {"scripted/oracle", "scripted/chunker", "scripted-half"}
 

@@ -1,6 +1,6 @@
 """Test-only backend for the robustness tests (not part of the product).
 
-``python tests/robust_helpers.py <triangulate args>`` runs the real ``triangulate`` dispatcher with one
+``python tests/support/robust_helpers.py <triangulate args>`` runs the real ``triangulate`` dispatcher with one
 extra play backends: ``scripted-leaky``, a scripted n-back player that behaves like a careless API
 client (it logs its credentials, and its errors quote them: a 401 naming the key, a failure quoting
 ``$OPENAI_API_KEY``), so a test can check that none of them reaches results, transcripts or logs; and
@@ -15,7 +15,7 @@ import os
 import sys
 from pathlib import Path
 
-sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+sys.path.insert(0, str(Path(__file__).resolve().parents[2]))
 
 from multiturn.scripted import ScriptedLM  # noqa: E402
 

@@ -45,7 +45,7 @@ def test_generated_episodes_are_fresh_deterministic_and_playable(upstream, game)
     assert rows != generate_rows(game, 6, seed=8)
     assert len({r["id"] for r in rows}) == 6
     for inst in rows[:3]:
-        from tests.test_clem_games import _perfect_players
+        from tests.multiturn.test_clem_games import _perfect_players
 
         scores = play_game(GAMES[game](inst), _perfect_players(game, inst)).scores()
         assert scores["aborted"] == 0 and scores["main_score"] == 100.0
@@ -60,7 +60,7 @@ def test_generator_needs_sources_it_cannot_redistribute(upstream, tmp_path):
                "time": ["clock", "hour", "minute"], "zebra": ["stripes", "horse", "africa"], "people": ["person", "crowd", "human"]}
     taboo = generate_rows("taboo", 1, 1, related=related)
     assert taboo[0]["target_word"] in related and taboo[0]["related_word"] == related[taboo[0]["target_word"]]
-    from tests.test_clem_games import _perfect_players
+    from tests.multiturn.test_clem_games import _perfect_players
 
     assert play_game(GAMES["taboo"](taboo[0]), _perfect_players("taboo", taboo[0])).scores()["main_score"] == 100.0
     assert len(generate_rows("wordle_withclue", 2, 1, clues={"start": "embark", "house": "home", "plant": "flora",

@@ -16,7 +16,7 @@ import math
 import pandas as pd
 from scipy import stats
 
-from tests.test_report_fakes import run_report
+from tests.triangulation.test_report_fakes import run_report
 from triangulation.external import clem_model, read_external
 
 PUBLISHED_TAU = 0.71  # seed 002 Sec. 2, 19 models

@@ -17,9 +17,9 @@ from pathlib import Path
 
 import pytest
 
-REPO = Path(__file__).resolve().parents[1]
+REPO = Path(__file__).resolve().parents[2]
 TRIANGULATE = [sys.executable, "-m", "triangulation"]
-LEAKY = [sys.executable, str(REPO / "tests" / "robust_helpers.py")]
+LEAKY = [sys.executable, str(REPO / "tests" / "support" / "robust_helpers.py")]
 
 FAKE_KEY = "sk-test-FAKE0123456789abcdef"
 FAKE_ENV_KEY = "sk-test-FAKEENV0123456789"
@@ -180,7 +180,7 @@ def test_eval_unknown_task_and_missing_data_are_one_line_errors(upstream, tmp_pa
 
 def test_api_keys_never_reach_results_transcripts_or_logs(upstream, tmp_path):
     """`triangulate play` on a scripted backend that logs its key and raises errors quoting it and
-    $OPENAI_API_KEY (tests/robust_helpers.py): no written file, stdout or stderr holds them."""
+    $OPENAI_API_KEY (tests/support/robust_helpers.py): no written file, stdout or stderr holds them."""
     out = tmp_path / "out"
     args = [
         "play", "--model", "scripted-leaky",
