@@ -200,7 +200,7 @@ def dequantised_model(model_dir: Path) -> Path:
 
 def taboo_instances(n: int) -> dict:
     """The upstream v1.6 Taboo instance file cut to its first ``n`` episodes (clembench's order)."""
-    from multiturn.clem.instances import game_dir, read_json
+    from datasets_build.clembench_upstream import game_dir, read_json
 
     data = json.loads(json.dumps(read_json(game_dir("taboo") / "in" / "instances.json")))
     kept, left = [], n

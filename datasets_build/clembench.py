@@ -5,7 +5,9 @@
 the multilingual reference game (``referencegame_<lang>``), split ``test``. A row is one episode:
 ``id``, ``game``, ``experiment``, ``experiment_index``, ``game_id``, ``lang`` and ``instance`` (the
 episode's full clembench instance as JSON: experiment settings and prompts merged with the game
-instance, as :mod:`multiturn.clem.instances` flattens them; Wordle rows keep the allowed-word list).
+instance, as :mod:`datasets_build.clembench_upstream` flattens them). Rows carry what their game
+reads besides the instance, so the runner needs nothing else: Wordle rows the allowed-word list
+(``english_words``), private/shared rows the experiment's texts (``resources``).
 
 ``triangulate data generate --benchmark clembench --game G --seed S`` makes fresh instances with
 the published procedures (documented in the dataset card, ``cards/clembench.md``).
@@ -21,11 +23,22 @@ from typing import Any, Sequence
 
 import datasets
 
+from datasets_build.clembench_upstream import (
+    CLEMBENCH_GAMES,
+    MULTILINGUAL_LANGUAGES,
+    game_dir,
+    load_instances,
+    load_multilingual_instances,
+    privateshared_resources,
+    read_json,
+    wordle_word_list,
+)
 from datasets_build.generate import register_generator
 from datasets_build.hub import CardInfo, atomic_dir, write_hub_folder
-from plumbing.paths import data_root
+from datasets_build.load import load_config
 from datasets_build.registry import register_builder
 from plumbing.errors import UserError
+from plumbing.paths import data_root
 
 NAME = "clembench"
 CARD = Path(__file__).with_name("cards") / "clembench.md"
@@ -49,9 +62,23 @@ CITATION = """@inproceedings{beyer-etal-2024-clembench,
 }"""
 
 
-def episode_row(game: str, episode: dict[str, Any], lang: str = "en", extra: dict[str, Any] | None = None) -> dict[str, Any]:
-    """One dataset row from a flattened episode dict."""
-    instance = {**episode, **(extra or {})}
+def game_extras(game: str, episode: dict[str, Any]) -> dict[str, Any]:
+    """What ``game`` reads besides the instance: Wordle's allowed words, the private/shared texts."""
+    if game.startswith("wordle"):
+        return {"english_words": sorted(wordle_word_list())}
+    if game == "privateshared":
+        return {"resources": privateshared_resources(episode["experiment"], episode.get("lang", "en"))}
+    return {}
+
+
+def playable(game: str, episode: dict[str, Any]) -> dict[str, Any]:
+    """A flattened episode with its game's extras (:func:`game_extras`): what one built row holds."""
+    return {**episode, **game_extras(game, episode)}
+
+
+def episode_row(game: str, episode: dict[str, Any], lang: str = "en") -> dict[str, Any]:
+    """One dataset row from a playable episode dict (:func:`playable`)."""
+    instance = dict(episode)
     return {
         "id": f"{game}_{episode['id']}",
         "game": game,
@@ -65,17 +92,12 @@ def episode_row(game: str, episode: dict[str, Any], lang: str = "en", extra: dic
 
 def v16_configs() -> dict[str, dict[str, list[dict[str, Any]]]]:
     """{config: {"test": rows}} of the published v1.6 instances in upstream clembench."""
-    from multiturn.clem import CLEMBENCH_GAMES, MULTILINGUAL_LANGUAGES, multilingual_instances
-    from multiturn.clem.instances import load_instances, wordle_word_list
-
     configs: dict[str, dict[str, list[dict[str, Any]]]] = {}
-    words = sorted(wordle_word_list())
     for game in sorted(CLEMBENCH_GAMES):
-        extra = {"english_words": words} if game.startswith("wordle") else None
-        configs[game] = {"test": [episode_row(game, ep, extra=extra) for ep in load_instances(game)]}
+        configs[game] = {"test": [episode_row(game, playable(game, ep)) for ep in load_instances(game)]}
     for lang in MULTILINGUAL_LANGUAGES:
         game = f"referencegame_{lang}"
-        configs[game] = {"test": [episode_row(game, ep, lang=lang) for ep in multilingual_instances(lang)]}
+        configs[game] = {"test": [episode_row(game, {**ep, "lang": lang}, lang=lang) for ep in load_multilingual_instances(lang)]}
     return configs
 
 
@@ -99,12 +121,10 @@ def build(out_dir: Path) -> dict:
 
 
 def load_clembench(config: str, data_dir: Path | None = None) -> list[dict[str, Any]]:
-    """The episodes of one config of a built clembench folder, as flattened instance dicts."""
-    from plumbing.paths import dataset_dir
+    """The episodes of one config of a built (or generated) clembench folder, as flattened instance dicts.
 
-    folder = data_dir or dataset_dir(NAME)
-    ds = datasets.load_dataset(str(folder), config, split="test")
-    return [json.loads(row["instance"]) for row in ds]
+    ``data_dir`` defaults to the built ``clembench`` dataset; a folder without ``config`` is a one-line error."""
+    return [json.loads(text) for text in load_config(NAME, config, data_dir)["test"]["instance"]]
 
 
 # ------------------------------------------------------------------------------------ generators
@@ -151,8 +171,6 @@ def _read_pairs(path: Path | None, what: str) -> dict[str, Any]:
 
 def generate_wordle(game: str, count: int, seed: int, clues: dict[str, str]) -> list[dict[str, Any]]:
     """Target words from the frequency bands of the allowed-word list (high and medium, as v1.6)."""
-    from multiturn.clem.instances import load_instances, wordle_word_list
-
     template = load_instances(game)[0]
     needs_clue = bool(template["use_clue"])
     candidates = sorted(wordle_word_list())
@@ -180,8 +198,6 @@ def generate_wordle(game: str, count: int, seed: int, clues: dict[str, str]) -> 
 
 def generate_taboo(count: int, seed: int, related: dict[str, list[str]]) -> list[dict[str, Any]]:
     """Target words by frequency band (high / medium / low, as v1.6); three related words each from ``related``."""
-    from multiturn.clem.instances import load_instances
-
     if not related:
         raise UserError("--game taboo needs --related FILE (JSON {word: [three related words]}): v1.6 picked related words "
                         "by hand from the Merriam-Webster thesaurus, which is not redistributed")
@@ -216,8 +232,6 @@ def random_grid(rng: random.Random, letters: int, letter: str, size: int = 5) ->
 def generate_imagegame(count: int, seed: int) -> list[dict[str, Any]]:
     """compact_grids: the upstream base grids with X replaced by a random letter; random_grids: 5..min(10, #X)
     random cells of a random letter (imagegame/instancegenerator.py)."""
-    from multiturn.clem.instances import game_dir, load_instances, read_json
-
     base_grids = read_json(game_dir("imagegame") / "resources" / "grids_v1_5.json")
     template = load_instances("imagegame")[0]
     rng = random.Random(seed)
@@ -246,8 +260,6 @@ def _hamming(a: str, b: str) -> int:
 def generate_referencegame(count: int, seed: int) -> list[dict[str, Any]]:
     """Triplets per grid category: a target and the two grids of its category nearest to it (cell edit distance),
     the target shown to Player 2 at a random position; random_grids: random X grids (grids_v1.5 README)."""
-    from multiturn.clem.instances import game_dir, load_instances, read_json
-
     folder = game_dir("referencegame") / "resources"
     grids = read_json(folder / "grids_v1.5.json")
     head_a = (folder / "initial_prompts" / "player_a_prompt_header_zero_shot.template").read_text(encoding="utf-8")
@@ -286,8 +298,6 @@ def generate_referencegame(count: int, seed: int) -> list[dict[str, Any]]:
 def generate_privateshared(count: int, seed: int) -> list[dict[str, Any]]:
     """Per experiment: slot values from slot_values.json (distinct), a random request order, a random request
     wording per slot and a random probe wording per slot and probing turn (privateshared/instancegenerator.py)."""
-    from multiturn.clem.instances import game_dir, load_instances, read_json
-
     texts = game_dir("privateshared") / "resources" / "texts"
     published = load_instances("privateshared")
     experiments = list(dict.fromkeys(ep["experiment"] for ep in published))
@@ -319,18 +329,20 @@ def generate_privateshared(count: int, seed: int) -> list[dict[str, Any]]:
 
 
 def generate_rows(game: str, count: int, seed: int, clues: dict | None = None, related: dict | None = None) -> list[dict[str, Any]]:
-    """``count`` fresh episodes of ``game`` (flattened instance dicts, playable by :mod:`multiturn.clem`)."""
+    """``count`` fresh episodes of ``game`` (flattened instance dicts with their extras, playable by :mod:`multiturn.clem`)."""
     if game.startswith("wordle"):
-        return generate_wordle(game, count, seed, {k.lower(): v for k, v in (clues or {}).items()})
-    if game == "taboo":
-        return generate_taboo(count, seed, related or {})
-    if game == "imagegame":
-        return generate_imagegame(count, seed)
-    if game == "referencegame":
-        return generate_referencegame(count, seed)
-    if game == "privateshared":
-        return generate_privateshared(count, seed)
-    raise UserError(f"unknown clembench game {game!r}; choose from {', '.join(GENERATED_GAMES)}")
+        rows = generate_wordle(game, count, seed, {k.lower(): v for k, v in (clues or {}).items()})
+    elif game == "taboo":
+        rows = generate_taboo(count, seed, related or {})
+    elif game == "imagegame":
+        rows = generate_imagegame(count, seed)
+    elif game == "referencegame":
+        rows = generate_referencegame(count, seed)
+    elif game == "privateshared":
+        rows = generate_privateshared(count, seed)
+    else:
+        raise UserError(f"unknown clembench game {game!r}; choose from {', '.join(GENERATED_GAMES)}")
+    return [playable(game, row) for row in rows]
 
 
 def _arguments(group: argparse._ArgumentGroup) -> None:

@@ -31,6 +31,7 @@ BUILDER_MODULES: tuple[str, ...] = (
     "datasets_build.globalgroup",
     "datasets_build.connections",
     "datasets_build.clembench",
+    "datasets_build.nback",
     "datasets_build.splat",
 )
 

@@ -1,8 +1,8 @@
 """n-back working-memory tests (Gong et al., AAAI 2024, "Working Memory Capacity of ChatGPT").
 
-Protocol (upstream ``nback/``: Daniel-Gong/ChatGPT-WM data and the notebooks' system prompts):
-a system prompt (``nback/prompts/*.txt``), then one stimulus per user turn (a consonant, or a 3x3
-grid string from ``grids_3x3.json``); the model answers ``m`` (match with the stimulus n back) or
+Protocol (the built ``nback`` dataset, :mod:`datasets_build.nback`: Daniel-Gong/ChatGPT-WM data and
+the notebooks' system prompts): a system prompt, then one stimulus per user turn (a consonant, or
+the notebook's 3x3 grid string); the model answers ``m`` (match with the stimulus n back) or
 ``-``; its replies stay in the history; temperature 1. Base set: 50 blocks x 24 trials, 8 matches.
 
 Metrics per block, averaged over blocks (Gong et al., Sec. "Metrics"): hit rate (``m`` on match
@@ -23,75 +23,17 @@ the stimuli only) and each trial is scored by exact match of the stripped reply.
 
 from __future__ import annotations
 
-import json
-from pathlib import Path
+from collections.abc import Mapping, Sequence
 from statistics import NormalDist
-from typing import Any, Mapping, Sequence
+from typing import Any
 
-from plumbing.paths import upstream_dir
+from datasets_build.nback import KINDS, MATCH, NON_MATCH, load_nback
 from multiturn.game import Game, Request, TaskSpec
 from multiturn.registry import register, register_group
-from plumbing.errors import UserError
 
-N_BLOCKS = 50
 CLIP = (0.01, 0.99)
-MATCH, NON_MATCH = "m", "-"
 #: Gong et al. sample at temperature 1; replies are one symbol, so a short cap keeps runs cheap.
 GEN_KWARGS: dict[str, Any] = {"temperature": 1.0, "do_sample": True, "max_gen_toks": 16}
-KINDS: dict[str, dict[str, str]] = {
-    "verbal": {"folder": "letters", "prompt": "verbal_{n}back.txt"},
-    "spatial": {"folder": "grids_3*3", "prompt": "spatial_3x3_{n}back.txt"},
-}
-
-
-# ---------------------------------------------------------------- stimuli and prompts (upstream)
-
-
-def nback_root() -> Path:
-    return upstream_dir("nback")
-
-
-def read_block(path: Path) -> tuple[str, str]:
-    """One block file: line 1 the stimuli (one character per trial), line 2 the targets ('m'/'-')."""
-    lines = path.read_text(encoding="utf-8").splitlines()
-    if len(lines) < 2 or len(lines[0].strip()) != len(lines[1].strip()):
-        raise UserError(f"{path}: expected two lines of equal length (stimuli, targets)")
-    stimuli, targets = lines[0].strip(), lines[1].strip()
-    if set(targets) - {MATCH, NON_MATCH}:
-        raise UserError(f"{path}: targets must be 'm' or '-'")
-    return stimuli, targets
-
-
-def load_blocks(kind: str, n: int, root: Path | None = None) -> list[tuple[str, str]]:
-    """The 50 base blocks of ``kind`` ('verbal'/'spatial') at level ``n``, in block order 0..49."""
-    root = root or nback_root()
-    folder = root / "ChatGPT-WM" / "datasets" / KINDS[kind]["folder"] / f"{n}back"
-    paths = [folder / f"{b}.txt" for b in range(N_BLOCKS)]
-    missing = [p.name for p in paths if not p.is_file()]
-    if missing:
-        raise UserError(f"{folder} lacks block files {', '.join(missing[:5])}; check TRIANGULATE_UPSTREAM/nback")
-    return [read_block(p) for p in paths]
-
-
-def load_system_prompt(kind: str, n: int, root: Path | None = None) -> str:
-    """The notebook's system message for this variant, verbatim (upstream ``nback/prompts``)."""
-    path = (root or nback_root()) / "prompts" / KINDS[kind]["prompt"].format(n=n)
-    if not path.is_file():
-        raise UserError(f"missing n-back prompt {path}")
-    return path.read_text(encoding="utf-8")
-
-
-def load_grids(root: Path | None = None) -> dict[str, str]:
-    """Grid position digit -> the 3x3 grid string sent as the user message (upstream ``grids_3x3.json``)."""
-    path = (root or nback_root()) / "grids_3x3.json"
-    if not path.is_file():
-        raise UserError(f"missing {path}")
-    return dict(json.loads(path.read_text(encoding="utf-8"))["grids"])
-
-
-def expected_targets(stimuli: Sequence[str], n: int) -> str:
-    """'m' where a stimulus equals the one n trials back, else '-' (checks the upstream targets)."""
-    return "".join(MATCH if i >= n and stimuli[i] == stimuli[i - n] else NON_MATCH for i in range(len(stimuli)))
 
 
 # ---------------------------------------------------------------- parsing and scoring (pure)
@@ -214,24 +156,9 @@ class NBackTask(TaskSpec):
         self.name = name or f"nback_{kind}_{n}"
 
     def instances(self, seed: int) -> list[dict[str, Any]]:
-        """The 50 blocks in upstream order (stimuli are fixed data; the seed only drives sampling)."""
-        prompt = load_system_prompt(self.kind, self.n)
-        grids = load_grids() if self.kind == "spatial" else None
-        out = []
-        for b, (stimuli, targets) in enumerate(load_blocks(self.kind, self.n)):
-            messages = [grids[s] for s in stimuli] if grids else list(stimuli)
-            out.append(
-                {
-                    "id": f"{self.name}_block{b:02d}",
-                    "block": b,
-                    "n": self.n,
-                    "stimuli": stimuli,
-                    "targets": targets,
-                    "messages": messages,
-                    "system_prompt": prompt,
-                }
-            )
-        return out
+        """The 50 blocks of the built ``nback`` dataset in upstream order (stimuli are fixed data; the seed
+        only drives sampling)."""
+        return [{"id": f"{self.name}_block{row['block']:02d}", **row} for row in load_nback(self.kind, self.n)]
 
     def make_game(self, instance: Mapping[str, Any], seed: int) -> Game:
         return NBackGame(instance, keep_replies=self.keep_replies, exact=self.exact)

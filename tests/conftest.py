@@ -27,6 +27,14 @@ def upstream() -> Path:
     return path
 
 
+@pytest.fixture
+def built_data(upstream, monkeypatch) -> Path:
+    """Every dataset built once per process from the upstream copy; ``TRIANGULATE_DATA`` points at it."""
+    from tests.support.built_data import use_built_data
+
+    return use_built_data(upstream, monkeypatch)
+
+
 @pytest.fixture(scope="session")
 def smollm2():
     """One HFLM of the embedded SmolLM2 model for the whole session (loading costs ~30 s)."""

@@ -20,7 +20,6 @@ import math
 from typing import Any
 
 from multiturn.clem.common import NAN, PLAYER_A, ClemGame, MasterLoop, outcome_scores
-from multiturn.clem.instances import game_dir, read_json
 
 ANSWERER = "Player 1"
 QUESTIONER = "Player 2"
@@ -30,17 +29,6 @@ UPDATE = "Value for {} anticipated; ground truth turn updated from {} to {}."
 NOT_SUCCESS = "Answer for {} invalid after max attempts."
 SUCCESS = "Answer for {} valid after {} tries."
 RESULT = "Answer is {}correct."
-
-
-def resources(subtype: str, lang: str = "en") -> dict[str, Any]:
-    """The upstream texts of one experiment: words, probing questions, requests, re-prompt suffixes."""
-    base = game_dir("privateshared") / "resources"
-    return {
-        "words": read_json(base / f"{lang}_words.json"),
-        "probes": read_json(base / "texts" / subtype / "probing_questions.json"),
-        "requests": read_json(base / "texts" / subtype / "requests.json"),
-        "retries": read_json(base / "texts" / "reprompts.json")["suffixes"],
-    }
 
 
 def has_continuation(response: str) -> bool:
@@ -81,7 +69,7 @@ class PrivateSharedGame(ClemGame):
 
     def play(self) -> MasterLoop:
         inst = self.instance
-        res = resources(inst["experiment"], inst.get("lang", "en"))
+        res = inst["resources"]  # the experiment's upstream texts, carried by the built dataset row
         words = res["words"]
         self.words = words
         self.retries = res["retries"]

@@ -11,6 +11,7 @@ from __future__ import annotations
 from collections import deque
 from typing import Any, Callable, Mapping
 
+from multiturn.clem.catalog import GAMES, candidate_instances
 from multiturn.clem.common import ClemGame
 from multiturn.game import Message
 from plumbing.errors import UserError
@@ -102,8 +103,6 @@ def _recorded_target(interactions: Mapping[str, Any]) -> str | None:
 
 def recover_instance(game: str, interactions: Mapping[str, Any]) -> dict[str, Any]:
     """The upstream instance whose first prompt (and, for Wordle, target word) the episode shows."""
-    from multiturn.clem import GAMES, candidate_instances
-
     first = _first_sent(interactions)
     target = _recorded_target(interactions)
     for instance in candidate_instances(game):
@@ -124,8 +123,6 @@ def replay_episode(game: str, interactions: Mapping[str, Any], instance: Mapping
     ``differences`` (empty when every recorded game-master decision was reproduced),
     ``unused_replies`` (recorded replies our master never asked for) and ``instance``.
     """
-    from multiturn.clem import GAMES
-
     if game not in GAMES:
         raise UserError(f"unknown clembench game {game!r}; known: {', '.join(sorted(GAMES))}")
     inst = dict(instance) if instance is not None else recover_instance(game, interactions)

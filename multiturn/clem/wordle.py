@@ -22,7 +22,6 @@ from __future__ import annotations
 from typing import Any, Mapping
 
 from multiturn.clem.common import NAN, PLAYER_A, PLAYER_B, ClemGame, MasterLoop, outcome_scores
-from multiturn.clem.instances import wordle_word_list
 
 GUESSER = "Player 1"
 CRITIC = "Player 2"
@@ -96,7 +95,8 @@ class WordleGame(ClemGame):
                  game_name: str | None = None, words: frozenset[str] | None = None):
         if game_name:
             self.game_name = game_name
-        self.words = words if words is not None else wordle_word_list()
+        # the allowed-word list travels with each built Wordle row (``english_words``)
+        self.words = words if words is not None else frozenset(instance["english_words"])
         super().__init__(instance, model_names)
 
     # -- prompts (clembench's PromptGenerator) ---------------------------------------------------

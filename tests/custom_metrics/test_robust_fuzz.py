@@ -140,7 +140,12 @@ PARSER_NAMES = sorted(_parsers())
 
 @pytest.fixture(scope="module")
 def parsers(upstream) -> dict[str, Callable[[str], Any]]:
-    return _parsers()
+    """The parsers, with ``TRIANGULATE_DATA`` at the built datasets (some read an episode's context lazily)."""
+    from tests.support.built_data import built_data_root
+
+    with pytest.MonkeyPatch.context() as mp:
+        mp.setenv("TRIANGULATE_DATA", str(built_data_root(str(upstream))))
+        yield _parsers()
 
 
 @pytest.mark.parametrize("name", PARSER_NAMES)
@@ -251,7 +256,7 @@ def _check_scores(game) -> None:
 
 
 @pytest.mark.parametrize("name", GAME_NAMES)
-def test_game_survives_arbitrary_replies(name, upstream):
+def test_game_survives_arbitrary_replies(name, upstream, built_data):
     make = _game_factories(upstream)[name]
 
     @GAME_SETTINGS
@@ -267,7 +272,7 @@ def test_game_survives_arbitrary_replies(name, upstream):
 
 
 @pytest.mark.parametrize("name", GAME_NAMES)
-def test_game_handles_one_megabyte_replies(name, upstream):
+def test_game_handles_one_megabyte_replies(name, upstream, built_data):
     """Each adversarial 1 MB reply, sent on every turn until the game ends: each turn's handling under 250 ms
     (a slow turn is timed again on fresh games, best of three)."""
     make = _game_factories(upstream)[name]

@@ -8,12 +8,12 @@ import pytest
 
 from datasets_build.clembench import build, generate_rows, load_clembench
 from multiturn.clem import GAMES, play_game
-from multiturn.clem.instances import load_instances
+from datasets_build.clembench_upstream import load_instances
 from triangulation.cli import main
 from plumbing.errors import UserError
 
 
-def test_build_round_trips_the_v16_instances(upstream, tmp_path):
+def test_build_round_trips_the_v16_instances(upstream, built_data, tmp_path):
     summary = build(tmp_path)
     assert summary["configs"] == 7 + 9
     card = (tmp_path / "README.md").read_text(encoding="utf-8")
@@ -22,13 +22,14 @@ def test_build_round_trips_the_v16_instances(upstream, tmp_path):
         rows = load_clembench(game, tmp_path)
         published = load_instances(game)
         assert [r["id"] for r in rows] == [p["id"] for p in published]
-        assert {k: v for k, v in rows[0].items() if k != "english_words"} == json.loads(json.dumps(published[0]))
+        assert {k: v for k, v in rows[0].items() if k not in ("english_words", "resources")} == json.loads(json.dumps(published[0]))
+    assert load_clembench("privateshared", tmp_path)[0]["resources"]["words"]  # the game's texts travel with the row
     assert len(load_clembench("wordle", tmp_path)[0]["english_words"]) == 12953
 
 
-def test_referencegame_generator_uses_the_published_templates(upstream):
+def test_referencegame_generator_uses_the_published_templates(upstream, built_data):
     """Rendering the zero-shot templates with a v1.6 instance's grids gives its published prompts."""
-    from multiturn.clem.instances import game_dir
+    from datasets_build.clembench_upstream import game_dir
 
     folder = game_dir("referencegame") / "resources" / "initial_prompts"
     head_a = (folder / "player_a_prompt_header_zero_shot.template").read_text(encoding="utf-8")
@@ -39,7 +40,7 @@ def test_referencegame_generator_uses_the_published_templates(upstream):
 
 
 @pytest.mark.parametrize("game", ["wordle", "imagegame", "referencegame", "privateshared"])
-def test_generated_episodes_are_fresh_deterministic_and_playable(upstream, game):
+def test_generated_episodes_are_fresh_deterministic_and_playable(upstream, built_data, game):
     rows = generate_rows(game, 6, seed=7)
     assert rows == generate_rows(game, 6, seed=7)
     assert rows != generate_rows(game, 6, seed=8)
@@ -51,7 +52,7 @@ def test_generated_episodes_are_fresh_deterministic_and_playable(upstream, game)
         assert scores["aborted"] == 0 and scores["main_score"] == 100.0
 
 
-def test_generator_needs_sources_it_cannot_redistribute(upstream, tmp_path):
+def test_generator_needs_sources_it_cannot_redistribute(upstream, built_data, tmp_path):
     with pytest.raises(UserError, match="--clues"):
         generate_rows("wordle_withclue", 4, 1)
     with pytest.raises(UserError, match="--related"):
@@ -67,7 +68,7 @@ def test_generator_needs_sources_it_cannot_redistribute(upstream, tmp_path):
                                                               "water": "h2o", "light": "lamp", "sound": "noise"})) == 2
 
 
-def test_data_generate_cli(upstream, tmp_path, monkeypatch):
+def test_data_generate_cli(upstream, built_data, tmp_path, monkeypatch):
     monkeypatch.setenv("TRIANGULATE_DATA", str(tmp_path / "data"))
     out = tmp_path / "gen"
     assert main(["data", "generate", "--benchmark", "clembench", "--game", "imagegame", "--count", "4", "--seed", "1",
@@ -77,13 +78,12 @@ def test_data_generate_cli(upstream, tmp_path, monkeypatch):
     assert main(["data", "generate", "--benchmark", "clembench", "--count", "4"]) == 2  # no --game: one-line error
 
 
-def test_tasks_play_generated_instances_when_pointed_at_them(upstream, tmp_path, monkeypatch):
+def test_tasks_play_generated_instances_when_pointed_at_them(upstream, built_data, tmp_path, monkeypatch):
     from multiturn.registry import get_task
 
     out = tmp_path / "gen"
     assert main(["data", "generate", "--benchmark", "clembench", "--game", "privateshared", "--count", "5", "--seed", "2",
                  "--out", str(out)]) == 0
-    monkeypatch.setenv("TRIANGULATE_CLEM_INSTANCES", str(out))
-    episodes = get_task("privateshared").instances(0)
+    episodes = get_task("privateshared", {"instances": str(out)}).instances(0)
     assert [e["id"] for e in episodes] == [r["id"] for r in generate_rows("privateshared", 5, 2)]
-    assert len(get_task("taboo").instances(0)) == 60  # no taboo config there: the published instances
+    assert len(get_task("taboo", {"instances": str(out)}).instances(0)) == 60  # no taboo config there: the published instances

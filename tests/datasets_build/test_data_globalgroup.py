@@ -22,7 +22,7 @@ from plumbing.errors import UserError
 def gg_folder(upstream, tmp_path_factory) -> Path:
     """One real build of the whole dataset per test process (shared with the tasks tests when they run too)."""
     try:
-        from tests.lm_eval_tasks.test_tasks_helpers import built_data_root
+        from tests.support.built_data import built_data_root
     except ImportError:  # pragma: no cover - helper renamed: build here
         out = tmp_path_factory.mktemp("gg") / "globalgroup"
         with atomic_dir(out) as tmp:

@@ -12,7 +12,7 @@ import pytest
 
 from lm_eval_tasks import TASKS_DIR
 from multiturn.default_model import default_model_args
-from tests.lm_eval_tasks.test_tasks_helpers import built_data_root
+from tests.support.built_data import built_data_root
 
 GG_METRICS = ["group_f1", "ctd", "solved", "topic_achieved", "parsed"]
 CONNECTIONS_METRICS = ["unweighted_clustering", "weighted_clustering", "perfect_solve", "category_reasoning"]

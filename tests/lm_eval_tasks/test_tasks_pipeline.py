@@ -8,7 +8,7 @@ import pytest
 
 from datasets_build import prompts as P
 from multiturn.scripted import ScriptedLM
-from tests.lm_eval_tasks.test_tasks_helpers import task_manager, use_built_data
+from tests.support.built_data import task_manager, use_built_data
 
 
 @pytest.fixture

@@ -12,7 +12,7 @@ import pytest
 from custom_metrics.parsing import parse_groups
 from datasets_build import prompts as P
 from plumbing.errors import UserError
-from tests.lm_eval_tasks.test_tasks_helpers import use_built_data
+from tests.support.built_data import use_built_data
 
 SUBSETS = ["en", "es", "es_en", "zh", "zh_en", "hi", "hi_en", "ar", "ar_en", "nyt_shuf", "nyt_seq"]
 LANGUAGES = ["en", "es", "zh", "hi", "ar"]

@@ -12,7 +12,7 @@ from pathlib import Path
 import pytest
 
 from lm_eval_tasks import TASKS_DIR
-from tests.lm_eval_tasks.test_tasks_helpers import task_manager
+from tests.support.built_data import task_manager
 
 SUBSETS = ["en", "es", "es_en", "zh", "zh_en", "hi", "hi_en", "ar", "ar_en", "nyt_shuf", "nyt_seq"]
 SETTING_TASKS = [f"globalgroup_{s}_{g}x{w}" for s in SUBSETS for g in (2, 3, 4) for w in (2, 3, 4)

@@ -10,8 +10,7 @@ import pytest
 
 from multiturn.clem import GAMES, MULTILINGUAL_LANGUAGES, candidate_instances, play_game
 from multiturn.clem.imagegame import grid_f1
-from multiturn.clem.instances import load_instances, multilingual_languages
-from multiturn.clem.privateshared import resources
+from datasets_build.clembench_upstream import load_instances, multilingual_languages, privateshared_resources
 from multiturn.clem.taboo import clue_errors
 from multiturn.clem.wordle import letter_feedback, speed_score
 
@@ -40,7 +39,7 @@ def _perfect_players(game: str, inst: dict):
 
         return {"player": giver, "player_b": lambda m: inst["target_grid"].strip()}
     if game == "privateshared":
-        texts = resources(inst["experiment"])
+        texts = privateshared_resources(inst["experiment"])
         owner = {q: key for key, qs in texts["probes"].items() for q in qs}
 
         def answerer(messages):
@@ -60,7 +59,7 @@ SEVEN = ["taboo", "wordle", "wordle_withclue", "wordle_withcritic", "referencega
 
 
 @pytest.mark.parametrize("game", SEVEN + ["referencegame_de", "referencegame_ja"])
-def test_perfect_player_reaches_best_main_score(upstream, game):
+def test_perfect_player_reaches_best_main_score(upstream, built_data, game):
     inst = _first(game)
     played = play_game(GAMES[game](inst), _perfect_players(game, inst))
     scores = played.scores()
@@ -71,7 +70,7 @@ def test_perfect_player_reaches_best_main_score(upstream, game):
 
 @pytest.mark.parametrize("game,requests", [("taboo", 1), ("wordle", 3), ("wordle_withclue", 3), ("wordle_withcritic", 3),
                                            ("referencegame", 1), ("imagegame", 1), ("privateshared", 5)])
-def test_format_breaking_player_is_aborted(upstream, game, requests):
+def test_format_breaking_player_is_aborted(upstream, built_data, game, requests):
     """Wordle re-prompts a malformed guess twice before aborting; Private/Shared asks a probe five times."""
     game_obj = play_game(GAMES[game](_first(game)), {"player": lambda m: "I am not sure what to say."})
     scores = game_obj.scores()
@@ -81,7 +80,7 @@ def test_format_breaking_player_is_aborted(upstream, game, requests):
     assert any(e["action"]["type"] == "invalid format" for e in game_obj.log.events())
 
 
-def test_taboo_forbidden_word_loses_without_abort(upstream):
+def test_taboo_forbidden_word_loses_without_abort(upstream, built_data):
     inst = _first("taboo")
     related = inst["related_word"][0]
     game = play_game(GAMES["taboo"](inst), {"player": lambda m: f"CLUE: think of {related}s", "player_b": lambda m: "GUESS: x"})
@@ -90,7 +89,7 @@ def test_taboo_forbidden_word_loses_without_abort(upstream):
     assert [e["action"]["type"] for e in game.log.events()].count("invalid clue") == 2  # v1.6 logs it twice
 
 
-def test_taboo_main_score_is_100_over_turns(upstream):
+def test_taboo_main_score_is_100_over_turns(upstream, built_data):
     inst = _first("taboo")
     guesses = iter(["GUESS: duty", "GUESS: blame game", f"GUESS: {inst['target_word'].upper()}!"])
     game = play_game(GAMES["taboo"](inst), {"player": lambda m: "CLUE: what you owe", "player_b": lambda m: next(guesses)})
@@ -112,20 +111,20 @@ def test_wordle_feedback_and_speed():
     assert [speed_score(n, "wordle_withclue") for n in (1, 3, 6)] == [100, 33.33, 16.67]
 
 
-def test_wordle_invalid_words_are_reprompted_five_times(upstream):
+def test_wordle_invalid_words_are_reprompted_five_times(upstream, built_data):
     game = play_game(GAMES["wordle"](_first("wordle")), {"player": lambda m: "guess: qzxvb\nexplanation: random"})
     assert len(game.transcript) == 6
     assert game.scores()["aborted"] == 1
     assert "your guess is not a valid word" in game.transcript[1]["prompt"]
 
 
-def test_wordle_six_wrong_guesses_lose(upstream):
+def test_wordle_six_wrong_guesses_lose(upstream, built_data):
     game = play_game(GAMES["wordle"](_first("wordle")), {"player": lambda m: "guess: crane\nexplanation: vowels"})
     scores = game.scores()
     assert len(game.transcript) == 6 and scores["lose"] == 1 and scores["main_score"] == 0
 
 
-def test_imagegame_done_at_once_is_played_and_lost(upstream):
+def test_imagegame_done_at_once_is_played_and_lost(upstream, built_data):
     """v1.6's scorer divides by zero here; we score it 0 (documented)."""
     game = play_game(GAMES["imagegame"](_first("imagegame")), {"player": lambda m: "Instruction: DONE"})
     scores = game.scores()
@@ -140,7 +139,7 @@ def test_grid_f1():
     assert grid_f1(target, "▢ ▢\n▢ ▢") == (0, 0, 0)
 
 
-def test_referencegame_wrong_choice_and_liberal_answer(upstream):
+def test_referencegame_wrong_choice_and_liberal_answer(upstream, built_data):
     inst = _first("referencegame")
     wrong = play_game(GAMES["referencegame"](inst), {"player": lambda m: "Expression: top row", "player_b": lambda m: "Answer: second"})
     assert wrong.scores()["main_score"] == 0 and wrong.scores()["aborted"] == 0
@@ -150,7 +149,7 @@ def test_referencegame_wrong_choice_and_liberal_answer(upstream):
     assert any(e["action"]["type"] == "invalid format" for e in chatty.log.events())
 
 
-def test_instances_and_languages_match_upstream(upstream):
+def test_instances_and_languages_match_upstream(upstream, built_data):
     assert tuple(multilingual_languages()) == MULTILINGUAL_LANGUAGES
     counts = {g: len(load_instances(g)) for g in SEVEN}
     assert counts == {"taboo": 60, "wordle": 30, "wordle_withclue": 30, "wordle_withcritic": 30,

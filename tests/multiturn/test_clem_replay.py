@@ -35,7 +35,7 @@ def _load(upstream: Path, pair: str, game: str, experiment: str) -> dict:
 
 @pytest.mark.parametrize("pair,game,experiment,turns,main,aborted,success", EPISODES,
                          ids=[f"{p[:5]}-{g}" for p, g, *_ in EPISODES])
-def test_replay_reproduces_recorded_episode(upstream, pair, game, experiment, turns, main, aborted, success):
+def test_replay_reproduces_recorded_episode(upstream, built_data, pair, game, experiment, turns, main, aborted, success):
     interactions = _load(upstream, pair, game, experiment)
     result = replay_episode(game, interactions)
     assert result["differences"] == []
@@ -49,7 +49,7 @@ def test_replay_reproduces_recorded_episode(upstream, pair, game, experiment, tu
         assert result["main_score"] == pytest.approx(main)
 
 
-def test_replay_compares_every_decision(upstream):
+def test_replay_compares_every_decision(upstream, built_data):
     """A changed reply changes our master's decisions, and the comparison reports it."""
     interactions = _load(upstream, GPT4, "taboo", "0_high_en")
     for event in interactions["turns"][0]:
@@ -60,8 +60,8 @@ def test_replay_compares_every_decision(upstream):
     assert any("invalid format" in d or "valid response" in d for d in result["differences"])
 
 
-def test_replay_with_given_instance_and_wrong_game(upstream):
-    from multiturn.clem.instances import load_instances
+def test_replay_with_given_instance_and_wrong_game(upstream, built_data):
+    from datasets_build.clembench_upstream import load_instances
     from plumbing.errors import UserError
 
     interactions = _load(upstream, GPT4, "referencegame", "0_line_grids_rows")

@@ -218,7 +218,7 @@ def test_tasks_are_registered():
 
 @pytest.fixture
 def built(upstream, monkeypatch):
-    from tests.lm_eval_tasks.test_tasks_helpers import use_built_data
+    from tests.support.built_data import use_built_data
 
     return use_built_data(upstream, monkeypatch)
 

@@ -17,7 +17,7 @@ def data_with_splat(upstream: Path) -> Path:
     """The shared built-data folder of the test process (globalgroup, connections) plus ``splat``."""
     from datasets_build.hub import atomic_dir
     from datasets_build.splat import build_splat
-    from tests.lm_eval_tasks.test_tasks_helpers import built_data_root
+    from tests.support.built_data import built_data_root
 
     root = built_data_root(str(upstream))
     if not (root / "splat" / "README.md").is_file():

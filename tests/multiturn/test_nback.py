@@ -9,12 +9,11 @@ import pytest
 from multiturn import registry
 from multiturn.engine import run_task
 from multiturn.scheduler import play_episodes
+from datasets_build.nback import expected_targets, load_blocks
 from multiturn.nback import (
     NBackTask,
     dprime,
     dprime_signed,
-    expected_targets,
-    load_blocks,
     parse_response,
     score_trials,
 )
@@ -36,7 +35,7 @@ def defect_free(task) -> list[dict]:
     return [i for i in task.instances(0) if i["targets"] == expected_targets(i["stimuli"], i["n"])]
 
 
-def test_every_variant_is_registered_and_loads_50_blocks_of_24_trials_with_8_matches(upstream):
+def test_every_variant_is_registered_and_loads_50_blocks_of_24_trials_with_8_matches(upstream, built_data):
     assert set(NBACK_TASKS) <= set(registry.task_names())
     for kind in ("verbal", "spatial"):
         for n in (1, 2, 3):
@@ -50,7 +49,7 @@ def test_every_variant_is_registered_and_loads_50_blocks_of_24_trials_with_8_mat
                 assert wrong in ([], [n]) and (not wrong or targets[n] == "-")
 
 
-def test_verbal_stimuli_are_consonants_and_spatial_ones_are_grids(upstream):
+def test_verbal_stimuli_are_consonants_and_spatial_ones_are_grids(upstream, built_data):
     verbal = NBackTask("verbal", 2).instances(0)
     assert all(set(i["stimuli"]) <= set("bcdfghjklmnpqrstvwxyz") for i in verbal)
     spatial = NBackTask("spatial", 1).instances(0)
@@ -59,7 +58,7 @@ def test_verbal_stimuli_are_consonants_and_spatial_ones_are_grids(upstream):
 
 
 @pytest.mark.parametrize("name", NBACK_TASKS)
-def test_the_oracle_scores_accuracy_one_and_dprime_at_ceiling(upstream, name):
+def test_the_oracle_scores_accuracy_one_and_dprime_at_ceiling(upstream, built_data, name):
     task = registry.get_task(name)
     clean = defect_free(task)
     assert len(clean) >= 44
@@ -69,7 +68,7 @@ def test_the_oracle_scores_accuracy_one_and_dprime_at_ceiling(upstream, name):
     assert m["dprime"] == pytest.approx(CEILING)
 
 
-def test_the_rule_oracle_loses_exactly_the_mislabelled_trials(upstream):
+def test_the_rule_oracle_loses_exactly_the_mislabelled_trials(upstream, built_data):
     task = registry.get_task("nback_spatial_2")
     records = play_episodes(task, task.instances(0)[:1], {"player": ScriptedLM(oracle)}, seed=0, progress=False)
     assert [t["correct"] for t in records[0]["trials"]].count(False) == 1  # block 0, trial 2
@@ -77,7 +76,7 @@ def test_the_rule_oracle_loses_exactly_the_mislabelled_trials(upstream):
 
 
 @pytest.mark.parametrize("name", ["nback_verbal_1", "nback_spatial_3", "nback_verbal_3_triangulating"])
-def test_always_dash_has_hit_rate_zero_and_accuracy_two_thirds(upstream, name):
+def test_always_dash_has_hit_rate_zero_and_accuracy_two_thirds(upstream, built_data, name):
     summary = run_task(registry.get_task(name), {"player": ScriptedLM(lambda m: "-")}, limit=2, progress=False)
     m = summary["metrics"]
     assert m["hit_rate"] == 0.0 and m["false_alarm_rate"] == 0.0
@@ -85,14 +84,14 @@ def test_always_dash_has_hit_rate_zero_and_accuracy_two_thirds(upstream, name):
     assert m["dprime"] == pytest.approx(0.0)
 
 
-def test_garbage_is_invalid_wrong_and_neither_hit_nor_false_alarm(upstream):
+def test_garbage_is_invalid_wrong_and_neither_hit_nor_false_alarm(upstream, built_data):
     summary = run_task(registry.get_task("nback_verbal_2"), {"player": ScriptedLM(lambda m: "I think so")}, limit=1, progress=False)
     m = summary["metrics"]
     assert m["accuracy"] == 0.0 and m["parse_rate"] == 0.0
     assert m["hit_rate"] == 0.0 and m["false_alarm_rate"] == 0.0
 
 
-def test_original_protocol_keeps_replies_and_the_port_does_not(upstream):
+def test_original_protocol_keeps_replies_and_the_port_does_not(upstream, built_data):
     seen: list[list[dict]] = []
 
     def spy(messages):
@@ -108,7 +107,7 @@ def test_original_protocol_keeps_replies_and_the_port_does_not(upstream):
     assert [m["role"] for m in seen[-1]] == ["system"] + ["user"] * 24
 
 
-def test_gen_kwargs_follow_the_protocol(upstream):
+def test_gen_kwargs_follow_the_protocol(upstream, built_data):
     task = registry.get_task("nback_verbal_1")
     assert task.gen_kwargs["temperature"] == 1.0
 
@@ -134,7 +133,7 @@ def test_score_trials_counts_hits_and_false_alarms():
     assert math.isclose(s["dprime"], 0.0, abs_tol=1e-12)
 
 
-def test_published_gpt35_records_rescore_with_our_metrics(upstream):
+def test_published_gpt35_records_rescore_with_our_metrics(upstream, built_data):
     """Gong et al.'s raw GPT-3.5 verbal records: d' falls with n (their central finding), recomputed here."""
     import json
 

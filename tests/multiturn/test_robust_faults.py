@@ -243,7 +243,7 @@ REAL_TASKS = ["nback_verbal_1", "nback_verbal_3_triangulating", "wcst", "lnt", "
 
 
 @pytest.mark.parametrize("reply", ["", None])
-def test_real_tasks_finish_on_empty_replies(reply, upstream, tmp_path):
+def test_real_tasks_finish_on_empty_replies(reply, upstream, built_data, tmp_path):
     from multiturn import registry
 
     lm = ScriptedLM(lambda m: reply)

@@ -16,7 +16,7 @@ from datasets_build import prompts as P
 from multiturn.scripted import ScriptedLM
 from tests.triangulation.test_report_fakes import run_report
 from lm_eval_tasks import TASKS_DIR
-from tests.lm_eval_tasks.test_tasks_helpers import use_built_data
+from tests.support.built_data import use_built_data
 
 LM_EVAL_TASKS = ["globalgroup_zh", "globalgroup_zh_en", "connections"]
 

@@ -33,6 +33,10 @@ def _env(upstream: Path | None, **extra: str) -> dict[str, str]:
     env["HF_HUB_OFFLINE"] = "1"
     if upstream is not None:
         env["TRIANGULATE_UPSTREAM"] = str(upstream)
+        if (Path(upstream) / "nback").is_dir():  # the real upstream copy: play reads the datasets built from it
+            from tests.support.built_data import built_data_root
+
+            env["TRIANGULATE_DATA"] = str(built_data_root(str(upstream)))
     env.update(extra)
     return env
 
@@ -90,8 +94,8 @@ def cases(upstream, tmp_path_factory):
         "play_bad_limit": (["play", "--model", "dummy", "--tasks", "wcst", "--limit", "-3"], _env(upstream)),
         "play_bad_timeout": (["play", "--model", "dummy", "--tasks", "wcst", "--request_timeout", "0"], _env(upstream)),
         "play_missing_data": (["play", "--model", "dummy", "--tasks", "splat_easy", "--limit", "1"], _env(upstream, TRIANGULATE_DATA=str(empty_data))),
-        "play_missing_upstream": (["play", "--model", "dummy", "--tasks", "nback_verbal_1", "--limit", "1"], _env(None)),
-        "play_upstream_not_a_folder": (["play", "--model", "dummy", "--tasks", "taboo", "--limit", "1"], _env(tmp / "nowhere")),
+        "play_nback_not_built": (["play", "--model", "dummy", "--tasks", "nback_verbal_1", "--limit", "1"], _env(None, TRIANGULATE_DATA=str(empty_data))),
+        "play_clembench_not_built": (["play", "--model", "dummy", "--tasks", "taboo", "--limit", "1"], _env(None, TRIANGULATE_DATA=str(empty_data))),
         "data_build_upstream_not_a_folder": (["data", "build", "--datasets", "connections", "--out", str(tmp / "built1")], _env(tmp / "nowhere")),
         "data_build_upstream_empty": (["data", "build", "--datasets", "connections", "--out", str(tmp / "built2")], _env(empty_upstream)),
         "report_missing_folder": (["report", str(tmp / "nothing_here"), "--out", str(tmp / "rep1")], _env(upstream)),
@@ -123,8 +127,8 @@ EXPECTED = {
     "play_bad_limit": "--limit must be positive",
     "play_bad_timeout": "--request_timeout must be a positive",
     "play_missing_data": "triangulate data build",
-    "play_missing_upstream": "set TRIANGULATE_UPSTREAM",
-    "play_upstream_not_a_folder": "TRIANGULATE_UPSTREAM",
+    "play_nback_not_built": "triangulate data build",
+    "play_clembench_not_built": "triangulate data build",
     "data_build_upstream_not_a_folder": "TRIANGULATE_UPSTREAM",
     "data_build_upstream_empty": "connections",
     "report_missing_folder": "does not exist",

@@ -1,10 +1,12 @@
-"""clembench v1.6 instances, read from the upstream files at run time.
+"""clembench v1.6 instances and game resources, read from the upstream files (for the builder only).
 
 clembench's ``in/instances.json`` holds experiments, each with shared settings (prompts, turn
 limits) and a list of game instances. We flatten them to one dict per episode:
 ``{"id", "experiment", "experiment_index", **experiment settings, **game instance}`` in file order,
 so ``--limit 1`` plays clembench's first episode. Wordle's 12,953-word list is kept out of the
-episode dicts (it is the same in every experiment) and loaded once by :func:`wordle_word_list`.
+flattened dicts (it is the same in every experiment) and loaded once by :func:`wordle_word_list`;
+the builder (:mod:`datasets_build.clembench`) adds it, and the private/shared texts, to the rows of
+the games that need them, so the runner plays from the built dataset alone.
 """
 
 from __future__ import annotations
@@ -14,7 +16,7 @@ from functools import lru_cache
 from pathlib import Path
 from typing import Any
 
-from plumbing.paths import upstream_dir
+from datasets_build.sources import source_dir
 from plumbing.errors import UserError
 
 UPSTREAM = "clembench"
@@ -34,9 +36,17 @@ INSTANCE_FILES: dict[str, tuple[str, str]] = {
 SHARED_ONLY_KEYS = ("english_words",)
 
 
+#: the seven games of clembench v1.6 in the order of its results table
+CLEMBENCH_GAMES: tuple[str, ...] = ("imagegame", "privateshared", "referencegame", "taboo", "wordle", "wordle_withclue", "wordle_withcritic")
+
+#: languages of the multilingual reference game in upstream clembench (branch multilingual_reference,
+#: instances_v1.5_<lang>.json); tests check this list against the upstream folder
+MULTILINGUAL_LANGUAGES: tuple[str, ...] = ("de", "en", "it", "ja", "pt", "te", "tk", "tr", "zh")
+
+
 def clem_dir() -> Path:
-    """``$TRIANGULATE_UPSTREAM/clembench``."""
-    return upstream_dir(UPSTREAM)
+    """The upstream clembench files (``$TRIANGULATE_UPSTREAM/clembench`` or the pinned download)."""
+    return source_dir(UPSTREAM)
 
 
 def game_dir(folder: str) -> Path:
@@ -104,3 +114,14 @@ def _wordle_words(path: str) -> frozenset[str]:
 def wordle_word_list() -> frozenset[str]:
     """The words clembench's Wordle accepts as guesses (the 3b1b allowed-words list in the instances)."""
     return _wordle_words(str(game_dir("wordle") / "in" / "instances.json"))
+
+
+def privateshared_resources(subtype: str, lang: str = "en") -> dict[str, Any]:
+    """The upstream texts of one private/shared experiment: words, probing questions, requests, re-prompt suffixes."""
+    base = game_dir("privateshared") / "resources"
+    return {
+        "words": read_json(base / f"{lang}_words.json"),
+        "probes": read_json(base / "texts" / subtype / "probing_questions.json"),
+        "requests": read_json(base / "texts" / subtype / "requests.json"),
+        "retries": read_json(base / "texts" / "reprompts.json")["suffixes"],
+    }

@@ -1,7 +1,8 @@
-"""Shared by the tests/lm_eval_tasks/test_tasks_*.py files (holds no tests): one built-data folder per test process.
+"""One built-data folder per test process, shared by the tests that play or evaluate built datasets.
 
-The GlobalGroup and Connections folders are built once, with the real DATA builders, from the
-upstream snapshot into a temporary folder; tests point ``TRIANGULATE_DATA`` at it.
+Every dataset is built once, with the real builders, from the upstream snapshot into a temporary
+folder (about 10 s); tests point ``TRIANGULATE_DATA`` at it (:func:`use_built_data`, or the
+``built_data`` fixture of tests/conftest.py).
 """
 
 from __future__ import annotations
@@ -15,20 +16,16 @@ from pathlib import Path
 
 from lm_eval_tasks import TASKS_DIR
 
-BUILT = ("globalgroup", "connections")
-
-
 @lru_cache(maxsize=None)
 def built_data_root(upstream: str) -> Path:
-    """Build the two word-grouping datasets from ``upstream`` into a temporary folder (once)."""
+    """Build every registered dataset from ``upstream`` into a temporary folder (once per process)."""
     from datasets_build.registry import builders
 
     os.environ["TRIANGULATE_UPSTREAM"] = upstream
     root = Path(tempfile.mkdtemp(prefix="triangulate-tasks-data-"))
     atexit.register(shutil.rmtree, root, True)
-    available = builders()
-    for name in BUILT:
-        available[name](root / name)
+    for name, build in builders().items():
+        build(root / name)
     return root
 
 

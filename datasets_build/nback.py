@@ -1,0 +1,158 @@
+"""The ``nback`` dataset: Gong et al.'s n-back base blocks, with the notebooks' system prompts.
+
+Source (upstream ``nback/``, see its SOURCE): the Daniel-Gong/ChatGPT-WM base sets (50 blocks x 24
+trials per variant, line 1 the stimuli, line 2 the ``m``/``-`` targets), the system messages of the
+authors' notebooks (``prompts/``) and the 3x3 grid strings the spatial notebook sends
+(``grids_3x3.json``).
+
+``triangulate data build`` writes one config per variant, ``verbal_1`` ... ``spatial_3``, split
+``test``, one row per block in upstream order: ``block``, ``n``, ``kind``, ``stimuli`` (one character
+per trial), ``targets``, ``messages`` (the user message of each trial: the letter, or the grid
+string for a grid position) and ``system_prompt``. The runner (:mod:`multiturn.nback`) plays these
+rows and reads nothing else.
+
+Adding a variant: add it to :data:`KINDS` and its files upstream; the builder and the loader follow.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any
+
+import datasets
+
+from datasets_build.hub import CardInfo, write_hub_folder
+from datasets_build.load import load_config
+from datasets_build.registry import register_builder
+from datasets_build.sources import source_dir
+from plumbing.errors import UserError
+
+NAME = "nback"
+N_BLOCKS = 50
+LEVELS = (1, 2, 3)
+MATCH, NON_MATCH = "m", "-"
+#: variant -> its upstream block folder (under ChatGPT-WM/datasets) and system-prompt file name
+KINDS: dict[str, dict[str, str]] = {
+    "verbal": {"folder": "letters", "prompt": "verbal_{n}back.txt"},
+    "spatial": {"folder": "grids_3*3", "prompt": "spatial_3x3_{n}back.txt"},
+}
+
+FEATURES = datasets.Features(
+    {
+        "block": datasets.Value("int32"),
+        "n": datasets.Value("int32"),
+        "kind": datasets.Value("string"),
+        "stimuli": datasets.Value("string"),
+        "targets": datasets.Value("string"),
+        "messages": datasets.Sequence(datasets.Value("string")),
+        "system_prompt": datasets.Value("string"),
+    }
+)
+
+CITATION = """@inproceedings{gong2024working,
+  title = {Working Memory Capacity of {ChatGPT}: An Empirical Study},
+  author = {Gong, Dongyu and Wan, Xingchen and Wang, Dingmin},
+  booktitle = {Proceedings of the AAAI Conference on Artificial Intelligence},
+  year = {2024}
+}"""
+
+CARD_BODY = """# n-back base blocks (Gong et al., AAAI 2024)
+
+The verbal (consonants) and spatial (3x3 grid positions) n-back base sets of Gong et al., "Working
+Memory Capacity of ChatGPT: An Empirical Study", for n = 1, 2, 3: 50 blocks of 24 trials each, 8
+matches per block, with the system message of the authors' notebooks for each variant.
+
+- Configs `verbal_1` ... `spatial_3`, split `test`, one row per block in upstream order.
+- `messages` holds the user message of each trial: the letter (verbal) or the grid string of the
+  spatial notebook (spatial). `targets` are the published labels: the upstream generator's
+  off-by-one lets trial n repeat trial 0 while labelled `-` in some blocks; the labels are kept.
+- Played by `triangulate play --tasks nback_verbal_1 ...` (and `nback_verbal_3_triangulating`, seed
+  003's port).
+
+Source: https://github.com/Daniel-Gong/ChatGPT-WM (MIT), base sets and notebooks.
+"""
+
+
+def read_block(path: Path) -> tuple[str, str]:
+    """One block file: line 1 the stimuli (one character per trial), line 2 the targets ('m'/'-')."""
+    lines = path.read_text(encoding="utf-8").splitlines()
+    if len(lines) < 2 or len(lines[0].strip()) != len(lines[1].strip()):
+        raise UserError(f"{path}: expected two lines of equal length (stimuli, targets)")
+    stimuli, targets = lines[0].strip(), lines[1].strip()
+    if set(targets) - {MATCH, NON_MATCH}:
+        raise UserError(f"{path}: targets must be 'm' or '-'")
+    return stimuli, targets
+
+
+def load_blocks(kind: str, n: int, root: Path | None = None) -> list[tuple[str, str]]:
+    """The 50 base blocks of ``kind`` ('verbal'/'spatial') at level ``n`` from the upstream files, in block order."""
+    root = root or source_dir(NAME)
+    folder = root / "ChatGPT-WM" / "datasets" / KINDS[kind]["folder"] / f"{n}back"
+    paths = [folder / f"{b}.txt" for b in range(N_BLOCKS)]
+    missing = [p.name for p in paths if not p.is_file()]
+    if missing:
+        raise UserError(f"{folder} lacks block files {', '.join(missing[:5])}; check the upstream nback files")
+    return [read_block(p) for p in paths]
+
+
+def load_system_prompt(kind: str, n: int, root: Path | None = None) -> str:
+    """The notebook's system message for this variant, verbatim (upstream ``nback/prompts``)."""
+    path = (root or source_dir(NAME)) / "prompts" / KINDS[kind]["prompt"].format(n=n)
+    if not path.is_file():
+        raise UserError(f"missing n-back prompt {path}")
+    return path.read_text(encoding="utf-8")
+
+
+def load_grids(root: Path | None = None) -> dict[str, str]:
+    """Grid position digit -> the 3x3 grid string sent as the user message (upstream ``grids_3x3.json``)."""
+    path = (root or source_dir(NAME)) / "grids_3x3.json"
+    if not path.is_file():
+        raise UserError(f"missing {path}")
+    return dict(json.loads(path.read_text(encoding="utf-8"))["grids"])
+
+
+def expected_targets(stimuli: Sequence[str], n: int) -> str:
+    """'m' where a stimulus equals the one n trials back, else '-' (checks the upstream targets)."""
+    return "".join(MATCH if i >= n and stimuli[i] == stimuli[i - n] else NON_MATCH for i in range(len(stimuli)))
+
+
+def config_name(kind: str, n: int) -> str:
+    return f"{kind}_{n}"
+
+
+def variant_rows(kind: str, n: int, root: Path) -> list[dict[str, Any]]:
+    """The dataset rows of one variant (one per block)."""
+    prompt = load_system_prompt(kind, n, root)
+    grids = load_grids(root) if kind == "spatial" else None
+    rows = []
+    for block, (stimuli, targets) in enumerate(load_blocks(kind, n, root)):
+        messages = [grids[s] for s in stimuli] if grids else list(stimuli)
+        rows.append({"block": block, "n": n, "kind": kind, "stimuli": stimuli, "targets": targets, "messages": messages, "system_prompt": prompt})
+    return rows
+
+
+@register_builder(NAME)
+def build(out_dir: Path) -> dict:
+    """Write the nback folder (configs ``<kind>_<n>``, split ``test``) into ``out_dir``."""
+    root = source_dir(NAME)
+    configs = {config_name(kind, n): {"test": variant_rows(kind, n, root)} for kind in KINDS for n in LEVELS}
+    card = CardInfo(
+        pretty_name="n-back base blocks (Gong et al., 2024)",
+        license="mit",
+        citation=CITATION,
+        body=CARD_BODY,
+        language=("en",),
+        task_categories=("text-generation",),
+        tags=("working-memory", "n-back", "cognitive-evaluation"),
+        source="https://github.com/Daniel-Gong/ChatGPT-WM (pinned commit in datasets_build/sources.py).",
+    )
+    return write_hub_folder(out_dir, configs, FEATURES, card)
+
+
+def load_nback(kind: str, n: int, data_dir: Path | None = None) -> list[dict[str, Any]]:
+    """The blocks of one variant from the built ``nback`` dataset (or the folder ``data_dir``), in block order."""
+    if kind not in KINDS or n not in LEVELS:
+        raise UserError(f"no n-back variant {kind} {n}; variants: {', '.join(config_name(k, m) for k in KINDS for m in LEVELS)}")
+    return load_config(NAME, config_name(kind, n), data_dir)["test"].to_list()
