@@ -174,3 +174,58 @@ def test_wordle_shows_v16_feedback_in_play(upstream):
     result = replay_episode("wordle", {"players": _wordle_players(), "turns": t}, instance=inst)
     assert result["differences"] == []
     assert result["main_score"] == 100.0
+
+
+# ------------------------------------------------------------------------------------- (4) Taboo
+def _taboo_prompts(inst: dict) -> tuple[str, str]:
+    related = "\n".join(f"- {w}" for w in inst["related_word"])
+    describer = inst["describer_initial_prompt"].replace("$TARGET_WORD$", inst["target_word"]).replace("$REL_WORD$", related)
+    return describer.replace("$N$", "3"), inst["guesser_initial_prompt"].replace("$N$", "3")
+
+
+def _taboo_players() -> dict:
+    return {"GM": "Game master for taboo", "Player 1": f"WordDescriber, {MODEL}", "Player 2": f"WordGuesser, {MODEL}"}
+
+
+def test_taboo_describer_breaking_the_format_is_logged_once(upstream):
+    """As gpt-4-turbo's published v1.6 episode taboo/2_low_en/episode_2 shows: one ``invalid format`` event."""
+    inst = load_instances("taboo")[0]
+    assert inst["target_word"] == "responsibility"
+    describer, guesser = _taboo_prompts(inst)
+    clue = "CLUE: What you carry when you are in charge of something."
+    turns = [
+        [
+            ev("GM", "Player 1", "send message", describer),
+            ev("Player 1", "GM", "get message", clue),
+            ev("GM", "GM", "valid response", "continue"),
+            ev("GM", "GM", "valid clue", "what you carry when you are in charge of something"),
+            ev("GM", "Player 2", "send message", f"{guesser}\n\n{clue}"),
+            ev("Player 2", "GM", "get message", "GUESS: duty"),
+            ev("GM", "GM", "valid response", "continue"),
+            ev("GM", "GM", "valid guess", "duty"),
+        ],
+        [
+            ev("GM", "Player 1", "send message", "GUESS: duty"),
+            ev("Player 1", "GM", "get message", "Not quite, think bigger."),
+            ev("GM", "GM", "invalid format", "abort game"),
+        ],
+    ]
+    result = replay_episode("taboo", {"players": _taboo_players(), "turns": turns})
+    assert result["differences"] == []
+    assert result["aborted"] == 1 and result["turns"] == 2
+
+
+def test_taboo_invalid_clue_is_logged_once(upstream):
+    inst = load_instances("taboo")[0]
+    describer, _ = _taboo_prompts(inst)
+    turns = [
+        [
+            ev("GM", "Player 1", "send message", describer),
+            ev("Player 1", "GM", "get message", "CLUE: Nobody to blame but you."),
+            ev("GM", "GM", "valid response", "continue"),
+            ev("GM", "GM", "invalid clue", "Related word 'blame' (stem=blame) is similar to clue word 'blame' (stem=blame)"),
+        ]
+    ]
+    result = replay_episode("taboo", {"players": _taboo_players(), "turns": turns})
+    assert result["differences"] == []
+    assert result["aborted"] == 0 and result["lose"] == 1 and result["main_score"] == 0.0
