@@ -7,8 +7,7 @@ from __future__ import annotations
 
 import pytest
 
-from multiturn.clem import GAMES, play_game, replay_episode
-from multiturn.clem.instances import load_instances
+from multiturn.clem import GAMES, candidate_instances, play_game, replay_episode
 from multiturn.clem.wordle import first_unmarked_occurrence_feedback
 
 MODEL = "some-model"
@@ -24,7 +23,7 @@ def ev(frm: str, to: str, type_: str, content, **extra) -> dict:
 def test_referencegame_instance_is_found_by_player_2s_prompt_too(upstream, k, answer):
     """v1.6 instances come in triples sharing Player 1's prompt; the replay must take the one whose
     Player 2 prompt was sent (before the fix it always took game id 0, and "second"/"third" lost)."""
-    triple = load_instances("referencegame")[:3]
+    triple = candidate_instances("referencegame")[:3]
     assert len({i["player_1_prompt_header"] for i in triple}) == 1
     assert len({i["player_2_prompt_header"] for i in triple}) == 3
     inst = triple[k]
@@ -67,7 +66,7 @@ def _wordle_players() -> dict:
 
 def test_wordle_reprompts_are_v16s(upstream):
     """Too long, not letters, a valid guess, no ``guess:`` keyword, the target: each re-prompt is v1.6's text."""
-    inst = load_instances("wordle")[0]
+    inst = candidate_instances("wordle")[0]
     assert inst["target_word"] == "start"
     opening = inst["system_definition"] + inst["guesser_prompt"][0]["content"]
     t = [[ev("GM", "Player 1", "send message", opening)]]
@@ -102,7 +101,7 @@ def test_wordle_reprompts_are_v16s(upstream):
 
 def test_wordle_model_sees_v16_history(upstream):
     """What the guesser is sent in live play: v1.6's history entries (``guess:<w>``, no space) and re-prompts."""
-    inst = load_instances("wordle")[0]
+    inst = candidate_instances("wordle")[0]
     replies = iter(["guess:apples\nexplanation:a fruit", "guess:crane\nexplanation:common letters", "guess:start\nexplanation:fits"])
     seen: list[list[dict]] = []
 
@@ -123,7 +122,7 @@ def test_wordle_model_sees_v16_history(upstream):
 
 
 def test_wordle_withclue_and_critic_prompts_write_clue_without_space(upstream):
-    inst = load_instances("wordle_withcritic")[0]
+    inst = candidate_instances("wordle_withcritic")[0]
     clue = inst["target_word_clue"]
     seen: dict[str, list] = {"player": [], "player_b": []}
     replies = {
@@ -161,7 +160,7 @@ def test_feedback_rule_hand_derived_cases():
 
 
 def test_wordle_shows_v16_feedback_in_play(upstream):
-    inst = {**load_instances("wordle")[0], "target_word": "queue"}
+    inst = {**candidate_instances("wordle")[0], "target_word": "queue"}
     shown = "c<red> r<red> a<red> n<red> e<yellow>"
     opening = inst["system_definition"] + inst["guesser_prompt"][0]["content"]
     t = [[ev("GM", "Player 1", "send message", opening)]]
@@ -189,7 +188,7 @@ def _taboo_players() -> dict:
 
 def test_taboo_describer_breaking_the_format_is_logged_once(upstream):
     """As gpt-4-turbo's published v1.6 episode taboo/2_low_en/episode_2 shows: one ``invalid format`` event."""
-    inst = load_instances("taboo")[0]
+    inst = candidate_instances("taboo")[0]
     assert inst["target_word"] == "responsibility"
     describer, guesser = _taboo_prompts(inst)
     clue = "CLUE: What you carry when you are in charge of something."
@@ -216,7 +215,7 @@ def test_taboo_describer_breaking_the_format_is_logged_once(upstream):
 
 
 def test_taboo_invalid_clue_is_logged_once(upstream):
-    inst = load_instances("taboo")[0]
+    inst = candidate_instances("taboo")[0]
     describer, _ = _taboo_prompts(inst)
     turns = [
         [
