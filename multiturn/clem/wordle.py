@@ -43,7 +43,8 @@ def first_unmarked_occurrence_feedback(guess: str, target: str) -> str:
     -> red when the guess has the same letter at that occurrence's position (that letter will claim
     it), else yellow (marked). A later occurrence that would make the letter green is not looked at:
     "crane" for "queue" gives ``e<yellow>`` (the first ``e`` of "queue" is at position 3), where
-    standard Wordle gives ``e<green>``. The model must see what v1.6 showed, so the game uses this.
+    standard Wordle gives ``e<green>``. The model must see what v1.6 showed, so the game uses this
+    (gpt-4-turbo's published v1.6 episode for "queue" was told ``e<yellow>`` three times and lost).
     """
     if guess == target:
         return " ".join(f"{c}<green>" for c in guess)

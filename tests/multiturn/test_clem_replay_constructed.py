@@ -155,6 +155,9 @@ def test_feedback_rule_hand_derived_cases():
     # e@0: first e of "lever" at 1, guess[1] is also e -> red; e@1: green; r: target 4, guess[4] = e -> yellow;
     # e@4: e@1 marked, next e at 3, guess[3] = i -> yellow (standard Wordle: e<yellow> e<green> r<yellow> i<red> e<red>)
     assert rule("eerie", "lever") == "e<red> e<green> r<yellow> i<red> e<yellow>"
+    # r: red; e@1: first e of "queue" at 2, guess[2] is also e -> red; e@2: green (standard Wordle: e<yellow> e<green>);
+    # what gpt-4-turbo's published v1.6 episode wordle/1_medium_frequency_words_no_clue_no_critic/episode_11 shows
+    assert rule("reedy", "queue") == "r<red> e<red> e<green> d<red> y<red>"
     # t@0: first t of "start" at 1, guess[1] = e -> yellow; t@3: t@1 marked, next t at 4, guess[4] = h -> yellow
     assert rule("teeth", "start") == "t<yellow> e<red> e<red> t<yellow> h<red>"
 
