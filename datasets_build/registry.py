@@ -32,6 +32,7 @@ BUILDER_MODULES: tuple[str, ...] = (
     "datasets_build.connections",
     "datasets_build.clembench",
     "datasets_build.splat",
+    "datasets_build.lm_pragmatics",
 )
 
 BUILDERS: Registry[Builder] = Registry("dataset", BUILDER_MODULES)
