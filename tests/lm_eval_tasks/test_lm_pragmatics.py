@@ -12,7 +12,7 @@ from pathlib import Path
 
 import pytest
 
-from datasets_build.lm_pragmatics import PHENOMENA, SEEDS, build, doc_to_choice, doc_to_target
+from datasets_build.lm_pragmatics import PHENOMENA, SEEDS, build
 from lm_eval_tasks import TASKS_DIR
 from tests.lm_eval_tasks.test_tasks_helpers import task_manager
 
@@ -26,37 +26,6 @@ def built(upstream, tmp_path_factory) -> Path:
     summary = build(root / "lm_pragmatics")
     assert summary["configs"] == 7 and summary["rows"] == 845
     return root
-
-
-def test_built_rows_match_upstream_prompts(built):
-    from datasets_build.load import load_lm_pragmatics
-
-    data = load_lm_pragmatics("humour", path=built / "lm_pragmatics")
-    assert sorted(data) == [f"seed_{s}" for s in SEEDS]
-    row = data["seed_0"][0]
-    assert row["prompt"].startswith("Task: You will read jokes") and row["prompt"].endswith("\nAnswer: ")
-    assert doc_to_choice(row) == ["1", "2", "3", "4", "5"]
-    gold = doc_to_target(row)
-    # the gold option is the one whose (randomized) label is the correct non-literal reading
-    assert row["randomized_labels_complex"][gold] == "CorrectNonLiteral"
-    for split in data.values():
-        for doc in split:
-            assert f"{doc['randomized_true_answer']}) " in doc["prompt"]
-
-
-def test_bad_option_order_is_one_user_error(tmp_path):
-    from datasets_build.lm_pragmatics import REQUIRED, read_seed_file
-    from plumbing.errors import UserError
-
-    path = tmp_path / "Irony_prompts_seed0_examples0.csv"
-    import csv
-
-    with path.open("w", encoding="utf-8", newline="") as handle:
-        writer = csv.writer(handle)
-        writer.writerow(REQUIRED)
-        writer.writerow(["IV", "1", "s", "[1, 1]", "['a', 'b']", "1", "['a', 'b']", "False", "Task\n1) a\n2) b\nAnswer: ", "0"])
-    with pytest.raises(UserError, match="row 2: randomized_option_order"):
-        read_seed_file(path, "irony", 0)
 
 
 def test_every_task_and_group_resolves():
