@@ -62,7 +62,9 @@ EVAL_SCRIPT = textwrap.dedent(
 def built_only_env(upstream, tmp_path_factory) -> dict[str, str]:
     data = tmp_path_factory.mktemp("built-data")
     env = {**os.environ, "TRIANGULATE_UPSTREAM": str(upstream), "TRIANGULATE_DATA": str(data)}
-    proc = subprocess.run([sys.executable, "-m", "triangulation", "data", "build"], env=env, cwd=REPO, capture_output=True, text=True, timeout=900)
+    proc = subprocess.run(
+        [sys.executable, "-m", "triangulation", "data", "build"], env=env, cwd=REPO, capture_output=True, text=True, timeout=900
+    )
     assert proc.returncode == 0, proc.stderr[-3000:]
     env.pop("TRIANGULATE_UPSTREAM")
     env["HF_DATASETS_OFFLINE"] = env["HF_HUB_OFFLINE"] = "1"
