@@ -28,6 +28,7 @@ exact match against the gold plan; the rules, per task:
 
 from __future__ import annotations
 
+import ast
 import json
 import re
 from collections.abc import Mapping, Sequence
@@ -174,6 +175,8 @@ def _json_or_value(value: Any) -> Any:
 def meeting_correct(response: str, constraints: Any, dist_matrix: Any, golden_plan: Sequence[str] | str) -> float:
     """1.0 iff the answer meets as many people (validly) as the gold plan does."""
     constraints, distances = _json_or_value(constraints), _json_or_value(dist_matrix)
+    if isinstance(golden_plan, str) and golden_plan.lstrip().startswith("[") and len(golden_plan) < 100_000:
+        golden_plan = ast.literal_eval(golden_plan)  # Hub re-uploads store the step list as its Python repr (data, bounded)
     gold_steps = plan_steps(" ".join(golden_plan) if not isinstance(golden_plan, str) else golden_plan)
     gold = meetings_kept(gold_steps, constraints, distances)
     return float(meetings_kept(plan_steps(response), constraints, distances) == gold)

@@ -153,8 +153,10 @@ def test_meeting_correct_compares_counts_with_the_gold_plan():
     answer = "SOLUTION: " + " ".join(GOLD)
     assert meeting_correct(answer, CONSTRAINTS, DISTANCES, GOLD) == 1.0
     assert meeting_correct("SOLUTION: " + " ".join(GOLD[:3]), CONSTRAINTS, DISTANCES, GOLD) == 0.0
-    # JSON text (the Hub copies' form) is read the same way
+    # JSON text and a Python-repr step list (the Hub re-uploads' form) are read the same way
     assert meeting_correct(answer, json.dumps(CONSTRAINTS), json.dumps(DISTANCES), GOLD) == 1.0
+    assert meeting_correct(answer, CONSTRAINTS, DISTANCES, repr(GOLD)) == 1.0
+    assert meeting_correct("SOLUTION: " + " ".join(GOLD[:3]), CONSTRAINTS, DISTANCES, repr(GOLD)) == 0.0
     # another plan meeting the same number of people also counts
     other = GOLD[:1] + ["You travel to Marina District in 16 minutes and arrive at 9:16AM.", "You wait until 1:00PM.", GOLD[5]]
     assert (
