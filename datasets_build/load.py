@@ -4,6 +4,10 @@ lm-eval calls ``custom_dataset`` as ``fn(**metadata, **dataset_kwargs)``, so eve
 ``**kwargs``. ``path=`` (e.g. in ``dataset_kwargs``) points at another built folder, such as one
 written by ``triangulate data generate``. Shards are read straight from parquet into memory (no
 Hugging Face cache writes, works offline); features come from the parquet schema metadata.
+
+``load_hub_files`` is the one exception: datasets that exist only on the Hugging Face Hub (CLadder v1.5,
+SimpleToM) are fetched by ``datasets`` into its cache at task time, or read from a local folder of the
+same layout through the same call.
 """
 
 from __future__ import annotations
