@@ -23,11 +23,12 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from datasets_build.hub import atomic_dir
+from plumbing.errors import UserError
 from plumbing.paths import cache_root as plumbing_cache_root
 from plumbing.paths import upstream_dir, upstream_root
-from plumbing.errors import UserError
 
 DEFAULT_BASE_URL = "https://codeload.github.com"
+DEFAULT_RAW_URL = "https://raw.githubusercontent.com"
 
 
 @dataclass(frozen=True)
@@ -48,11 +49,26 @@ _UNKNOWN = "archive checksum not recorded: GitHub was unreachable when the pin w
 
 PINNED: dict[str, PinnedSource] = {
     "globalgroup": PinnedSource("cgsol", "globalgroup", "1fb1f4ff5dea64afe26e52bc61119bfa53b94f03", None, _UNKNOWN),
-    "connections": PinnedSource(
-        "mustafamariam", "LLM-Connections-Solver", "ebde95d6a8ac2bca288f77dde49c74e9ed4cbea9", None, _UNKNOWN
-    ),
+    "connections": PinnedSource("mustafamariam", "LLM-Connections-Solver", "ebde95d6a8ac2bca288f77dde49c74e9ed4cbea9", None, _UNKNOWN),
     "splat": PinnedSource("chenqi008", "LateralThinking", "723b01bb0c4f1600c851b40267e0f3a528c12275", None, _UNKNOWN),
+    "lm_pragmatics": PinnedSource("jennhu", "lm-pragmatics", "9fd4be5c0e43162c9d6e09b6024cc000e40b3398", None, _UNKNOWN),
 }
+
+
+@dataclass(frozen=True)
+class PinnedFile:
+    """One file of an upstream repository at one commit, verified by its git blob id (``git hash-object``)
+    and/or its SHA-256; used for files too large for the archive snapshot (e.g. NATURAL PLAN's JSONs)."""
+
+    owner: str
+    repo: str
+    commit: str
+    path: str
+    git_blob: str | None
+    sha256: str | None = None
+
+    def url(self, base_url: str) -> str:
+        return f"{base_url.rstrip('/')}/{self.owner}/{self.repo}/{self.commit}/{self.path}"
 
 
 @dataclass
@@ -84,6 +100,11 @@ def cache_root() -> Path:
 
 def base_url() -> str:
     return SETTINGS.base_url or os.environ.get("TRIANGULATE_SOURCE_URL") or DEFAULT_BASE_URL
+
+
+def raw_base_url() -> str:
+    """Base of single-file downloads: ``--source-url`` / ``$TRIANGULATE_SOURCE_URL`` or raw.githubusercontent.com."""
+    return SETTINGS.base_url or os.environ.get("TRIANGULATE_SOURCE_URL") or DEFAULT_RAW_URL
 
 
 def source_dir(name: str) -> Path:
@@ -160,4 +181,35 @@ def fetch(pin: PinnedSource, dest: Path, url: str | None = None) -> Path:
             (tmp / ".triangulate-source").write_text(f"{url}\nsha256 {actual}\n", encoding="utf-8")
     finally:
         archive.unlink(missing_ok=True)
+    return dest
+
+
+def git_blob_id(path: Path) -> str:
+    """The id ``git hash-object`` gives the file: SHA-1 of ``b"blob <size>\\0"`` followed by the bytes."""
+    digest = hashlib.sha1(f"blob {path.stat().st_size}\0".encode())
+    with path.open("rb") as handle:
+        for chunk in iter(lambda: handle.read(1 << 20), b""):
+            digest.update(chunk)
+    return digest.hexdigest()
+
+
+def fetch_file(pin: PinnedFile, dest: Path, url: str | None = None) -> Path:
+    """Download ``pin`` to ``dest`` once (``<base>/<owner>/<repo>/<commit>/<path>``), verified by git blob id
+    and/or SHA-256 before it is moved into place; a cached ``dest`` is reused without downloading."""
+    if dest.is_file():
+        return dest
+    if pin.git_blob is None and pin.sha256 is None:
+        raise UserError(f"no checksum recorded for {pin.owner}/{pin.repo}/{pin.path}: refusing an unverifiable download")
+    url = url or pin.url(raw_base_url())
+    dest.parent.mkdir(parents=True, exist_ok=True)
+    part = dest.parent / f".{dest.name}.part-{os.getpid()}"
+    try:
+        download(url, part)
+        if pin.git_blob is not None and (actual := git_blob_id(part)) != pin.git_blob:
+            raise UserError(f"checksum mismatch for {url}: expected git blob {pin.git_blob}, got {actual}")
+        if pin.sha256 is not None and (actual := sha256_file(part)) != pin.sha256:
+            raise UserError(f"checksum mismatch for {url}: expected sha256 {pin.sha256}, got {actual}")
+        part.replace(dest)
+    finally:
+        part.unlink(missing_ok=True)
     return dest
