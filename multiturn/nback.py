@@ -21,7 +21,7 @@ stripped of whitespace, quotes, backticks and a final period and lower-cased; it
 exactly ``m`` or ``-``. Anything else is an invalid answer: wrong, neither a hit nor a false alarm,
 counted in ``parse_rate``. No re-prompt.
 
-``nback_verbal_3_triangulating`` is the Triangulating paper's port (seed 003, App. E/F: "Verbal
+``nback_verbal_3_triangulating`` is the Triangulating paper's port (seed 003, App. E.2.1 and F: "Verbal
 (Base) N-3" only): the model's replies are not appended (the history holds the system prompt and
 the stimuli only) and each trial is scored by exact match of the stripped reply.
 """

@@ -257,7 +257,7 @@ def test_connections_category_reasoning_is_nan_without_vectors(monkeypatch, tmp_
     assert math.isnan(scores["category_reasoning"]) and scores["unweighted_clustering"] == 1.0
 
 
-# --- Chinese topics (jieba segmentation, seed 000 App. I) --------------------------------------
+# --- Chinese topics (jieba segmentation, seed 000 App. J) --------------------------------------
 def test_chinese_topics_are_segmented_and_scored(tmp_path, monkeypatch):
     assert topics.tokenize("把水加热至沸腾的不同方言", "zh") == ["把", "水", "加热", "至", "沸腾", "的", "不同", "方言"]
     assert topics.tokenize("Natural  Elements", "en") == ["natural", "elements"]
