@@ -94,6 +94,7 @@ def build_report(
     pairs: list[str] | None = None,
     include_subtasks: bool = False,
     title: str = "triangulate report",
+    judge: Any = None,
 ) -> Path:
     """Write every table, figure and ``report.html`` into ``out``; returns the HTML path."""
     out.mkdir(parents=True, exist_ok=True)
@@ -137,7 +138,7 @@ def build_report(
 
     for section in (
         analyses_globalgroup.build(runs, out),
-        analyses_connections.build(runs, out, overrides=taxonomy.main_metrics),
+        analyses_connections.build(runs, out, overrides=taxonomy.main_metrics, judge=judge),
         analyses_clembench.build(runs, externals, out),
     ):
         if section is not None:

@@ -1,0 +1,91 @@
+"""Who judges seed 001's categorical reasoning in the report (Sec. 4.3.2, Sec. 6.1, Table 6, Figure 7).
+
+The paper: "we can evaluate whether the reasoning in its response is semantically analogous to the gold
+NYT Connections-provided category name. The decision of semantic equivalence ... is done manually by a
+human judge." We have no human, so the report uses one of two stand-ins, and names it:
+
+- :class:`LLMJudge` (``triangulate report --judge_model M --judge_model_args ...``, as ``triangulate
+  play`` does for SPLAT's judge): any lm-eval model answers our prompt
+  (``datasets_build/templates/connections/reasoning_judge.json``) Yes or No for each correctly clustered
+  group, greedy, one batched ``generate_until`` call with retries;
+- :class:`FastTextProxy` (the default when fastText vectors are installed): seed 000's Topic Achieved
+  rule on the model's group name, the same proxy as lm-eval's ``category_reasoning`` metric.
+
+Without either, the report shows clustering-only shares, labelled as not being Figure 7.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Sequence
+from typing import Any
+
+from custom_metrics.connections import parse_yes_no
+from datasets_build.prompts import reasoning_judge_prompt
+from plumbing.errors import UserError
+
+#: greedy and short: the judge answers one word
+JUDGE_GEN_KWARGS: dict[str, Any] = {"max_gen_toks": 16, "do_sample": False, "temperature": 0.0, "until": ["\n\n"]}
+
+
+class FastTextProxy:
+    """Topic Achieved (fastText cosine >= 0.3 and closest) standing in for the human judge."""
+
+    def __init__(self, scorer: Any):
+        self.scorer = scorer
+        self.name = "fastText proxy (Topic Achieved rule of seed 000), not the paper's human judge"
+
+    def prefetch(self, pairs: Iterable[tuple[str, str]]) -> None:
+        """Nothing to batch: vectors are computed on demand."""
+
+    def __call__(self, names: Sequence[str | None], topics: Sequence[str]) -> list[bool]:
+        return [bool(v) for v in self.scorer.achieved(list(names), list(topics))]
+
+
+class LLMJudge:
+    """An lm-eval model asked, per correctly clustered group, whether the model's category name is
+    semantically analogous to the gold one; its Yes/No verdicts are cached per (name, gold) pair."""
+
+    def __init__(self, lm: Any, model: str, gen_kwargs: dict[str, Any] | None = None):
+        self.lm = lm
+        self.name = f"LLM judge {model}, our stand-in for the paper's human judge"
+        self.gen_kwargs = dict(gen_kwargs or JUDGE_GEN_KWARGS)
+        self.verdicts: dict[tuple[str, str], bool] = {}
+        self.unparsed = 0
+
+    def prefetch(self, pairs: Iterable[tuple[str, str]]) -> None:
+        """Ask every new (predicted name, gold name) pair in one batched call (retried on backend errors)."""
+        from multiturn.retry import BackendFailure, RetryPolicy, call_backend
+
+        todo = sorted({(str(p), str(g)) for p, g in pairs} - self.verdicts.keys())
+        if not todo:
+            return
+        prompts = [self.lm.apply_chat_template([{"role": "user", "content": reasoning_judge_prompt(p, g)}]) for p, g in todo]
+        replies = call_backend(self.lm, prompts, self.gen_kwargs, RetryPolicy())
+        failed = sum(isinstance(r, BackendFailure) for r in replies)
+        if failed:
+            raise UserError(f"--judge_model failed on {failed} of {len(todo)} reasoning checks; run the report again")
+        for pair, reply in zip(todo, replies):
+            verdict = parse_yes_no(str(reply))
+            self.unparsed += verdict is None
+            self.verdicts[pair] = bool(verdict)  # no Yes/No in the reply: not judged analogous
+
+    def __call__(self, names: Sequence[str | None], topics: Sequence[str]) -> list[bool]:
+        pairs = [(str(n), str(t)) for n, t in zip(names, topics) if n]
+        self.prefetch(pairs)
+        return [bool(n) and self.verdicts[(str(n), str(t))] for n, t in zip(names, topics)]
+
+
+def load_llm_judge(model: str | None, model_args: Any = None) -> LLMJudge:
+    """Load ``--judge_model`` (an lm-eval registry name; None with ``--judge_model_args`` = SmolLM2)."""
+    from multiturn.backends import load_lm
+
+    lm, name, _args = load_lm(model, model_args)
+    return LLMJudge(lm, name)
+
+
+def default_judge() -> FastTextProxy | None:
+    """The fastText proxy when English vectors are installed, else None."""
+    from custom_metrics.topics import get_topic_scorer
+
+    scorer = get_topic_scorer("en")
+    return FastTextProxy(scorer) if scorer is not None else None
