@@ -154,7 +154,7 @@ def read_human_scores(root: Path) -> dict[str, list[dict]]:
         for number, game in enumerate(games):
             if not isinstance(game, dict) or not isinstance(game.get("allwords"), str) or not isinstance(game.get("score"), int):
                 raise source_error(path, f"entry {number}", "expected 'allwords' (text) and 'score' (integer)")
-            words = frozenset(w.strip().casefold() for w in game["allwords"].split(","))
+            words = frozenset(w.strip().casefold() for w in game["allwords"].split(", "))  # "20,000" is one word
             if words not in index:
                 raise source_error(path, f"entry {number}", "its 16 words are no game of gold_data.json")
             rows.append({"id": f"connections_{index[words]:03d}", "game_id": index[words], "unweighted_clustering": int(game["score"])})
