@@ -10,11 +10,11 @@ from collections import Counter
 import pytest
 
 from datasets_build.hub import atomic_dir
-from plumbing.paths import dataset_dir
 from multiturn import splat
 from multiturn.engine import run_task
 from multiturn.scripted import ScriptedLM
 from plumbing.errors import UserError
+from plumbing.paths import dataset_dir
 
 
 @pytest.fixture(scope="module")
@@ -244,8 +244,11 @@ def test_judge_agreement_with_human_labels(puzzles, tmp_path):
     player = ScriptedLM(_player_that_knows(by_title))
     judge = ScriptedLM(_judge_that_knows(by_title))
     summary = run_task(task, {"player": player, "judge": judge}, limit=3, progress=False)
-    assert summary["metrics"]["judge_agreement"] == pytest.approx(3 / 4)
-    assert summary["metrics"]["judge_labels"] == 4.0
+    # eq. 6 per kind: questions 1 of 2 agree, final answers 2 of 2 (seed 004 Table 2 reports them apart)
+    assert summary["metrics"]["judge_agreement_reasoning"] == pytest.approx(1 / 2)
+    assert summary["metrics"]["judge_labels_reasoning"] == 2.0
+    assert summary["metrics"]["judge_agreement_final"] == 1.0 and summary["metrics"]["judge_labels_final"] == 2.0
+    assert "human_agreement_final" not in summary["metrics"]  # one label set: no human-human agreement
     assert summary["metrics"]["accuracy"] == 1.0  # agreement probes do not change the game's score
     assert judge.requests_seen == 3 + 4
 
@@ -259,7 +262,7 @@ def test_human_labels_file_errors(tmp_path):
         splat.read_human_labels(tmp_path / "missing.csv")
     good = tmp_path / "good.csv"
     good.write_text("id,turn,label\nsplat_000,Is it?,Yes\n")
-    assert splat.read_human_labels(good) == {"splat_000": [("Is it?", "yes")]}
+    assert splat.read_human_labels(good) == {"splat_000": [("Is it?", ["yes"])]}
 
 
 def test_tasks_are_registered():
@@ -345,7 +348,7 @@ def test_cli_human_labels_option_measures_judge_agreement(play, puzzles, tmp_pat
     code, payload, err = play("--task_args", f"human_labels={labels}", "max_rounds=1")
     assert code == 0, err
     result = payload["results"]["splat_easy"]
-    assert result["judge_agreement,none"] == 0.5 and result["judge_labels,none"] == 2.0  # the judge says "No." to both
+    assert result["judge_agreement_reasoning,none"] == 0.5 and result["judge_labels_reasoning,none"] == 2.0  # the judge says "No." to both
     assert payload["config"]["task_args"] == {"human_labels": str(labels), "max_rounds": 1}
     assert payload["configs"]["splat_easy"]["human_labels"] == str(labels)
     assert [role for role, _ in SplatCliLM.seen] == ["player", "judge", "judge", "judge"]
