@@ -85,15 +85,30 @@ def test_missing_build_names_the_build_command(tmp_path, monkeypatch):
 
 # --- prompts and parsing (pure) --------------------------------------------------------------
 
-PUZZLE = {"id": "p", "title": "Sweet Dreams", "story": "Matthew keeps reading\nto his son despite the blackout.", "answer": "He is blind and reads Braille."}
-PROMPTS = {"player_init": "PLAYER RULES", "judge_init": "JUDGE RULES", "judge_puzzle_template": "T=%s S=%s A=%s", "player_ready_message": "READY"}
+PUZZLE = {
+    "id": "p",
+    "title": "Sweet Dreams",
+    "story": "Matthew keeps reading\nto his son despite the blackout.",
+    "answer": "He is blind and reads Braille.",
+}
+PROMPTS = {
+    "player_init": "PLAYER RULES",
+    "judge_init": "JUDGE RULES",
+    "judge_puzzle_template": "T=%s S=%s A=%s",
+    "player_ready_message": "READY",
+}
 
 
 def test_story_and_judge_context_follow_the_authors_code():
-    assert splat.story_shown(PUZZLE) == "The title of the puzzle is Sweet Dreams. Matthew keeps reading to his son despite the blackout. Why?"
+    assert (
+        splat.story_shown(PUZZLE) == "The title of the puzzle is Sweet Dreams. Matthew keeps reading to his son despite the blackout. Why?"
+    )
     msgs = splat.judge_messages(PROMPTS, PUZZLE, "Is he blind?")
     assert [m["role"] for m in msgs] == ["user", "assistant", "user"]
-    assert msgs[0]["content"] == "JUDGE RULES\n\nT=Sweet Dreams S=Matthew keeps reading to his son despite the blackout. Why? A=He is blind and reads Braille.\n\nREADY"
+    assert (
+        msgs[0]["content"]
+        == "JUDGE RULES\n\nT=Sweet Dreams S=Matthew keeps reading to his son despite the blackout. Why? A=He is blind and reads Braille.\n\nREADY"
+    )
     assert msgs[2]["content"] == "Is he blind?"
     opening = splat.player_opening(PROMPTS, PUZZLE)
     assert opening == [{"role": "user", "content": "PLAYER RULES\n\n" + splat.story_shown(PUZZLE)}]
@@ -208,7 +223,9 @@ def test_hit_on_a_later_round_counts_that_round(puzzles):
     def player(messages):  # asks three questions, then answers
         return knows(messages) if len(messages) >= 7 else "Is it a trick?"
 
-    summary = run_task(splat.SplatTask("hard"), {"player": ScriptedLM(player), "judge": ScriptedLM(_judge_that_knows(by_title))}, limit=2, progress=False)
+    summary = run_task(
+        splat.SplatTask("hard"), {"player": ScriptedLM(player), "judge": ScriptedLM(_judge_that_knows(by_title))}, limit=2, progress=False
+    )
     assert summary["metrics"] == {"accuracy": 1.0, "rounds": 4.0, "overall": 25.0}
 
 
@@ -404,7 +421,12 @@ def test_player_sees_judge_replies_lower_cased(puzzles):
         seen.append(messages[-1]["content"])
         return "Is it night?"
 
-    run_task(splat.SplatTask("easy", max_rounds=2), {"player": ScriptedLM(player), "judge": ScriptedLM(lambda m: "YES, Indeed.")}, limit=1, progress=False)
+    run_task(
+        splat.SplatTask("easy", max_rounds=2),
+        {"player": ScriptedLM(player), "judge": ScriptedLM(lambda m: "YES, Indeed.")},
+        limit=1,
+        progress=False,
+    )
     assert seen[1] == "yes, indeed."
 
 

@@ -72,8 +72,15 @@ def test_three_model_report(tmp_path, monkeypatch):
 
     html = (out / "report.html").read_text(encoding="utf-8")
     pngs = sorted(p.name for p in out.glob("*.png"))
-    assert {"kendall_heatmap.png", "abilities_static_vs_interactive.png", "globalgroup_f1.png", "globalgroup_pca.png",
-            "connections_score_distribution.png", "clembench_clemscore.png", "discriminative_0.png"} <= set(pngs)
+    assert {
+        "kendall_heatmap.png",
+        "abilities_static_vs_interactive.png",
+        "globalgroup_f1.png",
+        "globalgroup_pca.png",
+        "connections_score_distribution.png",
+        "clembench_clemscore.png",
+        "discriminative_0.png",
+    } <= set(pngs)
     assert html.count("data:image/png;base64,") == len(pngs)  # every figure embedded, nothing linked
     assert not re.search(r"""(src|href)=['"](?!data:|#)""", html)  # opens offline: no external resources
     assert "<script" not in html.lower()
