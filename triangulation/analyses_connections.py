@@ -47,12 +47,12 @@ def judged_groups(records: Iterable[tuple[str, str, dict[str, Any]]], judge: Rea
     the answer's first four groups, as the clustering score counts) and ``reasoned`` (clustered and
     judged reasoned right by ``judge``; NaN without a judge)."""
     parsed = []
-    for model, _task, rec in records:
+    for number, (model, _task, rec) in enumerate(records):
         doc = rec.get("doc") if isinstance(rec.get("doc"), dict) else {}
         groups = sorted(gold_of(doc), key=lambda g: g.get("level", 0))
         gold = [[str(w) for w in g["words"]] for g in groups]
         scored = score_connections(response_text(rec), gold, pool=list(doc.get("words") or []) or None)
-        parsed.append((model, str(doc.get("id", "")), groups, scored))
+        parsed.append((model, str(doc.get("id") or f"sample-{number}"), groups, scored))
     if judge is not None and hasattr(judge, "prefetch"):  # one batched call for every judged pair
         judge.prefetch((n, str(g.get("topic") or "")) for _m, _i, groups, sc in parsed for n, g in zip(matched_names(sc), groups) if n)
     rows = []
