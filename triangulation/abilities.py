@@ -71,11 +71,12 @@ class Taxonomy:
 
     def is_excluded_subtask(self, benchmark: str, groups: Mapping[str, list[str]] | None = None) -> bool:
         """Is ``benchmark`` a subtask the paper leaves out of its group (BBH's dyck languages, navigate,
-        word sorting)? Membership comes from ``groups`` (group -> subtasks) or the name ``<group>_<subtask>``."""
+        word sorting; NATURAL PLAN's meeting)? Membership comes from ``groups`` (group -> subtasks), else
+        from the name: ``<group>_<subtask>`` for a literal group key, a match of a wildcard key."""
         for key, patterns in self.exclude_subtasks.items():
             owners = [g for g, subs in (groups or {}).items() if fnmatchcase(g, key) and benchmark in subs]
             literal = not any(c in key for c in "*?[")
-            if not owners and literal and benchmark.startswith(f"{key}_"):
+            if not owners and (benchmark.startswith(f"{key}_") if literal else fnmatchcase(benchmark, key)):
                 owners = [key]
             if owners and any(fnmatchcase(benchmark, p) for p in patterns):
                 return True

@@ -120,3 +120,15 @@ def test_bbh_without_dyck_navigate_word_sorting(tmp_path):
     # a subtask column (--subtasks) that the paper excludes is on no side
     with_sub = pd.DataFrame({"leaderboard_bbh_navigate": [1.0, 2.0], "mmlu": [1.0, 2.0]}, index=["a", "b"])
     assert assessment_members(with_sub, taxonomy, run.group_subtasks)["static"] == ["mmlu"]
+
+
+def test_natural_plan_without_meeting():
+    """App. F: "In the case of NATURAL PLAN, we have not considered results coming from the meeting subtask".
+    Planning pools calendar [1, 2, 3, 4] alone (meeting [4, 3, 2, 1] left out): tau with mmlu [1, 2, 3, 4] = 1;
+    with meeting pooled the planning score would be a constant 0.5 (tau undefined)."""
+    scores = pd.DataFrame(
+        {"mmlu": [1, 2, 3, 4], "natural_plan_calendar": [1, 2, 3, 4], "natural_plan_meeting": [4, 3, 2, 1]}, index=MODELS
+    ).astype(float)
+    planning = static_vs_interactive(scores, load_taxonomy()).set_index("ability").loc["planning"]
+    assert planning["benchmarks"] == "natural_plan_calendar"
+    assert planning["tau_static"] == pytest.approx(1.0)
