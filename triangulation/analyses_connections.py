@@ -22,6 +22,7 @@ from typing import Any
 import pandas as pd
 
 from custom_metrics.connections import ReasoningCheck, matched_names, reasoning_flags, score_connections
+from custom_metrics.globalgroup import doc_pool
 from plumbing.errors import UserError
 from plumbing.jsonio import iter_jsonl
 from triangulation import plots
@@ -51,7 +52,7 @@ def judged_groups(records: Iterable[tuple[str, str, dict[str, Any]]], judge: Rea
         doc = rec.get("doc") if isinstance(rec.get("doc"), dict) else {}
         groups = sorted(gold_of(doc), key=lambda g: g.get("level", 0))
         gold = [[str(w) for w in g["words"]] for g in groups]
-        scored = score_connections(response_text(rec), gold, pool=list(doc.get("words") or []) or None)
+        scored = score_connections(response_text(rec), gold, pool=doc_pool(doc))  # as the lm-eval metric scores it
         parsed.append((model, str(doc.get("id") or f"sample-{number}"), groups, scored))
     if judge is not None and hasattr(judge, "prefetch"):  # one batched call for every judged pair
         judge.prefetch((n, str(g.get("topic") or "")) for _m, _i, groups, sc in parsed for n, g in zip(matched_names(sc), groups) if n)
