@@ -200,8 +200,10 @@ def canprop_template(config: str) -> str:
     if config not in templates and spec is not None and spec["base"] in templates:
         return derive_canprop_template(templates[spec["base"]], spec)
     if config not in templates:
-        raise UserError(f"the authors published no candidate-proposal prompt for {config} "
-                        f"(see upstream MISSING.txt); available: {len(templates)} configs")
+        raise UserError(
+            f"the authors published no candidate-proposal prompt for {config} "
+            f"(see upstream MISSING.txt); available: {len(templates)} configs"
+        )
     return templates[config]
 
 
@@ -240,19 +242,28 @@ def connections_doc_to_text(doc: Mapping) -> str:
 
 
 CONNECTIONS_TEMPLATES_DIR = Path(__file__).resolve().parent / "templates" / "connections"
-_JUDGE_MARKER = re.compile(r"\{(gold|predicted)\}")
+_JUDGE_MARKER = re.compile(r"\{(gold|words|predicted|response)\}")
+JUDGE_RESPONSE_CHARS = 6000  # the response shown to the reasoning judge is cut after this many characters
 
 
 @cache
 def reasoning_judge_template() -> str:
-    """Our judge prompt for seed 001's categorical reasoning check (markers ``{gold}``, ``{predicted}``)."""
+    """Our judge prompt for seed 001's categorical reasoning check (markers ``{gold}``, ``{words}``,
+    ``{predicted}``, ``{response}``)."""
     return str(read_json(CONNECTIONS_TEMPLATES_DIR / "reasoning_judge.json", "template")["template"])
 
 
-def reasoning_judge_prompt(predicted: str, gold: str) -> str:
-    """The judge prompt for one correctly clustered group: the gold category name and the model's own
-    name for it, filled in one pass (a name holding ``{gold}`` stays literal)."""
-    values = {"gold": str(gold), "predicted": str(predicted)}
+def reasoning_judge_prompt(predicted: str | None, gold: str, words: Sequence[str], response: str) -> str:
+    """The judge prompt for one correctly clustered group: the group's words, the gold category name, the
+    model's own name for the group ("(none given)" when it gave none) and its whole response (its
+    reasoning; cut after :data:`JUDGE_RESPONSE_CHARS`), filled in one pass (model text holding a marker
+    stays literal)."""
+    values = {
+        "gold": str(gold),
+        "words": ", ".join(map(str, words)),
+        "predicted": str(predicted) if predicted else "(none given)",
+        "response": str(response)[:JUDGE_RESPONSE_CHARS],
+    }
     return _JUDGE_MARKER.sub(lambda m: values[m.group(1)], reasoning_judge_template())
 
 

@@ -21,12 +21,13 @@ from typing import Any
 
 import pandas as pd
 
-from custom_metrics.connections import ReasoningCheck, matched_names, reasoning_flags, score_connections
+from custom_metrics.connections import matched_names, reasoning_flags, score_connections
 from custom_metrics.globalgroup import doc_pool
 from plumbing.errors import UserError
 from plumbing.jsonio import iter_jsonl
 from triangulation import plots
 from triangulation.analyses_globalgroup import gold_of
+from triangulation.connections_judge import GroupToJudge
 from triangulation.html import Image, Section, Table, Text
 from triangulation.results_io import Run, main_metric
 from triangulation.samples import response_text, sample_records
@@ -43,23 +44,37 @@ def score_distribution(records: Iterable[tuple[str, str, dict[str, Any]]]) -> pd
     return table.reindex(columns=range(5), fill_value=0)
 
 
-def judged_groups(records: Iterable[tuple[str, str, dict[str, Any]]], judge: ReasoningCheck | None = None) -> pd.DataFrame:
+def judged_groups(records: Iterable[tuple[str, str, dict[str, Any]]], judge: Any = None) -> pd.DataFrame:
     """One row per (model, game, gold group): ``knowledge`` (list), ``clustered`` (exactly right among
     the answer's first four groups, as the clustering score counts) and ``reasoned`` (clustered and
-    judged reasoned right by ``judge``; NaN without a judge)."""
+    judged reasoned right; NaN without a judge). ``judge`` is an :class:`~triangulation.connections_judge.LLMJudge`
+    (its ``judge_groups`` sees each clustered group with the whole response, all games in one batch) or
+    a per-game :data:`~custom_metrics.connections.ReasoningCheck` on the names (the fastText proxy)."""
     parsed = []
     for number, (model, _task, rec) in enumerate(records):
         doc = rec.get("doc") if isinstance(rec.get("doc"), dict) else {}
         groups = sorted(gold_of(doc), key=lambda g: g.get("level", 0))
         gold = [[str(w) for w in g["words"]] for g in groups]
-        scored = score_connections(response_text(rec), gold, pool=doc_pool(doc))  # as the lm-eval metric scores it
-        parsed.append((model, str(doc.get("id") or f"sample-{number}"), groups, scored))
-    if judge is not None and hasattr(judge, "prefetch"):  # one batched call for every judged pair
-        judge.prefetch((n, str(g.get("topic") or "")) for _m, _i, groups, sc in parsed for n, g in zip(matched_names(sc), groups) if n)
+        response = response_text(rec)
+        scored = score_connections(response, gold, pool=doc_pool(doc))  # as the lm-eval metric scores it
+        parsed.append((model, str(doc.get("id") or f"sample-{number}"), groups, scored, response))
+    verdicts: dict[tuple[int, int], bool] = {}
+    if judge is not None and hasattr(judge, "judge_groups"):
+        asked = [
+            ((k, i), GroupToJudge(name, str(g.get("topic") or ""), tuple(map(str, g["words"])), response))
+            for k, (_m, _id, groups, scored, response) in enumerate(parsed)
+            for i, (g, name, right) in enumerate(zip(groups, matched_names(scored), scored["right"]))
+            if right
+        ]
+        verdicts = dict(zip((key for key, _ in asked), judge.judge_groups(item for _, item in asked)))
     rows = []
-    for model, game, groups, scored in parsed:
-        topics = [str(g.get("topic") or "") for g in groups]
-        reasoned = reasoning_flags(scored, topics, judge) if judge is not None else [math.nan] * len(groups)
+    for k, (model, game, groups, scored, _response) in enumerate(parsed):
+        if judge is None:
+            reasoned = [math.nan] * len(groups)
+        elif hasattr(judge, "judge_groups"):
+            reasoned = [bool(right) and verdicts.get((k, i), False) for i, right in enumerate(scored["right"])]
+        else:
+            reasoned = reasoning_flags(scored, [str(g.get("topic") or "") for g in groups], judge)
         for group, clustered, ok in zip(groups, scored["right"], reasoned):
             rows.append(
                 {
@@ -198,7 +213,7 @@ def by_game_summary(games: pd.DataFrame) -> pd.DataFrame:
     return means
 
 
-def build(runs: list[Run], outdir: Path, overrides: dict[str, Any] | None = None, judge: ReasoningCheck | None = None) -> Section | None:
+def build(runs: list[Run], outdir: Path, overrides: dict[str, Any] | None = None, judge: Any = None) -> Section | None:
     """The Connections section; ``judge`` checks categorical reasoning (:mod:`triangulation.connections_judge`)."""
     records = [r for r in sample_records(runs, "connections") if r[1] == "connections"]
     both = static_vs_interactive(runs, overrides)
@@ -236,7 +251,7 @@ def build(runs: list[Run], outdir: Path, overrides: dict[str, Any] | None = None
     return section
 
 
-def reasoning_blocks(records: list[tuple[str, str, dict[str, Any]]], judge: ReasoningCheck | None, outdir: Path) -> list:
+def reasoning_blocks(records: list[tuple[str, str, dict[str, Any]]], judge: Any, outdir: Path) -> list:
     """Figure 7, Table 6 and Table 2 with the judge named; without one, the clustering-only shares."""
     groups = judged_groups(records, judge)
     if groups.empty:

@@ -19,7 +19,7 @@ import pytest
 from multiturn.scripted import ScriptedLM
 from tests.triangulation.test_report_fakes import DATE, conn_doc, run_report
 from triangulation.analyses_connections import judged_groups, knowledge_accuracy, per_game_scores, reasoning_distribution, reasoning_ratio
-from triangulation.connections_judge import LLMJudge
+from triangulation.connections_judge import GroupToJudge, LLMJudge
 
 # conn_doc's knowledge labels per group: G1 Semantic, G2 Encyclopedic, G3 Semantic + Associative, G4 Word form
 
@@ -102,7 +102,7 @@ class JudgeLM(ScriptedLM):
         text = messages[-1]["content"]
         JudgeLM.prompts.append(text)
         gold = re.search(r"Official category name: (.*)", text).group(1)
-        said = re.search(r"Player's category name: (.*)", text).group(1)
+        said = re.search(r"Player's name for this group: (.*)", text).group(1)
         return "Yes." if gold.strip().casefold() == said.strip().casefold() else "No, it is a different connection."
 
     @classmethod
@@ -147,14 +147,43 @@ def test_report_judge_model_flag(tmp_path, monkeypatch):
     assert "LLM judge scripted-judge" in (out / "report.html").read_text()
 
 
-def test_llm_judge_parses_yes_no_and_caches():
-    """Replies without Yes/No count as not analogous; a pair is asked once."""
+def test_llm_judge_sees_the_group_and_the_response_parses_yes_no_and_caches():
+    """The judge is shown the group's words, the gold name, the model's name ("(none given)" for a
+    placeholder such as Category1) and the whole response; replies without Yes/No count as not analogous;
+    each group is asked once."""
+    seen = []
     replies = iter(["Yes", "I cannot tell"])
-    lm = ScriptedLM(lambda messages: next(replies))
+
+    def respond(messages):
+        seen.append(messages[-1]["content"])
+        return next(replies)
+
+    lm = ScriptedLM(respond)
     judge = LLMJudge(lm, "scripted")
-    assert judge(["A", "B", None], ["a", "b", "c"]) == [True, False, False]
-    assert judge(["A"], ["a"]) == [True] and lm.requests_seen == 2 and judge.unparsed == 1
+    a = GroupToJudge("Circles", "TORUS-SHAPED THINGS", ("BAGEL", "TIRE", "WREATH", "LIFESAVER"), "1. Circles: round things")
+    b = GroupToJudge(None, "BAD GOLF SHOTS", ("HOOK", "SLICE", "SHANK", "WHIFF"), "Category2: [HOOK, SLICE, SHANK, WHIFF]")
+    assert judge.judge_groups([a, b, a]) == [True, False, True]
+    assert judge.judge_groups([a]) == [True] and lm.requests_seen == 2 and judge.unparsed == 1
+    assert (
+        "BAGEL, TIRE, WREATH, LIFESAVER" in seen[0]
+        and "1. Circles: round things" in seen[0]
+        and "Player's name for this group: Circles" in seen[0]
+    )
+    assert "Player's name for this group: (none given)" in seen[1] and "Official category name: BAD GOLF SHOTS" in seen[1]
     assert Counter(judge.verdicts.values()) == Counter({True: 1, False: 1})
+
+
+def test_fasttext_proxy_is_a_per_game_name_check():
+    """Without an LLM, ``judged_groups`` takes a per-game check on the names (the fastText proxy's shape)."""
+    doc = conn_doc(1)
+    calls = []
+
+    def check(names, topics):
+        calls.append(list(names))
+        return same_name_judge(names, topics)
+
+    groups = judged_groups([_record("m", doc, five_group_answer(doc))], check)
+    assert groups["reasoned"].tolist() == [1.0, 0.0, 0.0, 0.0] and len(calls) == 1
 
 
 # Seed 001 App. D.2, Table 6 (games per categorical reasoning score 0-4 over the 438 test games)
