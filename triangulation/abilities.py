@@ -171,22 +171,24 @@ def apply_subtask_exclusions(table: pd.DataFrame, runs: list[Run], taxonomy: Tax
     group -> a note of what was left out (groups whose subtasks are absent stay as lm-eval wrote them)."""
     table = table.copy()
     notes: dict[str, str] = {}
+    latest: dict[tuple[str, str], Run] = {}  # (model, group) -> the run whose group value the table shows
     for run in sorted(runs, key=lambda r: r.date):
-        for group, subs in run.group_subtasks.items():
-            patterns = taxonomy.excluded_patterns(group)
-            if not patterns or group not in run.results:
-                continue
-            metric = _group_metric(group, run, taxonomy)
-            kept = [s for s in subs if not any(fnmatchcase(s, p) for p in patterns)]
-            dropped = [s for s in subs if s not in kept]
-            pairs = [(metric_values(run.results.get(s, {})).get(metric), run.n_samples.get(s, 1)) for s in kept]
-            pairs = [(v, w) for v, w in pairs if v is not None]
-            if not pairs or len(pairs) < len(kept):
-                continue  # subtasks not in the file: the group's own value stays
-            value = sum(v * w for v, w in pairs) / sum(w for _, w in pairs)
-            if run.model in table.index and group in table.columns:
-                table.loc[run.model, group] = value
-                notes[group] = f"{metric}, micro-average over {len(kept)} subtasks without {', '.join(dropped) or 'none present'}"
+        for group in run.group_subtasks:
+            if group in run.results and taxonomy.excluded_patterns(group):
+                latest[(run.model, group)] = run
+    for (_model, group), run in latest.items():
+        subs, patterns = run.group_subtasks[group], taxonomy.excluded_patterns(group)
+        metric = _group_metric(group, run, taxonomy)
+        kept = [s for s in subs if not any(fnmatchcase(s, p) for p in patterns)]
+        dropped = [s for s in subs if s not in kept]
+        pairs = [(metric_values(run.results.get(s, {})).get(metric), run.n_samples.get(s, 1)) for s in kept]
+        pairs = [(v, w) for v, w in pairs if v is not None]
+        if not pairs or len(pairs) < len(kept):
+            continue  # subtasks not in the file: the group's own value stays
+        value = sum(v * w for v, w in pairs) / sum(w for _, w in pairs)
+        if run.model in table.index and group in table.columns:
+            table.loc[run.model, group] = value
+            notes[group] = f"{metric}, micro-average over {len(kept)} subtasks without {', '.join(dropped) or 'none present'}"
     return table, notes
 
 

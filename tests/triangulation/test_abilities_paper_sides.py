@@ -132,3 +132,20 @@ def test_natural_plan_without_meeting():
     planning = static_vs_interactive(scores, load_taxonomy()).set_index("ability").loc["planning"]
     assert planning["benchmarks"] == "natural_plan_calendar"
     assert planning["tau_static"] == pytest.approx(1.0)
+
+
+def test_a_later_run_without_subtasks_keeps_its_own_bbh_value(tmp_path):
+    """The score table shows the latest run's group value; an older run's subtasks must not replace it."""
+    old = _bbh_results(tmp_path)
+    payload = {
+        "results": {"leaderboard_bbh": {"alias": "bbh", "acc_norm,none": 0.9}},
+        "group_subtasks": {"leaderboard_bbh": ["leaderboard_bbh_snarks"]},
+        "configs": {},
+        "config": {"model": "hf", "model_args": {"pretrained": "org/m1"}},
+    }
+    newer = tmp_path / "later" / "results_2026-11-22T10-00-00.json"
+    newer.parent.mkdir()
+    newer.write_text(json.dumps(payload))
+    table = pd.DataFrame({"leaderboard_bbh": [0.9]}, index=["org/m1"])
+    fixed, notes = apply_subtask_exclusions(table, [read_run(newer), old], load_taxonomy())
+    assert fixed.loc["org/m1", "leaderboard_bbh"] == 0.9 and notes == {}
