@@ -56,8 +56,10 @@ class LLMJudge:
     """An lm-eval model asked, per correctly clustered group, whether the model's reasoning for it is
     semantically analogous to the gold category name; Yes/No verdicts cached per :class:`GroupToJudge`."""
 
-    def __init__(self, lm: Any, model: str, gen_kwargs: dict[str, Any] | None = None):
+    def __init__(self, lm: Any, model: str, gen_kwargs: dict[str, Any] | None = None, loader: Any = None):
+        """``lm`` is an lm-eval model, or None with ``loader`` (called once, at the first question)."""
         self.lm = lm
+        self.loader = loader
         self.name = f"LLM judge {model}, our stand-in for the paper's human judge"
         self.gen_kwargs = dict(gen_kwargs or JUDGE_GEN_KWARGS)
         self.verdicts: dict[GroupToJudge, bool] = {}
@@ -71,6 +73,8 @@ class LLMJudge:
         items = list(items)
         todo = list(dict.fromkeys(i for i in items if i not in self.verdicts))
         if todo:
+            if self.lm is None:
+                self.lm = self.loader()  # only a report with Connections samples loads the judge
             prompts = [
                 self.lm.apply_chat_template([{"role": "user", "content": reasoning_judge_prompt(i.predicted, i.gold, i.words, i.response)}])
                 for i in todo
@@ -87,11 +91,11 @@ class LLMJudge:
 
 
 def load_llm_judge(model: str | None, model_args: Any = None) -> LLMJudge:
-    """Load ``--judge_model`` (an lm-eval registry name; None with ``--judge_model_args`` = SmolLM2)."""
+    """``--judge_model`` (an lm-eval registry name; None with ``--judge_model_args`` = SmolLM2), loaded
+    when the first reasoning check is asked."""
     from multiturn.backends import load_lm
 
-    lm, name, _args = load_lm(model, model_args)
-    return LLMJudge(lm, name)
+    return LLMJudge(None, model or "SmolLM2 (embedded)", loader=lambda: load_lm(model, model_args)[0])
 
 
 def default_judge() -> FastTextProxy | None:

@@ -222,3 +222,14 @@ def test_table6_from_raw_responses_and_the_authors_human_verdicts(upstream, mode
     ours = reasoning_distribution(games).loc[model].tolist()
     print(f"\n{model} Table 6 ours={ours} published={PUBLISHED_TABLE6[model]}")
     assert all(abs(a - b) <= TABLE6_TOLERANCE for a, b in zip(ours, PUBLISHED_TABLE6[model]))
+
+
+def test_judge_model_loads_only_when_a_group_needs_judging():
+    """``--judge_model`` is loaded at the first question: a report without Connections samples never loads it."""
+    from plumbing.errors import UserError
+    from triangulation.connections_judge import load_llm_judge
+
+    judge = load_llm_judge("no-such-model")
+    assert judge.judge_groups([]) == [] and judge.lm is None
+    with pytest.raises(UserError, match="unknown model 'no-such-model'"):
+        judge.judge_groups([GroupToJudge("a", "b", ("w",), "r")])
