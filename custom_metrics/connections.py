@@ -77,9 +77,7 @@ def reasoning_flags(scored: Mapping[str, Any], gold_topics: Sequence[str], check
     return [bool(ok) and bool(right) for ok, right in zip(verdicts, scored["right"])]
 
 
-def category_reasoning(
-    scored: Mapping[str, Any], gold_topics: Sequence[str], scorer: TopicScorer | None
-) -> float:
+def category_reasoning(scored: Mapping[str, Any], gold_topics: Sequence[str], scorer: TopicScorer | None) -> float:
     """fastText proxy of §4.3.2's categorical reasoning score: exactly-right groups whose predicted name
     achieves the gold category by the Topic Achieved rule, standing in for the paper's human judge
     (NaN without vectors)."""

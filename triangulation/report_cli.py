@@ -29,13 +29,47 @@ def add_parser(subparsers) -> argparse.ArgumentParser:
         description=__doc__,
         formatter_class=argparse.RawDescriptionHelpFormatter,
     )
-    p.add_argument("results", nargs="*", type=Path, metavar="RESULTS", help="folders (or results_*.json files) written by lm_eval / triangulate play --output_path")
-    p.add_argument("--external", action="append", default=[], metavar="[LABEL=]FILE", help="score table from elsewhere: plain wide CSV, clembench-runs results.csv, Open LLM Leaderboard export (repeatable)")
-    p.add_argument("--abilities", type=Path, default=None, metavar="FILE.yaml", help="benchmark -> ability mapping (default: the shipped seed-003 taxonomy)")
-    p.add_argument("--pair", action="append", default=[], metavar="MODEL_A,MODEL_B", help="model pair for the discriminative-power plot (repeatable; default: pairs of the results' models)")
+    p.add_argument(
+        "results",
+        nargs="*",
+        type=Path,
+        metavar="RESULTS",
+        help="folders (or results_*.json files) written by lm_eval / triangulate play --output_path",
+    )
+    p.add_argument(
+        "--external",
+        action="append",
+        default=[],
+        metavar="[LABEL=]FILE",
+        help="score table from elsewhere: plain wide CSV, clembench-runs results.csv, Open LLM Leaderboard export (repeatable)",
+    )
+    p.add_argument(
+        "--abilities",
+        type=Path,
+        default=None,
+        metavar="FILE.yaml",
+        help="benchmark -> ability mapping (default: the shipped seed-003 taxonomy)",
+    )
+    p.add_argument(
+        "--pair",
+        action="append",
+        default=[],
+        metavar="MODEL_A,MODEL_B",
+        help="model pair for the discriminative-power plot (repeatable; default: pairs of the results' models)",
+    )
     p.add_argument("--subtasks", action="store_true", help="also list subtasks of groups (e.g. every mmlu subject) as benchmarks")
-    p.add_argument("--judge_model", default=None, help="lm-eval model judging Connections' categorical reasoning (seed 001 Table 6, Figure 7; default: the fastText proxy when vectors are installed)")
-    p.add_argument("--judge_model_args", default=None, nargs="+", action=MergeDictAction, help="model_args for --judge_model (alone: the embedded SmolLM2 with these args)")
+    p.add_argument(
+        "--judge_model",
+        default=None,
+        help="lm-eval model judging Connections' categorical reasoning (seed 001 Table 6, Figure 7; default: the fastText proxy when vectors are installed)",
+    )
+    p.add_argument(
+        "--judge_model_args",
+        default=None,
+        nargs="+",
+        action=MergeDictAction,
+        help="model_args for --judge_model (alone: the embedded SmolLM2 with these args)",
+    )
     p.add_argument("--title", default="triangulate report")
     p.add_argument("--out", type=Path, required=True, metavar="DIR")
     p.set_defaults(func=run)
