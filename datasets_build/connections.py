@@ -6,10 +6,17 @@ games of the prompt (entries flagged ``"exclude": true``) and one unusable game 
 lost upstream (all ``?``: 16 non-distinct words). Gold groups are listed in difficulty order
 (yellow, green, blue, purple); ``game_with_knowledge_taxonomy.json`` labels each group with its
 knowledge type (§3.2), joined by game index and group position after checking the word sets.
+
+Human baselines (§5.2, App. D.1, Tables 3-4): ``results/novice.json`` (100 games) and ``expert.json``
+(50 games) hold one unweighted clustering ``score`` per game played by humans (their ``categories`` are
+the gold groups, not the humans' answers, so weighted scores cannot be recomputed). The build joins each
+game to our ids by its 16 words and writes ``human_scores.json`` into the built folder
+(:func:`read_human_scores`, :func:`load_human_scores`).
 """
 
 from __future__ import annotations
 
+import json
 import re
 from pathlib import Path
 
@@ -28,6 +35,8 @@ TEST_GAMES, FEWSHOT_GAMES = 438, 3  # §3.1: 441 distinct games, 3 for few-shot 
 CARD_DIR = Path(__file__).with_name("cards")
 GOLD = "scoring/scripts/gold_data.json"
 TAXONOMY = "game_with_knowledge_taxonomy.json"
+HUMAN_LEVELS = ("novice", "expert")  # results/<level>.json
+HUMAN_SCORES_FILE = "human_scores.json"  # in the built folder
 
 FEATURES = datasets.Features(
     {
@@ -130,6 +139,38 @@ def read_games(root: Path) -> dict[str, list[dict]]:
     return splits
 
 
+def read_human_scores(root: Path) -> dict[str, list[dict]]:
+    """Level -> [{"id": "connections_NNN", "game_id": N, "unweighted_clustering": s}] from upstream
+    ``results/<level>.json``; games are found in ``scoring/scripts/gold_data.json`` by their word set."""
+    gold = read_json(require_file(root / GOLD), "source")
+    index = {frozenset(w.strip().casefold() for _, ws in gold_groups(root / GOLD, i, e) for w in ws): i for i, e in enumerate(gold)}
+    out: dict[str, list[dict]] = {}
+    for level in HUMAN_LEVELS:
+        path = root / "results" / f"{level}.json"
+        games = read_json(require_file(path), "source")
+        if not isinstance(games, list):
+            raise source_error(path, None, "expected a list of games")
+        rows = []
+        for number, game in enumerate(games):
+            if not isinstance(game, dict) or not isinstance(game.get("allwords"), str) or not isinstance(game.get("score"), int):
+                raise source_error(path, f"entry {number}", "expected 'allwords' (text) and 'score' (integer)")
+            words = frozenset(w.strip().casefold() for w in game["allwords"].split(", "))  # "20,000" is one word
+            if words not in index:
+                raise source_error(path, f"entry {number}", "its 16 words are no game of gold_data.json")
+            rows.append({"id": f"connections_{index[words]:03d}", "game_id": index[words], "unweighted_clustering": int(game["score"])})
+        out[level] = rows
+    return out
+
+
+def load_human_scores() -> dict[str, list[dict]]:
+    """The human scores written by the build (``human_scores.json`` of the built folder); {} when the
+    folder was built without them (an older build)."""
+    from plumbing.paths import dataset_dir
+
+    path = dataset_dir(NAME) / HUMAN_SCORES_FILE
+    return read_json(path, "dataset file") if path.is_file() else {}
+
+
 @register_builder(NAME)
 def build(out_dir: Path) -> dict:
     """Write the Connections folder (config ``default``: splits ``test`` and ``fewshot``) into ``out_dir``."""
@@ -150,4 +191,6 @@ def build(out_dir: Path) -> dict:
     )
     summary = write_hub_folder(out_dir, {"default": splits}, FEATURES, card)
     write_connections_prompt(root, out_dir)  # the paper's prompt (Appendix A) travels with the data
+    humans = read_human_scores(root)  # §5.2 human baselines, joined to our game ids
+    (Path(out_dir) / HUMAN_SCORES_FILE).write_text(json.dumps(humans, indent=1) + "\n", encoding="utf-8")
     return summary

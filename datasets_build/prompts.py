@@ -9,6 +9,8 @@ Every prompt text is data, not code:
   published prompts (``CanProp Prompt`` column of the scored CSVs), per language and game setting.
 - Connections prompt (seed 001, Appendix A): upstream ``automated_call/prompt_llm.txt`` whose
   ``InsertGame`` marker the authors' ``chatcall.py`` replaces with the shuffled words joined by ``", "``.
+- Connections reasoning-judge prompt (our own, an LLM stand-in for seed 001's human judge, Sec. 4.3.2):
+  ``datasets_build/templates/connections/reasoning_judge.json``.
 
 The two upstream-derived texts are written into the built dataset folders by the builders
 (:func:`write_globalgroup_prompts`, :func:`write_connections_prompt`) and read from there only at task
@@ -19,8 +21,9 @@ from __future__ import annotations
 
 import ast
 import json
+import re
 from collections.abc import Mapping, Sequence
-from functools import lru_cache
+from functools import cache
 from pathlib import Path
 
 from plumbing.errors import UserError
@@ -52,7 +55,7 @@ def format_answer(groups: Sequence[Mapping]) -> str:
 
 
 # ------------------------------------------------------------------------------- A.1 response prompt
-@lru_cache(maxsize=None)
+@cache
 def response_template(language: str) -> dict:
     """The A.1 template file of ``language`` (en, es, zh, hi, ar); other languages are a user error."""
     path = TEMPLATES_DIR / f"response_{language}.json"
@@ -168,13 +171,13 @@ def built_prompt_file(dataset: str, name: str) -> Path:
     return path
 
 
-@lru_cache(maxsize=None)
+@cache
 def canprop_templates() -> dict[str, str]:
     """A.3 templates per config, from the built ``globalgroup`` folder (``prompts/canprop_templates.json``)."""
     return read_json(built_prompt_file("globalgroup", CANPROP_FILE), "built prompt file")
 
 
-@lru_cache(maxsize=None)
+@cache
 def derived_canprop_specs() -> dict[str, dict]:
     """Our stand-ins for unpublished A.3 templates (``templates/canprop_derived.json``), by config."""
     specs = read_json(TEMPLATES_DIR / "canprop_derived.json", "prompt template")
@@ -197,8 +200,10 @@ def canprop_template(config: str) -> str:
     if config not in templates and spec is not None and spec["base"] in templates:
         return derive_canprop_template(templates[spec["base"]], spec)
     if config not in templates:
-        raise UserError(f"the authors published no candidate-proposal prompt for {config} "
-                        f"(see upstream MISSING.txt); available: {len(templates)} configs")
+        raise UserError(
+            f"the authors published no candidate-proposal prompt for {config} "
+            f"(see upstream MISSING.txt); available: {len(templates)} configs"
+        )
     return templates[config]
 
 
@@ -216,7 +221,7 @@ def globalgroup_canprop_doc_to_text(doc: Mapping) -> str:
 
 
 # --------------------------------------------------------------------------- Connections Appendix A
-@lru_cache(maxsize=None)
+@cache
 def connections_template() -> str:
     """``prompt_llm.txt`` of seed 001, from the built ``connections`` folder (``prompts/prompt_llm.txt``)."""
     path = built_prompt_file("connections", CONNECTIONS_PROMPT_FILE)
@@ -234,6 +239,32 @@ def connections_prompt(words: Sequence[str]) -> str:
 def connections_doc_to_text(doc: Mapping) -> str:
     """Prompt of one built Connections game (its ``words`` are already shuffled by the build)."""
     return connections_prompt(doc["words"])
+
+
+CONNECTIONS_TEMPLATES_DIR = Path(__file__).resolve().parent / "templates" / "connections"
+_JUDGE_MARKER = re.compile(r"\{(gold|words|predicted|response)\}")
+JUDGE_RESPONSE_CHARS = 6000  # the response shown to the reasoning judge is cut after this many characters
+
+
+@cache
+def reasoning_judge_template() -> str:
+    """Our judge prompt for seed 001's categorical reasoning check (markers ``{gold}``, ``{words}``,
+    ``{predicted}``, ``{response}``)."""
+    return str(read_json(CONNECTIONS_TEMPLATES_DIR / "reasoning_judge.json", "template")["template"])
+
+
+def reasoning_judge_prompt(predicted: str | None, gold: str, words: Sequence[str], response: str) -> str:
+    """The judge prompt for one correctly clustered group: the group's words, the gold category name, the
+    model's own name for the group ("(none given)" when it gave none) and its whole response (its
+    reasoning; cut after :data:`JUDGE_RESPONSE_CHARS`), filled in one pass (model text holding a marker
+    stays literal)."""
+    values = {
+        "gold": str(gold),
+        "words": ", ".join(map(str, words)),
+        "predicted": str(predicted) if predicted else "(none given)",
+        "response": str(response)[:JUDGE_RESPONSE_CHARS],
+    }
+    return _JUDGE_MARKER.sub(lambda m: values[m.group(1)], reasoning_judge_template())
 
 
 # ------------------------------------------------------------------------------------ build support

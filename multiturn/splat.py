@@ -29,12 +29,20 @@ For partial runs ``*_avg`` averages the difficulties present (the authors' ``Avg
 divides by 3 even when a difficulty has no puzzle). Our addition: an empty player turn uses up its
 round without a judge call and is answered with :data:`EMPTY_TURN_REPLY`.
 
-Judge agreement (seed 004 A.3, eq. 6): given human labels for (puzzle, player turn) pairs — ``yes``,
-``no``, ``irrelevant`` for questions, ``matched``/``unmatched`` for final answers — each labelled
-turn is put to the judge in the same context, and ``judge_agreement`` = share of judge verdicts
-equal to the human label (pooled over all labels), ``judge_labels`` = their count. Give the labels
-with the task option ``human_labels`` (``triangulate play --task_args human_labels=PATH``; CSV or
-JSONL with columns ``id``, ``turn``, ``label``).
+Judge agreement (seed 004 Sec. 5.1, App. A.3, eq. 6, Table 2): "an agreement evaluation among them
+w.r.t. judgements for both final predicted answers and the intermediate reasoning processes", per
+difficulty. Given human labels for (puzzle, player turn) pairs (``yes``, ``no``, ``irrelevant`` for
+questions: the reasoning process; ``matched``/``unmatched`` for final answers), each labelled turn is
+put to the judge once, in the same context, and eq. 6 gives M = (1/m) sum_i delta(j_i, h_i) over the m
+comparisons of the judge's verdict with every human label of the turn:
+``judge_agreement_final`` / ``judge_agreement_reasoning`` (with their counts ``judge_labels_final`` /
+``judge_labels_reasoning``), and for ``splat`` also ``*_easy``, ``*_medium``, ``*_hard``. When a turn
+has labels from two or more people, human-human agreement is the share of agreeing pairs of their
+labels (A.3: votes matched, matched, unmatched give 1/3): ``human_agreement_final`` /
+``human_agreement_reasoning`` with ``human_pairs_*``. Give the labels with the task option
+``human_labels`` (``triangulate play --task_args human_labels=PATH``; CSV or JSONL with columns ``id``,
+``turn``, ``label``, optional ``rater``); several label sets (one per person) as
+``human_labels=A.csv:B.csv`` (paths joined by ``os.pathsep``), each file one rater.
 
 The task option ``max_rounds`` (``--task_args max_rounds=N``) lowers the 15-round cap for smoke runs
 (failures then count N rounds); the cap is written to the results' ``configs`` entry, so such runs
@@ -54,14 +62,16 @@ import json
 import math
 import os
 import re
+from collections.abc import Mapping
 from functools import partial
+from itertools import combinations
 from pathlib import Path
-from typing import Any, Mapping
+from typing import Any
 
 from multiturn.game import Game, Message, Request, TaskSpec
-from plumbing.stats import nanmean
 from multiturn.registry import register
 from plumbing.errors import UserError
+from plumbing.stats import nanmean
 
 MAX_ROUNDS = 15  # config.yaml game.max_round
 DIFFICULTIES = ("easy", "medium", "hard")
@@ -154,9 +164,32 @@ def round_cap(value: Any) -> int:
 # --- human labels ---------------------------------------------------------------------------
 
 
-def read_human_labels(path: str | os.PathLike) -> dict[str, list[tuple[str, str]]]:
-    """Puzzle id -> [(player turn, label)] from a CSV or JSONL file with ``id``, ``turn``, ``label``."""
-    path = Path(path)
+FINAL_LABELS = ("matched", "unmatched")
+AGREEMENT_KINDS = ("final", "reasoning")
+
+
+def label_kind(label: str) -> str:
+    """``final`` for matched/unmatched (final answers), ``reasoning`` for yes/no/irrelevant (questions)."""
+    return "final" if label in FINAL_LABELS else "reasoning"
+
+
+def read_human_labels(path: str | os.PathLike) -> dict[str, list[tuple[str, list[str]]]]:
+    """Puzzle id -> [(player turn, [label of each rater])] from one or more CSV / JSONL files (``id``,
+    ``turn``, ``label``, optional ``rater``; several files joined by ``os.pathsep`` are one rater each)."""
+    merged: dict[str, dict[str, list[str]]] = {}
+    for part in [p for p in str(path).split(os.pathsep) if p.strip()] or [str(path)]:
+        for pid, turn, label in _read_label_file(Path(part.strip())):
+            merged.setdefault(pid, {}).setdefault(turn, []).append(label)
+    out: dict[str, list[tuple[str, list[str]]]] = {}
+    for pid, turns in merged.items():
+        for turn, labels in turns.items():
+            if len({label_kind(label) for label in labels}) > 1:
+                raise UserError(f"{path}: puzzle {pid} turn {turn[:60]!r} mixes final-answer and question labels: {', '.join(labels)}")
+            out.setdefault(pid, []).append((turn, labels))
+    return out
+
+
+def _read_label_file(path: Path) -> list[tuple[str, str, str]]:
     if not path.is_file():
         raise UserError(f"human labels file {path} does not exist")
     text = path.read_text(encoding="utf-8")
@@ -167,7 +200,7 @@ def read_human_labels(path: str | os.PathLike) -> dict[str, list[tuple[str, str]
             raise UserError(f"{path}: not JSON lines ({exc})") from exc
     else:
         rows = list(csv.DictReader(text.splitlines()))
-    out: dict[str, list[tuple[str, str]]] = {}
+    out = []
     for number, row in enumerate(rows, start=1):
         try:
             pid, turn, label = str(row["id"]), str(row["turn"]), str(row["label"]).strip().lower()
@@ -175,8 +208,41 @@ def read_human_labels(path: str | os.PathLike) -> dict[str, list[tuple[str, str]
             raise UserError(f"{path} row {number}: needs columns id, turn, label") from exc
         if label not in HUMAN_LABELS:
             raise UserError(f"{path} row {number}: label {label!r} is not one of {', '.join(HUMAN_LABELS)}")
-        out.setdefault(pid, []).append((turn, label))
+        out.append((pid, turn, label))
     return out
+
+
+def agreement_scores(judged: list[dict[str, Any]]) -> dict[str, float]:
+    """Eq. 6 per kind over one episode's labelled turns (each ``{"humans": [...], "judge": reply}``):
+    ``judge_agreement_<kind>`` = agreeing (judge, human) comparisons / ``judge_labels_<kind>`` comparisons;
+    ``human_agreement_<kind>`` = agreeing pairs of human labels / ``human_pairs_<kind>`` pairs (turns with
+    two or more labels). Kinds absent from the episode are absent from the result."""
+    counts: dict[str, list[int]] = {}
+    for item in judged:
+        humans = list(item["humans"])
+        kind = label_kind(humans[0])
+        judge = counts.setdefault(f"judge_{kind}", [0, 0])
+        for human in humans:
+            judge[0] += agrees(item["judge"], human)
+            judge[1] += 1
+        if len(humans) >= 2:
+            pairs = counts.setdefault(f"human_{kind}", [0, 0])
+            for a, b in combinations(humans, 2):
+                pairs[0] += a == b
+                pairs[1] += 1
+    out: dict[str, float] = {}
+    for key, (agree, n) in counts.items():
+        who, kind = key.split("_")
+        size = "labels" if who == "judge" else "pairs"
+        out[f"{who}_agreement_{kind}"] = agree / n
+        out[f"{who}_{size}_{kind}"] = float(n)
+    return out
+
+
+#: agreement metric -> the count it is weighted by when episodes are pooled
+AGREEMENT_WEIGHTS = {
+    f"{who}_agreement_{kind}": f"{who}_{size}_{kind}" for who, size in (("judge", "labels"), ("human", "pairs")) for kind in AGREEMENT_KINDS
+}
 
 
 # --- the game -------------------------------------------------------------------------------
@@ -190,7 +256,7 @@ class SplatGame(Game):
         instance: Mapping[str, Any],
         prompts: Mapping[str, str],
         gen_kwargs: Mapping[str, Any] | None = None,
-        human_labels: list[tuple[str, str]] | None = None,
+        human_labels: list[tuple[str, list[str]]] | None = None,
         max_rounds: int = MAX_ROUNDS,
         by_difficulty: bool = False,
     ):
@@ -216,7 +282,9 @@ class SplatGame(Game):
         if self._waiting == "player":
             return Request(messages=[dict(m) for m in self.player_history], role="player", gen_kwargs=dict(self.gen_kwargs))
         if self._waiting == "judge":
-            return Request(messages=judge_messages(self.prompts, self.instance, self._pending_turn), role="judge", gen_kwargs=dict(self.gen_kwargs))
+            return Request(
+                messages=judge_messages(self.prompts, self.instance, self._pending_turn), role="judge", gen_kwargs=dict(self.gen_kwargs)
+            )
         if self._waiting == "agreement":
             turn = self._agreement_todo[0][0]
             return Request(messages=judge_messages(self.prompts, self.instance, turn), role="judge", gen_kwargs=dict(self.gen_kwargs))
@@ -229,8 +297,10 @@ class SplatGame(Game):
         elif self._waiting == "judge":
             self._on_judge(reply)
         elif self._waiting == "agreement":
-            turn, human = self._agreement_todo.pop(0)
-            self._agreement.append({"turn": turn, "human": human, "judge": reply, "judge_label": judge_label(reply), "agree": agrees(reply, human)})
+            turn, humans = self._agreement_todo.pop(0)
+            self._agreement.append(
+                {"turn": turn, "humans": list(humans), "kind": label_kind(humans[0]), "judge": reply, "judge_label": judge_label(reply)}
+            )
             self.transcript.append({"role": "judge", "phase": "agreement", "content": reply})
             self._advance_after_game()
         else:
@@ -268,11 +338,9 @@ class SplatGame(Game):
     def scores(self) -> dict[str, float]:
         rounds = len(self.rounds) if self.hit else self.max_rounds
         out = episode_scores(self.hit, rounds)
+        out.update(agreement_scores(self._agreement))
         if self.by_difficulty and self.instance.get("difficulty") in DIFFICULTIES:
             out.update({f"{k}_{self.instance['difficulty']}": v for k, v in list(out.items())})
-        if self._agreement:
-            out["judge_agreement"] = nanmean(float(a["agree"]) for a in self._agreement)
-            out["judge_labels"] = float(len(self._agreement))
         return out
 
     def record(self) -> dict[str, Any]:
@@ -340,7 +408,10 @@ class SplatTask(TaskSpec):
             out[metric] = better
             if self.difficulty is None:
                 out.update({f"{metric}_{d}": better for d in (*DIFFICULTIES, "avg")})
-        out["judge_agreement"] = True
+        for metric in AGREEMENT_WEIGHTS:
+            out[metric] = True
+            if self.difficulty is None:
+                out.update({f"{metric}_{d}": True for d in DIFFICULTIES})
         return out
 
     def config(self) -> dict[str, Any]:
@@ -351,7 +422,8 @@ class SplatTask(TaskSpec):
 
 def aggregate_splat(episode_scores: list[Mapping[str, float]]) -> dict[str, float]:
     """Means of accuracy / rounds / overall (pooled) and of their per-difficulty keys, the unweighted mean
-    of the difficulties present (``*_avg``, the authors' ``Avg``), and judge agreement pooled over labels (eq. 6)."""
+    of the difficulties present (``*_avg``, the authors' ``Avg``), and eq. 6's agreements pooled over
+    every comparison (each episode's share weighted by its count), per kind and per difficulty."""
     out: dict[str, float] = {}
     for metric in ("accuracy", "rounds", "overall"):
         out[metric] = nanmean(s.get(metric, math.nan) for s in episode_scores)
@@ -359,11 +431,13 @@ def aggregate_splat(episode_scores: list[Mapping[str, float]]) -> dict[str, floa
         if any(f"{metric}_{d}" in s for s in episode_scores for d in DIFFICULTIES):
             out.update({f"{metric}_{d}": v for d, v in per.items()})
             out[f"{metric}_avg"] = nanmean(per.values())
-    labelled = [(s["judge_agreement"], s["judge_labels"]) for s in episode_scores if s.get("judge_labels")]
-    if labelled:
-        n = sum(count for _, count in labelled)
-        out["judge_agreement"] = sum(share * count for share, count in labelled) / n
-        out["judge_labels"] = float(n)
+    for metric, weight in AGREEMENT_WEIGHTS.items():
+        for suffix in ("", *(f"_{d}" for d in DIFFICULTIES)):
+            pairs = [(s[metric + suffix], s[weight + suffix]) for s in episode_scores if s.get(weight + suffix)]
+            if pairs:
+                n = sum(count for _, count in pairs)
+                out[metric + suffix] = sum(share * count for share, count in pairs) / n
+                out[weight + suffix] = float(n)
     return out
 
 

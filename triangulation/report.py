@@ -9,10 +9,10 @@ from typing import Any
 import pandas as pd
 from tqdm.auto import tqdm
 
-from triangulation import analyses_clembench, analyses_connections, analyses_globalgroup, plots
-from triangulation.abilities import Taxonomy, assessment_members, static_vs_interactive
-from triangulation.discriminative import default_pairs, pair_table, ratio_table
 from plumbing.errors import UserError
+from triangulation import analyses_clembench, analyses_connections, analyses_globalgroup, plots
+from triangulation.abilities import Taxonomy, apply_subtask_exclusions, assessment_members, group_members, static_vs_interactive
+from triangulation.discriminative import default_pairs, pair_table, ratio_table
 from triangulation.external import External
 from triangulation.html import Image, Section, Table, Text, render_page
 from triangulation.kendall import kendall_tables
@@ -55,6 +55,8 @@ def run_scores(runs: list[Run], overrides: dict[str, Any], include_subtasks: boo
 
 def collect_scores(runs: list[Run], externals: list[External], taxonomy: Taxonomy, include_subtasks: bool = False) -> Scores:
     table, metrics = run_scores(runs, taxonomy.main_metrics, include_subtasks)
+    table, trimmed = apply_subtask_exclusions(table, runs, taxonomy)  # seed 003 App. E.2.1 (BBH)
+    metrics.update(trimmed)
     sources: dict[str, set[str]] = {}
     if runs:
         sources["results"] = {r.model for r in runs}
@@ -92,6 +94,7 @@ def build_report(
     pairs: list[str] | None = None,
     include_subtasks: bool = False,
     title: str = "triangulate report",
+    judge: Any = None,
 ) -> Path:
     """Write every table, figure and ``report.html`` into ``out``; returns the HTML path."""
     out.mkdir(parents=True, exist_ok=True)
@@ -116,16 +119,7 @@ def build_report(
     sections.append(corr)
     steps.update()
 
-    abil = static_vs_interactive(table, taxonomy)
-    members = assessment_members(table, taxonomy)
-    sec = Section("Abilities: static versus interactive (seed 003, Figure 3)")
-    sec.blocks.append(Text(f"Static: {', '.join(members['static']) or 'none'}. Interactive: {', '.join(members['interactive']) or 'none'}. Each side and ability pools its benchmarks as the mean of min-max normalised scores per model.", note=True))
-    if not abil.empty:
-        abil.to_csv(out / "abilities_static_vs_interactive.csv", index=False)
-        sec.blocks += [Table(abil.set_index("ability")), Image(plots.ability_bars(abil, out / "abilities_static_vs_interactive.png"), "abilities")]
-    else:
-        sec.blocks.append(Text("No benchmark in the scores maps to an ability of the taxonomy.", note=True))
-    sections.append(sec)
+    sections += abilities_sections(table, taxonomy, group_members(runs), out)
     steps.update()
 
     run_models = sorted({r.model for r in runs})
@@ -144,7 +138,7 @@ def build_report(
 
     for section in (
         analyses_globalgroup.build(runs, out),
-        analyses_connections.build(runs, out, overrides=taxonomy.main_metrics),
+        analyses_connections.build(runs, out, overrides=taxonomy.main_metrics, judge=judge),
         analyses_clembench.build(runs, externals, out),
     ):
         if section is not None:
@@ -154,6 +148,26 @@ def build_report(
     path = out / "report.html"
     path.write_text(render_page(title, sections), encoding="utf-8")
     return path
+
+
+def abilities_sections(table: pd.DataFrame, taxonomy: Taxonomy, groups: dict[str, list[str]], out: Path) -> list[Section]:
+    """Seed 003 Figure 3 with the paper's sides (``abilities_static_vs_interactive.*``), then the labelled
+    extended view that adds our tasks (``abilities_static_vs_interactive_extended.*``)."""
+    sections = []
+    views = ((taxonomy, "", "Abilities: static versus interactive (seed 003, Figure 3)"),
+             (taxonomy.extended(), "_extended", "Abilities: static versus interactive, extended view (our variant: the paper's sides plus our tasks)"))
+    for tax, suffix, title in views:
+        abil = static_vs_interactive(table, tax, groups)
+        members = assessment_members(table, tax, groups)
+        sec = Section(title)
+        sec.blocks.append(Text(f"Static: {', '.join(members['static']) or 'none'}. Interactive: {', '.join(members['interactive']) or 'none'}. A group stands for its members (never both); each side and ability pools its benchmarks as the mean of min-max normalised scores per model.", note=True))
+        if not abil.empty:
+            abil.to_csv(out / f"abilities_static_vs_interactive{suffix}.csv", index=False)
+            sec.blocks += [Table(abil.set_index("ability")), Image(plots.ability_bars(abil, out / f"abilities_static_vs_interactive{suffix}.png"), "abilities")]
+        else:
+            sec.blocks.append(Text("No benchmark in the scores maps to an ability of the taxonomy.", note=True))
+        sections.append(sec)
+    return sections
 
 
 def overview_section(scores: Scores, runs: list[Run], externals: list[External], taxonomy: Taxonomy) -> Section:

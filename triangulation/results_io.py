@@ -10,9 +10,10 @@ from __future__ import annotations
 
 import json
 import math
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Mapping
+from typing import Any
 
 from plumbing.errors import UserError
 
@@ -32,6 +33,7 @@ class Run:
     configs: dict[str, dict[str, Any]] = field(default_factory=dict)
     group_subtasks: dict[str, list[str]] = field(default_factory=dict)
     samples: dict[str, Path] = field(default_factory=dict)  # task -> samples / episodes JSONL
+    n_samples: dict[str, int] = field(default_factory=dict)  # task -> samples scored (lm-eval's ``n-samples``, effective)
 
     def top_level_tasks(self, max_members: int = 12) -> list[str]:
         """Tasks to list as benchmarks: a group of more than ``max_members`` tasks (mmlu's subjects,
@@ -112,6 +114,7 @@ def read_run(path: Path) -> Run:
         results={str(k): v for k, v in {**(data.get("groups") or {}), **data["results"]}.items() if isinstance(v, dict)},
         configs={str(k): v for k, v in (data.get("configs") or {}).items() if isinstance(v, dict)},
         group_subtasks={str(k): list(v) for k, v in (data.get("group_subtasks") or {}).items() if isinstance(v, list)},
+        n_samples=_n_samples(data.get("n-samples")),
     )
     folder = Path(path).parent
     for task in run.results:
@@ -120,6 +123,16 @@ def read_run(path: Path) -> Run:
                 run.samples[task] = candidate
                 break
     return run
+
+
+def _n_samples(entry: Any) -> dict[str, int]:
+    """lm-eval's ``n-samples`` ({task: {"original": N, "effective": M}}) -> {task: M}."""
+    out: dict[str, int] = {}
+    for task, counts in (entry or {}).items() if isinstance(entry, dict) else ():
+        value = counts.get("effective", counts.get("original")) if isinstance(counts, dict) else None
+        if isinstance(value, int) and not isinstance(value, bool) and value > 0:
+            out[str(task)] = value
+    return out
 
 
 def metric_values(task_results: Mapping[str, Any]) -> dict[str, float]:

@@ -10,11 +10,11 @@ from collections import Counter
 import pytest
 
 from datasets_build.hub import atomic_dir
-from plumbing.paths import dataset_dir
 from multiturn import splat
 from multiturn.engine import run_task
 from multiturn.scripted import ScriptedLM
 from plumbing.errors import UserError
+from plumbing.paths import dataset_dir
 
 
 @pytest.fixture(scope="module")
@@ -85,15 +85,30 @@ def test_missing_build_names_the_build_command(tmp_path, monkeypatch):
 
 # --- prompts and parsing (pure) --------------------------------------------------------------
 
-PUZZLE = {"id": "p", "title": "Sweet Dreams", "story": "Matthew keeps reading\nto his son despite the blackout.", "answer": "He is blind and reads Braille."}
-PROMPTS = {"player_init": "PLAYER RULES", "judge_init": "JUDGE RULES", "judge_puzzle_template": "T=%s S=%s A=%s", "player_ready_message": "READY"}
+PUZZLE = {
+    "id": "p",
+    "title": "Sweet Dreams",
+    "story": "Matthew keeps reading\nto his son despite the blackout.",
+    "answer": "He is blind and reads Braille.",
+}
+PROMPTS = {
+    "player_init": "PLAYER RULES",
+    "judge_init": "JUDGE RULES",
+    "judge_puzzle_template": "T=%s S=%s A=%s",
+    "player_ready_message": "READY",
+}
 
 
 def test_story_and_judge_context_follow_the_authors_code():
-    assert splat.story_shown(PUZZLE) == "The title of the puzzle is Sweet Dreams. Matthew keeps reading to his son despite the blackout. Why?"
+    assert (
+        splat.story_shown(PUZZLE) == "The title of the puzzle is Sweet Dreams. Matthew keeps reading to his son despite the blackout. Why?"
+    )
     msgs = splat.judge_messages(PROMPTS, PUZZLE, "Is he blind?")
     assert [m["role"] for m in msgs] == ["user", "assistant", "user"]
-    assert msgs[0]["content"] == "JUDGE RULES\n\nT=Sweet Dreams S=Matthew keeps reading to his son despite the blackout. Why? A=He is blind and reads Braille.\n\nREADY"
+    assert (
+        msgs[0]["content"]
+        == "JUDGE RULES\n\nT=Sweet Dreams S=Matthew keeps reading to his son despite the blackout. Why? A=He is blind and reads Braille.\n\nREADY"
+    )
     assert msgs[2]["content"] == "Is he blind?"
     opening = splat.player_opening(PROMPTS, PUZZLE)
     assert opening == [{"role": "user", "content": "PLAYER RULES\n\n" + splat.story_shown(PUZZLE)}]
@@ -208,7 +223,9 @@ def test_hit_on_a_later_round_counts_that_round(puzzles):
     def player(messages):  # asks three questions, then answers
         return knows(messages) if len(messages) >= 7 else "Is it a trick?"
 
-    summary = run_task(splat.SplatTask("hard"), {"player": ScriptedLM(player), "judge": ScriptedLM(_judge_that_knows(by_title))}, limit=2, progress=False)
+    summary = run_task(
+        splat.SplatTask("hard"), {"player": ScriptedLM(player), "judge": ScriptedLM(_judge_that_knows(by_title))}, limit=2, progress=False
+    )
     assert summary["metrics"] == {"accuracy": 1.0, "rounds": 4.0, "overall": 25.0}
 
 
@@ -244,8 +261,11 @@ def test_judge_agreement_with_human_labels(puzzles, tmp_path):
     player = ScriptedLM(_player_that_knows(by_title))
     judge = ScriptedLM(_judge_that_knows(by_title))
     summary = run_task(task, {"player": player, "judge": judge}, limit=3, progress=False)
-    assert summary["metrics"]["judge_agreement"] == pytest.approx(3 / 4)
-    assert summary["metrics"]["judge_labels"] == 4.0
+    # eq. 6 per kind: questions 1 of 2 agree, final answers 2 of 2 (seed 004 Table 2 reports them apart)
+    assert summary["metrics"]["judge_agreement_reasoning"] == pytest.approx(1 / 2)
+    assert summary["metrics"]["judge_labels_reasoning"] == 2.0
+    assert summary["metrics"]["judge_agreement_final"] == 1.0 and summary["metrics"]["judge_labels_final"] == 2.0
+    assert "human_agreement_final" not in summary["metrics"]  # one label set: no human-human agreement
     assert summary["metrics"]["accuracy"] == 1.0  # agreement probes do not change the game's score
     assert judge.requests_seen == 3 + 4
 
@@ -259,7 +279,7 @@ def test_human_labels_file_errors(tmp_path):
         splat.read_human_labels(tmp_path / "missing.csv")
     good = tmp_path / "good.csv"
     good.write_text("id,turn,label\nsplat_000,Is it?,Yes\n")
-    assert splat.read_human_labels(good) == {"splat_000": [("Is it?", "yes")]}
+    assert splat.read_human_labels(good) == {"splat_000": [("Is it?", ["yes"])]}
 
 
 def test_tasks_are_registered():
@@ -345,7 +365,7 @@ def test_cli_human_labels_option_measures_judge_agreement(play, puzzles, tmp_pat
     code, payload, err = play("--task_args", f"human_labels={labels}", "max_rounds=1")
     assert code == 0, err
     result = payload["results"]["splat_easy"]
-    assert result["judge_agreement,none"] == 0.5 and result["judge_labels,none"] == 2.0  # the judge says "No." to both
+    assert result["judge_agreement_reasoning,none"] == 0.5 and result["judge_labels_reasoning,none"] == 2.0  # the judge says "No." to both
     assert payload["config"]["task_args"] == {"human_labels": str(labels), "max_rounds": 1}
     assert payload["configs"]["splat_easy"]["human_labels"] == str(labels)
     assert [role for role, _ in SplatCliLM.seen] == ["player", "judge", "judge", "judge"]
@@ -401,7 +421,12 @@ def test_player_sees_judge_replies_lower_cased(puzzles):
         seen.append(messages[-1]["content"])
         return "Is it night?"
 
-    run_task(splat.SplatTask("easy", max_rounds=2), {"player": ScriptedLM(player), "judge": ScriptedLM(lambda m: "YES, Indeed.")}, limit=1, progress=False)
+    run_task(
+        splat.SplatTask("easy", max_rounds=2),
+        {"player": ScriptedLM(player), "judge": ScriptedLM(lambda m: "YES, Indeed.")},
+        limit=1,
+        progress=False,
+    )
     assert seen[1] == "yes, indeed."
 
 

@@ -13,7 +13,8 @@ from tests.triangulation.test_report_fakes import DATE, gg_doc, oracle, run_repo
 MODELS = {"scripted/oracle", "scripted/chunker", "scripted-half"}
 
 
-def test_three_model_report(tmp_path):
+def test_three_model_report(tmp_path, monkeypatch):
+    monkeypatch.delenv("TRIANGULATE_FASTTEXT_DIR", raising=False)  # no reasoning judge: no fastText proxy either
     three_model_results(tmp_path / "runs")
     out = tmp_path / "report"
     assert run_report([str(tmp_path / "runs" / "lm_eval"), str(tmp_path / "runs" / "play"), "--out", str(out)]) == 0
@@ -47,7 +48,8 @@ def test_three_model_report(tmp_path):
     assert set(tags.index) == {"Everyday", "Pop culture", "Linguistic"}
     assert (tags["scripted/oracle"] == 1.0).all()
     cultural = pd.read_csv(out / "globalgroup_cultural.csv", index_col=0)
-    assert len(cultural) == 2
+    assert list(cultural.columns) == ["zh", "zh_en", "en", "Mean"] and set(cultural.index) == MODELS  # Tables 10 / 3
+    assert (cultural.loc["scripted/oracle"] == 0.0).all()
     colours = pd.read_csv(out / "globalgroup_nyt_colours.csv", index_col=0)
     assert list(colours.index) == ["yellow", "green", "blue", "purple"]
     # half_oracle gets the first two gold groups (yellow, green) exactly and scrambles the rest
@@ -55,11 +57,13 @@ def test_three_model_report(tmp_path):
     pca = pd.read_csv(out / "globalgroup_pca.csv", index_col=0)
     assert set(pca.index) == MODELS and pca["cluster"].nunique() == 2
     ari = pd.read_csv(out / "globalgroup_by_ari.csv", index_col=0)
-    assert len(ari) == 3
+    assert list(ari.index) == ["(0.0, 0.5]", "(0.5, 1.0]"]  # Table 4's fixed ranges: ARI 0.05, 0.35 | 0.65
 
     dist = pd.read_csv(out / "connections_score_distribution.csv", index_col=0)
     assert dist.loc["scripted/oracle", "4"] == 3 and dist.sum(axis=1).eq(3).all()
-    know = pd.read_csv(out / "connections_knowledge.csv", index_col=0)
+    # no reasoning judge here (no --judge_model, no fastText vectors): clustering-only shares, not Figure 7
+    assert not (out / "connections_knowledge.csv").exists()
+    know = pd.read_csv(out / "connections_knowledge_clustered_only.csv", index_col=0)
     assert (know["scripted/oracle"] == 1.0).all()
     assert know.loc["Word form", "scripted-half"] == 0.0 and know.loc["Encyclopedic", "scripted-half"] == 1.0
 
@@ -68,8 +72,15 @@ def test_three_model_report(tmp_path):
 
     html = (out / "report.html").read_text(encoding="utf-8")
     pngs = sorted(p.name for p in out.glob("*.png"))
-    assert {"kendall_heatmap.png", "abilities_static_vs_interactive.png", "globalgroup_f1.png", "globalgroup_pca.png",
-            "connections_score_distribution.png", "connections_knowledge.png", "clembench_clemscore.png", "discriminative_0.png"} <= set(pngs)
+    assert {
+        "kendall_heatmap.png",
+        "abilities_static_vs_interactive.png",
+        "globalgroup_f1.png",
+        "globalgroup_pca.png",
+        "connections_score_distribution.png",
+        "clembench_clemscore.png",
+        "discriminative_0.png",
+    } <= set(pngs)
     assert html.count("data:image/png;base64,") == len(pngs)  # every figure embedded, nothing linked
     assert not re.search(r"""(src|href)=['"](?!data:|#)""", html)  # opens offline: no external resources
     assert "<script" not in html.lower()

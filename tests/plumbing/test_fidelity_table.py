@@ -6,7 +6,7 @@ import importlib
 import re
 from pathlib import Path
 
-REPO = Path(__file__).resolve().parents[1]
+REPO = Path(__file__).resolve().parents[2]
 PACKAGES = ("custom_metrics", "multiturn", "datasets_build", "lm_eval_tasks", "triangulation", "plumbing")
 
 

@@ -1,0 +1,131 @@
+"""GlobalGroup analyses follow seed 000's rules (Sec. 5-6, Tables 3, 4, 10, Figure 2).
+
+Table 4: "The averaged F1 score ... across each 4-word game (4-group for group size analysis) whose group
+size, group count, ARI, and Word Overlap score fell within the specified ranges ... excluding nyt-seq",
+ARI ranges [-0.5, 0.0], (0.0, 0.5], (0.5, 1.0]; overlap [0.0, 0.75], (0.75, 1.5], (1.5, 2.25], (2.25, 3.0].
+Tables 3/10: "the average difference in performance in groups labeled as non-culturally-related versus
+culturally-related in 4x4 games per dataset subset", then "averaged across all dataset subsets".
+Figure 2: "a vector of their mean 4x4 game results by dataset subset ... K-means clustering with k=2".
+"""
+
+from __future__ import annotations
+
+import pandas as pd
+import pytest
+
+from triangulation.analyses_globalgroup import cultural_differences, difficulty_table, four_by_four, pca_kmeans
+
+# Seed 000 Table 10, GPT-3.5-Turbo row (es es-en zh zh-en hi hi-en ar ar-en en) and its Mean (Table 3)
+TABLE10_GPT35 = [0.128, 0.130, 0.054, 0.041, 0.026, 0.024, 0.054, 0.036, -0.047]
+TABLE3_GPT35 = 0.050
+
+
+def _game(subset, g, w, f1, ari=None, overlap=None):
+    return {
+        "model": "m",
+        "subset": subset,
+        "setting": subset if (g, w) == (4, 4) else f"{subset}_{g}x{w}",
+        "n_groups": g,
+        "group_size": w,
+        "ari": ari,
+        "canprop_overlap": overlap,
+        "group_f1": f1,
+    }
+
+
+def _games() -> pd.DataFrame:
+    return pd.DataFrame(
+        [
+            _game("en", 4, 4, 0.9, ari=0.0, overlap=0.75),  # ARI [-0.5, 0.0] (closed left range), overlap [0.0, 0.75]
+            _game("en", 4, 3, 0.5, ari=-0.2, overlap=0.2),  # 3-word: only in the group-size row
+            _game("en", 2, 4, 0.7, ari=0.6, overlap=0.8),  # 2-group, 4-word: group count 2, ARI (0.5, 1.0], overlap (0.75, 1.5]
+            _game("es", 4, 4, 0.3, ari=0.4, overlap=2.5),  # ARI (0.0, 0.5], overlap (2.25, 3.0]
+            _game("es", 3, 4, 0.6, ari=0.55, overlap=3.4),  # overlap above 3.0: in no range
+            _game("nyt_seq", 4, 4, 0.0, ari=0.9, overlap=0.1),  # nyt-seq: excluded everywhere
+            _game("nyt_shuf", 4, 4, 0.8, ari=0.3, overlap=1.6),  # nyt-shuf stays
+        ]
+    )
+
+
+def test_table4_group_size_on_4_group_games_only():
+    """Group size rows use 4-group games: size 3 -> 0.5; size 4 -> mean(0.9, 0.3, 0.8) = 2.0 / 3 (nyt-seq out)."""
+    table = difficulty_table(_games(), "group_size")
+    assert table["m"].to_dict() == pytest.approx({3: 0.5, 4: 2.0 / 3})
+
+
+def test_table4_group_count_on_4_word_games_only():
+    """Group count rows use 4-word games: 2 -> 0.7, 3 -> 0.6, 4 -> mean(0.9, 0.3, 0.8); the 4x3 game is out."""
+    table = difficulty_table(_games(), "n_groups")
+    assert table["m"].to_dict() == pytest.approx({2: 0.7, 3: 0.6, 4: 2.0 / 3})
+
+
+def test_table4_ari_fixed_ranges():
+    """ARI: 0.0 -> [-0.5, 0.0] (0.9); 0.4, 0.3 -> (0.0, 0.5] (mean(0.3, 0.8) = 0.55); 0.6, 0.55 -> (0.5, 1.0]
+    (mean(0.7, 0.6) = 0.65). The 4x3 game (ARI -0.2) and nyt-seq (0.9) are not counted."""
+    table = difficulty_table(_games(), "ari")
+    assert list(table.index) == ["[-0.5, 0.0]", "(0.0, 0.5]", "(0.5, 1.0]"]
+    assert table["m"].tolist() == pytest.approx([0.9, 0.55, 0.65])
+
+
+def test_table4_overlap_fixed_ranges():
+    """Overlap: 0.75 -> [0.0, 0.75] (0.9); 0.8 -> (0.75, 1.5] (0.7); 1.6 -> (1.5, 2.25] (0.8); 2.5 -> (2.25, 3.0]
+    (0.3); 3.4 is in no range; nyt-seq's 0.1 and the 4x3 game's 0.2 are not counted."""
+    table = difficulty_table(_games(), "canprop_overlap")
+    assert list(table.index) == ["[0.0, 0.75]", "(0.75, 1.5]", "(1.5, 2.25]", "(2.25, 3.0]"]
+    assert table["m"].tolist() == pytest.approx([0.9, 0.7, 0.8, 0.3])
+
+
+def _group(model, subset, setting, cultural, f1):
+    return {"model": model, "subset": subset, "setting": setting, "culturally_related": cultural, "f1": f1}
+
+
+def test_tables_3_and_10_per_subset_difference_then_mean():
+    """Per subset (4x4 only): mean non-cultural F1 - mean cultural F1; Mean = unweighted mean over subsets.
+
+    en: non-cultural (1.0, 0.8) -> 0.9, cultural 0.5 -> 0.4; es: non-cultural 0.6, cultural (0.9, 0.7, 0.8)
+    -> 0.8 -> -0.2. Mean = (0.4 - 0.2) / 2 = 0.1 (pooling every group instead would give
+    mean(1.0, 0.8, 0.6) - mean(0.5, 0.9, 0.7, 0.8) = 0.8 - 0.725 = 0.075). The 2x4 game, nyt_shuf
+    and nyt_seq groups do not count.
+    """
+    rows = [
+        _group("m", "en", "en", False, 1.0),
+        _group("m", "en", "en", False, 0.8),
+        _group("m", "en", "en", True, 0.5),
+        _group("m", "es", "es", False, 0.6),
+        _group("m", "es", "es", True, 0.9),
+        _group("m", "es", "es", True, 0.7),
+        _group("m", "es", "es", True, 0.8),
+        _group("m", "en", "en_2x4", True, 0.0),  # not 4x4
+        _group("m", "nyt_shuf", "nyt_shuf", True, 0.0),
+    ]
+    table = cultural_differences(pd.DataFrame(rows))
+    assert list(table.columns) == ["es", "en", "Mean"]
+    assert table.loc["m"].tolist() == pytest.approx([-0.2, 0.4, 0.1])
+
+
+def test_table3_mean_is_the_mean_of_table10_subsets():
+    """Seed 000 publishes both: Table 3's GPT-3.5-Turbo Mean (0.050) is the mean of its Table 10 row (0.0496)."""
+    groups = []
+    for subset, diff in zip(("es", "es_en", "zh", "zh_en", "hi", "hi_en", "ar", "ar_en", "en"), TABLE10_GPT35):
+        groups += [_group("gpt-3.5-turbo", subset, subset, False, 0.5 + diff), _group("gpt-3.5-turbo", subset, subset, True, 0.5)]
+    table = cultural_differences(pd.DataFrame(groups))
+    assert table.loc["gpt-3.5-turbo", "Mean"] == pytest.approx(TABLE3_GPT35, abs=5e-4)
+    assert table.loc["gpt-3.5-turbo", "zh"] == pytest.approx(0.054)
+
+
+def test_figure2_pca_on_4x4_subsets_with_two_kmeans_clusters():
+    """Two clear model families (high vs low F1 on every 4x4 subset) -> K-means with k = 2 splits them;
+    non-4x4 settings (``en_2x4``) are not part of the vectors."""
+    f1 = pd.DataFrame(
+        {"en": [0.9, 0.92, 0.3, 0.32], "zh": [0.8, 0.82, 0.2, 0.25], "hi": [0.7, 0.69, 0.1, 0.12], "en_2x4": [0.0, 1.0, 0.0, 1.0]},
+        index=["closed-a", "closed-b", "open-a", "open-b"],
+    )
+    assert list(four_by_four(f1).columns) == ["en", "zh", "hi"]
+    coords = pca_kmeans(four_by_four(f1))
+    assert coords["cluster"].nunique() == 2
+    assert (
+        coords.loc["closed-a", "cluster"]
+        == coords.loc["closed-b", "cluster"]
+        != coords.loc["open-a", "cluster"]
+        == coords.loc["open-b", "cluster"]
+    )
