@@ -162,8 +162,9 @@ def _warn_missing(lang: str, path: Path | None) -> None:
         _warned.add(lang)
     where = f"{path} does not exist" if path else f"${FASTTEXT_ENV} is not set"
     warnings.warn(
-        f"fastText vectors for '{lang}' not found ({where}); topic scores are NaN. Download "
-        f"cc.{lang}.300.bin from {DOWNLOAD_URL} and set {FASTTEXT_ENV} to its folder.",
+        f"fastText vectors for '{lang}' not found ({where}); topic scores are NaN. Run "
+        f"`triangulate data fasttext {lang}` (cc.{lang}.300.bin, about 7 GB of disk and memory; see {DOWNLOAD_URL}) "
+        f"and set {FASTTEXT_ENV} to its folder.",
         RuntimeWarning,
         stacklevel=3,
     )
