@@ -97,8 +97,8 @@ def test_every_file_the_builders_open_is_pinned(upstream, upstream_build):
 
 
 def test_play_and_eval_run_on_the_mirror_build(mirror_build, tmp_path, monkeypatch, capsys):
-    from tests.support.engine_helpers import register_test_task_and_model
     from tests.support.built_data import _clear_prompt_caches
+    from tests.support.engine_helpers import register_test_task_and_model
     from triangulation.cli import main
 
     monkeypatch.delenv("TRIANGULATE_UPSTREAM", raising=False)
