@@ -80,7 +80,8 @@ def configure(
 
 
 def reset() -> None:
-    """Back to the defaults (tests)."""
+    """Back to the defaults, forgetting what was verified (tests)."""
+    _VERIFIED.clear()
     SETTINGS.__dict__.update(SourceSettings().__dict__)
 
 
@@ -98,7 +99,15 @@ def source_dir(name: str) -> Path:
     """The folder holding upstream ``name``'s files (local copy layout): local if configured, else downloaded."""
     if upstream_root() is not None:
         return upstream_dir(name)
-    return fetch_source(load_manifest(name))
+    manifest = load_manifest(name)
+    key = (manifest.digest, str(cache_root()), base_url(), SETTINGS.commits.get(name))
+    if _VERIFIED.get(name, (None,))[0] != key or not _VERIFIED[name][1].is_dir():
+        _VERIFIED[name] = (key, fetch_source(manifest))
+    return _VERIFIED[name][1]
+
+
+#: source -> (settings key, folder): what this process already verified (builders call source_dir often)
+_VERIFIED: dict[str, tuple[tuple, Path]] = {}
 
 
 def fetch_source(manifest: Manifest) -> Path:
