@@ -232,3 +232,27 @@ def test_fasttext_404_is_one_line(tmp_path, capsys):
         assert main(["data", "fasttext", "xx", "--out", str(tmp_path), "--base-url", mirror.url]) != 0
     err = capsys.readouterr().err.strip()
     assert "\n" not in err and f"{mirror.url}/cc.xx.300.bin.gz" in err
+
+
+@pytest.mark.parametrize("fault", ["tampered", 404, 500, "hang"])
+def test_cli_build_from_a_faulty_mirror_is_one_line_and_leaves_no_dataset(upstream, tmp_path, monkeypatch, capsys, fault):
+    """`triangulate data build --datasets splat` through a mirror whose puzzles.xlsx is bad: exit 2, one
+    error line naming the file or the URL, no built folder and no half-downloaded file left."""
+    from triangulation.cli import main
+
+    files = manifest_files(upstream, ["splat"])
+    target = next(url for url in files if url.endswith("/puzzles.xlsx"))
+    faults = {}
+    if fault == "tampered":
+        files[target] = files[target].read_bytes()[:-10]  # truncated
+    else:
+        faults[target] = fault
+    out = tmp_path / "data"
+    with serve(files, faults=faults) as mirror:
+        monkeypatch.setenv("TRIANGULATE_SOURCE_URL", mirror.url)
+        code = main(["data", "build", "--datasets", "splat", "--out", str(out), "--download-timeout", "0.5", "--download-retries", "2"])
+    err = [line for line in capsys.readouterr().err.splitlines() if line.startswith("triangulate: error:")]
+    assert code == 2 and len(err) == 1
+    assert ("splat/puzzles.xlsx" if fault == "tampered" else mirror.url + target) in err[0]
+    assert not out.exists() or list(out.iterdir()) == []
+    assert not [p for p in (tmp_path / "cache").rglob("puzzles.xlsx*")]
