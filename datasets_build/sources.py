@@ -19,7 +19,6 @@ build reuses after re-hashing every file.
 from __future__ import annotations
 
 import os
-import shutil
 import sys
 import threading
 import time
@@ -265,10 +264,3 @@ def fetch_url(url: str, target: Path) -> Path:
             raise UserError(f"cannot download {url} (HTTP 404 Not Found)") from exc
     os.replace(part, target)
     return target
-
-
-def clear_cache(name: str | None = None) -> None:
-    """Remove the cached downloads (of one source, or all)."""
-    root = cache_root()
-    for folder in root.glob(f"{name}-*" if name else "*"):
-        shutil.rmtree(folder, ignore_errors=True)
