@@ -16,6 +16,7 @@ from tqdm import tqdm
 
 from datasets_build import fasttext_vectors, generate, sources
 from datasets_build.hub import atomic_dir, push_folder
+from datasets_build.manifest import manifest_names
 from datasets_build.registry import builders
 from plumbing.errors import UserError
 from plumbing.jsonio import ensure_output_dir
@@ -124,6 +125,8 @@ def parse_commit(spec: str) -> tuple[str, str]:
     name, _, commit = spec.partition("=")
     if not name or not re.fullmatch(r"[0-9a-f]{7,40}", commit):
         raise UserError(f"--source-commit {spec!r}: expected NAME=COMMIT (a hexadecimal commit id)")
+    if name not in manifest_names():
+        raise UserError(f"--source-commit {spec!r}: no upstream source '{name}'; sources: {', '.join(manifest_names())}")
     return name, commit
 
 

@@ -169,6 +169,14 @@ def test_allow_unverified_without_a_user_commit_is_refused(capsys):
     assert "--source-commit" in capsys.readouterr().err
 
 
+@pytest.mark.parametrize("spec, words", [("nope=abc1234", "no upstream source 'nope'"), ("splat=main", "NAME=COMMIT")])
+def test_bad_source_commit_is_one_line(capsys, spec, words):
+    from triangulation.cli import main
+
+    assert main(["data", "build", "--source-commit", spec, "--allow-unverified"]) == 2
+    assert words in capsys.readouterr().err
+
+
 def test_source_dir_fetches_a_cognitive_test_source_from_the_mirror(upstream, tmp_path, monkeypatch):
     with serve(manifest_files(upstream, ["lm_pragmatics"])) as mirror:
         monkeypatch.setenv("TRIANGULATE_SOURCE_URL", mirror.url)
