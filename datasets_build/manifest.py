@@ -35,7 +35,7 @@ METADATA_FILES = ("SOURCE", "MISSING.txt")
 
 
 @dataclass(frozen=True)
-class PinnedFile:
+class ManifestEntry:
     """One upstream file: where it sits locally, where it lives upstream, and what its bytes hash to."""
 
     source: str
@@ -55,7 +55,7 @@ class PinnedFile:
 @dataclass(frozen=True)
 class Manifest:
     name: str
-    files: tuple[PinnedFile, ...]
+    files: tuple[ManifestEntry, ...]
     absent: tuple[str, ...]
     digest: str  # SHA-256 of the manifest text: names the cache folder of this exact pin set
 
@@ -64,7 +64,7 @@ class Manifest:
         """(repo, commit) pairs in manifest order, without repeats."""
         return list(dict.fromkeys((f.repo, f.commit) for f in self.files))
 
-    def by_path(self) -> dict[str, PinnedFile]:
+    def by_path(self) -> dict[str, ManifestEntry]:
         return {f.path: f for f in self.files}
 
 
@@ -92,7 +92,7 @@ def parse_manifest(text: str, where: str = "manifest") -> Manifest:
     try:
         data = tomllib.loads(text)
         files = tuple(
-            PinnedFile(
+            ManifestEntry(
                 source=data["name"],
                 path=group["local"] + entry["path"],
                 repo=group["repo"],

@@ -33,6 +33,7 @@ BUILDER_MODULES: tuple[str, ...] = (
     "datasets_build.clembench",
     "datasets_build.nback",
     "datasets_build.splat",
+    "datasets_build.lm_pragmatics",
 )
 
 BUILDERS: Registry[Builder] = Registry("dataset", BUILDER_MODULES)

@@ -12,12 +12,15 @@ build reuses after re-hashing every file.
 - Network faults are retried a bounded number of times with a socket timeout; a 404, a 500 after the
   retries, or a hang is one ``UserError`` naming the URL. A file whose bytes differ from the manifest is
   one ``UserError`` naming the file, the expected and the actual hash; the bad file is removed.
+- :func:`fetch_file` fetches one :class:`PinnedFile` (pinned by git blob id, for files no verified copy
+  exists for, e.g. NATURAL PLAN's data) the same way, at task time.
 - ``--source-commit NAME=COMMIT`` fetches the manifest's paths at a commit of the user's choice; no
   hashes exist for it, so it needs ``--allow-unverified``.
 """
 
 from __future__ import annotations
 
+import hashlib
 import os
 import sys
 import threading
@@ -30,7 +33,7 @@ from pathlib import Path
 
 from tqdm import tqdm
 
-from datasets_build.manifest import Manifest, PinnedFile, load_manifest
+from datasets_build.manifest import Manifest, ManifestEntry, load_manifest
 from datasets_build.manifest_tool import sha256_file
 from plumbing.errors import UserError
 from plumbing.paths import cache_root as plumbing_cache_root
@@ -145,7 +148,7 @@ def _fetch_user_commit(manifest: Manifest, commit: str) -> Path:
     return dest
 
 
-def check_file(path: Path, pinned: PinnedFile, where: str) -> None:
+def check_file(path: Path, pinned: ManifestEntry, where: str) -> None:
     """Size and SHA-256 of ``path`` against its manifest entry; a mismatch removes the file and is one line."""
     size = path.stat().st_size
     actual = sha256_file(path) if size == pinned.size else f"(size {size}, expected {pinned.size})"
@@ -157,7 +160,7 @@ def check_file(path: Path, pinned: PinnedFile, where: str) -> None:
         )
 
 
-def download_all(jobs: list[tuple[PinnedFile, str, Path]], name: str, verify: bool) -> None:
+def download_all(jobs: list[tuple[ManifestEntry, str, Path]], name: str, verify: bool) -> None:
     """Download ``(entry, url, target)`` jobs in a thread pool with one progress bar; the first error stops the rest."""
     if not jobs:
         return
@@ -187,7 +190,7 @@ def _retryable(exc: Exception) -> bool:
 
 
 def download_file(
-    pinned: PinnedFile, url: str, target: Path, verify: bool = True, progress=None, cancelled: threading.Event | None = None
+    pinned: ManifestEntry, url: str, target: Path, verify: bool = True, progress=None, cancelled: threading.Event | None = None
 ) -> None:
     """One file to ``target`` via ``target.part`` (resumed with a Range request); verified, then renamed."""
     target.parent.mkdir(parents=True, exist_ok=True)
@@ -264,3 +267,52 @@ def fetch_url(url: str, target: Path) -> Path:
             raise UserError(f"cannot download {url} (HTTP 404 Not Found)") from exc
     os.replace(part, target)
     return target
+
+
+@dataclass(frozen=True)
+class PinnedFile:
+    """One file of an upstream repository at one commit that no verified copy exists for here, pinned by its
+    git blob id (``git hash-object``, as the code host's tree lists it) and/or its SHA-256; fetched at task
+    time (e.g. NATURAL PLAN's JSONs, too large for the snapshot the manifests were computed from)."""
+
+    owner: str
+    repo: str
+    commit: str
+    path: str
+    git_blob: str | None
+    sha256: str | None = None
+
+    def url(self, base_url: str) -> str:
+        return f"{base_url.rstrip('/')}/{self.owner}/{self.repo}/{self.commit}/{self.path}"
+
+
+def git_blob_id(path: Path) -> str:
+    """The id ``git hash-object`` gives the file: SHA-1 of ``b"blob <size>\\0"`` followed by the bytes."""
+    digest = hashlib.sha1(f"blob {path.stat().st_size}\0".encode())
+    with path.open("rb") as handle:
+        for chunk in iter(lambda: handle.read(1 << 20), b""):
+            digest.update(chunk)
+    return digest.hexdigest()
+
+
+def fetch_file(pin: PinnedFile, dest: Path, url: str | None = None) -> Path:
+    """Download ``pin`` to ``dest`` once (``<base>/<owner>/<repo>/<commit>/<path>``, resumable, retried), verified
+    by git blob id and/or SHA-256 before it is moved into place; a cached ``dest`` is reused without downloading."""
+    if dest.is_file():
+        return dest
+    if pin.git_blob is None and pin.sha256 is None:
+        raise UserError(f"no checksum recorded for {pin.owner}/{pin.repo}/{pin.path}: refusing an unverifiable download")
+    url = url or pin.url(base_url())
+    dest.parent.mkdir(parents=True, exist_ok=True)
+    part = dest.with_name(dest.name + ".part")
+    with tqdm(unit="B", unit_scale=True, desc=f"downloading {dest.name}", disable=None) as bar:
+        try:
+            _retrying(url, part, bar.update)
+        except urllib.error.HTTPError as exc:
+            raise UserError(f"{pin.owner}/{pin.repo}@{pin.commit} has no file {pin.path} (HTTP 404 from {url})") from exc
+    for kind, expected, actual in (("git blob", pin.git_blob, git_blob_id), ("sha256", pin.sha256, sha256_file)):
+        if expected is not None and (found := actual(part)) != expected:
+            part.unlink(missing_ok=True)
+            raise UserError(f"checksum mismatch for {url}: expected {kind} {expected}, got {found}")
+    os.replace(part, dest)
+    return dest

@@ -9,7 +9,8 @@ the recorded ones and returns the differences together with our episode scores.
 from __future__ import annotations
 
 from collections import deque
-from typing import Any, Callable, Mapping
+from collections.abc import Callable, Mapping
+from typing import Any
 
 from multiturn.clem.catalog import GAMES, candidate_instances
 from multiturn.clem.common import ClemGame
@@ -55,7 +56,7 @@ def model_names(interactions: Mapping[str, Any]) -> dict[str, str]:
         player = key.replace("_", " ")
         text = str(value)
         if "(" in text and text.endswith(")"):
-            text = text[text.rindex("(") + 1:-1]
+            text = text[text.rindex("(") + 1 : -1]
         elif ", " in text:
             text = text.split(", ", 1)[1]
         elif ": " in text:
@@ -84,12 +85,14 @@ def compare_events(ours: list[list[dict]], recorded: list[list[dict]]) -> list[s
     return problems
 
 
-def _first_sent(interactions: Mapping[str, Any]) -> str:
-    for turn in interactions["turns"]:
-        for event in turn:
-            if event["from"] == "GM" and event["action"]["type"] == "send message":
-                return event["action"]["content"]
-    raise UserError("the recorded episode has no message from the game master")
+def _sent_messages(turns: list[list[dict]]) -> list[tuple[str, str]]:
+    """(recipient, content) of every message the game master sent to a player, in order."""
+    return [
+        (e["to"], e["action"]["content"])
+        for turn in turns
+        for e in turn
+        if e["from"] == "GM" and e["to"] != "GM" and e["action"]["type"] == "send message"
+    ]
 
 
 def _recorded_target(interactions: Mapping[str, Any]) -> str | None:
@@ -101,18 +104,50 @@ def _recorded_target(interactions: Mapping[str, Any]) -> str | None:
     return None
 
 
+def _replay(game: str, instance: Mapping[str, Any], interactions: Mapping[str, Any]) -> tuple[ClemGame, dict, list[str]]:
+    """Our master on ``instance`` with the recorded replies as scripted players: (game, unused replies, exhausted)."""
+    replies = recorded_replies(interactions)
+    ours = GAMES[game](dict(instance), model_names=model_names(interactions))
+    exhausted: list[str] = []
+    pending = ours.next_request()
+    while pending is not None and not ours.done and not exhausted:
+        # our masters name the player in the transcript; requests carry the engine role only
+        player = "Player 2" if pending.role == "player_b" else "Player 1"
+        if replies[player]:
+            ours.on_reply(replies[player].popleft())
+        else:
+            exhausted.append(player)
+        pending = ours.next_request()
+    return ours, replies, exhausted
+
+
 def recover_instance(game: str, interactions: Mapping[str, Any]) -> dict[str, Any]:
-    """The upstream instance whose first prompt (and, for Wordle, target word) the episode shows."""
-    first = _first_sent(interactions)
+    """The upstream instance the episode was played on.
+
+    Candidates must show the recorded first prompt (and, for Wordle, the recorded target word).
+    Several instances can share the first prompt: clembench v1.6's reference-game instances come in
+    triples (game ids 3k, 3k+1, 3k+2) with the same Player 1 prompt that differ only in Player 2's
+    grid order and the target. So every candidate is played with the recorded replies and the first
+    whose messages to the players (Player 2's included) all equal the recorded ones is taken; when
+    none does, the first candidate (the replay then reports where it differs).
+    """
+    recorded = _sent_messages(interactions["turns"])
+    if not recorded:
+        raise UserError("the recorded episode has no message from the game master")
     target = _recorded_target(interactions)
+    candidates = []
     for instance in candidate_instances(game):
         if target is not None and instance.get("target_word") != target:
             continue
-        probe = GAMES[game](instance)
-        events = probe.log.events()
-        if events and events[0]["action"]["content"] == first:
-            return instance
-    raise UserError(f"no upstream {game} instance matches the recorded first prompt")
+        if _sent_messages(GAMES[game](instance).log.turns)[:1] == recorded[:1]:
+            candidates.append(instance)
+    if not candidates:
+        raise UserError(f"no upstream {game} instance matches the recorded first prompt")
+    if len(candidates) > 1:
+        for instance in candidates:
+            if _sent_messages(_replay(game, instance, interactions)[0].log.turns) == recorded:
+                return instance
+    return candidates[0]
 
 
 def replay_episode(game: str, interactions: Mapping[str, Any], instance: Mapping[str, Any] | None = None) -> dict[str, Any]:
@@ -126,25 +161,7 @@ def replay_episode(game: str, interactions: Mapping[str, Any], instance: Mapping
     if game not in GAMES:
         raise UserError(f"unknown clembench game {game!r}; known: {', '.join(sorted(GAMES))}")
     inst = dict(instance) if instance is not None else recover_instance(game, interactions)
-    replies = recorded_replies(interactions)
-    ours = GAMES[game](inst, model_names=model_names(interactions))
-    exhausted: list[str] = []
-
-    def scripted(name: str) -> Player:
-        def respond(_messages: list[Message]) -> str:
-            if not replies[name]:
-                exhausted.append(name)
-                return ""
-            return replies[name].popleft()
-
-        return respond
-
-    pending = ours.next_request()
-    while pending is not None and not ours.done and not exhausted:
-        # our masters name the player in the transcript; requests carry the engine role only
-        player = "Player 2" if pending.role == "player_b" else "Player 1"
-        ours.on_reply(scripted(player)(pending.messages))
-        pending = ours.next_request()
+    ours, replies, exhausted = _replay(game, inst, interactions)
     log = ours.log.as_dict()
     differences = compare_events(log["turns"], interactions["turns"])
     if exhausted:

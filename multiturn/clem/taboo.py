@@ -11,9 +11,10 @@ from __future__ import annotations
 
 import re
 import string
+from collections.abc import Mapping
 from functools import lru_cache
 from pathlib import Path
-from typing import Any, Mapping
+from typing import Any
 
 from multiturn.clem.common import NAN, PLAYER_A, PLAYER_B, ClemGame, MasterLoop, outcome_scores
 
@@ -81,7 +82,8 @@ def candidate_words(clue: str, stems: list[str]) -> list[str]:
     if not heads:
         return []
     # whole words (preceded by a space or the start) that begin with a head and have >= low letters
-    pattern = r"(?<![^ ])(?=%s)[^ ]{%d,}" % ("|".join(map(re.escape, heads)), low)
+    alternatives = "|".join(map(re.escape, heads))
+    pattern = rf"(?<![^ ])(?={alternatives})[^ ]{{{low},}}"
     return [w for w in dict.fromkeys(re.findall(pattern, clue)) if len(w) <= high]
 
 
@@ -99,10 +101,14 @@ def clue_errors(utterance: str, target: str, related: list[str], clue: str | Non
             continue
         word_stem = stem(word)
         if word_stem == target_stem:
-            errors.append({"message": f"Target word '{target}' (stem={target_stem}) is similar to clue word '{word}' (stem={word_stem})", "type": 0})
+            errors.append(
+                {"message": f"Target word '{target}' (stem={target_stem}) is similar to clue word '{word}' (stem={word_stem})", "type": 0}
+            )
         for rel, rel_stem in related_stems:
             if rel_stem == word_stem:
-                errors.append({"message": f"Related word '{rel}' (stem={rel_stem}) is similar to clue word '{word}' (stem={word_stem})", "type": 1})
+                errors.append(
+                    {"message": f"Related word '{rel}' (stem={rel_stem}) is similar to clue word '{word}' (stem={word_stem})", "type": 1}
+                )
     return errors
 
 
@@ -129,8 +135,11 @@ class TabooGame(ClemGame):
         self.target = inst["target_word"]
         self.related = list(inst["related_word"])
         self.max_turns = int(inst["max_turns"])
-        self.log.players = {"GM": "Game master for taboo", DESCRIBER: f"WordDescriber, {self.model_name(DESCRIBER)}",
-                            GUESSER: f"WordGuesser, {self.model_name(GUESSER)}"}
+        self.log.players = {
+            "GM": "Game master for taboo",
+            DESCRIBER: f"WordDescriber, {self.model_name(DESCRIBER)}",
+            GUESSER: f"WordGuesser, {self.model_name(GUESSER)}",
+        }
         describer_prompt, guesser_prompt = render_prompts(inst)
         history = {DESCRIBER: [{"role": "user", "content": describer_prompt}], GUESSER: []}
         roles = {DESCRIBER: PLAYER_A, GUESSER: PLAYER_B}
@@ -138,10 +147,12 @@ class TabooGame(ClemGame):
         self.clue_error: dict[str, Any] | None = None
         self.guess_word: str | None = None
         self.current_turn = 0
-        while self._proceeds():
+        stopped = False
+        while not stopped and self._proceeds():
             self.log.next_turn()
             for player in (DESCRIBER, GUESSER):
                 if not self._proceeds():
+                    stopped = True  # end without asking _proceeds() again: it logs its reason each time
                     break
                 reply = yield from self.ask(player, history[player], role=roles[player])
                 if not self._validate(player, reply):
@@ -155,7 +166,14 @@ class TabooGame(ClemGame):
             self.current_turn += 1
 
     def _proceeds(self) -> bool:
-        """clembench's ``_does_game_proceed``: logs the reason each time it says stop."""
+        """clembench's ``_does_game_proceed``: logs the reason each time it says stop.
+
+        The play loop asks it before every turn and before every player; when it stops the game
+        between players (a describer's invalid clue or format), the loop ends without asking again,
+        so the stop event is logged once, as in the published v1.6 episodes (clembench's
+        ``DialogueGameMaster.play`` breaks its outer loop there; e.g. gpt-4-turbo's taboo episode
+        2_low_en/episode_2 logs its describer's ``invalid format`` once).
+        """
         if self.invalid_response:
             self.log.to_self("invalid format", "abort game")
             return False

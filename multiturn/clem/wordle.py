@@ -10,49 +10,59 @@ disagree with each first guess before the guesser commits to a guess (``agreemen
 Main score (clembench's "speed"): for ``wordle`` 100 / 50 / 30 / 20 when solved in <=3 / 4 / 5 / 6
 guesses; for the variants round(100 / guesses, 2); 0 when lost; NaN when aborted.
 
+The letter feedback is v1.6's, not standard Wordle's (:func:`first_unmarked_occurrence_feedback`);
+the prompts and re-prompts are v1.6's (:mod:`multiturn.clem.wordle_prompts`).
+
 Differences from v1.6, documented: v1.6 loops forever when the critic never answers in format
 (``while game.proceeds:`` is always true); we abort after 2 re-prompts, as ``proceeds()`` intends.
-The token-count prompt truncation v1.6 applies to OpenAI models only is not applied. The
-re-prompt texts other than the invalid-word one follow the later clembench code (no v1.6 episode
-shows them).
+The token-count prompt truncation v1.6 applies to OpenAI models only is not applied.
 """
 
 from __future__ import annotations
 
-from typing import Any, Mapping
+from collections.abc import Mapping
+from typing import Any
 
 from multiturn.clem.common import NAN, PLAYER_A, PLAYER_B, ClemGame, MasterLoop, outcome_scores
+from multiturn.clem.wordle_prompts import WordlePrompts
 
 GUESSER = "Player 1"
 CRITIC = "Player 2"
 
-ABORTING_STATUSES = ("INVALID_FORMAT", "INVALID_WORD", "INVALID_WORD_LENGTH", "NOT_VALID_ENGLISH_WORD",
-                     "CONTEXT_EXCEEDED_ERROR")
-FORMAT_DETAILS = "Provide your response only in this format:\nguess: word\nexplanation: details\nDo not generate any other text. Please try again."
-ERROR_MESSAGES = {
-    "INVALID_WORD_LENGTH": "The guess should have exactly 5 letters. Please try again.",
-    "INVALID_WORD": "The guess should contain only letters. Please try again.",
-    # the text the published v1.6 episodes show
-    "NOT_VALID_ENGLISH_WORD": "your guess is not a valid word for this game. Please try again",
-    "INVALID_FORMAT": FORMAT_DETAILS,
-}
-CRITIC_FORMAT = "Provide your response only in this format:\nagreement: yes or no\nexplanation: details\nPlease try again"
+ABORTING_STATUSES = ("INVALID_FORMAT", "INVALID_WORD", "INVALID_WORD_LENGTH", "NOT_VALID_ENGLISH_WORD", "CONTEXT_EXCEEDED_ERROR")
 
 
-def letter_feedback(guess: str, target: str) -> str:
-    """Wordle feedback ``g<green> u<yellow> ...``: greens first, then yellows while unused target letters remain."""
+def first_unmarked_occurrence_feedback(guess: str, target: str) -> str:
+    """Letter feedback ``c<red> r<red> ... e<yellow>`` by clembench v1.6's rule (``GuessValidator.validate``,
+    ``wordle/utils/guessvalidator.py`` of the v1.6 run), which is not standard Wordle's.
+
+    The rule: the exact target word is all green. Otherwise each guess letter, left to right, is
+    compared with the *first occurrence of that letter in the target not yet marked*: none left ->
+    red; that occurrence at the letter's own position -> green (the occurrence is marked); elsewhere
+    -> red when the guess has the same letter at that occurrence's position (that letter will claim
+    it), else yellow (marked). A later occurrence that would make the letter green is not looked at:
+    "crane" for "queue" gives ``e<yellow>`` (the first ``e`` of "queue" is at position 3), where
+    standard Wordle gives ``e<green>``. The model must see what v1.6 showed, so the game uses this
+    (gpt-4-turbo's published v1.6 episode for "queue" was told ``e<yellow>`` three times and lost).
+    """
     if guess == target:
         return " ".join(f"{c}<green>" for c in guess)
-    colours = ["red"] * len(target)
-    left: list[str | None] = list(target)
-    for i, c in enumerate(guess):
-        if c == target[i]:
-            colours[i] = "green"
-            left[i] = None
-    for i, c in enumerate(guess):
-        if colours[i] != "green" and c in left:
-            colours[i] = "yellow"
-            left[left.index(c)] = None
+    marked: set[int] = set()
+    colours = []
+    for index, letter in enumerate(guess):
+        at = target.find(letter)
+        while at != -1 and at in marked:
+            at = target.find(letter, at + 1)
+        if at == -1:
+            colours.append("red")
+        elif at == index:
+            colours.append("green")
+            marked.add(at)
+        elif at < len(guess) and guess[at] == letter:
+            colours.append("red")
+        else:
+            colours.append("yellow")
+            marked.add(at)
     return " ".join(f"{c}<{col}>" for c, col in zip(guess, colours))
 
 
@@ -63,7 +73,7 @@ def find_keyword(text: str, keyword: str) -> str:
     end = text.find("\n", start)
     if start == -1 or end == -1:
         return "CONTEXT_EXCEEDED_ERROR" if "CONTEXT_EXCEEDED_ERROR" in text else "INVALID_FORMAT"
-    return text[start + len(marker):end].strip()
+    return text[start + len(marker) : end].strip()
 
 
 def guess_error(word: str, words: frozenset[str], length: int = 5) -> str | None:
@@ -91,59 +101,18 @@ def speed_score(n_guesses: int, game_name: str) -> float:
 class WordleGame(ClemGame):
     game_name = "wordle"
 
-    def __init__(self, instance: Mapping[str, Any], model_names: Mapping[str, str] | None = None,
-                 game_name: str | None = None, words: frozenset[str] | None = None):
+    def __init__(
+        self,
+        instance: Mapping[str, Any],
+        model_names: Mapping[str, str] | None = None,
+        game_name: str | None = None,
+        words: frozenset[str] | None = None,
+    ):
         if game_name:
             self.game_name = game_name
         # the allowed-word list travels with each built Wordle row (``english_words``)
         self.words = words if words is not None else frozenset(instance["english_words"])
         super().__init__(instance, model_names)
-
-    # -- prompts (clembench's PromptGenerator) ---------------------------------------------------
-    def _create(self, guess: str, explanation: str, feedback: str | None, agreement: str | None,
-                agreement_expl: str | None) -> None:
-        prompt = self.guesser_prompt
-        if not prompt:
-            text = self.instance["system_definition"] + self.instance["guesser_prompt"][0]["content"]
-            if self.use_clue:
-                text += "clue:" + self.clue + "\n"
-            prompt.append({"role": "user", "content": text})
-            return
-        prompt.append({"role": "assistant", "content": f"guess: {guess}\nexplanation: {explanation}\n"})
-        if self.use_critic:
-            if agreement == "do_not_use":
-                content = ""
-            else:
-                content = f"clue: {self.clue}\nguess_agreement: {agreement}\nagreement_explanation: {agreement_expl}\n"
-            if feedback:
-                content += "guess_feedback: " + feedback
-            prompt.append({"role": "user", "content": content})
-        else:
-            prompt.append({"role": "user", "content": "guess_feedback: " + str(feedback)})
-
-    def _recreate(self, error: str, guess: str, explanation: str) -> None:
-        if self.use_critic:
-            content = f"clue: {self.clue}\nguess: {guess}\nexplanation: {explanation}\n"
-        else:
-            content = f"guess: {guess}\nexplanation: {explanation}\n"
-        self.guesser_prompt.append({"role": "assistant", "content": content})
-        self.guesser_prompt.append({"role": "user", "content": ERROR_MESSAGES.get(error, FORMAT_DETAILS)})
-
-    def _create_critic(self, guess: str, explanation: str, feedback: str | None, agreement: str | None,
-                       agreement_expl: str | None) -> None:
-        prompt = self.critic_prompt
-        if not prompt:
-            head = self.instance["guesser_critic_prompt"][0]["content"]
-            prompt.append({"role": "user", "content": head + f"clue: {self.clue}\nguess: {guess}\nexplanation: {explanation}\n"})
-            return
-        if agreement == "do_not_use":
-            prompt.append({"role": "user", "content": ""})
-        else:
-            prompt.append({"role": "assistant", "content": f"agreement: {agreement}\nexplanation: {agreement_expl}\n"})
-        content = f"clue: {self.clue}\nguess: {guess}\nexplanation: {explanation}\n"
-        if feedback:
-            content += "guess_feedback: " + feedback
-        prompt.append({"role": "user", "content": content})
 
     # -- the master loop -------------------------------------------------------------------------
     def _proceeds(self) -> bool:
@@ -161,15 +130,15 @@ class WordleGame(ClemGame):
 
     def _guesser_turn(self, guess, explanation, feedback, agreement, agreement_expl, error):
         if not error:
-            self._create(guess, explanation, feedback, agreement, agreement_expl)
+            self.prompts.guesser_turn(guess, explanation, feedback, agreement, agreement_expl)
         else:
             if error != "NOT_VALID_ENGLISH_WORD":
                 self.guesser_retry += 1
             else:
                 self.guesser_retry_invalid += 1
-            self._recreate(error, guess, explanation)
+            self.prompts.guesser_retry(error, guess, explanation)
         self.guesser_req_count += 1
-        response = yield from self.ask(GUESSER, self.guesser_prompt, role=PLAYER_A)
+        response = yield from self.ask(GUESSER, self.prompts.guesser, role=PLAYER_A)
         text = response + "\n"
         result = {self.kw["guess"]: find_keyword(text, self.kw["guess"]), "explanation": find_keyword(text, self.kw["explanation"])}
         self.log.to_self("parse", result)
@@ -186,17 +155,18 @@ class WordleGame(ClemGame):
 
     def _critic_turn(self, guess, explanation, feedback, agreement, agreement_expl, error):
         if not error:
-            self._create_critic(guess, explanation, feedback, agreement, agreement_expl)
+            self.prompts.critic_turn(guess, explanation, feedback, agreement, agreement_expl)
         else:
             self.critic_retry += 1
-            self.critic_prompt.append({"role": "assistant", "content": f"agreement: {agreement}\nexplanation: {agreement_expl}\n"})
-            self.critic_prompt.append({"role": "user", "content": CRITIC_FORMAT})
+            self.prompts.critic_retry(agreement, agreement_expl)
         self.critic_req_count += 1
-        response = yield from self.ask(CRITIC, self.critic_prompt, role=PLAYER_B)
+        response = yield from self.ask(CRITIC, self.prompts.critic, role=PLAYER_B)
         text = response + "\n"
         found = find_keyword(text, self.kw["agreement"])
-        result = {self.kw["agreement"]: found if found in self.kw["agreement_match_keywords"] else "INVALID_FORMAT",
-                  "explanation": find_keyword(text, self.kw["explanation"])}
+        result = {
+            self.kw["agreement"]: found if found in self.kw["agreement_match_keywords"] else "INVALID_FORMAT",
+            "explanation": find_keyword(text, self.kw["explanation"]),
+        }
         self.log.to_self("parse", result)
         word = result[self.kw["agreement"]]
         error = word if word in ("INVALID_FORMAT", "CONTEXT_EXCEEDED_ERROR") else None
@@ -211,12 +181,21 @@ class WordleGame(ClemGame):
         if error:
             content = f"Guesser Error: {error} while parsing Player 1's (model: {self.model_name(GUESSER)}) response"
         elif self.use_clue:
-            content = (f"attempts: {attempts}\ntarget_word = {self.target}\ntarget_word_clue = {self.clue}\n"
-                       f"guess: {guess}\nguess_feedback: {feedback}")
+            content = (
+                f"attempts: {attempts}\ntarget_word = {self.target}\ntarget_word_clue = {self.clue}\n"
+                f"guess: {guess}\nguess_feedback: {feedback}"
+            )
         else:
             content = f"attempts: {attempts}\ntarget_word = {self.target}\nguess: {guess}\nguess_feedback: {feedback}"
-        info: dict[str, Any] = {"attempts": attempts, "target_word": self.target, "target_word_difficulty": self.difficulty,
-                                "guesser": self.log.players[GUESSER], "guess": guess, "explanation": explanation, "error": error}
+        info: dict[str, Any] = {
+            "attempts": attempts,
+            "target_word": self.target,
+            "target_word_difficulty": self.difficulty,
+            "guesser": self.log.players[GUESSER],
+            "guess": guess,
+            "explanation": explanation,
+            "error": error,
+        }
         if self.use_clue:
             info["target_word_clue"] = self.clue
         if self.use_critic:
@@ -224,7 +203,7 @@ class WordleGame(ClemGame):
         self.log.to_self("metadata", content, game_info=info)
 
     def _validate(self, guess: str) -> str:
-        feedback = letter_feedback(guess, self.target)
+        feedback = first_unmarked_occurrence_feedback(guess, self.target)
         if all("green" in part for part in feedback.split(" ")):
             self.terminate = True
         self.turn_results.append([guess, feedback])
@@ -254,8 +233,7 @@ class WordleGame(ClemGame):
             self.log.players[CRITIC] = f"Word Guesser Critic ({second or self.model_name(GUESSER)})"
         else:
             self.log.players[CRITIC] = "Guess Word Evaluator (Programmatic)"
-        self.guesser_prompt: list[dict[str, str]] = []
-        self.critic_prompt: list[dict[str, str]] = []
+        self.prompts = WordlePrompts(inst, self.use_clue, self.use_critic, self.clue)
         self.guesser_retry = self.guesser_retry_invalid = self.critic_retry = 0
         self.terminate = False
         self.guesser_error: str | None = "NO_CLUE_FOUND" if self.use_clue and not self.clue else None
@@ -275,7 +253,9 @@ class WordleGame(ClemGame):
         ignore_critic = not self.use_critic
         while self._proceeds():
             self.log.next_turn()
-            guess, explanation, error = yield from self._guesser_turn(guess, explanation, feedback, agreement, agreement_expl, self.guesser_error)
+            guess, explanation, error = yield from self._guesser_turn(
+                guess, explanation, feedback, agreement, agreement_expl, self.guesser_error
+            )
             if error:
                 self._log_guess(guess, explanation, agreement, agreement_expl, error)
                 continue
@@ -283,7 +263,8 @@ class WordleGame(ClemGame):
                 guess_before = guess
                 while True:
                     agreement, agreement_expl, critic_error = yield from self._critic_turn(
-                        guess, explanation, feedback, agreement, agreement_expl, self.critic_error)
+                        guess, explanation, feedback, agreement, agreement_expl, self.critic_error
+                    )
                     if not critic_error or self.critic_retry >= self.max_retry:
                         break
                 if self.critic_error:
@@ -299,9 +280,12 @@ class WordleGame(ClemGame):
             if self.use_critic:
                 self.change_guess_words.append([guess_before, guess, agreement])
                 changed = "Change" if guess_before != guess else "No change"
-                self.log.to_self("metadata", f"{changed} in player1's guess\nguess_before_critic_opinion: {guess_before}\n"
-                                             f"critic_agreement: {agreement}\nguess_after_critic_opinion: {guess}\n"
-                                             "Proceeding with guess validation")
+                self.log.to_self(
+                    "metadata",
+                    f"{changed} in player1's guess\nguess_before_critic_opinion: {guess_before}\n"
+                    f"critic_agreement: {agreement}\nguess_after_critic_opinion: {guess}\n"
+                    "Proceeding with guess validation",
+                )
             feedback = self._validate(guess)
             self._log_guess(guess, explanation, agreement, agreement_expl, self.critic_error if self.use_critic else None, feedback)
             self.attempts += 1
@@ -324,15 +308,27 @@ class WordleGame(ClemGame):
         if status == "ABORTED":
             self.log.to_self("invalid format", "Aborted due to invalid format in response", original_content=actual)
         data = {
-            "player_1": self.model_name(GUESSER), "player_2": second or "",
-            "total_attempts": self.attempts, "turns_req_count": list(self.turn_req_count),
-            "turns_parse_count": list(self.turn_parse_count), "turns_guess_feedback": [list(t) for t in self.turn_results],
-            "critic_guesses_change": [list(c) for c in self.change_guess_words], "guesser_error": self.guesser_error,
-            "critic_error": self.critic_error, "guesser retry count": self.guesser_retry, "critic retry count": self.critic_retry,
-            "guesser_req_count": self.guesser_req_count, "critic_req_count": self.critic_req_count,
-            "guesser_parsed_req_count": self.guesser_parsed_req_count, "critic_parsed_req_count": self.critic_parsed_req_count,
-            "target_word": self.target, "target_word_clue": self.clue, "target_word_difficulty": self.difficulty,
-            "game_final_status": status, "use_clue": self.use_clue, "use_critic": self.use_critic,
+            "player_1": self.model_name(GUESSER),
+            "player_2": second or "",
+            "total_attempts": self.attempts,
+            "turns_req_count": list(self.turn_req_count),
+            "turns_parse_count": list(self.turn_parse_count),
+            "turns_guess_feedback": [list(t) for t in self.turn_results],
+            "critic_guesses_change": [list(c) for c in self.change_guess_words],
+            "guesser_error": self.guesser_error,
+            "critic_error": self.critic_error,
+            "guesser retry count": self.guesser_retry,
+            "critic retry count": self.critic_retry,
+            "guesser_req_count": self.guesser_req_count,
+            "critic_req_count": self.critic_req_count,
+            "guesser_parsed_req_count": self.guesser_parsed_req_count,
+            "critic_parsed_req_count": self.critic_parsed_req_count,
+            "target_word": self.target,
+            "target_word_clue": self.clue,
+            "target_word_difficulty": self.difficulty,
+            "game_final_status": status,
+            "use_clue": self.use_clue,
+            "use_critic": self.use_critic,
         }
         self.log.to_self("metadata", f"game_result = {status}", data_for_computation=data)
 

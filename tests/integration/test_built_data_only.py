@@ -51,7 +51,7 @@ EVAL_SCRIPT = textwrap.dedent(
             return [-1.0 for _ in requests]
 
     manager = TaskManager(include_path=str(TASKS_DIR), include_defaults=False)
-    ours = sorted(n for n in manager.all_subtasks if n.startswith(("globalgroup", "connections")))
+    ours = sorted(n for n in manager.all_subtasks if n.startswith(("globalgroup", "connections", "lm_pragmatics")))
     out = simple_evaluate(model=Blank(), tasks=ours, limit=1, task_manager=manager, bootstrap_iters=0)
     print(json.dumps({"tasks": ours, "results": sorted(out["results"])}))
     """
@@ -62,7 +62,9 @@ EVAL_SCRIPT = textwrap.dedent(
 def built_only_env(upstream, tmp_path_factory) -> dict[str, str]:
     data = tmp_path_factory.mktemp("built-data")
     env = {**os.environ, "TRIANGULATE_UPSTREAM": str(upstream), "TRIANGULATE_DATA": str(data)}
-    proc = subprocess.run([sys.executable, "-m", "triangulation", "data", "build"], env=env, cwd=REPO, capture_output=True, text=True, timeout=900)
+    proc = subprocess.run(
+        [sys.executable, "-m", "triangulation", "data", "build"], env=env, cwd=REPO, capture_output=True, text=True, timeout=900
+    )
     assert proc.returncode == 0, proc.stderr[-3000:]
     env.pop("TRIANGULATE_UPSTREAM")
     env["HF_DATASETS_OFFLINE"] = env["HF_HUB_OFFLINE"] = "1"
@@ -88,6 +90,7 @@ def test_every_lm_eval_task_runs_on_built_data_only(built_only_env, tmp_path):
     out = _run(EVAL_SCRIPT, built_only_env, tmp_path)
     assert len(out["tasks"]) >= 100
     assert set(out["tasks"]) <= set(out["results"])
+    assert {f"lm_pragmatics_irony_seed_{k}" for k in range(5)} <= set(out["tasks"])  # built by `triangulate data build`
 
 
 def test_the_environment_of_the_check_has_no_upstream(built_only_env):

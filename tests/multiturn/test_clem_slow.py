@@ -11,7 +11,7 @@ from triangulation.cli import main
 
 
 @pytest.mark.slow
-def test_play_clembench_on_smollm2(upstream, tmp_path, capsys):
+def test_play_clembench_on_smollm2(upstream, built_data, tmp_path, capsys):
     code = main(["play", "--tasks", "clembench", "--limit", "1", "--gen_kwargs", "max_gen_toks=12",
                  "--output_path", str(tmp_path)])
     assert code == 0

@@ -13,7 +13,7 @@ TASKS = ["nback_verbal_1", "nback_spatial_2", "wcst", "lnt"]
 
 
 @pytest.mark.slow
-def test_play_on_smollm2_writes_results_and_episodes(upstream, tmp_path):
+def test_play_on_smollm2_writes_results_and_episodes(upstream, built_data, tmp_path):
     # one episode per task and 2 new tokens per reply keep this cheap (the histories still grow to
     # 24-25 trials); --limit 2 works the same and costs twice as much
     cmd = ["triangulate", "play", "--tasks", ",".join(TASKS), "--limit", "1", "--gen_kwargs", "max_gen_toks=2", "--output_path", str(tmp_path)]

@@ -153,7 +153,7 @@ def test_load_lm_rewrites_vllm_model_args_without_importing_vllm(monkeypatch):
 
 
 @pytest.mark.slow
-def test_greedy_replies_identical_to_plain_hflm_on_nback(smollm2, upstream):
+def test_greedy_replies_identical_to_plain_hflm_on_nback(smollm2, upstream, built_data):
     """A few 3-back turns: each turn's prompt through plain HFLM and through the prefix cache (with
     history drafts, since the requests are greedy), with and without stop sequences."""
     from multiturn.registry import get_task
