@@ -196,6 +196,14 @@ def test_manifests_match_the_upstream_copies(upstream):
     assert {"globalgroup", "connections", "splat", "nback", "clembench", "clembench-runs", "lm_pragmatics"} <= set(manifest_names())
 
 
+def test_manifest_pins_are_the_commits_the_copies_name(upstream):
+    """Every (repository, commit) of a manifest is the one the copy's SOURCE file names."""
+    for name in manifest_names():
+        notes = (upstream / name / "SOURCE").read_text(encoding="utf-8").lower()
+        for repo, commit in load_manifest(name).repos:
+            assert f"github.com/{repo.lower()}" in notes and commit in notes, (name, repo, commit)
+
+
 def test_manifest_check_notices_a_changed_file(upstream, tmp_path):
     import shutil
 
