@@ -1,4 +1,4 @@
-"""GlobalGroup game-difficulty measures (seed 000 §4.2, §6 "Word Overlap Assessment", App. I.3).
+"""GlobalGroup game-difficulty measures (seed 000 §4.2, §6 "Adjusted Rand Index" / "Word Overlap", App. I.3).
 
 * Word overlap: a model proposes candidate words per topic *with replacement* (App. A.3 prompt); the
   overlap is the sum, over ordered pairs of distinct proposed lists, of their set intersection size,
@@ -6,16 +6,21 @@
   the mean list length (duplicates and empty lists included).  Words are compared as written (no
   case folding), as the published values were.  This reproduces the published ``Average CanProp Group Overlap`` and
   ``Average CanProp Group Length`` columns.
-* ARI: words embedded with fastText (mean of token vectors), clustered by K-means into as many
-  clusters as the game has groups, and compared with the gold groups by the Adjusted Rand Index;
-  averaged over several K-means seeds.
+* ARI (§4.2: words are "represented by their embedding, calculated by tokenizing each word or
+  phrase and averaging the embeddings across the tokens"; §6: "apply K-means clustering, setting k
+  to the number of groups in a game"): each word is fastText's sentence vector of its lower-cased
+  tokens, which is the mean of the *unit-normalised* token vectors (fastText's
+  ``getSentenceVector``; the paper's wording suggests raw token vectors), rescaled to unit length;
+  K-means (k = number of groups) and the Adjusted Rand Index against the gold groups.  The paper
+  does not say how K-means' random start is fixed; averaging ARI over 10 K-means seeds (each with
+  ``n_init=10``) is our choice, so one game's ARI does not hinge on one random start.
 * Silhouette: the cosine silhouette score of the gold (or predicted) groups as clusters.
 """
 
 from __future__ import annotations
 
 import math
-from typing import Sequence
+from collections.abc import Sequence
 
 import numpy as np
 
@@ -63,7 +68,9 @@ def group_labels(groups: Sequence[Sequence[str]], pool: Sequence[str] | None = N
 
 
 def kmeans_ari(groups: Sequence[Sequence[str]], embedder: Embedder, runs: int = 10, n_init: int = 10) -> float:
-    """Mean ARI between K-means clusters of the word vectors (k = number of groups) and the gold groups."""
+    """Seed 000 §6: fastText word vectors, "K-means clustering, setting k to the number of groups in a
+    game", evaluated "with the Adjusted Rand Index"; the mean over ``runs`` K-means seeds (ours, see
+    the module docstring).  NaN with fewer than 2 groups or no more words than groups."""
     from sklearn.cluster import KMeans
     from sklearn.metrics import adjusted_rand_score
 

@@ -1,17 +1,22 @@
 """GlobalGroup per-game scores (seed 000 §4.1): group F1, CTD, solved, Topic Achieved, parsed.
 
-Only the first ``n_groups`` groups of the answer count (App. D: surplus groups are ignored); true
-groups are matched greedily to predictions by largest intersection (see :mod:`custom_metrics.matching`).
+Which groups count (App. D): "we opt instead not to penalize models for providing extra groupings,
+instead only considering N groupings per model response" (N = the game's group count).  The paper
+does not say which N; we take the first N groups of the parsed answer (the parser already keeps the
+answer after the last "final answer" marker, see :mod:`custom_metrics.parsing`) - our choice.
+True groups are then matched greedily to those predictions by largest intersection, ties by pair F1
+(§4.1, see :mod:`custom_metrics.matching`); group F1, CTD and "solved" all come from the matched pairs.
 """
 
 from __future__ import annotations
 
 import gc
 import math
+from collections.abc import Iterator, Mapping, Sequence
 from contextlib import contextmanager
-from typing import Any, Iterator, Mapping, Sequence
+from typing import Any
 
-from custom_metrics.matching import exact_flags, greedy_match, group_f1, key_set
+from custom_metrics.matching import greedy_match, group_f1, key_set, matched_exact
 from custom_metrics.parsing import ParsedGroup, parse_groups, pool_index
 from custom_metrics.topics import TopicScorer, get_topic_scorer
 
@@ -33,7 +38,9 @@ def doc_pool(doc: Mapping[str, Any]) -> list[str] | None:
 
 
 def _match(predicted: Sequence[ParsedGroup], gold: Sequence[Mapping[str, Any]], pool: Sequence[str] | None):
-    """First ``len(gold)`` predictions, their matching to gold, and the non-topic scores.
+    """First ``len(gold)`` predictions (App. D, "first N" is our reading), their matching to gold, and
+    the non-topic scores: ``group_f1`` = mean pair F1 (§4.1 "Grouping Evaluation"), ``ctd`` = share of
+    true groups whose matched pair is exact, ``solved`` = all of them.
 
     ``parsed`` counts groups naming a pool word; groups parsed without a pool are checked against ``pool``."""
     n = len(gold)
@@ -42,7 +49,7 @@ def _match(predicted: Sequence[ParsedGroup], gold: Sequence[Mapping[str, Any]], 
     pred_sets = [p.keys if p.keys is not None else key_set(p.words) for p in preds]
     matched = greedy_match(true_sets, pred_sets)
     f1s = [group_f1(t, pred_sets[j] if j is not None else None) for t, j in zip(true_sets, matched)]
-    exact = exact_flags(true_sets, pred_sets)
+    exact = matched_exact(true_sets, pred_sets, matched)
     if pool is not None and any(p.pool_hits < 0 for p in preds):
         index = pool_index(pool)
         usable = any(index is None or any(index.lookup(w) for w in p.words) for p in preds)
@@ -115,9 +122,7 @@ def _gc_paused() -> Iterator[None]:
             gc.enable()
 
 
-def _score_rows(
-    responses: Sequence[str], docs: Sequence[Mapping[str, Any]], topic_scorer: TopicScorer | None
-) -> list[dict[str, float]]:
+def _score_rows(responses: Sequence[str], docs: Sequence[Mapping[str, Any]], topic_scorer: TopicScorer | None) -> list[dict[str, float]]:
     rows: list[dict[str, float]] = []
     pending: dict[tuple[int, int], list[tuple[int, list, list]]] = {}  # (scorer id, n) -> jobs
     scorers: dict[int, TopicScorer] = {}
@@ -133,10 +138,8 @@ def _score_rows(
             continue
         scorers[id(scorer)] = scorer
         predicted_topics = [preds[j].topic if j is not None else None for j in matched]
-        pending.setdefault((id(scorer), n), []).append(
-            (position, predicted_topics, [str(g.get("topic") or "") for g in gold])
-        )
-    for (scorer_id, n), jobs in pending.items():
+        pending.setdefault((id(scorer), n), []).append((position, predicted_topics, [str(g.get("topic") or "") for g in gold]))
+    for (scorer_id, _n), jobs in pending.items():
         rates = scorers[scorer_id].achieved_rates([j[1] for j in jobs], [j[2] for j in jobs])
         for (position, _, _), rate in zip(jobs, rates):
             rows[position]["topic_achieved"] = float(rate)

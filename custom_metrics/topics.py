@@ -5,7 +5,7 @@ Topic achieved: the cosine similarity between a predicted topic and its matched 
 official Common Crawl models ``$TRIANGULATE_FASTTEXT_DIR/cc.<lang>.300.bin``; without one, scores
 are NaN and ONE warning per language says how to get the vectors.  Topics are lower-cased before
 embedding (models often answer in capitals, as the prompt's own example does); Chinese text is
-segmented into words with jieba first, as the paper did (seed 000 App. I: gensim, NLTK, jieba).
+segmented into words with jieba first, as the paper did (seed 000 App. J: gensim, NLTK, jieba).
 """
 
 from __future__ import annotations

@@ -9,21 +9,30 @@ GlobalGroup (seed 000 §3.2, Appendix C): a game samples ``m`` groupings from th
 spreadsheet and ``n`` words from each, with no repeated word or topic within a game. ``nyt_seq``
 games take the 4 groupings of one original Connections game (the spreadsheet's rows come in blocks
 of 4 per game; all 511 published nyt_seq games are such blocks), ``nyt_shuf`` samples freely.
+
+Difficulty: each fresh game's ``ari`` (seed 000 §4.2 / §6, the published "Average Adjusted Rand
+Index" column) is computed here with :func:`custom_metrics.difficulty.kmeans_ari` when the
+fastText vectors of the game's language (``cc.<lang>.300.bin`` in ``$TRIANGULATE_FASTTEXT_DIR``) are
+present, and null otherwise; the word-overlap columns stay null (they need a candidate-proposal
+model run: the ``globalgroup_overlap_*`` tasks).
 """
 
 from __future__ import annotations
 
 import argparse
+import math
 import random
 import unicodedata
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Callable
 
+from custom_metrics.difficulty import kmeans_ari
+from custom_metrics.topics import Embedder, fasttext_path, get_embedder
 from datasets_build import globalgroup as gg
 from datasets_build.hub import CardInfo, atomic_dir, write_hub_folder
-from plumbing.paths import data_root
 from plumbing.errors import UserError
+from plumbing.paths import data_root
 from plumbing.registry import Registry
 
 GENERATOR_MODULES: tuple[str, ...] = ("datasets_build.generate", "datasets_build.clembench")
@@ -106,7 +115,9 @@ def sample_game(groupings: list[gg.Grouping], n_groups: int, size: int, rng: ran
     return None
 
 
-def sample_sequential_game(groupings: list[gg.Grouping], size: int, rng: random.Random, tries: int = 100) -> list[tuple[gg.Grouping, list[str]]]:
+def sample_sequential_game(
+    groupings: list[gg.Grouping], size: int, rng: random.Random, tries: int = 100
+) -> list[tuple[gg.Grouping, list[str]]]:
     """The 4 groupings of one random original Connections game (spreadsheet rows 4k..4k+3), ``size`` words each."""
     games = len(groupings) // 4
     for _ in range(tries):
@@ -124,8 +135,29 @@ def sample_sequential_game(groupings: list[gg.Grouping], size: int, rng: random.
     raise UserError(f"no Connections game with 4 distinct topics and {size} distinct words per group found in {tries} tries")
 
 
-def generate_globalgroup(root: Path, subset: str, n_groups: int, size: int, count: int, seed: int) -> list[dict]:
-    """``count`` fresh games as dataset rows (the builder's schema, split ``test``, no difficulty values)."""
+def vectors_for(language: str) -> Embedder | None:
+    """The fastText embedder of a language when ``cc.<lang>.300.bin`` is present, else None (no warning)."""
+    path = fasttext_path(language)
+    return get_embedder(language) if path is not None and path.is_file() else None
+
+
+def game_ari(groups: list[dict], embedder: Embedder | None) -> float | None:
+    """The game's ARI (seed 000 §6 "Adjusted Rand Index": "We represent words in each ground-truth group
+    using FastText embeddings and apply K-means clustering, setting k to the number of groups in a
+    game"), None without vectors or when undefined (NaN: fewer than 2 groups)."""
+    if embedder is None:
+        return None
+    value = kmeans_ari([g["words"] for g in groups], embedder)
+    return None if math.isnan(value) else value
+
+
+def generate_globalgroup(
+    root: Path, subset: str, n_groups: int, size: int, count: int, seed: int, embedder: Embedder | None = None
+) -> list[dict]:
+    """``count`` fresh games as dataset rows (the builder's schema, split ``test``).
+
+    ``ari`` is filled from ``embedder`` (:func:`game_ari`; pass :func:`vectors_for` of the subset's
+    language) and null without one; the word-overlap columns are null."""
     if subset not in gg.SUBSETS:
         raise UserError(f"unknown GlobalGroup subset {subset!r}; choose from {', '.join(gg.SUBSETS)}")
     info = gg.SUBSETS[subset]
@@ -151,9 +183,7 @@ def generate_globalgroup(root: Path, subset: str, n_groups: int, size: int, coun
                     f"{len(groupings)} {subset} groupings"
                 )
         gid = f"{config}_gen{seed}_{index:03d}"
-        groups = [
-            {"topic": g.topic, "words": words, "tags": [], "culturally_related": g.culturally_related} for g, words in game
-        ]
+        groups = [{"topic": g.topic, "words": words, "tags": [], "culturally_related": g.culturally_related} for g, words in game]
         rows.append(
             {
                 "id": gid,
@@ -168,6 +198,7 @@ def generate_globalgroup(root: Path, subset: str, n_groups: int, size: int, coun
                 "groups": groups,
                 "repeat_of": None,
                 **{k: None for k in gg.DIFFICULTY_COLUMNS},
+                "ari": game_ari(groups, embedder),
                 "canprop_response": None,
                 "canprop_prompt": None,
             }
@@ -188,7 +219,8 @@ def run_globalgroup(args: argparse.Namespace) -> dict:
     if not getattr(args, "subset", None):
         raise UserError("--benchmark globalgroup needs --subset (one of " + ", ".join(gg.SUBSETS) + ")")
     root = source_dir(gg.NAME)
-    rows = generate_globalgroup(root, args.subset, args.groups, args.size, args.count, args.seed)
+    embedder = vectors_for(gg.SUBSETS[args.subset].language)
+    rows = generate_globalgroup(root, args.subset, args.groups, args.size, args.count, args.seed, embedder)
     config = f"{args.subset}_{args.groups}x{args.size}"
     out = (args.out or data_root() / "generated" / f"globalgroup_{config}_seed{args.seed}").expanduser().resolve()
     body = (
@@ -199,7 +231,15 @@ def run_globalgroup(args: argparse.Namespace) -> dict:
         + "). Generated with `triangulate data generate --benchmark globalgroup "
         f"--subset {args.subset} --groups {args.groups} --size {args.size} --count {args.count} --seed {args.seed}`.\n\n"
         "Same schema as the `globalgroup` dataset; `tags` are empty (the grouping spreadsheets carry only the "
-        "culturally related flag) and the difficulty columns are null. Use it in lm-eval with "
+        "culturally related flag). "
+        + (
+            f"`ari` was computed with the fastText vectors `cc.{gg.SUBSETS[args.subset].language}.300.bin` "
+            "(K-means with k = the number of groups on the words' fastText vectors, adjusted Rand index "
+            "against the gold groups, mean over 10 K-means seeds; paper §6)"
+            if embedder is not None
+            else "`ari` is null (no fastText vectors were present when the games were generated)"
+        )
+        + "; the word-overlap columns are null. Use it in lm-eval with "
         f"`dataset_kwargs: {{path: <this folder>}}` and config `{config}` (split `test`)."
     )
     card = CardInfo(

@@ -8,22 +8,33 @@ through the same chat call). After 6 consecutive correct answers the rule switch
 (WCST: to one of the two other dimensions at random; LNT: to the other task).
 
 - WCST: a card "shape color number" and four options, each sharing exactly one dimension with
-  the card except one that shares none; answer 1-4. Perseverative error (Grant & Berg's classic
-  measure): a wrong answer, after a switch, that matches the card on the previous rule.
+  the card except one that shares none; answer 1-4. ``perseverative_errors`` is a simplified rule
+  of our own (neither paper defines one; Heaton's WCST manual scores perseveration with more
+  conditions): a wrong answer, after a switch, that matches the card on the previous rule.
 - LNT: a letter (a-z, A-Z) and a digit; answer vowel/consonant while the letter task holds,
   even/odd while the number task holds.
 
 Parse rules (the reference's): WCST takes "option N" anywhere, else the whole reply as an integer;
 LNT takes the first of vowel|consonant|even|odd found in the lower-cased reply. An unparseable
-reply (or a WCST number outside 1-4) gets no feedback and leaves the streak unchanged; it counts as
-a wrong trial here (accuracy = correct / 25 for both tests; the reference divides LNT by the parsed
-trials only) and lowers ``parse_rate``.
+reply (or a WCST number outside 1-4) gets no feedback and leaves the streak unchanged.
+
+Metrics per run, averaged over the 8 runs (seed 003, App. E.2.1: "we ran each subtask 8 times with
+25 trials each, and computed the average of the accuracy obtained in each run. In this case, the
+accuracy was computed only on the trials for which response parsing was successful"):
+``accuracy`` = correct / parsed trials (NaN for a run with no parsed trial; such runs are left out of
+the mean, and the task's accuracy is NaN when no run parsed anything); ``accuracy_all_trials`` =
+correct / 25 (our extra: unparsed trials count as wrong, i.e. parse rate x accuracy);
+``parse_rate`` = parsed / 25. Kennedy & Nowak's theoretical bound (their analysis code,
+``calculate_bounds``: required successes / (required successes + rules - 1)) is the accuracy of a
+player that needs one error per wrong rule to find the new rule after each switch: 6/8 = 0.75 for
+WCST (3 rules), 6/7 = 0.857 for LNT (2 tasks); each task's config reports it as ``theoretical_bound``.
 
 Differences from the reference, on purpose: feedback is always right (the reference's WCST checks
 the answer after switching the rule, so it sends "Incorrect!" after every 6th correct answer);
 no feedback turn follows the 25th trial (its reply cannot change any score).
 
-``cognitive_flexibility`` (Triangulating paper, seed 003) = mean of the WCST and LNT accuracies: run
+``cognitive_flexibility`` (Triangulating paper, seed 003 App. E.2.1: "We then averaged the accuracy
+obtained on both subtasks to compute the final score") = mean of the two parsed-only accuracies: run
 the group ``--tasks cognitive_flexibility``; the results JSON's ``groups.cognitive_flexibility``
 entry holds it as ``cognitive_flexibility,none`` (and, as every group mean, ``accuracy,none``).
 """
@@ -34,9 +45,10 @@ import json
 import random
 import re
 import string
+from collections.abc import Mapping, Sequence
 from functools import lru_cache
 from pathlib import Path
-from typing import Any, Mapping, Sequence
+from typing import Any
 
 from multiturn.game import Game, Request, TaskSpec
 from multiturn.registry import register, register_group
@@ -83,7 +95,10 @@ def wcst_run(rng: random.Random, n_trials: int = N_TRIALS) -> dict[str, Any]:
     cfg = templates()["wcst"]
     deck = [(s, c, n) for s in cfg["shapes"] for c in cfg["colors"] for n in cfg["numbers"]] * 5
     rng.shuffle(deck)
-    trials = [{"card": list(card), "options": [list(o) for o in wcst_options(card, rng, cfg["shapes"], cfg["colors"], cfg["numbers"])]} for card in deck[:n_trials]]
+    trials = [
+        {"card": list(card), "options": [list(o) for o in wcst_options(card, rng, cfg["shapes"], cfg["colors"], cfg["numbers"])]}
+        for card in deck[:n_trials]
+    ]
     return {"first_rule": rng.choice(WCST_RULES), "trials": trials}
 
 
@@ -107,6 +122,13 @@ def wcst_prompt(trial: Mapping[str, Any]) -> str:
 
 def lnt_prompt(trial: Mapping[str, Any]) -> str:
     return templates()["lnt"]["trial"].format(sequence=trial["sequence"])
+
+
+def theoretical_bound(n_rules: int, required_successes: int = SWITCH_AFTER) -> float:
+    """Kennedy & Nowak's worst-case bound for a player that learns each switch from feedback alone:
+    ``required_successes / (required_successes + n_rules - 1)`` (their ``calculate_bounds``):
+    WCST (3 rules) 6/8 = 0.75, LNT (2 tasks) 6/7 = 0.857."""
+    return required_successes / (required_successes + n_rules - 1)
 
 
 # ---------------------------------------------------------------- parsing and rules (pure)
@@ -218,14 +240,23 @@ class SwitchingGame(Game):
         self.trial += 1
 
     def scores(self) -> dict[str, float]:
+        """Seed 003 App. E.2.1: "the accuracy was computed only on the trials for which response parsing
+        was successful" -> ``accuracy`` = correct / parsed (NaN when nothing parsed);
+        ``accuracy_all_trials`` = correct / all trials (ours); ``parse_rate`` = parsed / all trials."""
         n = self.n_trials
+        correct = sum(bool(t["correct"]) for t in self.transcript)
+        parsed = sum(t["parsed"] is not None for t in self.transcript)
         return {
-            "accuracy": sum(bool(t["correct"]) for t in self.transcript) / n,
-            "parse_rate": sum(t["parsed"] is not None for t in self.transcript) / n,
+            "accuracy": correct / parsed if parsed else float("nan"),
+            "accuracy_all_trials": correct / n,
+            "parse_rate": parsed / n,
         }
 
     def record(self) -> dict[str, Any]:
-        return {"switches": self.n_switches, "trials": [{k: v for k, v in t.items() if k not in ("response", "feedback_reply")} for t in self.transcript]}
+        return {
+            "switches": self.n_switches,
+            "trials": [{k: v for k, v in t.items() if k not in ("response", "feedback_reply")} for t in self.transcript],
+        }
 
 
 class WCSTGame(SwitchingGame):
@@ -298,7 +329,13 @@ class _FlexibilityTask(TaskSpec):
 
     def config(self) -> dict[str, Any]:
         cfg = super().config()
-        cfg.update(runs=N_RUNS, trials=N_TRIALS, switch_after=SWITCH_AFTER, source=templates()["source"])
+        cfg.update(
+            runs=N_RUNS,
+            trials=N_TRIALS,
+            switch_after=SWITCH_AFTER,
+            theoretical_bound=theoretical_bound(len(self.game_class.rules)),
+            source=templates()["source"],
+        )
         return cfg
 
 
@@ -308,7 +345,7 @@ class WCSTTask(_FlexibilityTask):
     game_class = WCSTGame
 
     def higher_is_better(self) -> dict[str, bool]:
-        return {"accuracy": True, "parse_rate": True, "perseverative_errors": False}
+        return {"accuracy": True, "accuracy_all_trials": True, "parse_rate": True, "perseverative_errors": False}
 
 
 class LNTTask(_FlexibilityTask):
@@ -317,11 +354,13 @@ class LNTTask(_FlexibilityTask):
     game_class = LNTGame
 
     def higher_is_better(self) -> dict[str, bool]:
-        return {"accuracy": True, "parse_rate": True}
+        return {"accuracy": True, "accuracy_all_trials": True, "parse_rate": True}
 
 
 def cognitive_flexibility(member_metrics: Mapping[str, Mapping[str, float]]) -> dict[str, float]:
-    """Triangulating paper (seed 003, App. D/F): cognitive flexibility = mean of the WCST and LNT accuracies."""
+    """Seed 003 App. E.2.1: "the accuracy was computed only on the trials for which response parsing
+    was successful. We then averaged the accuracy obtained on both subtasks to compute the final
+    score" -> the mean of the WCST and LNT parsed-only ``accuracy`` values."""
     accuracies = [member_metrics.get(task, {}).get("accuracy", float("nan")) for task in ("wcst", "lnt")]
     return {"cognitive_flexibility": sum(accuracies) / 2}  # NaN unless both tests were scored
 

@@ -7,16 +7,21 @@ the notebook's 3x3 grid string); the model answers ``m`` (match with the stimulu
 
 Metrics per block, averaged over blocks (Gong et al., Sec. "Metrics"): hit rate (``m`` on match
 trials), false-alarm rate (``m`` on non-match trials), accuracy (right answers / trials), and
-d' = |z(hit rate) - z(false-alarm rate)| with both rates clipped to [0.01, 0.99] (as the issue and
-seed 003 score it); ``dprime_signed`` keeps the sign of Gong et al.'s README, which shows a model that
-answers "m" more often on non-matches than on matches.
+``dprime`` = z(hit rate) - z(false-alarm rate), signed, with both rates clipped to [0.01, 0.99]
+(Gong et al., README "Metrics": "d' (detection sensitivity) is calculated as the z score of hit rate
+minus the z score of false alarm rate. In the case where the hit rate or false alarm rate is equal
+to either 0 or 1, they will be adjusted by 0.01"). A model that says "m" exactly on the non-matches
+scores -4.65, a perfect one +4.65. ``abs_dprime_notebook`` = |z(H) - z(FA)| is what Gong et al.'s
+analysis notebooks compute (``np.abs(norm.ppf(...) - norm.ppf(...))`` in ``experiments/verbal.ipynb``);
+it is kept, under a name of its own, only to compare with their figures: it cannot tell the
+perfect player from the inverted one.
 
 Parse rule (the published records hold only ``m``/``-``; exact match decides): the reply is
 stripped of whitespace, quotes, backticks and a final period and lower-cased; it must then be
 exactly ``m`` or ``-``. Anything else is an invalid answer: wrong, neither a hit nor a false alarm,
 counted in ``parse_rate``. No re-prompt.
 
-``nback_verbal_3_triangulating`` is the Triangulating paper's port (seed 003, App. E/F: "Verbal
+``nback_verbal_3_triangulating`` is the Triangulating paper's port (seed 003, App. E.2.1 and F: "Verbal
 (Base) N-3" only): the model's replies are not appended (the history holds the system prompt and
 the stimuli only) and each trial is scored by exact match of the stripped reply.
 """
@@ -59,14 +64,17 @@ def clip_rate(rate: float, bounds: tuple[float, float] = CLIP) -> float:
 
 
 def dprime(hit_rate: float, false_alarm_rate: float) -> float:
-    """d' = |z(H) - z(FA)|, rates clipped to [0.01, 0.99] (Gong et al., Metrics; the unsigned form of seed 003)."""
-    return abs(dprime_signed(hit_rate, false_alarm_rate))
-
-
-def dprime_signed(hit_rate: float, false_alarm_rate: float) -> float:
-    """z(H) - z(FA), rates clipped to [0.01, 0.99]: negative when false alarms outnumber hits."""
+    """d' = z(H) - z(FA), rates clipped to [0.01, 0.99] (Gong et al. 2024, README "Metrics": "the z score
+    of hit rate minus the z score of false alarm rate", rates of 0 or 1 "adjusted by 0.01"); negative
+    when false alarms outnumber hits."""
     z = NormalDist().inv_cdf
     return z(clip_rate(hit_rate)) - z(clip_rate(false_alarm_rate))
+
+
+def abs_dprime_notebook(hit_rate: float, false_alarm_rate: float) -> float:
+    """|z(H) - z(FA)|, as Gong et al.'s analysis notebooks compute it (``np.abs``); not a sensitivity
+    measure (H = 0, FA = 1 scores like a perfect player): only for comparing with their figures."""
+    return abs(dprime(hit_rate, false_alarm_rate))
 
 
 def score_trials(targets: Sequence[str], responses: Sequence[str | None]) -> dict[str, float]:
@@ -82,7 +90,7 @@ def score_trials(targets: Sequence[str], responses: Sequence[str | None]) -> dic
         "hit_rate": hit_rate,
         "false_alarm_rate": fa_rate,
         "dprime": dprime(hit_rate, fa_rate) if matches and others else float("nan"),
-        "dprime_signed": dprime_signed(hit_rate, fa_rate) if matches and others else float("nan"),
+        "abs_dprime_notebook": abs_dprime_notebook(hit_rate, fa_rate) if matches and others else float("nan"),
         "parse_rate": sum(r is not None for r in responses) / len(responses),
     }
 
@@ -164,7 +172,14 @@ class NBackTask(TaskSpec):
         return NBackGame(instance, keep_replies=self.keep_replies, exact=self.exact)
 
     def higher_is_better(self) -> dict[str, bool]:
-        return {"accuracy": True, "hit_rate": True, "false_alarm_rate": False, "dprime": True, "dprime_signed": True, "parse_rate": True}
+        return {
+            "accuracy": True,
+            "hit_rate": True,
+            "false_alarm_rate": False,
+            "dprime": True,
+            "abs_dprime_notebook": True,
+            "parse_rate": True,
+        }
 
     def config(self) -> dict[str, Any]:
         cfg = super().config()
@@ -185,9 +200,7 @@ def _factory(kind: str, n: int, **kwargs):
 for _kind in KINDS:
     for _n in (1, 2, 3):
         register(f"nback_{_kind}_{_n}")(_factory(_kind, _n))
-register("nback_verbal_3_triangulating")(
-    _factory("verbal", 3, keep_replies=False, exact=True, name="nback_verbal_3_triangulating")
-)
+register("nback_verbal_3_triangulating")(_factory("verbal", 3, keep_replies=False, exact=True, name="nback_verbal_3_triangulating"))
 register_group("nback_verbal", [f"nback_verbal_{n}" for n in (1, 2, 3)])
 register_group("nback_spatial", [f"nback_spatial_{n}" for n in (1, 2, 3)])
 register_group("nback", [f"nback_{k}_{n}" for k in KINDS for n in (1, 2, 3)])

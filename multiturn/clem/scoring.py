@@ -1,4 +1,9 @@
-"""clembench's aggregation: % played, quality score and clemscore (seed 002 section 3.3).
+"""clembench's aggregation: % played, quality score and clemscore (seed 002 Sec. 2).
+
+Seed 002 Sec. 2: "An overall score is computed by averaging this metric [the game's main score,
+0-100] by game and then over games. Games where a player violates the parsing rules count as not
+played (to end). We track the percentage of games played to end [...] The overall score is the
+product of the two scores."
 
 Per game: ``played`` = 100 x share of episodes not aborted; ``quality`` = mean Main Score of the
 played episodes (NaN when none was played). Per model over games: the mean ``played`` over the
@@ -9,7 +14,7 @@ out), and ``clemscore = played / 100 x quality``.
 from __future__ import annotations
 
 import math
-from typing import Iterable, Mapping
+from collections.abc import Iterable, Mapping
 
 from plumbing.stats import nanmean
 

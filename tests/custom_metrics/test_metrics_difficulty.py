@@ -74,3 +74,32 @@ def test_ari_and_silhouette_with_real_fasttext_model(tmp_path, monkeypatch):
     score = silhouette(groups, embedder)
     assert -1.0 <= score <= 1.0
     assert silhouette(groups, embedder) == score  # deterministic
+
+
+def test_ari_of_a_clustering_that_crosses_every_gold_group_is_minus_one_half():
+    """Seed 000 §6: K-means (k = groups) on the word vectors, scored by the Adjusted Rand Index.
+
+    Gold {a, b}, {c, d}; vectors a = c = e1, b = d = e2, so K-means (k = 2) finds {a, c}, {b, d}.
+    Contingency table [[1, 1], [1, 1]]: sum C(n_ij, 2) = 0; row sums 2, 2 -> sum C(2, 2) = 2; column
+    sums likewise 2; C(4, 2) = 6.  Expected index = 2 * 2 / 6 = 2/3, max index = (2 + 2) / 2 = 2,
+    ARI = (0 - 2/3) / (2 - 2/3) = -0.5 for every K-means seed, so the 10-seed mean is -0.5 too.
+    Same partition as the gold groups ({a, b} = e1, {c, d} = e2): ARI = 1."""
+    crossing = Embedder(_FixedModel({"a": [1, 0], "c": [1, 0], "b": [0, 1], "d": [0, 1]}))
+    assert kmeans_ari([["a", "b"], ["c", "d"]], crossing) == pytest.approx(-0.5)
+    same = Embedder(_FixedModel({"a": [1, 0], "b": [1, 0], "c": [0, 1], "d": [0, 1]}))
+    assert kmeans_ari([["a", "b"], ["c", "d"]], same) == pytest.approx(1.0)
+
+
+def test_fasttext_sentence_vector_is_the_mean_of_unit_token_vectors(tmp_path, monkeypatch):
+    """The docstring's claim about the vectors ARI and Topic Achieved use: fastText's sentence vector
+    of "w1 w2" is (w1/|w1| + w2/|w2|) / 2 (its getSentenceVector for unsupervised models), not the
+    mean of the raw token vectors."""
+    topics = {"fruit": ["apple", "pear", "plum", "fig"], "tool": ["hammer", "saw", "drill", "wrench"]}
+    train_small_fasttext(tmp_path, topics, lang="en", dim=16, sentences=3000)
+    monkeypatch.setenv("TRIANGULATE_FASTTEXT_DIR", str(tmp_path))
+    model = get_embedder("en").model
+    one, two = (np.asarray(model.get_word_vector(w), dtype=np.float64) for w in ("apple", "hammer"))
+    unit_mean = (one / np.linalg.norm(one) + two / np.linalg.norm(two)) / 2
+    got = np.asarray(model.get_sentence_vector("apple hammer"), dtype=np.float64)
+    assert np.allclose(got, unit_mean, atol=1e-5)
+    assert not np.allclose(got, (one + two) / 2, atol=1e-5) or np.isclose(np.linalg.norm(one), np.linalg.norm(two))

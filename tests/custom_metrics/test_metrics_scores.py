@@ -56,9 +56,11 @@ def test_greedy_match_largest_intersection_first_and_one_to_one():
 
 
 def _reference_greedy(true, pred):
-    """Seed 000's rule stated directly: all pairs by decreasing intersection, then true index, then prediction."""
+    """Seed 000's rule stated directly: all pairs by decreasing intersection, then (our tie-break)
+    decreasing pair F1, then true index, then prediction."""
     matched, used = [None] * len(true), set()
-    for _, i, j in sorted((-len(t & p), i, j) for i, t in enumerate(true) for j, p in enumerate(pred)):
+    pairs = sorted((-len(t & p), -group_f1(t, p), i, j) for i, t in enumerate(true) for j, p in enumerate(pred))
+    for _, _, i, j in pairs:
         if matched[i] is None and j not in used:
             matched[i], _ = j, used.add(j)
     return matched
@@ -198,10 +200,16 @@ def test_vectors_are_cached(fasttext_dir):
 
 
 # --- Connections -----------------------------------------------------------------------------
-GOLD = [["AIR", "CONDITIONING", "HEATING", "VENTILATION"], ["BOILING", "FUMING", "LIVID", "STEAMING"],
-        ["POSITION", "RANKING", "STANDING", "STATION"], ["BAKING", "LAUNDRY", "ORIGAMI", "POKER"]]
+GOLD = [
+    ["AIR", "CONDITIONING", "HEATING", "VENTILATION"],
+    ["BOILING", "FUMING", "LIVID", "STEAMING"],
+    ["POSITION", "RANKING", "STANDING", "STATION"],
+    ["BAKING", "LAUNDRY", "ORIGAMI", "POKER"],
+]
 CONN_DOC = {
-    "id": "connections_1", "game_id": 1, "words": [w for g in GOLD for w in g],
+    "id": "connections_1",
+    "game_id": 1,
+    "words": [w for g in GOLD for w in g],
     "groups": [
         {"topic": "HVAC", "words": GOLD[0], "level": 0, "color": "yellow", "knowledge": []},
         {"topic": "HOPPING MAD", "words": GOLD[1], "level": 1, "color": "green", "knowledge": []},
@@ -250,7 +258,7 @@ def test_connections_category_reasoning_is_nan_without_vectors(monkeypatch, tmp_
     assert math.isnan(scores["category_reasoning"]) and scores["unweighted_clustering"] == 1.0
 
 
-# --- Chinese topics (jieba segmentation, seed 000 App. I) --------------------------------------
+# --- Chinese topics (jieba segmentation, seed 000 App. J) --------------------------------------
 def test_chinese_topics_are_segmented_and_scored(tmp_path, monkeypatch):
     assert topics.tokenize("把水加热至沸腾的不同方言", "zh") == ["把", "水", "加热", "至", "沸腾", "的", "不同", "方言"]
     assert topics.tokenize("Natural  Elements", "en") == ["natural", "elements"]
@@ -258,14 +266,14 @@ def test_chinese_topics_are_segmented_and_scored(tmp_path, monkeypatch):
     train_small_fasttext(tmp_path, zh_groups, lang="zh", dim=16)
     monkeypatch.setenv("TRIANGULATE_FASTTEXT_DIR", str(tmp_path))
     doc = {
-        "language": "zh", "n_groups": 2, "words": [w for ws in zh_groups.values() for w in ws],
+        "language": "zh",
+        "n_groups": 2,
+        "words": [w for ws in zh_groups.values() for w in ws],
         "groups": [{"topic": t, "words": ws} for t, ws in zh_groups.items()],
     }
     right = "<传统文化>：['太极'，'风水'，'八卦'，'中医']，<足球技术动作>：['射'，'传'，'停'，'带']"
     swapped = "<足球技术动作>：['太极'，'风水'，'八卦'，'中医']，<传统文化>：['射'，'传'，'停'，'带']"
-    assert globalgroup.score_game(right, doc) == {
-        "group_f1": 1.0, "ctd": 1.0, "solved": 1.0, "topic_achieved": 1.0, "parsed": 1.0
-    }
+    assert globalgroup.score_game(right, doc) == {"group_f1": 1.0, "ctd": 1.0, "solved": 1.0, "topic_achieved": 1.0, "parsed": 1.0}
     assert globalgroup.score_game(swapped, doc)["topic_achieved"] == 0.0
 
 

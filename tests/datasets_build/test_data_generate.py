@@ -9,8 +9,8 @@ import pytest
 from datasets_build import generate
 from datasets_build import globalgroup as gg
 from datasets_build.load import load_globalgroup
-from triangulation.cli import main
 from plumbing.errors import UserError
+from triangulation.cli import main
 
 
 def _norm(text: str) -> str:
@@ -65,7 +65,7 @@ def test_impossible_requests_are_user_errors(gg_root):
 
 def test_cli_writes_a_loadable_hub_folder(upstream, tmp_path, capsys):
     out = tmp_path / "fresh"
-    args = ["data", "generate", "--benchmark", "globalgroup", "--subset", "hi", "--seed", "7", "--groups", "3", "--size", "4", "--count", "12", "--out", str(out)]
+    args = "data generate --benchmark globalgroup --subset hi --seed 7 --groups 3 --size 4 --count 12 --out".split() + [str(out)]
     assert main(args) == 0
     assert "generated 12 games" in capsys.readouterr().out
     ds = load_globalgroup("hi_3x4", path=out)
@@ -102,3 +102,64 @@ def test_generator_registry_accepts_new_benchmarks_and_flags(monkeypatch):
     generate.add_arguments(parser)
     args = parser.parse_args(["--benchmark", "toygame", "--game", "taboo", "--count", "3"])
     assert generate.run_generator(args)["rows"] == 3 and seen["game"] == "taboo" and seen["seed"] == 0
+
+
+class _GroupVectors:
+    """A stand-in fastText model: every word of the grouping with topic t gets the one-hot vector e_t."""
+
+    def __init__(self, rows):
+        from custom_metrics.topics import tokenize
+
+        topics = sorted({g["topic"] for r in rows for g in r["groups"]})
+        self.dim = len(topics)
+        self.by_text = {}
+        for row in rows:
+            for group in row["groups"]:
+                for word in group["words"]:
+                    text = " ".join(tokenize(word, row["language"]))
+                    assert self.by_text.setdefault(text, topics.index(group["topic"])) == topics.index(group["topic"])
+
+    def get_dimension(self) -> int:
+        return self.dim
+
+    def get_sentence_vector(self, text: str):
+        import numpy as np
+
+        vec = np.zeros(self.dim, dtype=np.float32)
+        vec[self.by_text[text]] = 1.0
+        return vec
+
+
+def test_fresh_games_get_an_ari_when_vectors_are_present(gg_root):
+    """Seed 000 §6 ARI: K-means (k = groups) on the word vectors vs the gold groups.
+
+    With vectors that put every word of a grouping at its topic's point e_t (3 distinct points per
+    game), K-means (k = 3) finds the gold groups exactly, and the ARI of identical partitions is 1 for every game.  Without vectors
+    the column is null."""
+    from custom_metrics.topics import Embedder
+
+    plain = generate.generate_globalgroup(gg_root, "en", 3, 4, count=5, seed=3)
+    assert all(r["ari"] is None for r in plain)
+    embedder = Embedder(_GroupVectors(plain), "en")
+    rows = generate.generate_globalgroup(gg_root, "en", 3, 4, count=5, seed=3, embedder=embedder)
+    assert [r["groups"] for r in rows] == [r["groups"] for r in plain]
+    assert [r["ari"] for r in rows] == pytest.approx([1.0] * 5)
+    assert all(r["canprop_overlap"] is None and r["canprop_length"] is None for r in rows)
+
+
+def test_cli_fills_ari_from_real_fasttext_vectors(upstream, tmp_path, monkeypatch):
+    from tests.support.fasttext_small import train_small_fasttext
+
+    sheet = gg.read_groupings(upstream / "globalgroup" / "Grouping Datasets" / gg.SUBSETS["en"].groupings)
+    train_small_fasttext(tmp_path / "ft", {g.topic: g.words for g in sheet}, lang="en", dim=8, sentences=1500)
+    monkeypatch.setenv("TRIANGULATE_FASTTEXT_DIR", str(tmp_path / "ft"))
+    out = tmp_path / "fresh"
+    args = "data generate --benchmark globalgroup --subset en --seed 2 --groups 2 --size 4 --count 4 --out".split() + [str(out)]
+    assert main(args) == 0
+    ds = load_globalgroup("en_2x4", path=out)
+    aris = ds["test"]["ari"]
+    assert len(aris) == 4 and all(a is not None and -1.0 <= a <= 1.0 for a in aris)
+    assert "cc.en.300.bin" in (out / "README.md").read_text(encoding="utf-8")
+    monkeypatch.delenv("TRIANGULATE_FASTTEXT_DIR")
+    assert main(args) == 0
+    assert load_globalgroup("en_2x4", path=out)["test"]["ari"] == [None] * 4

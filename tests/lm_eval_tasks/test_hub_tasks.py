@@ -198,7 +198,7 @@ def test_natural_plan_tasks_and_group_on_local_files(natural_plan_dir):
 
 
 def test_every_hub_task_name_resolves():
-    from tests.lm_eval_tasks.test_tasks_helpers import task_manager
+    from tests.support.built_data import task_manager
 
     tm = task_manager(include_defaults=False)
     expected = {

@@ -14,7 +14,7 @@ import pytest
 
 from datasets_build.lm_pragmatics import PHENOMENA, SEEDS, build
 from lm_eval_tasks import TASKS_DIR
-from tests.lm_eval_tasks.test_tasks_helpers import task_manager
+from tests.support.built_data import task_manager
 
 FOLDER = TASKS_DIR / "lm_pragmatics"
 SEED_TASKS = [f"lm_pragmatics_{p}_seed_{s}" for p in PHENOMENA for s in SEEDS]

@@ -27,8 +27,9 @@ def _evaluate(tasks, respond, limit):
     from lm_eval import simple_evaluate
 
     lm = ScriptedLM(respond)
-    out = simple_evaluate(model=lm, tasks=tasks, task_manager=task_manager(include_defaults=False), limit=limit,
-                          apply_chat_template=True, bootstrap_iters=0)
+    out = simple_evaluate(
+        model=lm, tasks=tasks, task_manager=task_manager(include_defaults=False), limit=limit, apply_chat_template=True, bootstrap_iters=0
+    )
     return out["results"], lm
 
 
@@ -75,8 +76,11 @@ def test_group_aggregates_over_headline_tasks(built):
     subsets = ["en", "es", "es_en", "zh", "zh_en", "hi", "hi_en", "ar", "ar_en", "nyt_shuf", "nyt_seq"]
     gold = {}
     for s in subsets:
-        gold.update(_gold_by_prompt(load_globalgroup(config=f"{s}_4x4")["test"].select(range(1)),
-                                    P.globalgroup_doc_to_text, P.globalgroup_doc_to_target))
+        gold.update(
+            _gold_by_prompt(
+                load_globalgroup(config=f"{s}_4x4")["test"].select(range(1)), P.globalgroup_doc_to_text, P.globalgroup_doc_to_target
+            )
+        )
     # perfect on English-instruction subsets, empty elsewhere: the group mean is the share of the former
     results, lm = _evaluate(["globalgroup"], lambda m: gold[m[-1]["content"]] if m[-1]["content"].startswith("I am") else "", 1)
     assert lm.requests_seen == 11
@@ -96,9 +100,16 @@ def test_few_shot_examples_come_from_dev_with_gold_answers(built):
         seen.append(messages)
         return ""
 
-    simple_evaluate(model=ScriptedLM(respond), tasks=["globalgroup_en_2x2"], num_fewshot=2, limit=1,
-                    task_manager=task_manager(include_defaults=False), apply_chat_template=True,
-                    fewshot_as_multiturn=True, bootstrap_iters=0)
+    simple_evaluate(
+        model=ScriptedLM(respond),
+        tasks=["globalgroup_en_2x2"],
+        num_fewshot=2,
+        limit=1,
+        task_manager=task_manager(include_defaults=False),
+        apply_chat_template=True,
+        fewshot_as_multiturn=True,
+        bootstrap_iters=0,
+    )
     (messages,) = seen
     turns = [m for m in messages if m["role"] in ("user", "assistant")]
     assert [m["role"] for m in turns] == ["user", "assistant", "user", "assistant", "user"]
@@ -123,6 +134,40 @@ def test_fresh_generated_games_run_through_the_same_task(built, tmp_path):
     gold = {P.globalgroup_doc_to_text(d): P.globalgroup_doc_to_target(d) for d in fresh["test"].select(range(2))}
     tm = TaskManager(include_path=str(TASKS_DIR), include_defaults=False, metadata={"path": str(out)})
     lm = ScriptedLM(lambda m: gold[m[-1]["content"]])
-    res = simple_evaluate(model=lm, tasks=["globalgroup_zh"], task_manager=tm, limit=2,
-                          apply_chat_template=True, bootstrap_iters=0)["results"]["globalgroup_zh"]
+    res = simple_evaluate(model=lm, tasks=["globalgroup_zh"], task_manager=tm, limit=2, apply_chat_template=True, bootstrap_iters=0)[
+        "results"
+    ]["globalgroup_zh"]
     assert lm.requests_seen == 2 and res["solved,none"] == 1.0
+
+
+def test_documented_paper_sampling_variant_reaches_the_model(built):
+    """Seed 000 App. B (Llama-3-8B-Instruct, Mistral-7B-Instruct-v0.2): "do_sample: True, top_k: 50,
+    top_p: 0.9, temperature: 0.6". The README's documented `--gen_kwargs` string, run through lm-eval's
+    evaluator, must reach the model as exactly those settings plus the task's own `until: []` and
+    `max_gen_toks: 512` (new tokens; the paper's max_length also counted the prompt, README)."""
+    import re
+
+    from lm_eval import simple_evaluate
+
+    from lm_eval_tasks import TASKS_DIR
+
+    readme = (TASKS_DIR / "globalgroup" / "README.md").read_text(encoding="utf-8")
+    (documented,) = re.findall(r"--gen_kwargs (do_sample=True,temperature=0\.6,\S+?)`", readme)
+    seen = []
+
+    class Capturing(ScriptedLM):
+        def generate_until(self, requests, disable_tqdm: bool = False):
+            seen.extend(dict(r.args[1]) for r in requests)
+            return super().generate_until(requests, disable_tqdm)
+
+    out = simple_evaluate(
+        model=Capturing(lambda m: ""),
+        tasks=["globalgroup_en"],
+        task_manager=task_manager(include_defaults=False),
+        limit=1,
+        apply_chat_template=True,
+        bootstrap_iters=0,
+        gen_kwargs=documented,
+    )
+    assert seen == [{"until": [], "do_sample": True, "temperature": 0.6, "top_k": 50, "top_p": 0.9, "max_gen_toks": 512}]
+    assert out["config"]["gen_kwargs"] == {"do_sample": True, "temperature": 0.6, "top_k": 50, "top_p": 0.9}

@@ -4,19 +4,20 @@ from __future__ import annotations
 
 import math
 import re
+
 import pytest
 
+from datasets_build.nback import expected_targets, load_blocks
 from multiturn import registry
 from multiturn.engine import run_task
-from multiturn.scheduler import play_episodes
-from datasets_build.nback import expected_targets, load_blocks
 from multiturn.nback import (
     NBackTask,
+    abs_dprime_notebook,
     dprime,
-    dprime_signed,
     parse_response,
     score_trials,
 )
+from multiturn.scheduler import play_episodes
 from multiturn.scripted import ScriptedLM
 
 NBACK_TASKS = [f"nback_{k}_{n}" for k in ("verbal", "spatial") for n in (1, 2, 3)] + ["nback_verbal_3_triangulating"]
@@ -118,12 +119,29 @@ def test_parse_rule():
     assert parse_response("m -") is None and parse_response("match") is None and parse_response("") is None
 
 
-def test_dprime_clips_rates_and_is_unsigned_with_a_signed_companion():
+def test_dprime_is_signed_with_clipped_rates():
+    """Gong et al. (README "Metrics"): d' = z(H) - z(FA); rates of 0 or 1 adjusted by 0.01.
+
+    Hand values (z(0.99) = 2.3263, z(0.01) = -2.3263, z(0.8) = 0.8416, z(0.2) = -0.8416):
+    perfect H = 1, FA = 0 -> z(0.99) - z(0.01) = +4.6527; inverted H = 0, FA = 1 -> z(0.01) - z(0.99)
+    = -4.6527 (it must not score like the perfect player); H = FA = 0.5 -> 0; H = 0.8, FA = 0.2 ->
+    +1.6832; H = 0.2, FA = 0.8 -> -1.6832."""
     assert dprime(1.0, 0.0) == pytest.approx(CEILING)
-    assert dprime(0.0, 1.0) == pytest.approx(CEILING)
-    assert dprime_signed(0.0, 1.0) == pytest.approx(-CEILING)
+    assert dprime(0.0, 1.0) == pytest.approx(-CEILING)
     assert dprime(0.5, 0.5) == 0.0
     assert dprime(0.8, 0.2) == pytest.approx(2 * 0.8416212335729143)
+    assert dprime(0.2, 0.8) == pytest.approx(-2 * 0.8416212335729143)
+    # Gong et al.'s notebooks take the absolute value: kept under its own name, for their figures only.
+    assert abs_dprime_notebook(0.0, 1.0) == pytest.approx(CEILING)
+
+
+def test_a_player_saying_m_exactly_on_non_matches_scores_negative_dprime():
+    """Targets "mm--" and replies "--mm": H = 0/2 = 0 -> 0.01, FA = 2/2 = 1 -> 0.99, so
+    d' = z(0.01) - z(0.99) = -4.6527 (the unsigned form gave +4.6527, like a perfect player)."""
+    s = score_trials("mm--", ["-", "-", "m", "m"])
+    assert s["hit_rate"] == 0.0 and s["false_alarm_rate"] == 1.0 and s["accuracy"] == 0.0
+    assert s["dprime"] == pytest.approx(-CEILING)
+    assert s["abs_dprime_notebook"] == pytest.approx(CEILING)
 
 
 def test_score_trials_counts_hits_and_false_alarms():
@@ -140,8 +158,15 @@ def test_published_gpt35_records_rescore_with_our_metrics(upstream, built_data):
     raw = json.loads((upstream / "nback" / "ChatGPT-WM" / "results" / "all_trials_verbal.json").read_text())
     by_n = {}
     for n in (1, 2, 3):
-        scores = [score_trials([t["target"] for t in raw[f"{n}back_{b}"]], [parse_response(t["response"]) for t in raw[f"{n}back_{b}"]]) for b in range(50)]
+        scores = [
+            score_trials([t["target"] for t in raw[f"{n}back_{b}"]], [parse_response(t["response"]) for t in raw[f"{n}back_{b}"]])
+            for b in range(50)
+        ]
         by_n[n] = sum(s["dprime"] for s in scores) / 50
         # our per-trial correctness equals the published 'correct' flags
-        assert all(parse_response(t["response"]) == t["target"] if t["correct"] else parse_response(t["response"]) != t["target"] for b in range(50) for t in raw[f"{n}back_{b}"])
+        assert all(
+            parse_response(t["response"]) == t["target"] if t["correct"] else parse_response(t["response"]) != t["target"]
+            for b in range(50)
+            for t in raw[f"{n}back_{b}"]
+        )
     assert by_n[1] > by_n[2] > by_n[3]
