@@ -13,9 +13,9 @@ from __future__ import annotations
 import re
 import threading
 import warnings
+from collections.abc import Sequence
 from functools import lru_cache
 from pathlib import Path
-from typing import Sequence
 
 import numpy as np
 
