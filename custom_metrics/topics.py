@@ -106,10 +106,7 @@ class TopicScorer:
         present = np.array([[bool(p) for p in predicted]], dtype=bool)
         return [bool(f) for f in _achieved_flags(pred, true, present, self.threshold)[0]]
 
-
-    def achieved_rates(
-        self, predicted: Sequence[Sequence[str | None]], true_topics: Sequence[Sequence[str]]
-    ) -> np.ndarray:
+    def achieved_rates(self, predicted: Sequence[Sequence[str | None]], true_topics: Sequence[Sequence[str]]) -> np.ndarray:
         """Share of true topics achieved, for many games with the same number of groups at once."""
         if not predicted:
             return np.zeros(0)
@@ -198,4 +195,3 @@ def get_topic_scorer(lang: str) -> TopicScorer | None:
 @lru_cache(maxsize=16)
 def _scorer_for(embedder: Embedder) -> TopicScorer:
     return TopicScorer(embedder)
-
