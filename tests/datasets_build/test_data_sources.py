@@ -149,6 +149,20 @@ def test_an_interrupted_download_resumes_from_its_part_file(tmp_path):
     assert (folder / path).read_bytes() == FILES[path]
 
 
+def test_a_part_file_restarts_cleanly_when_the_server_ignores_ranges(tmp_path):
+    manifest = toy_manifest()
+    path = "Grouping Datasets/#a# b.csv"
+    folder = tmp_path / "cache" / f"toy-{manifest.digest[:12]}"
+    (folder / "Grouping Datasets").mkdir(parents=True)
+    (folder / (path + ".part")).write_bytes(b"stale bytes of a killed download")
+    with serve(served(manifest)) as mirror:
+        mirror.honour_range = False
+        sources.configure(base_url=mirror.url)
+        sources.fetch_source(manifest)
+    assert mirror.ranges == ["bytes=32-"]
+    assert (folder / path).read_bytes() == FILES[path]
+
+
 def test_user_commit_needs_allow_unverified_and_fetches_that_commit(tmp_path):
     manifest = toy_manifest()
     other = "f" * 40

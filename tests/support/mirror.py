@@ -3,7 +3,8 @@
 :func:`serve` runs a ``ThreadingHTTPServer`` on 127.0.0.1 in a daemon thread and stops it on exit (and by
 itself after ``lifetime`` seconds at the latest). ``files`` maps URL paths to bytes or to local files;
 ``faults`` maps URL paths to ``404``, ``500`` or ``"hang"`` (the handler stays silent until the server
-stops). Single-range requests (``Range: bytes=N-``) are answered with 206, as the code host does.
+stops). Single-range requests (``Range: bytes=N-``) are answered with 206, as the code host does
+(``honour_range=False``: with the whole file and 200).
 """
 
 from __future__ import annotations
@@ -27,6 +28,7 @@ class Mirror:
     hits: Counter = field(default_factory=Counter)
     ranges: list[str] = field(default_factory=list)
     stopping: threading.Event = field(default_factory=threading.Event)
+    honour_range: bool = True  # False: answer every request with the whole file (200), as some servers do
 
 
 def manifest_files(upstream: Path, names: list[str] | None = None) -> dict[str, Path]:
@@ -69,6 +71,7 @@ def serve(files: dict[str, bytes | Path], faults: dict[str, object] | None = Non
             wanted = self.headers.get("Range")
             if wanted:
                 mirror.ranges.append(wanted)
+            if wanted and mirror.honour_range:
                 found = re.fullmatch(r"bytes=(\d+)-", wanted)
                 start = int(found.group(1)) if found else 0
                 if start >= len(data):
