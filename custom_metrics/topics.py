@@ -13,9 +13,9 @@ from __future__ import annotations
 import re
 import threading
 import warnings
+from collections.abc import Sequence
 from functools import lru_cache
 from pathlib import Path
-from typing import Sequence
 
 import numpy as np
 
@@ -106,10 +106,7 @@ class TopicScorer:
         present = np.array([[bool(p) for p in predicted]], dtype=bool)
         return [bool(f) for f in _achieved_flags(pred, true, present, self.threshold)[0]]
 
-
-    def achieved_rates(
-        self, predicted: Sequence[Sequence[str | None]], true_topics: Sequence[Sequence[str]]
-    ) -> np.ndarray:
+    def achieved_rates(self, predicted: Sequence[Sequence[str | None]], true_topics: Sequence[Sequence[str]]) -> np.ndarray:
         """Share of true topics achieved, for many games with the same number of groups at once."""
         if not predicted:
             return np.zeros(0)
@@ -162,8 +159,9 @@ def _warn_missing(lang: str, path: Path | None) -> None:
         _warned.add(lang)
     where = f"{path} does not exist" if path else f"${FASTTEXT_ENV} is not set"
     warnings.warn(
-        f"fastText vectors for '{lang}' not found ({where}); topic scores are NaN. Download "
-        f"cc.{lang}.300.bin from {DOWNLOAD_URL} and set {FASTTEXT_ENV} to its folder.",
+        f"fastText vectors for '{lang}' not found ({where}); topic scores are NaN. Run "
+        f"`triangulate data fasttext {lang}` (cc.{lang}.300.bin, about 7 GB of disk and memory; see {DOWNLOAD_URL}) "
+        f"and set {FASTTEXT_ENV} to its folder.",
         RuntimeWarning,
         stacklevel=3,
     )
@@ -197,4 +195,3 @@ def get_topic_scorer(lang: str) -> TopicScorer | None:
 @lru_cache(maxsize=16)
 def _scorer_for(embedder: Embedder) -> TopicScorer:
     return TopicScorer(embedder)
-

@@ -1,38 +1,58 @@
 """``triangulate data``: build, generate and push the Hub-ready datasets.
 
-- ``triangulate data build [--datasets a,b] [--out DIR] [--push-to-hub ORG] [--allow-unverified]``
+- ``triangulate data build [--datasets a,b] [--out DIR] [--push-to-hub ORG] [--source-url URL] [--source-commit NAME=COMMIT --allow-unverified]``
+- ``triangulate data fasttext en zh ... [--out DIR]``
 - ``triangulate data generate --benchmark globalgroup --subset S --seed N [--groups m --size n --count K --out DIR]``
 - ``triangulate data push ORG [--datasets a,b] [--out DIR]``
 """
 
 from __future__ import annotations
 
-import argparse
+import re
 import time
 from pathlib import Path
 
 from tqdm import tqdm
 
-from datasets_build import generate, sources
+from datasets_build import fasttext_vectors, generate, sources
 from datasets_build.hub import atomic_dir, push_folder
-from plumbing.jsonio import ensure_output_dir
-from plumbing.paths import data_root
+from datasets_build.manifest import manifest_names
 from datasets_build.registry import builders
 from plumbing.errors import UserError
+from plumbing.jsonio import ensure_output_dir
+from plumbing.paths import data_root, fasttext_dir
 
 
 def add_parser(subparsers) -> None:
     data = subparsers.add_parser("data", help="build, generate or push the Hub-ready datasets")
-    sub = data.add_subparsers(dest="data_command", metavar="{build,generate,push}")
+    sub = data.add_subparsers(dest="data_command", metavar="{build,generate,push,fasttext}")
     sub.required = True
 
     build = sub.add_parser("build", help="build every registered dataset from the upstream sources")
     build.add_argument("--datasets", help="comma-separated builder names (default: all registered)")
     build.add_argument("--out", type=Path, help="output root (default: $TRIANGULATE_DATA or the user cache)")
     build.add_argument("--push-to-hub", metavar="ORG", help="afterwards upload each folder as dataset ORG/<name>")
-    build.add_argument("--allow-unverified", action="store_true", help="accept downloaded archives with no recorded SHA-256")
-    build.add_argument("--source-url", help="base URL of the archive download (default: $TRIANGULATE_SOURCE_URL or codeload.github.com)")
+    build.add_argument(
+        "--source-url",
+        help="base URL of the raw-file downloads, <base>/<owner>/<repo>/<commit>/<path> (default: $TRIANGULATE_SOURCE_URL or raw.githubusercontent.com)",
+    )
+    build.add_argument(
+        "--source-commit",
+        action="append",
+        default=[],
+        metavar="NAME=COMMIT",
+        help="fetch source NAME's files at COMMIT instead of the pinned one (needs --allow-unverified; repeatable)",
+    )
+    build.add_argument("--allow-unverified", action="store_true", help="accept the unhashed files of a --source-commit")
+    build.add_argument("--download-timeout", type=float, metavar="SECONDS", help="socket timeout per download try (default 30)")
+    build.add_argument("--download-retries", type=int, metavar="N", help="tries per file (default 3)")
     build.set_defaults(func=run_build)
+
+    fasttext = sub.add_parser("fasttext", help="download the official fastText vectors cc.<lang>.300.bin (about 7 GB each)")
+    fasttext.add_argument("languages", nargs="+", help="language codes, e.g. en zh")
+    fasttext.add_argument("--out", type=Path, help="folder (default: $TRIANGULATE_FASTTEXT_DIR or the user cache)")
+    fasttext.add_argument("--base-url", default=fasttext_vectors.DEFAULT_BASE_URL, help="where cc.<lang>.300.bin.gz files live")
+    fasttext.set_defaults(func=run_fasttext)
 
     gen = sub.add_parser("generate", help="sample fresh games into a Hub-ready folder")
     generate.add_arguments(gen)
@@ -77,16 +97,46 @@ def build_all(names: list[str], out_root: Path) -> list[tuple[str, dict, float]]
 
 def run_build(args) -> int:
     start = time.perf_counter()
-    sources.configure(allow_unverified=args.allow_unverified, base_url=args.source_url)
+    commits = dict(parse_commit(spec) for spec in args.source_commit)
+    if args.allow_unverified and not commits:
+        raise UserError("--allow-unverified applies only to --source-commit NAME=COMMIT; pinned sources are always verified")
+    sources.configure(
+        allow_unverified=args.allow_unverified,
+        base_url=args.source_url,
+        timeout=args.download_timeout,
+        retries=args.download_retries,
+        commits=commits,
+    )
     names = select(args.datasets, sorted(builders()), "dataset")
     out_root = ensure_output_dir((args.out or data_root()).expanduser().resolve(), "--out" if args.out else "$TRIANGULATE_DATA")
     results = build_all(names, out_root)
     for name, summary, seconds in results:
-        print(f"{name:14s} configs={summary.get('configs', '?'):>4} rows={summary.get('rows', '?'):>7} {seconds:7.1f} s  -> {out_root / name}")
+        print(
+            f"{name:14s} configs={summary.get('configs', '?'):>4} rows={summary.get('rows', '?'):>7} {seconds:7.1f} s  -> {out_root / name}"
+        )
     print(f"built {len(results)} dataset(s) in {time.perf_counter() - start:.1f} s wall time")
     if args.push_to_hub:
         for name, _, _ in results:
             print(f"pushed {name}: {push_folder(out_root / name, f'{args.push_to_hub}/{name}')}")
+    return 0
+
+
+def parse_commit(spec: str) -> tuple[str, str]:
+    name, _, commit = spec.partition("=")
+    if not name or not re.fullmatch(r"[0-9a-f]{7,40}", commit):
+        raise UserError(f"--source-commit {spec!r}: expected NAME=COMMIT (a hexadecimal commit id)")
+    if name not in manifest_names():
+        raise UserError(f"--source-commit {spec!r}: no upstream source '{name}'; sources: {', '.join(manifest_names())}")
+    return name, commit
+
+
+def run_fasttext(args) -> int:
+    folder = fasttext_vectors.target_dir(args.out)
+    for lang in args.languages:
+        path = fasttext_vectors.download_vectors(lang, folder, args.base_url)
+        print(f"{lang}: {path} ({path.stat().st_size / 1e9:.2f} GB)")
+    if fasttext_dir() != folder:
+        print(f"set TRIANGULATE_FASTTEXT_DIR={folder} so that the topic metrics find the vectors")
     return 0
 
 

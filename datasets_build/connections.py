@@ -174,11 +174,11 @@ def load_human_scores() -> dict[str, list[dict]]:
 @register_builder(NAME)
 def build(out_dir: Path) -> dict:
     """Write the Connections folder (config ``default``: splits ``test`` and ``fewshot``) into ``out_dir``."""
-    from datasets_build.sources import PINNED, source_dir
+    from datasets_build.manifest import pinned_source_line
+    from datasets_build.sources import source_dir
 
     root = source_dir(NAME)
     splits = read_games(root)
-    pin = PINNED[NAME]
     card = CardInfo(
         pretty_name="NYT Connections (Connecting the Dots)",
         license="unknown",
@@ -187,7 +187,7 @@ def build(out_dir: Path) -> dict:
         language=("en",),
         task_categories=("text-generation",),
         tags=("word-grouping", "abstract-reasoning", "connections"),
-        source=f"https://github.com/{pin.owner}/{pin.repo} at commit `{pin.commit}`.",
+        source=pinned_source_line(NAME),
     )
     summary = write_hub_folder(out_dir, {"default": splits}, FEATURES, card)
     write_connections_prompt(root, out_dir)  # the paper's prompt (Appendix A) travels with the data

@@ -311,7 +311,14 @@ def join_scores(root: Path, subset: Subset, g: int, w: int, rows: list[dict], mi
     path = root / rel
     if not path.is_file() and rel in missing:
         return False
-    required = ["Game #", "True Topic", *[f"Word {i}" for i in range(1, w + 1)], "CanProp Prompt", "CanProp Response", *DIFFICULTY_COLUMNS.values()]
+    required = [
+        "Game #",
+        "True Topic",
+        *[f"Word {i}" for i in range(1, w + 1)],
+        "CanProp Prompt",
+        "CanProp Response",
+        *DIFFICULTY_COLUMNS.values(),
+    ]
     records = list(read_csv_rows(path, required=required))
     if len(records) != g * len(rows):
         raise source_error(path, None, f"{len(records)} rows, expected {g * len(rows)} ({len(rows)} games x {g} groups)")
@@ -374,12 +381,12 @@ def card(configs: dict[str, dict[str, list[dict]]], absent: list[str], source: s
 @register_builder(NAME)
 def build(out_dir: Path) -> dict:
     """Write the 93-config GlobalGroup folder into ``out_dir``."""
-    from datasets_build.sources import PINNED, source_dir
+    from datasets_build.manifest import pinned_source_line
+    from datasets_build.sources import source_dir
 
     root = source_dir(NAME)
     configs, absent = read_all(root)
-    pin = PINNED[NAME]
-    source = f"https://github.com/{pin.owner}/{pin.repo} at commit `{pin.commit}`."
+    source = pinned_source_line(NAME)
     summary = write_hub_folder(out_dir, configs, FEATURES, card(configs, absent, source))
     write_globalgroup_prompts(root, out_dir)  # the A.3 prompts travel with the data
     return summary

@@ -138,10 +138,11 @@ def read_phenomena(root: Path) -> dict[str, dict[str, list[dict]]]:
 @register_builder(NAME)
 def build(out_dir: Path) -> dict:
     """Write the LM-Pragmatics folder (7 configs x splits seed_0..seed_4, 845 rows) into ``out_dir``."""
-    from datasets_build.sources import PINNED, source_dir
+    from datasets_build.manifest import pinned_repo
+    from datasets_build.sources import source_dir
 
     configs = read_phenomena(source_dir(NAME))
-    pin = PINNED[NAME]
+    repo, commit = pinned_repo(NAME)
     card = CardInfo(
         pretty_name="LM-Pragmatics (Hu et al. 2023), zero-shot story prompts",
         license="unknown",
@@ -150,7 +151,7 @@ def build(out_dir: Path) -> dict:
         language=("en",),
         task_categories=("multiple-choice",),
         tags=("pragmatics", "cognitive-test", "triangulating"),
-        source=f"https://github.com/{pin.owner}/{pin.repo} at commit `{pin.commit}`, files `prompts/<Phenomenon>_prompts_seed<k>_examples0.csv`.",
+        source=f"https://github.com/{repo} at commit `{commit}`, files `prompts/<Phenomenon>_prompts_seed<k>_examples0.csv`.",
     )
     return write_hub_folder(out_dir, configs, FEATURES, card)
 

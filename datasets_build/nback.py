@@ -1,9 +1,10 @@
 """The ``nback`` dataset: Gong et al.'s n-back base blocks, with the notebooks' system prompts.
 
-Source (upstream ``nback/``, see its SOURCE): the Daniel-Gong/ChatGPT-WM base sets (50 blocks x 24
-trials per variant, line 1 the stimuli, line 2 the ``m``/``-`` targets), the system messages of the
-authors' notebooks (``prompts/``) and the 3x3 grid strings the spatial notebook sends
-(``grids_3x3.json``).
+Source (upstream ``nback/``, pinned in ``manifests/nback.toml``): the Daniel-Gong/ChatGPT-WM base sets
+(50 blocks x 24 trials per variant, line 1 the stimuli, line 2 the ``m``/``-`` targets), and, read as
+string literals with :mod:`ast` from the authors' notebooks ``experiments/verbal.ipynb`` and
+``experiments/spatial_3*3.ipynb``, the system messages and the 3x3 grid strings the spatial notebook
+sends (the shared copy's ``prompts/`` and ``grids_3x3.json`` hold the same texts; tests compare).
 
 ``triangulate data build`` writes one config per variant, ``verbal_1`` ... ``spatial_3``, split
 ``test``, one row per block in upstream order: ``block``, ``n``, ``kind``, ``stimuli`` (one character
@@ -16,7 +17,6 @@ Adding a variant: add it to :data:`KINDS` and its files upstream; the builder an
 
 from __future__ import annotations
 
-import json
 from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
@@ -25,8 +25,10 @@ import datasets
 
 from datasets_build.hub import CardInfo, write_hub_folder
 from datasets_build.load import load_config
+from datasets_build.manifest import pinned_source_line
 from datasets_build.registry import register_builder
 from datasets_build.sources import source_dir
+from datasets_build.upstream_literals import message_literals, notebook_cells, string_assignments
 from plumbing.errors import UserError
 
 NAME = "nback"
@@ -97,20 +99,43 @@ def load_blocks(kind: str, n: int, root: Path | None = None) -> list[tuple[str, 
     return [read_block(p) for p in paths]
 
 
-def load_system_prompt(kind: str, n: int, root: Path | None = None) -> str:
-    """The notebook's system message for this variant, verbatim (upstream ``nback/prompts``)."""
-    path = (root or source_dir(NAME)) / "prompts" / KINDS[kind]["prompt"].format(n=n)
+#: variant -> the authors' notebook (under ChatGPT-WM/experiments) whose system messages and grids the build reads
+NOTEBOOKS = {"verbal": "verbal.ipynb", "spatial": "spatial_3*3.ipynb"}
+
+
+def notebook_path(kind: str, root: Path) -> Path:
+    path = root / "ChatGPT-WM" / "experiments" / NOTEBOOKS[kind]
     if not path.is_file():
-        raise UserError(f"missing n-back prompt {path}")
-    return path.read_text(encoding="utf-8")
+        raise UserError(f"missing n-back notebook {path}; check the upstream nback files")
+    return path
+
+
+def system_prompts(kind: str, root: Path | None = None) -> dict[int, str]:
+    """n -> the notebook's system message for this variant, verbatim: the ``{"role": "system", "content": ...}``
+    literals of its code cells in order (the 1-, 2- and 3-back runs; commented-out variants are not code)."""
+    path = notebook_path(kind, root or source_dir(NAME))
+    found = [text for cell in notebook_cells(path) for text in message_literals(cell, "system")]
+    if len(found) != len(LEVELS) or any(f"{n}-back task" not in text for n, text in zip(LEVELS, found)):
+        raise UserError(f"{path}: expected the 1-, 2- and 3-back system messages in order, found {len(found)} system message(s)")
+    return dict(zip(LEVELS, found))
+
+
+def load_system_prompt(kind: str, n: int, root: Path | None = None) -> str:
+    """The notebook's system message for this variant, verbatim."""
+    return system_prompts(kind, root)[n]
 
 
 def load_grids(root: Path | None = None) -> dict[str, str]:
-    """Grid position digit -> the 3x3 grid string sent as the user message (upstream ``grids_3x3.json``)."""
-    path = (root or source_dir(NAME)) / "grids_3x3.json"
-    if not path.is_file():
-        raise UserError(f"missing {path}")
-    return dict(json.loads(path.read_text(encoding="utf-8"))["grids"])
+    """Grid position digit -> the 3x3 grid string sent as the user message (``grid_1`` ... ``grid_9`` of the
+    spatial notebook; the notebook sends ``grids[int(digit) - 1]``)."""
+    path = notebook_path("spatial", root or source_dir(NAME))
+    names = {}
+    for cell in notebook_cells(path):
+        names.update(string_assignments(cell))
+    grids = {str(k): names.get(f"grid_{k}") for k in range(1, 10)}
+    if None in grids.values():
+        raise UserError(f"{path}: the string literals grid_1 ... grid_9 were not found")
+    return grids
 
 
 def expected_targets(stimuli: Sequence[str], n: int) -> str:
@@ -124,12 +149,14 @@ def config_name(kind: str, n: int) -> str:
 
 def variant_rows(kind: str, n: int, root: Path) -> list[dict[str, Any]]:
     """The dataset rows of one variant (one per block)."""
-    prompt = load_system_prompt(kind, n, root)
+    prompt = system_prompts(kind, root)[n]
     grids = load_grids(root) if kind == "spatial" else None
     rows = []
     for block, (stimuli, targets) in enumerate(load_blocks(kind, n, root)):
         messages = [grids[s] for s in stimuli] if grids else list(stimuli)
-        rows.append({"block": block, "n": n, "kind": kind, "stimuli": stimuli, "targets": targets, "messages": messages, "system_prompt": prompt})
+        rows.append(
+            {"block": block, "n": n, "kind": kind, "stimuli": stimuli, "targets": targets, "messages": messages, "system_prompt": prompt}
+        )
     return rows
 
 
@@ -146,7 +173,7 @@ def build(out_dir: Path) -> dict:
         language=("en",),
         task_categories=("text-generation",),
         tags=("working-memory", "n-back", "cognitive-evaluation"),
-        source="https://github.com/Daniel-Gong/ChatGPT-WM (pinned commit in datasets_build/sources.py).",
+        source=pinned_source_line(NAME),
     )
     return write_hub_folder(out_dir, configs, FEATURES, card)
 

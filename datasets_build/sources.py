@@ -1,74 +1,46 @@
-"""Where a builder's upstream files come from: ``$TRIANGULATE_UPSTREAM/<name>/`` or a pinned, verified download.
+"""Where a builder's upstream files come from: ``$TRIANGULATE_UPSTREAM/<name>/`` or pinned, verified downloads.
 
-Without ``$TRIANGULATE_UPSTREAM`` the upstream repository is fetched as a GitHub archive at the pinned
-commit (``<base>/<owner>/<repo>/tar.gz/<commit>``, base ``https://codeload.github.com`` or
-``$TRIANGULATE_SOURCE_URL``), its SHA-256 is checked against the value recorded here, and it is
-unpacked into a cache folder (``$TRIANGULATE_CACHE`` or ``~/.cache/triangulate/sources``).
+Without ``$TRIANGULATE_UPSTREAM`` every file of the source's manifest (:mod:`datasets_build.manifest`)
+is fetched on its own in the raw-file layout ``<base>/<owner>/<repo>/<commit>/<path>`` (base
+``https://raw.githubusercontent.com``, or ``--source-url`` / ``$TRIANGULATE_SOURCE_URL`` for a mirror),
+checked against the size and SHA-256 recorded there, and kept in a cache folder
+(``$TRIANGULATE_CACHE/sources/<name>-<manifest digest>/``, same layout as the local copy) that the next
+build reuses after re-hashing every file.
 
-The checksums of the real archives could not be computed when this was written (GitHub was not
-reachable), so they are recorded as ``None`` and such archives are refused unless the user passes
-``--allow-unverified`` (the computed SHA-256 is then printed so it can be recorded).
+- Downloads run in a small thread pool with one byte-level progress bar; each file goes to ``<file>.part``
+  (a killed download resumes it with an HTTP Range request) and is renamed only after it verified.
+- Network faults are retried a bounded number of times with a socket timeout; a 404, a 500 after the
+  retries, or a hang is one ``UserError`` naming the URL. A file whose bytes differ from the manifest is
+  one ``UserError`` naming the file, the expected and the actual hash; the bad file is removed.
+- :func:`fetch_file` fetches one :class:`PinnedFile` (pinned by git blob id, for files no verified copy
+  exists for, e.g. NATURAL PLAN's data) the same way, at task time.
+- ``--source-commit NAME=COMMIT`` fetches the manifest's paths at a commit of the user's choice; no
+  hashes exist for it, so it needs ``--allow-unverified``.
 """
 
 from __future__ import annotations
 
 import hashlib
 import os
-import shutil
 import sys
-import tarfile
+import threading
+import time
 import urllib.error
 import urllib.request
-from dataclasses import dataclass
+from concurrent.futures import ThreadPoolExecutor, as_completed
+from dataclasses import dataclass, field
 from pathlib import Path
 
-from datasets_build.hub import atomic_dir
+from tqdm import tqdm
+
+from datasets_build.manifest import Manifest, ManifestEntry, load_manifest
+from datasets_build.manifest_tool import sha256_file
 from plumbing.errors import UserError
 from plumbing.paths import cache_root as plumbing_cache_root
 from plumbing.paths import upstream_dir, upstream_root
 
-DEFAULT_BASE_URL = "https://codeload.github.com"
-DEFAULT_RAW_URL = "https://raw.githubusercontent.com"
-
-
-@dataclass(frozen=True)
-class PinnedSource:
-    """An upstream repository at one commit, with the SHA-256 of its GitHub tar.gz archive (None: unknown)."""
-
-    owner: str
-    repo: str
-    commit: str
-    sha256: str | None
-    note: str = ""
-
-    def url(self, base_url: str) -> str:
-        return f"{base_url.rstrip('/')}/{self.owner}/{self.repo}/tar.gz/{self.commit}"
-
-
-_UNKNOWN = "archive checksum not recorded: GitHub was unreachable when the pin was written; verify once and record it here"
-
-PINNED: dict[str, PinnedSource] = {
-    "globalgroup": PinnedSource("cgsol", "globalgroup", "1fb1f4ff5dea64afe26e52bc61119bfa53b94f03", None, _UNKNOWN),
-    "connections": PinnedSource("mustafamariam", "LLM-Connections-Solver", "ebde95d6a8ac2bca288f77dde49c74e9ed4cbea9", None, _UNKNOWN),
-    "splat": PinnedSource("chenqi008", "LateralThinking", "723b01bb0c4f1600c851b40267e0f3a528c12275", None, _UNKNOWN),
-    "lm_pragmatics": PinnedSource("jennhu", "lm-pragmatics", "9fd4be5c0e43162c9d6e09b6024cc000e40b3398", None, _UNKNOWN),
-}
-
-
-@dataclass(frozen=True)
-class PinnedFile:
-    """One file of an upstream repository at one commit, verified by its git blob id (``git hash-object``)
-    and/or its SHA-256; used for files too large for the archive snapshot (e.g. NATURAL PLAN's JSONs)."""
-
-    owner: str
-    repo: str
-    commit: str
-    path: str
-    git_blob: str | None
-    sha256: str | None = None
-
-    def url(self, base_url: str) -> str:
-        return f"{base_url.rstrip('/')}/{self.owner}/{self.repo}/{self.commit}/{self.path}"
+DEFAULT_BASE_URL = "https://raw.githubusercontent.com"
+CHUNK = 1 << 16
 
 
 @dataclass
@@ -78,18 +50,41 @@ class SourceSettings:
     allow_unverified: bool = False
     base_url: str | None = None
     cache_dir: Path | None = None
+    timeout: float = 30.0  # seconds of socket silence before a try counts as failed
+    retries: int = 3  # tries per file
+    workers: int = 8
+    commits: dict[str, str] = field(default_factory=dict)  # user-supplied commits (unverified)
 
 
 SETTINGS = SourceSettings()
 
 
-def configure(allow_unverified: bool | None = None, base_url: str | None = None, cache_dir: Path | None = None) -> None:
+def configure(
+    allow_unverified: bool | None = None,
+    base_url: str | None = None,
+    cache_dir: Path | None = None,
+    timeout: float | None = None,
+    retries: int | None = None,
+    commits: dict[str, str] | None = None,
+) -> None:
     if allow_unverified is not None:
         SETTINGS.allow_unverified = allow_unverified
     if base_url is not None:
         SETTINGS.base_url = base_url
     if cache_dir is not None:
         SETTINGS.cache_dir = Path(cache_dir)
+    if timeout is not None:
+        SETTINGS.timeout = timeout
+    if retries is not None:
+        SETTINGS.retries = max(1, retries)
+    if commits is not None:
+        SETTINGS.commits = dict(commits)
+
+
+def reset() -> None:
+    """Back to the defaults, forgetting what was verified (tests)."""
+    _VERIFIED.clear()
+    SETTINGS.__dict__.update(SourceSettings().__dict__)
 
 
 def cache_root() -> Path:
@@ -102,86 +97,193 @@ def base_url() -> str:
     return SETTINGS.base_url or os.environ.get("TRIANGULATE_SOURCE_URL") or DEFAULT_BASE_URL
 
 
-def raw_base_url() -> str:
-    """Base of single-file downloads: ``--source-url`` / ``$TRIANGULATE_SOURCE_URL`` or raw.githubusercontent.com."""
-    return SETTINGS.base_url or os.environ.get("TRIANGULATE_SOURCE_URL") or DEFAULT_RAW_URL
-
-
 def source_dir(name: str) -> Path:
-    """The folder holding upstream ``name``'s files (repository layout): local if configured, else downloaded."""
+    """The folder holding upstream ``name``'s files (local copy layout): local if configured, else downloaded."""
     if upstream_root() is not None:
         return upstream_dir(name)
-    if name not in PINNED:
-        raise UserError(f"no pinned download for upstream '{name}': set TRIANGULATE_UPSTREAM to a folder holding '{name}/'")
-    return fetch(PINNED[name], cache_root() / f"{name}-{PINNED[name].commit[:12]}")
+    manifest = load_manifest(name)
+    key = (manifest.digest, str(cache_root()), base_url(), SETTINGS.commits.get(name))
+    if _VERIFIED.get(name, (None,))[0] != key or not _VERIFIED[name][1].is_dir():
+        _VERIFIED[name] = (key, fetch_source(manifest))
+    return _VERIFIED[name][1]
 
 
-def sha256_file(path: Path) -> str:
-    digest = hashlib.sha256()
-    with path.open("rb") as handle:
-        for chunk in iter(lambda: handle.read(1 << 20), b""):
-            digest.update(chunk)
-    return digest.hexdigest()
+#: source -> (settings key, folder): what this process already verified (builders call source_dir often)
+_VERIFIED: dict[str, tuple[tuple, Path]] = {}
 
 
-def download(url: str, target: Path) -> None:
-    """Copy ``url`` (http(s) or file://) to ``target``; network problems become one UserError."""
-    try:
-        with urllib.request.urlopen(url, timeout=60) as response, target.open("wb") as out:
-            shutil.copyfileobj(response, out)
-    except (urllib.error.URLError, OSError, ValueError) as exc:
-        raise UserError(
-            f"cannot download {url} ({exc}); set TRIANGULATE_UPSTREAM to a local copy or TRIANGULATE_SOURCE_URL to a mirror"
-        ) from exc
-
-
-def extract_archive(archive: Path, dest: Path) -> None:
-    """Unpack a GitHub tar.gz into ``dest``, dropping its single top-level folder; unsafe members are refused."""
-    try:
-        with tarfile.open(archive, "r:gz") as tar:
-            members = tar.getmembers()
-            tops = {m.name.split("/", 1)[0] for m in members}
-            if len(tops) != 1:
-                raise UserError(f"{archive}: expected one top-level folder in the archive, found {sorted(tops)[:5]}")
-            top = tops.pop()
-            for member in members:
-                if member.name == top:
-                    continue
-                member.name = member.name.split("/", 1)[1]
-                if member.issym() or member.islnk() or member.name.startswith("/") or ".." in Path(member.name).parts:
-                    raise UserError(f"{archive}: unsafe archive member {member.name!r}")
-                if member.isdir() or member.isfile():
-                    tar.extract(member, dest, filter="data")
-    except (tarfile.TarError, EOFError, OSError) as exc:
-        raise UserError(f"{archive}: not a readable tar.gz archive ({exc})") from exc
-
-
-def fetch(pin: PinnedSource, dest: Path, url: str | None = None) -> Path:
-    """Download, verify and unpack ``pin`` into ``dest`` (cached: an existing complete ``dest`` is reused)."""
-    marker = dest / ".triangulate-source"
-    if marker.is_file():
-        return dest
-    url = url or pin.url(base_url())
-    dest.parent.mkdir(parents=True, exist_ok=True)
-    archive = dest.parent / f".{dest.name}.tar.gz.part"
-    try:
-        download(url, archive)
-        actual = sha256_file(archive)
-        if pin.sha256 is None:
-            if not SETTINGS.allow_unverified:
-                raise UserError(
-                    f"refusing unverified archive {url}: no SHA-256 is recorded for {pin.owner}/{pin.repo}@{pin.commit[:12]} "
-                    f"(its SHA-256 is {actual}); pass --allow-unverified to use it, or set TRIANGULATE_UPSTREAM"
-                )
-            print(f"warning: using unverified archive {url} (sha256 {actual})", file=sys.stderr)
-        elif actual != pin.sha256:
-            raise UserError(f"checksum mismatch for {url}: expected sha256 {pin.sha256}, got {actual}")
-        with atomic_dir(dest) as tmp:
-            extract_archive(archive, tmp)
-            (tmp / ".triangulate-source").write_text(f"{url}\nsha256 {actual}\n", encoding="utf-8")
-    finally:
-        archive.unlink(missing_ok=True)
+def fetch_source(manifest: Manifest) -> Path:
+    """Every file of ``manifest`` in the cache, verified (downloading what is missing); returns the folder."""
+    user_commit = SETTINGS.commits.get(manifest.name)
+    if user_commit:
+        return _fetch_user_commit(manifest, user_commit)
+    dest = cache_root() / f"{manifest.name}-{manifest.digest[:12]}"
+    missing = []
+    for pinned in manifest.files:
+        target = dest / pinned.path
+        if target.is_file():
+            check_file(target, pinned, where="cached file")
+        else:
+            missing.append(pinned)
+    download_all([(p, p.url(base_url()), dest / p.path) for p in missing], manifest.name, verify=True)
+    if manifest.absent:  # the builders read the copy's list of files no verified copy exists for
+        (dest / "MISSING.txt").write_text("".join(f"absent from snapshot: {p}\n" for p in manifest.absent), encoding="utf-8")
     return dest
+
+
+def _fetch_user_commit(manifest: Manifest, commit: str) -> Path:
+    repos = {f.repo for f in manifest.files}
+    if len(repos) != 1:
+        raise UserError(
+            f"--source-commit {manifest.name}=...: the source spans {len(repos)} repositories; pick one pinned source with one repository"
+        )
+    if not SETTINGS.allow_unverified:
+        raise UserError(
+            f"--source-commit {manifest.name}={commit}: no SHA-256 is recorded for files at a user-supplied commit; add --allow-unverified to use them unchecked"
+        )
+    print(f"warning: {manifest.name} files at user-supplied commit {commit} are not verified", file=sys.stderr)
+    dest = cache_root() / f"{manifest.name}-user-{commit[:12]}"
+    jobs = [(p, p.url(base_url(), commit), dest / p.path) for p in manifest.files if not (dest / p.path).is_file()]
+    download_all(jobs, manifest.name, verify=False)
+    return dest
+
+
+def check_file(path: Path, pinned: ManifestEntry, where: str) -> None:
+    """Size and SHA-256 of ``path`` against its manifest entry; a mismatch removes the file and is one line."""
+    size = path.stat().st_size
+    actual = sha256_file(path) if size == pinned.size else f"(size {size}, expected {pinned.size})"
+    if actual != pinned.sha256:
+        path.unlink(missing_ok=True)
+        raise UserError(
+            f"{where} {pinned.source}/{pinned.path} does not match its manifest: expected sha256 {pinned.sha256}, got {actual} "
+            f"({pinned.repo}@{pinned.commit[:12]}); removed it, the next build downloads it again"
+        )
+
+
+def download_all(jobs: list[tuple[ManifestEntry, str, Path]], name: str, verify: bool) -> None:
+    """Download ``(entry, url, target)`` jobs in a thread pool with one progress bar; the first error stops the rest."""
+    if not jobs:
+        return
+    total = sum(p.size for p, _, _ in jobs)
+    lock = threading.Lock()
+    cancelled = threading.Event()
+    with tqdm(total=total, unit="B", unit_scale=True, desc=f"downloading {name} ({len(jobs)} files)", disable=None) as bar:
+
+        def progress(n: int) -> None:
+            with lock:
+                bar.update(n)
+
+        with ThreadPoolExecutor(max_workers=min(SETTINGS.workers, len(jobs))) as pool:
+            futures = [pool.submit(download_file, p, url, target, verify, progress, cancelled) for p, url, target in jobs]
+            try:
+                for future in as_completed(futures):
+                    future.result()
+            except BaseException:
+                cancelled.set()
+                for future in futures:
+                    future.cancel()
+                raise
+
+
+def _retryable(exc: Exception) -> bool:
+    return not isinstance(exc, urllib.error.HTTPError) or exc.code >= 500 or exc.code in (408, 429)
+
+
+def download_file(
+    pinned: ManifestEntry, url: str, target: Path, verify: bool = True, progress=None, cancelled: threading.Event | None = None
+) -> None:
+    """One file to ``target`` via ``target.part`` (resumed with a Range request); verified, then renamed."""
+    target.parent.mkdir(parents=True, exist_ok=True)
+    part = target.with_name(target.name + ".part")
+    try:
+        if not _retrying(url, part, progress, cancelled):
+            return
+    except urllib.error.HTTPError as exc:  # 404: retrying does not help
+        raise UserError(f"{pinned.source}: {pinned.repo}@{pinned.commit} has no file {pinned.remote_path} (HTTP 404 from {url})") from exc
+    if verify:
+        check_file(part, pinned, where="downloaded file")
+    os.replace(part, target)
+
+
+def _retrying(
+    url: str, part: Path, progress, cancelled: threading.Event | None = None, hint: str = "; check --source-url / TRIANGULATE_SOURCE_URL"
+) -> bool:
+    """``_transfer`` with bounded tries; False when cancelled, a 404 re-raised, anything else one UserError."""
+    last: Exception | None = None
+    for attempt in range(SETTINGS.retries):
+        if cancelled is not None and cancelled.is_set():
+            return False
+        try:
+            _transfer(url, part, progress)
+            return True
+        except urllib.error.HTTPError as exc:
+            if exc.code == 404:
+                raise
+            if exc.code == 416:  # the .part is complete or longer than the file: start over
+                part.unlink(missing_ok=True)
+            last = exc
+            if not _retryable(exc):
+                break
+        except (urllib.error.URLError, OSError, ValueError) as exc:
+            last = exc
+        if attempt + 1 < SETTINGS.retries:
+            time.sleep(min(0.2 * 2**attempt, 2.0))
+    raise UserError(f"cannot download {url} after {SETTINGS.retries} tries ({_reason(last)}){hint}")
+
+
+def _reason(exc: Exception | None) -> str:
+    if isinstance(exc, urllib.error.HTTPError):
+        return f"HTTP {exc.code} {exc.reason}"
+    if isinstance(exc, urllib.error.URLError):
+        return f"{exc.reason}"
+    return f"{type(exc).__name__}: {exc}" if exc else "no answer"
+
+
+def _transfer(url: str, part: Path, progress) -> None:
+    """Append the rest of ``url`` to ``part`` (Range from its current size; a 200 answer restarts it)."""
+    have = part.stat().st_size if part.is_file() else 0
+    request = urllib.request.Request(url, headers={"Range": f"bytes={have}-"} if have else {})
+    with urllib.request.urlopen(request, timeout=SETTINGS.timeout) as response:
+        resumed = bool(have) and response.status == 206
+        with part.open("ab" if resumed else "wb") as out:
+            if resumed and progress:
+                progress(have)
+            while chunk := response.read(CHUNK):
+                out.write(chunk)
+                if progress:
+                    progress(len(chunk))
+
+
+def fetch_url(url: str, target: Path) -> Path:
+    """Download one unpinned file (e.g. fastText vectors) to ``target`` via a resumable ``.part``; kept if present."""
+    if target.is_file():
+        return target
+    target.parent.mkdir(parents=True, exist_ok=True)
+    part = target.with_name(target.name + ".part")
+    with tqdm(unit="B", unit_scale=True, desc=f"downloading {target.name}", disable=None) as bar:
+        try:
+            _retrying(url, part, bar.update, hint=f"; run the command again to resume {part.name}")
+        except urllib.error.HTTPError as exc:
+            raise UserError(f"cannot download {url} (HTTP 404 Not Found)") from exc
+    os.replace(part, target)
+    return target
+
+
+@dataclass(frozen=True)
+class PinnedFile:
+    """One file of an upstream repository at one commit that no verified copy exists for here, pinned by its
+    git blob id (``git hash-object``, as the code host's tree lists it) and/or its SHA-256; fetched at task
+    time (e.g. NATURAL PLAN's JSONs, too large for the snapshot the manifests were computed from)."""
+
+    owner: str
+    repo: str
+    commit: str
+    path: str
+    git_blob: str | None
+    sha256: str | None = None
+
+    def url(self, base_url: str) -> str:
+        return f"{base_url.rstrip('/')}/{self.owner}/{self.repo}/{self.commit}/{self.path}"
 
 
 def git_blob_id(path: Path) -> str:
@@ -194,22 +296,23 @@ def git_blob_id(path: Path) -> str:
 
 
 def fetch_file(pin: PinnedFile, dest: Path, url: str | None = None) -> Path:
-    """Download ``pin`` to ``dest`` once (``<base>/<owner>/<repo>/<commit>/<path>``), verified by git blob id
-    and/or SHA-256 before it is moved into place; a cached ``dest`` is reused without downloading."""
+    """Download ``pin`` to ``dest`` once (``<base>/<owner>/<repo>/<commit>/<path>``, resumable, retried), verified
+    by git blob id and/or SHA-256 before it is moved into place; a cached ``dest`` is reused without downloading."""
     if dest.is_file():
         return dest
     if pin.git_blob is None and pin.sha256 is None:
         raise UserError(f"no checksum recorded for {pin.owner}/{pin.repo}/{pin.path}: refusing an unverifiable download")
-    url = url or pin.url(raw_base_url())
+    url = url or pin.url(base_url())
     dest.parent.mkdir(parents=True, exist_ok=True)
-    part = dest.parent / f".{dest.name}.part-{os.getpid()}"
-    try:
-        download(url, part)
-        if pin.git_blob is not None and (actual := git_blob_id(part)) != pin.git_blob:
-            raise UserError(f"checksum mismatch for {url}: expected git blob {pin.git_blob}, got {actual}")
-        if pin.sha256 is not None and (actual := sha256_file(part)) != pin.sha256:
-            raise UserError(f"checksum mismatch for {url}: expected sha256 {pin.sha256}, got {actual}")
-        part.replace(dest)
-    finally:
-        part.unlink(missing_ok=True)
+    part = dest.with_name(dest.name + ".part")
+    with tqdm(unit="B", unit_scale=True, desc=f"downloading {dest.name}", disable=None) as bar:
+        try:
+            _retrying(url, part, bar.update)
+        except urllib.error.HTTPError as exc:
+            raise UserError(f"{pin.owner}/{pin.repo}@{pin.commit} has no file {pin.path} (HTTP 404 from {url})") from exc
+    for kind, expected, actual in (("git blob", pin.git_blob, git_blob_id), ("sha256", pin.sha256, sha256_file)):
+        if expected is not None and (found := actual(part)) != expected:
+            part.unlink(missing_ok=True)
+            raise UserError(f"checksum mismatch for {url}: expected {kind} {expected}, got {found}")
+    os.replace(part, dest)
     return dest

@@ -4,12 +4,13 @@ Source: upstream ``splat/puzzles.xlsx`` (Sheet1: ``title``, ``story``, ``answer`
 ``level of difficulty`` such as ``"7/10 HARD"``; 975 rows). Levels 1-3 are easy, 4-6 medium and
 7-9 hard, as the published levels and the authors' ``metrics.py`` bucket them (217 / 648 / 110).
 
-Without ``$TRIANGULATE_UPSTREAM`` the repository is downloaded at the pinned commit
-(:mod:`datasets_build.sources`) and the two code literals are read from ``puzzle_arena.py``.
+Without ``$TRIANGULATE_UPSTREAM`` the pinned files (``manifests/splat.toml``) are downloaded and
+verified (:mod:`datasets_build.sources`).
 
 The built folder holds config ``default``, split ``test`` (one row per puzzle, upstream order) and
 ``prompts/*.txt``: the player and judge prompts of the authors' code (``config.yaml`` and the
-string literals of ``puzzle_arena.py``, as extracted in upstream ``splat/prompts``), so that
+string literals of ``puzzle_arena.py``, read with :mod:`ast`; the shared copy's ``splat/prompts`` holds
+the same texts, tests compare), so that
 ``triangulate play --tasks splat`` needs only the built folder.
 """
 
@@ -21,9 +22,11 @@ from pathlib import Path
 import datasets
 
 from datasets_build.hub import CardInfo, write_hub_folder
-from plumbing.paths import dataset_dir
+from datasets_build.manifest import pinned_source_line
 from datasets_build.registry import register_builder
+from datasets_build.upstream_literals import message_literals, parse_python, string_assignments
 from plumbing.errors import UserError
+from plumbing.paths import dataset_dir
 
 NAME = "splat"
 COLUMNS = ("title", "story", "answer", "level of difficulty")
@@ -147,14 +150,11 @@ def check_prompts(prompts: dict[str, str], where: Path) -> dict[str, str]:
     return prompts
 
 
-_PUZZLE_LITERAL = re.compile(r'prompt_puzzle\s*=\s*"((?:[^"\\\n]|\\.)*)"\s*%')
-_READY_LITERAL = re.compile(r'"role":\s*"user",\s*"content":\s*"(I am ready[^"\n]*)"')
-
-
 def upstream_prompts(root: Path) -> dict[str, str]:
-    """The prompts of the authors' code: role prompts from ``config.yaml``; the puzzle template and the
-    ready message from ``prompts/`` when the upstream folder has it (../shared/upstream layout), else
-    read from the string literals of ``puzzle_arena.py`` (a downloaded archive)."""
+    """The prompts of the authors' code, derived from the pinned upstream files: the role prompts from
+    ``config.yaml`` (``prompt.prompt_player_init`` / ``prompt_judge_init``); the judge puzzle template
+    (``prompt_puzzle = "..." % (title, story, answer)``) and the player's ready message (the
+    ``{"role": "user", "content": "..."}`` literal) from ``puzzle_arena.py``, read with :mod:`ast`."""
     import yaml
 
     config_path = root / "config.yaml"
@@ -165,19 +165,15 @@ def upstream_prompts(root: Path) -> dict[str, str]:
         roles = {"player_init": section["prompt_player_init"], "judge_init": section["prompt_judge_init"]}
     except (yaml.YAMLError, KeyError, TypeError) as exc:
         raise UserError(f"{config_path}: no prompt.prompt_player_init / prompt.prompt_judge_init ({exc})") from exc
-    if (root / "prompts").is_dir():
-        prompts = read_prompts(root / "prompts")
-        for name, text in roles.items():
-            if prompts[name] != text:
-                raise UserError(f"{root / 'prompts' / PROMPT_FILES[name]} differs from config.yaml prompt {name}")
-        return prompts
     arena = root / "puzzle_arena.py"
-    code = arena.read_text(encoding="utf-8") if arena.is_file() else ""
-    puzzle, ready = _PUZZLE_LITERAL.search(code), _READY_LITERAL.search(code)
-    if not puzzle or not ready:
-        raise UserError(f"{arena}: cannot find the prompt_puzzle and 'I am ready' string literals")
-    literals = {"judge_puzzle_template": puzzle.group(1).replace('\\"', '"'), "player_ready_message": ready.group(1)}
-    return check_prompts({**roles, **literals}, arena)
+    if not arena.is_file():
+        raise UserError(f"{arena} is missing; check TRIANGULATE_UPSTREAM")
+    tree = parse_python(arena.read_text(encoding="utf-8"), str(arena))
+    puzzle = string_assignments(tree).get("prompt_puzzle")
+    ready = next(message_literals(tree, "user"), None)
+    if puzzle is None or ready is None:
+        raise UserError(f"{arena}: cannot find the prompt_puzzle and the user-message string literals")
+    return check_prompts({**roles, "judge_puzzle_template": puzzle, "player_ready_message": ready}, arena)
 
 
 @register_builder(NAME)
@@ -188,10 +184,6 @@ def build_splat(out_dir: Path) -> dict:
     source = source_dir(NAME)
     puzzles = read_puzzles(source / "puzzles.xlsx")
     prompts = upstream_prompts(source)
-    commit = ""
-    if (source / "SOURCE").is_file():
-        found = re.search(r"commit:\s*([0-9a-f]{40})", (source / "SOURCE").read_text(encoding="utf-8"))
-        commit = found.group(1) if found else ""
     card = CardInfo(
         pretty_name="SPLAT situation puzzles",
         license="unknown",
@@ -200,7 +192,7 @@ def build_splat(out_dir: Path) -> dict:
         language=("en",),
         task_categories=("text-generation",),
         tags=("lateral-thinking", "situation-puzzles", "multi-turn", "llm-as-judge"),
-        source=f"https://github.com/chenqi008/LateralThinking" + (f" at commit `{commit}`" if commit else ""),
+        source=pinned_source_line(NAME),
     )
     summary = write_hub_folder(out_dir, {"default": {"test": puzzles}}, FEATURES, card)
     (out_dir / "prompts").mkdir(parents=True, exist_ok=True)

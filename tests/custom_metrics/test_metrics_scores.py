@@ -188,6 +188,7 @@ def test_missing_fasttext_gives_nan_and_one_warning(monkeypatch, tmp_path):
     messages = [str(w.message) for w in caught if "fastText" in str(w.message)]
     assert len(messages) == 1
     assert "cc.xx.300.bin" in messages[0] and "https://fasttext.cc/docs/en/crawl-vectors.html" in messages[0]
+    assert "`triangulate data fasttext xx`" in messages[0]
 
 
 def test_vectors_are_cached(fasttext_dir):

@@ -393,8 +393,8 @@ def test_cli_judge_gen_kwargs_reach_only_the_judge_and_gen_kwargs_only_the_playe
     assert by_role == {"player": 5, "judge": splat.GEN_KWARGS["max_gen_toks"]}
 
 
-def test_prompts_from_a_downloaded_archive_layout(upstream, tmp_path):
-    """Without upstream's extracted prompts/ folder the builder reads config.yaml and puzzle_arena.py's literals."""
+def test_prompts_are_derived_from_config_and_code_literals(upstream, tmp_path):
+    """The builder reads config.yaml and puzzle_arena.py's string literals (with ast, never running the code)."""
     import shutil
 
     from datasets_build.splat import read_prompts, upstream_prompts
@@ -403,15 +403,17 @@ def test_prompts_from_a_downloaded_archive_layout(upstream, tmp_path):
     shutil.copy(upstream / "splat" / "config.yaml", tmp_path / "config.yaml")
     template = expected["judge_puzzle_template"].replace('"', '\\"')
     ready = expected["player_ready_message"]
-    (tmp_path / "puzzle_arena.py").write_text(  # two lines shaped like the authors' code, not a copy of it
+    (tmp_path / "puzzle_arena.py").write_text(  # code shaped like the authors', not a copy of it
+        "raise SystemExit('never executed')\n"
+        "def play(title, story, answer, judge_messages):\n"
         f'    prompt_puzzle = "{template}"%(title, story, answer)\n'
-        f'        judge_messages.append({{"role": "user", "content": "{ready}"}})\n'
+        f'    judge_messages.append({{"role": "user", "content": "{ready}"}})\n'
     )
     assert upstream_prompts(tmp_path) == expected
     (tmp_path / "puzzle_arena.py").write_text("print('nothing here')\n")
     with pytest.raises(UserError, match="string literals"):
         upstream_prompts(tmp_path)
-    assert upstream_prompts(upstream / "splat") == expected  # the shared layout, cross-checked with config.yaml
+    assert upstream_prompts(upstream / "splat") == expected  # the authors' file gives the shared copy's texts
 
 
 def test_player_sees_judge_replies_lower_cased(puzzles):
