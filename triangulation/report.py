@@ -9,7 +9,7 @@ from typing import Any
 import pandas as pd
 from tqdm.auto import tqdm
 
-from triangulation import analyses_clembench, analyses_connections, analyses_globalgroup, plots
+from triangulation import analyses_clembench, analyses_connections, analyses_globalgroup, figures_triangulating, plots
 from triangulation.abilities import Taxonomy, assessment_members, static_vs_interactive
 from triangulation.discriminative import default_pairs, pair_table, ratio_table
 from plumbing.errors import UserError
@@ -92,6 +92,8 @@ def build_report(
     pairs: list[str] | None = None,
     include_subtasks: bool = False,
     title: str = "triangulate report",
+    sizes: dict[str, float] | None = None,
+    scatter: list[str] | None = None,
 ) -> Path:
     """Write every table, figure and ``report.html`` into ``out``; returns the HTML path."""
     out.mkdir(parents=True, exist_ok=True)
@@ -126,6 +128,7 @@ def build_report(
     else:
         sec.blocks.append(Text("No benchmark in the scores maps to an ability of the taxonomy.", note=True))
     sections.append(sec)
+    sections += figures_triangulating.build(table, taxonomy, tau, p, n, out, sizes or {}, scatter)
     steps.update()
 
     run_models = sorted({r.model for r in runs})

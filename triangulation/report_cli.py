@@ -14,6 +14,7 @@ from pathlib import Path
 from triangulation.abilities import load_taxonomy
 from plumbing.errors import UserError
 from triangulation.external import read_externals
+from triangulation.figures_triangulating import read_sizes
 from plumbing.jsonio import ensure_output_dir
 from triangulation.report import build_report
 from triangulation.results_io import find_results_files, read_run
@@ -30,6 +31,8 @@ def add_parser(subparsers) -> argparse.ArgumentParser:
     p.add_argument("--external", action="append", default=[], metavar="[LABEL=]FILE", help="score table from elsewhere: plain wide CSV, clembench-runs results.csv, Open LLM Leaderboard export (repeatable)")
     p.add_argument("--abilities", type=Path, default=None, metavar="FILE.yaml", help="benchmark -> ability mapping (default: the shipped seed-003 taxonomy)")
     p.add_argument("--pair", action="append", default=[], metavar="MODEL_A,MODEL_B", help="model pair for the discriminative-power plot (repeatable; default: pairs of the results' models)")
+    p.add_argument("--sizes", type=Path, default=None, metavar="FILE.csv", help="model,size_b (billions of parameters) for the accuracy-by-size figure (seed 003 Fig. 1); `triangulate suite` writes one")
+    p.add_argument("--scatter", action="append", default=[], metavar="BENCH_A,BENCH_B", help="benchmark pair for the two-benchmark scatter (seed 003 Fig. 8; repeatable; default: the highest- and lowest-correlated game x cognitive test)")
     p.add_argument("--subtasks", action="store_true", help="also list subtasks of groups (e.g. every mmlu subject) as benchmarks")
     p.add_argument("--title", default="triangulate report")
     p.add_argument("--out", type=Path, required=True, metavar="DIR")
@@ -47,6 +50,7 @@ def run(args: argparse.Namespace) -> int:
     files = [f for root in args.results for f in find_results_files(root)]
     runs = [read_run(f) for f in tqdm(files, desc="reading results", unit="file", disable=len(files) < 5)]
     externals = read_externals(args.external)
-    path = build_report(runs, externals, taxonomy, args.out, pairs=args.pair, include_subtasks=args.subtasks, title=args.title)
+    sizes = read_sizes(getattr(args, "sizes", None))
+    path = build_report(runs, externals, taxonomy, args.out, pairs=args.pair, include_subtasks=args.subtasks, title=args.title, sizes=sizes, scatter=getattr(args, "scatter", None))
     print(f"report: {path}")
     return 0
