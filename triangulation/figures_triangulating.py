@@ -88,8 +88,9 @@ def pick_scatter_pairs(tau: pd.DataFrame, n: pd.DataFrame, scores: pd.DataFrame,
     if not candidates:
         return []
     high = max(candidates, key=lambda c: c[2])
-    low = min(candidates, key=lambda c: abs(c[2]))
-    return [(high[0], high[1])] + ([(low[0], low[1])] if (low[0], low[1]) != (high[0], high[1]) else [])
+    rest = [c for c in candidates if c[:2] != high[:2]]
+    low = min(rest, key=lambda c: abs(c[2])) if rest else None
+    return [high[:2]] + ([low[:2]] if low else [])
 
 
 def parse_scatter(specs: list[str], benchmarks: list[str]) -> list[tuple[str, str]]:
