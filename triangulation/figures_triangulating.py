@@ -68,14 +68,20 @@ def _fmt_size(b: float) -> str:
 
 
 def figure1(table: pd.DataFrame, out: Path) -> Path:
-    bars = table.drop(columns="size_b").dropna(axis=1, how="all")
-    bars.index = [f"{m} ({_fmt_size(s)})" for m, s in zip(table.index, table["size_b"])]
-    return plots.grouped_bars(
-        bars,
-        out / "triangulating_fig1_size.png",
-        "Accuracy by model size: IFEval, static and interactive (seed 003 Fig. 1)",
-        ylabel="score (%)",
-    )
+    """Grouped bars, models left to right by size, one bar per series (IFEval, Static, Interactive)."""
+    series = [c for c in ("IFEval", "Static", "Interactive") if c in table and table[c].notna().any()]
+    fig, ax = plots.plt.subplots(figsize=(max(6.0, 1.3 * len(table) + 2.5), 4.5))
+    x = np.arange(len(table))
+    width = 0.8 / max(1, len(series))
+    for i, col in enumerate(series):
+        ax.bar(x + (i - (len(series) - 1) / 2) * width, table[col].to_numpy(dtype=float), width=width, label=col)
+    labels = [f"{plots._short(m, 26)}\n{_fmt_size(s)}" for m, s in zip(table.index, table["size_b"])]
+    ax.set_xticks(x, labels, rotation=30, ha="right", fontsize=7)
+    ax.set_ylabel("score (%)")
+    ax.set_ylim(0, 100)
+    ax.set_title("Accuracy by model size: IFEval, static, interactive (seed 003 Fig. 1)")
+    ax.legend(fontsize=8, loc="upper left", bbox_to_anchor=(1.01, 1))
+    return plots._save(fig, out / "triangulating_fig1_size.png")
 
 
 def pick_scatter_pairs(tau: pd.DataFrame, n: pd.DataFrame, scores: pd.DataFrame, taxonomy: Taxonomy) -> list[tuple[str, str]]:
