@@ -249,11 +249,11 @@ def test_failing_model_is_recorded_and_the_sweep_goes_on(tmp_path):
 
 @pytest.mark.slow
 def test_smoke_suite_with_smollm2_and_a_scripted_model(tmp_path):
-    """suites/smoke.yaml's models and settings, plus a scripted model, on one lm-eval and one play task
-    (the whole smoke suite takes tens of CPU minutes: see the README); a second run does no model work."""
+    """suites/smoke.yaml's model and settings plus a scripted model, on smoke's lm-eval Connections entry and
+    one play game (the whole smoke suite takes tens of CPU minutes); a second run does no model work."""
     data = yaml.safe_load((ROOT / "suites" / "smoke.yaml").read_text())
     data["models"].append(scripted("scripted-b"))
-    data["tasks"] = [t for t in data["tasks"] if t.get("eval") == "connections" or t.get("play") == "nback_verbal_1"]
+    data["tasks"] = [t for t in data["tasks"] if t.get("eval") == "connections"] + [{"play": "taboo"}]
     assert len(data["tasks"]) == 2
     suite = write_suite(tmp_path, data)
     out = tmp_path / "out"
@@ -262,14 +262,14 @@ def test_smoke_suite_with_smollm2_and_a_scripted_model(tmp_path):
     assert set(status(out).values()) == {"done"} and len(status(out)) == 4
     scores = pd.read_csv(out / "report" / "scores.csv", index_col=0)
     assert {"SmolLM2-135M-Instruct.Q4_1", "scripted-b"} <= set(scores.index)
-    assert {"connections", "nback_verbal_1"} <= set(scores.columns)
+    assert {"connections", "taboo"} <= set(scores.columns)
     sizes = pd.read_csv(out / "model_sizes.csv", index_col=0)
     assert sizes.at["SmolLM2-135M-Instruct.Q4_1", "size_b"] == pytest.approx(0.1345, abs=0.001)  # counted from the GGUF
-    mtime = (out / "runs" / "smollm2" / "nback_verbal_1" / ".suite_done.json").stat().st_mtime
+    mtime = (out / "runs" / "smollm2" / "taboo" / ".suite_done.json").stat().st_mtime
     second = run_suite_cli(suite, out, tmp_path / "work2.log")
     assert second.returncode == 0
     assert set(status(out).values()) == {"skipped-done"} and not (tmp_path / "work2.log").exists()
-    assert (out / "runs" / "smollm2" / "nback_verbal_1" / ".suite_done.json").stat().st_mtime == mtime
+    assert (out / "runs" / "smollm2" / "taboo" / ".suite_done.json").stat().st_mtime == mtime
     assert all(p.read_text().count("=== ") == 1 for p in (out / "logs").rglob("*.log"))  # no new attempt
 
 
