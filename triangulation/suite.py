@@ -21,8 +21,10 @@ import csv
 import json
 import os
 import shlex
+import signal
 import subprocess
 import sys
+import threading
 import time
 from collections.abc import Mapping
 from dataclasses import dataclass, field
@@ -33,6 +35,7 @@ from plumbing.errors import UserError
 from triangulation.suite_spec import Cell, ModelSpec, Suite, cells
 
 MARKER = ".suite_done.json"
+USAGE_ERROR = 2  # `triangulate`'s exit status for a UserError (and argparse's for a usage mistake)
 DEFAULT_LAUNCHER = (sys.executable, "-m", "triangulation")
 
 
@@ -197,6 +200,8 @@ def run_cell(root: Path, cell: Cell, launcher: tuple[str, ...] | list[str], atte
             detail = "exited 0 but wrote no results_*.json"
         else:
             detail = f"exit {code}: {_last_line(log)}"
+        if code == USAGE_ERROR:  # a one-line user error (unknown task, bad argument): the same again
+            return Outcome(cell, "failed", attempt, time.time() - started, f"{detail} (not retried; log: {log})")
     return Outcome(cell, "failed", attempts, time.time() - started, f"{detail} (log: {log})")
 
 
@@ -224,6 +229,7 @@ def run_suite(
             file=sys.stderr,
         )
     bar = tqdm(total=len(plan), desc=f"suite {suite.name}", unit="cell", dynamic_ncols=True)
+    previous = _terminate_on_sigterm()
     try:
         for cell in plan:
             bar.set_postfix_str(cell.label, refresh=True)
@@ -243,10 +249,23 @@ def run_suite(
     finally:
         bar.close()
         write_status(root, suite, result)
+        if previous is not None:
+            signal.signal(signal.SIGTERM, previous)
     write_sizes(root, suite)
     if report:
         result.report = run_report(root, suite)
     return result
+
+
+def _terminate_on_sigterm():
+    """SIGTERM -> SystemExit, so ``subprocess.run`` kills the running cell instead of orphaning it."""
+    if threading.current_thread() is not threading.main_thread():
+        return None
+
+    def handler(signum, frame):
+        raise SystemExit(128 + signum)
+
+    return signal.signal(signal.SIGTERM, handler)
 
 
 def write_status(root: Path, suite: Suite, result: SuiteResult) -> Path:

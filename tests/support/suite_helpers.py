@@ -34,7 +34,7 @@ class CannedLM(LM):
     def __init__(self, pretrained: str = "scripted", delay: float = 0.0, fail: int = 0, **_ignored):
         super().__init__()
         if int(fail):
-            raise ValueError(f"scripted model {pretrained} is down (fail=1)")
+            raise RuntimeError(f"scripted model {pretrained} is down (fail=1)")  # a crash: exit status 1
         self.name = str(pretrained)  # `pretrained=NAME`: the report names the model NAME
         self.delay = float(delay)
         self.log_path = os.environ.get("SUITE_WORK_LOG")

@@ -229,7 +229,7 @@ def test_failing_model_is_recorded_and_the_sweep_goes_on(tmp_path):
             "max_consecutive_failures": 1,
             "defaults": {"limit": 1},
             "models": [scripted("down", fail=1), scripted("up")],
-            "tasks": [{"play": "nback_verbal_1"}, {"play": "lnt"}],
+            "tasks": [{"play": "nback_verbal_1"}, {"play": "lnt"}, {"play": "no_such_task"}],
         },
     )
     out = tmp_path / "out"
@@ -238,12 +238,15 @@ def test_failing_model_is_recorded_and_the_sweep_goes_on(tmp_path):
     assert status(out) == {
         "down/nback_verbal_1": "failed",
         "down/lnt": "skipped-model-failed",
+        "down/no_such_task": "skipped-model-failed",
         "up/nback_verbal_1": "done",
         "up/lnt": "done",
+        "up/no_such_task": "failed",
     }
-    assert "down: 2 cell(s) not finished" in result.stderr and "is down" in result.stderr
-    log = (out / "logs" / "down" / "nback_verbal_1.log").read_text()
-    assert log.count("=== ") == 2  # one retry
+    assert "down: 3 cell(s) not finished" in result.stderr and "is down" in result.stderr
+    assert "up: 1 cell(s) not finished" in result.stderr and "no_such_task" in result.stderr
+    assert (out / "logs" / "down" / "nback_verbal_1.log").read_text().count("=== ") == 2  # a crash: one retry
+    assert (out / "logs" / "up" / "no_such_task.log").read_text().count("=== ") == 1  # a user error: not retried
     assert (out / "report" / "report.html").is_file()
 
 
