@@ -52,13 +52,14 @@ class Outcome:
 class SuiteResult:
     outcomes: list[Outcome] = field(default_factory=list)
     report: Path | None = None
+    report_error: str = ""
 
     def failed(self) -> list[Outcome]:
         return [o for o in self.outcomes if o.status in ("failed", "skipped-model-failed")]
 
     @property
     def exit_code(self) -> int:
-        return 1 if self.failed() else 0
+        return 1 if self.failed() or self.report_error else 0
 
 
 def _json_arg(value: Any) -> str:
@@ -253,7 +254,10 @@ def run_suite(
             signal.signal(signal.SIGTERM, previous)
     write_sizes(root, suite)
     if report:
-        result.report = run_report(root, suite)
+        try:
+            result.report = run_report(root, suite)
+        except UserError as exc:  # the cells' outcomes still get summarised
+            result.report_error = " ".join(str(exc).split())
     return result
 
 
@@ -381,6 +385,8 @@ def summary(result: SuiteResult) -> str:
     for model, outs in by_model.items():
         lines.append(f"  {model}: {len(outs)} cell(s) not finished")
         lines += [f"    {o.cell.task.name}: {o.status}: {o.detail}" for o in outs]
+    if result.report_error:
+        lines.append(f"  report failed: {result.report_error}")
     return "\n".join(lines)
 
 

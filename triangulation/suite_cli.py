@@ -56,7 +56,7 @@ def run(args: argparse.Namespace) -> int:
             print(f"{cell.label}: {state}: {shlex.join(cell_argv(cell, cell_dir(root, cell), launcher))}")
         return 0
     result = run_suite(suite, root, launcher=launcher, retries=args.retries, report=not args.no_report)
-    print(summary(result), file=sys.stderr if result.failed() else sys.stdout)
+    print(summary(result), file=sys.stderr if result.exit_code else sys.stdout)
     if result.report is not None:
         print(f"report: {result.report}")
     return result.exit_code

@@ -127,6 +127,11 @@ def test_shipped_suites_load():
     assert by_task["mmlu"].options["num_fewshot"] == 5  # App. E.1
     assert by_task["natural_plan_trip"].options["gen_kwargs"]["max_gen_toks"] == 350  # App. E.3
     assert len(tri.models) == 8 and all(m.size for m in tri.models)
+    from triangulation.suite import _report_model_name
+
+    report_names = {_report_model_name(m) for m in tri.models}
+    for pair in tri.report["pairs"]:  # Figure 2's pairs name models as the report will
+        assert set(pair.split(",")) <= report_names
 
 
 def test_cell_commands(tmp_path):
@@ -219,6 +224,12 @@ def test_sweep_skips_finished_cells_and_resumes_after_a_kill(tmp_path):
     assert third.returncode == 0
     assert not (tmp_path / "work3.log").exists()  # no model work at all
     assert set(status(out).values()) == {"skipped-done"}
+
+    data = yaml.safe_load(suite.read_text())  # report settings are not part of a cell: still nothing to run
+    data["report"] = {"pairs": ["alpha,gamma"]}
+    fourth = run_suite_cli(write_suite(tmp_path, data), out, tmp_path / "work4.log")
+    assert fourth.returncode == 1 and "report failed: --pair: unknown model 'gamma'" in fourth.stderr
+    assert not (tmp_path / "work4.log").exists()
 
 
 def test_failing_model_is_recorded_and_the_sweep_goes_on(tmp_path):
