@@ -88,9 +88,11 @@ class Cell:
         return f"{self.model.name}/{self.task.name}"
 
     def fingerprint(self) -> str:
-        """Hash of everything that decides the cell's results (a changed entry is run again)."""
+        """Hash of everything that decides the cell's results (a changed entry is run again; ``size`` only
+        labels Figure 1, so changing it reruns nothing)."""
+        model = {k: v for k, v in self.model.__dict__.items() if k != "size"}
         blob = json.dumps(
-            {"model": self.model.__dict__, "task": [self.task.runner, list(self.task.tasks), self.task.options]},
+            {"model": model, "task": [self.task.runner, list(self.task.tasks), self.task.options]},
             sort_keys=True,
             default=str,
         )

@@ -163,6 +163,10 @@ def test_cell_commands(tmp_path):
     joined = " ".join(argv)
     assert argv[1] == "play" and '--task_args {"max_rounds": 2}' in joined and "--judge_model hf --judge_model_args pretrained=j" in joined
     assert '--gen_kwargs {"max_gen_toks": 16}' in joined
+    # a model's size only labels Figure 1: same fingerprint
+    sized = yaml.safe_load(path.read_text())
+    sized["models"][0]["size"] = 7
+    assert cells(load_suite(write_suite(tmp_path, sized, "sized.yaml")))[0].fingerprint() == ev.fingerprint()
     # a changed entry is no longer "done"
     assert (
         ev.fingerprint()
