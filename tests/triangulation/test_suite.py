@@ -113,19 +113,29 @@ def test_shipped_suites_load():
         "logiqa2",
         "cladder",
         "winogrande",
-        "natural_plan_trip",
-        "natural_plan_calendar",
+        "natural_plan",  # group: natural_plan_trip + natural_plan_calendar
         "lm_pragmatics",
         "simpletom_mental_state",
-        "simpletom_behavior",
-        "simpletom_judgment",
+        "simpletom_attribution_judgment",  # group: simpletom_behavior + simpletom_judgment
         "social_iqa",
         "eq_bench",
     ):
         assert wanted in names
+    # the tasks our lm_eval_tasks/ folder provides (once merged with the branch that adds them) are named there
+    from lm_eval_tasks import TASKS_DIR
+
+    ours = {"cladder", "natural_plan", "lm_pragmatics", "simpletom_mental_state", "simpletom_attribution_judgment"}
+    defined = {
+        line.split(":", 1)[1].strip()
+        for f in TASKS_DIR.rglob("*.yaml")
+        for line in f.read_text(encoding="utf-8").splitlines()
+        if line.startswith(("task:", "group:"))
+    }
+    if {"cladder", "natural_plan"} <= defined:
+        assert ours <= defined, ours - defined
     by_task = {t.tasks[0]: t for t in tri.tasks}
     assert by_task["mmlu"].options["num_fewshot"] == 5  # App. E.1
-    assert by_task["natural_plan_trip"].options["gen_kwargs"]["max_gen_toks"] == 350  # App. E.3
+    assert by_task["natural_plan"].options["gen_kwargs"]["max_gen_toks"] == 350  # App. E.3
     assert len(tri.models) == 8 and all(m.size for m in tri.models)
     from triangulation.suite import _report_model_name
 
