@@ -87,6 +87,7 @@ class CannedLM(LM):
 
 def register() -> None:
     """``scripted-suite`` in lm-eval's model registry and as a play backend."""
+    import lm_eval.models  # noqa: F401  (fills lm-eval's registry first: registering into an empty one hides `hf`)
     from lm_eval.api.registry import register_model
 
     from multiturn.backends import register_lm_class
