@@ -161,7 +161,7 @@ def build(
             fig8.blocks.append(
                 Image(
                     benchmark_scatter(scores, a, b, float(tau.at[a, b]), float(p.at[a, b]), out / f"triangulating_fig8_{i}.png"),
-                    f"{b} vs {a}",
+                    f"{b} vs {a}" + ("" if scatter else (" (highest tau-b)" if i == 0 else " (tau-b closest to 0)")),
                 )
             )
             rows.append({"benchmark_a": a, "benchmark_b": b, "tau": tau.at[a, b], "p": p.at[a, b], "n": n.at[a, b]})
