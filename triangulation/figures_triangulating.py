@@ -70,7 +70,7 @@ def _fmt_size(b: float) -> str:
 def figure1(table: pd.DataFrame, out: Path) -> Path:
     """Grouped bars, models left to right by size, one bar per series (IFEval, Static, Interactive)."""
     series = [c for c in ("IFEval", "Static", "Interactive") if c in table and table[c].notna().any()]
-    fig, ax = plots.plt.subplots(figsize=(max(6.0, 1.3 * len(table) + 2.5), 4.5))
+    fig, ax = plots.plt.subplots(figsize=(max(7.0, 1.3 * len(table) + 2.5), 4.5))
     x = np.arange(len(table))
     width = 0.8 / max(1, len(series))
     for i, col in enumerate(series):
@@ -79,7 +79,7 @@ def figure1(table: pd.DataFrame, out: Path) -> Path:
     ax.set_xticks(x, labels, rotation=30, ha="right", fontsize=7)
     ax.set_ylabel("score (%)")
     ax.set_ylim(0, 100)
-    ax.set_title("Accuracy by model size: IFEval, static, interactive (seed 003 Fig. 1)")
+    ax.set_title("Accuracy by model size (seed 003 Fig. 1)")
     ax.legend(fontsize=8, loc="upper left", bbox_to_anchor=(1.01, 1))
     return plots._save(fig, out / "triangulating_fig1_size.png")
 
