@@ -10,7 +10,7 @@ import pandas as pd
 from tqdm.auto import tqdm
 
 from plumbing.errors import UserError
-from triangulation import analyses_clembench, analyses_connections, analyses_globalgroup, plots
+from triangulation import analyses_clembench, analyses_connections, analyses_globalgroup, figures_triangulating, plots
 from triangulation.abilities import Taxonomy, apply_subtask_exclusions, assessment_members, group_members, static_vs_interactive
 from triangulation.discriminative import default_pairs, pair_table, ratio_table
 from triangulation.external import External
@@ -95,6 +95,8 @@ def build_report(
     include_subtasks: bool = False,
     title: str = "triangulate report",
     judge: Any = None,
+    sizes: dict[str, float] | None = None,
+    scatter: list[str] | None = None,
 ) -> Path:
     """Write every table, figure and ``report.html`` into ``out``; returns the HTML path."""
     out.mkdir(parents=True, exist_ok=True)
@@ -120,6 +122,7 @@ def build_report(
     steps.update()
 
     sections += abilities_sections(table, taxonomy, group_members(runs), out)
+    sections += figures_triangulating.build(table, taxonomy, tau, p, n, out, sizes or {}, scatter)
     steps.update()
 
     run_models = sorted({r.model for r in runs})
