@@ -64,6 +64,7 @@ def main(argv: list[str] | None = None) -> int:
     command = next((a for a in argv if not a.startswith("-")), None)
     parser = build_parser(command if command in SUBCOMMANDS else None)
     args = parser.parse_args(argv)
+    args.argv = argv  # the command line as typed (``play`` prints it as the command that resumes a run)
     return _guard(lambda: args.func(args))
 
 

@@ -88,7 +88,7 @@ def test_same_seed_same_order_and_gen_kwargs_override_reaches_player_only():
             return super().generate_until(requests, disable_tqdm)
 
     run_task(CountTask(n_episodes=1, lengths=(1,)), {"player": Spy(echo_last)}, progress=False, gen_kwargs_override={"temperature": 0.0})
-    assert seen == [{"max_gen_toks": 4, "temperature": 0.0}]
+    assert seen == [{"max_gen_toks": 4, "temperature": 0.0, "do_sample": False}]  # temperature 0 = greedy
 
 
 def test_missing_player_is_an_error():

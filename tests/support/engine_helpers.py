@@ -114,13 +114,14 @@ class SlowCountLM(ScriptedLM):
 
 
 def register_test_task_and_model() -> None:
-    """Register ``count_test`` in the play registry and ``scripted-count`` as a play backend."""
+    """Register ``count_test`` in the play registry, ``scripted-count`` and ``scripted-broken`` (always down) as play backends."""
     from multiturn import registry
     from multiturn.backends import register_lm_class
 
     if "count_test" not in registry.task_names():
         registry.register("count_test")(lambda: CountTask(n_episodes=int(os.environ.get("COUNT_EPISODES", "6"))))
     register_lm_class("scripted-count", SlowCountLM)
+    register_lm_class("scripted-broken", BrokenLM)
 
 
 class BrokenLM(LM):
