@@ -12,7 +12,8 @@ picks it.
 
 from __future__ import annotations
 
-from typing import Any, Mapping
+from collections.abc import Mapping
+from typing import Any
 
 from lm_eval.models.openai_completions import LocalChatCompletion
 
@@ -46,3 +47,15 @@ def api_lm_class(model: str, overrides: Mapping[str, Any] | None = None):
     if model in (overrides or {}):
         return None
     return API_LM_CLASSES.get(model)
+
+
+def install_in_lm_eval_registry() -> None:
+    """Make lm-eval's own registry (``triangulate eval --model local-chat-completions``) give the runner's
+    classes too. lm-eval's ``Registry.register`` refuses to re-bind an alias, so the entry is replaced
+    under the registry's lock (idempotent)."""
+    import lm_eval.models  # noqa: F401  (fills the registry)
+    from lm_eval.api.registry import model_registry
+
+    with model_registry._lock:
+        for name, cls in API_LM_CLASSES.items():
+            model_registry._objs[name] = cls

@@ -11,7 +11,8 @@ from __future__ import annotations
 import logging
 import os
 import re
-from typing import Any, Callable, Mapping
+from collections.abc import Callable, Mapping
+from typing import Any
 from urllib.parse import urlsplit, urlunsplit
 
 from plumbing.errors import UserError

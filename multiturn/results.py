@@ -15,9 +15,10 @@ import json
 import logging
 import math
 import os
+from collections.abc import Iterable, Mapping, Sequence
 from datetime import datetime
 from pathlib import Path
-from typing import Any, Iterable, Mapping, Sequence
+from typing import Any
 
 from lm_eval.utils import handle_non_serializable
 
@@ -129,7 +130,7 @@ class EpisodeWriter:
         if not self._fh.closed:
             self._fh.close()
 
-    def __enter__(self) -> "EpisodeWriter":
+    def __enter__(self) -> EpisodeWriter:
         return self
 
     def __exit__(self, *exc) -> None:

@@ -13,8 +13,9 @@ from __future__ import annotations
 
 import json
 from collections import deque
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Any, Callable, Mapping, Sequence
+from typing import Any
 
 from tqdm.auto import tqdm
 
@@ -173,6 +174,8 @@ def episode_record(task: TaskSpec, ep: Episode, seed: int) -> dict[str, Any]:
         "instance": ep.instance,
         "transcript": list(ep.game.transcript) or ep.calls,
         "scores": {} if ep.error is not None else dict(ep.game.scores()),
+        # every model call's role and reply in play order: `triangulate score` replays them through the game
+        "calls": [{"role": c["role"], "reply": c["reply"]} for c in ep.calls],
     }
     if ep.error is None:
         for key, value in ep.game.record().items():

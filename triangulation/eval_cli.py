@@ -62,7 +62,10 @@ def run_passthrough(argv: list[str]) -> int:
         sys.argv = saved
     if hasattr(args, "include_path"):
         args.include_path = include_paths(getattr(args, "include_path", None))
+    from multiturn.api_backends import install_in_lm_eval_registry
     from multiturn.backends import install_log_scrubber, register_secrets
+
+    install_in_lm_eval_registry()  # local-chat-completions without an empty `stop` (transformers serve)
 
     model_args = getattr(args, "model_args", None)
     register_secrets(model_args if isinstance(model_args, (str, dict)) else None)

@@ -7,9 +7,8 @@ import json
 import pytest
 
 from multiturn.engine import run_task
-from multiturn.retry import RetryPolicy
-from multiturn.scheduler import play_episodes
 from multiturn.results import episodes_path, read_records
+from multiturn.retry import RetryPolicy
 from multiturn.scripted import ScriptedLM
 from tests.support.engine_helpers import BrokenLM, CountTask, echo_last
 

@@ -67,7 +67,9 @@ def test_temperature_zero_reaches_chat_apis_as_temperature_zero():
     from lm_eval.models.openai_completions import LocalChatCompletion
 
     fake = SimpleNamespace(model="m", _max_gen_toks=256)
-    payload = LocalChatCompletion._create_payload(fake, [{"role": "user", "content": "1"}], generate=True, gen_kwargs=_player_kwargs({"temperature": 0}))
+    payload = LocalChatCompletion._create_payload(
+        fake, [{"role": "user", "content": "1"}], generate=True, gen_kwargs=_player_kwargs({"temperature": 0})
+    )
     assert payload["temperature"] == 0 and "do_sample" not in payload
 
 

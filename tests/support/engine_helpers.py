@@ -11,8 +11,9 @@ from __future__ import annotations
 import os
 import sys
 import time
+from collections.abc import Mapping
 from pathlib import Path
-from typing import Any, Mapping
+from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[2]))
 
@@ -92,7 +93,7 @@ class SlowCountLM(ScriptedLM):
         time.sleep(self.delay * len(requests))
         if self.log_path:
             with open(self.log_path, "a") as fh:
-                for req in requests:
+                for _req in requests:
                     fh.write(f"{self._rank}\n")
         return super().generate_until(requests, disable_tqdm)
 
