@@ -169,3 +169,20 @@ def test_embedded_model_results_folder_is_named_after_the_model(monkeypatch, tmp
     payload = json.loads(results.read_text())
     assert payload["model_name"] == DEFAULT_MODEL_NAME == payload["model_name_sanitized"]
     assert [p.name for p in tmp_path.iterdir()] == [DEFAULT_MODEL_NAME] and seen["model_args"] is None
+
+
+def test_eval_of_the_embedded_model_lands_in_the_folder_named_after_the_model(tmp_path):
+    from lm_eval.utils import sanitize_model_name
+
+    from multiturn.default_model import DEFAULT_MODEL_NAME, smollm2_dir
+    from triangulation.eval_cli import adopt_default_model_folder
+
+    written = tmp_path / sanitize_model_name(str(smollm2_dir()))  # where lm-eval's tracker puts it
+    written.mkdir()
+    (written / "results_2026-01-01T00-00-00.json").write_text(json.dumps({"model_name": str(smollm2_dir()), "results": {}}))
+    (written / "samples_x_2026-01-01T00-00-00.jsonl").write_text("{}\n")
+    assert adopt_default_model_folder(tmp_path) == tmp_path / DEFAULT_MODEL_NAME
+    assert sorted(p.name for p in tmp_path.iterdir()) == [DEFAULT_MODEL_NAME]
+    results = json.loads((tmp_path / DEFAULT_MODEL_NAME / "results_2026-01-01T00-00-00.json").read_text())
+    assert results["model_name"] == results["model_name_sanitized"] == DEFAULT_MODEL_NAME
+    assert (tmp_path / DEFAULT_MODEL_NAME / "samples_x_2026-01-01T00-00-00.jsonl").is_file()
