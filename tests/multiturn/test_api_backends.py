@@ -33,9 +33,31 @@ def test_pyproject_depends_on_lm_eval_with_its_api_extra_and_those_packages_are_
 def test_local_chat_completions_and_openai_chat_completions_construct(monkeypatch):
     monkeypatch.setenv("OPENAI_API_KEY", "sk-test-not-a-key")
     local, name, _ = load_lm("local-chat-completions", "model=smol,base_url=http://127.0.0.1:9/v1/chat/completions,num_concurrent=2")
-    assert name == "local-chat-completions" and type(local).__name__ == "LocalChatCompletion"
+    from lm_eval.models.openai_completions import LocalChatCompletion
+
+    from multiturn.api_backends import LocalChatCompletionsLM
+
+    assert name == "local-chat-completions" and isinstance(local, LocalChatCompletion) and type(local) is LocalChatCompletionsLM
     assert local.model == "smol" and local.base_url.endswith("/v1/chat/completions")
     openai, _, _ = load_lm("openai-chat-completions", "model=gpt-4o-mini")
     assert type(openai).__name__ == "OpenAIChatCompletion" and openai.base_url.startswith("https://api.openai.com/")
     rendered = local.apply_chat_template([{"role": "user", "content": "hi"}])
     assert "hi" in str(rendered)
+
+
+def test_an_empty_stop_list_is_left_out_of_chat_requests():
+    """transformers serve answers 500 to `"stop": []` (lm-eval sends it when a task has no stop strings and
+    the backend knows no EOS string); the runner's class leaves it out and keeps real stop strings."""
+    lm, _, _ = load_lm("local-chat-completions", "model=smol,base_url=http://127.0.0.1:9/v1/chat/completions")
+    messages = [{"role": "user", "content": "hi"}]
+    assert "stop" not in lm._create_payload(messages, generate=True, gen_kwargs={"until": [], "max_gen_toks": 4})
+    assert lm._create_payload(messages, generate=True, gen_kwargs={"until": ["\n\n"], "max_gen_toks": 4})["stop"] == ["\n\n"]
+
+
+def test_triangulate_eval_uses_the_same_class_for_local_chat_completions():
+    from lm_eval.api.registry import get_model
+
+    from multiturn.api_backends import LocalChatCompletionsLM, install_in_lm_eval_registry
+
+    install_in_lm_eval_registry()
+    assert get_model("local-chat-completions") is LocalChatCompletionsLM

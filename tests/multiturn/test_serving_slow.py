@@ -70,8 +70,8 @@ def test_play_and_eval_through_transformers_serve(upstream, model_folder, tmp_pa
             [record] = _records(model_dir / f"episodes_{task}.jsonl")
             assert not record["failed"] and record["scores"], task
         nback = _records(model_dir / "episodes_nback_verbal_1.jsonl")[0]
-        replies = [t.get("reply") for t in nback["transcript"] if isinstance(t, dict) and "reply" in t]
-        assert replies and all(isinstance(r, str) for r in replies)  # the server's words, every turn
+        replies = [c["reply"] for c in nback["calls"]]
+        assert len(replies) == len(nback["instance"]["stimuli"]) and all(isinstance(r, str) for r in replies)  # one per trial
         assert "500 Internal Server Error" not in (tmp_path / "server.log").read_text()
 
         evald = tmp_path / "eval"
