@@ -186,3 +186,19 @@ def test_eval_of_the_embedded_model_lands_in_the_folder_named_after_the_model(tm
     results = json.loads((tmp_path / DEFAULT_MODEL_NAME / "results_2026-01-01T00-00-00.json").read_text())
     assert results["model_name"] == results["model_name_sanitized"] == DEFAULT_MODEL_NAME
     assert (tmp_path / DEFAULT_MODEL_NAME / "samples_x_2026-01-01T00-00-00.jsonl").is_file()
+
+
+@pytest.mark.slow
+def test_temperature_zero_on_the_embedded_model_plays_greedy_and_names_the_folder_after_the_model(upstream, tmp_path):
+    """The issue's command: the task samples at temperature 1 (do_sample=True); the override makes it greedy."""
+    from multiturn.default_model import DEFAULT_MODEL_NAME
+
+    cmd = [sys.executable, "-m", "triangulation", "play", "--tasks", "nback_verbal_1", "--limit", "1"]
+    cmd += ["--gen_kwargs", "temperature=0,max_gen_toks=4", "--output_path", str(tmp_path)]
+    proc = subprocess.run(cmd, env=_env(OMP_NUM_THREADS=1), capture_output=True, text=True, timeout=900)
+    assert proc.returncode == 0, proc.stderr[-3000:]
+    assert [p.name for p in tmp_path.iterdir()] == [DEFAULT_MODEL_NAME]
+    [results] = (tmp_path / DEFAULT_MODEL_NAME).glob("results_*.json")
+    payload = json.loads(results.read_text())
+    assert payload["results"]["nback_verbal_1"]["n_failed"] == 0 and payload["n-samples"]["nback_verbal_1"]["effective"] == 1
+    assert payload["config"]["gen_kwargs"] == {"temperature": 0, "max_gen_toks": 4}
