@@ -11,7 +11,8 @@ from __future__ import annotations
 import logging
 import os
 import re
-from typing import Any, Callable, Mapping
+from collections.abc import Callable, Mapping
+from typing import Any
 from urllib.parse import urlsplit, urlunsplit
 
 from plumbing.errors import UserError
@@ -70,7 +71,8 @@ def load_lm(
 
     ``prefix_cache`` (None = on; ``--no_prefix_cache`` passes False): ``hf`` is
     served by :class:`multiturn.prefix_cache.PrefixCacheHFLM` (per-episode KV prefix reuse) and ``vllm``
-    gets ``enable_prefix_caching=True`` unless model_args set it.
+    gets ``enable_prefix_caching=True`` unless model_args set it; ``local-chat-completions`` is served by
+    :class:`multiturn.api_backends.LocalChatCompletionsLM` (no empty ``stop`` list in its requests).
     Returns ``(lm, model_name, model_args_dict)`` where ``model_name`` is the registry name used.
     """
     args = parse_model_args(model_args)
@@ -84,7 +86,9 @@ def load_lm(
     from multiturn.prefix_cache import runner_lm_class, runner_model_args
 
     args = runner_model_args(model, args, prefix_cache)
-    lm_class = runner_lm_class(model, prefix_cache, _LM_CLASS_OVERRIDES) or resolve_lm_class(model)
+    from multiturn.api_backends import api_lm_class
+
+    lm_class = runner_lm_class(model, prefix_cache, _LM_CLASS_OVERRIDES) or api_lm_class(model, _LM_CLASS_OVERRIDES) or resolve_lm_class(model)
     extra = {"batch_size": batch_size, "device": device}
     try:
         try:

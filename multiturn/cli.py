@@ -12,6 +12,7 @@ from __future__ import annotations
 import argparse
 import json
 import logging
+import shlex
 import sys
 from typing import Any
 
@@ -80,6 +81,15 @@ def _timeout(value: float | None) -> float | None:
     return value
 
 
+def check_gen_kwargs(kwargs: dict[str, Any] | None, flag: str) -> None:
+    """``temperature=0`` means greedy: it cannot go with ``do_sample=True``."""
+    from multiturn.scheduler import is_zero
+
+    kwargs = kwargs or {}
+    if is_zero(kwargs.get("temperature")) and str(kwargs.get("do_sample", "")).lower() == "true":
+        raise UserError(f"{flag}: temperature=0 means greedy decoding; drop do_sample=True or give a positive temperature")
+
+
 def _list_tasks() -> int:
     from multiturn import registry
 
@@ -112,6 +122,8 @@ def run(args: argparse.Namespace) -> int:
     from multiturn.retry import RetryPolicy
     from multiturn.scheduler import DEFAULT_MAX_LIVE
 
+    check_gen_kwargs(args.gen_kwargs, "--gen_kwargs")
+    check_gen_kwargs(args.judge_gen_kwargs, "--judge_gen_kwargs")
     names = [t.strip() for t in args.tasks.split(",") if t.strip()]
     expanded = registry.expand(names)  # UserError on unknown names, before loading any model
     task_args = dict(args.task_args or {})
@@ -137,14 +149,16 @@ def run(args: argparse.Namespace) -> int:
         extra_config.update(judge_model=judge_model, judge_model_args=model_args_string(judge_args))
 
     install_log_scrubber()  # again: loading a backend may have added log handlers
-    dir_name = sanitized_model_name(model, model_args)
     from multiturn.backends import NAME_KEYS, redact_model_args
+    from multiturn.default_model import DEFAULT_MODEL_NAME
 
     shown = redact_model_args(model_args)
+    embedded = args.model is None and not args.model_args
+    dir_name = DEFAULT_MODEL_NAME if embedded else sanitized_model_name(model, model_args)
     config = {
         "model": model,
         "model_args": model_args_string(model_args),
-        "model_name": next((str(shown[k]) for k in NAME_KEYS if k in shown), model),
+        "model_name": DEFAULT_MODEL_NAME if embedded else next((str(shown[k]) for k in NAME_KEYS if k in shown), model),
         "batch_size": batch_size,
         "device": args.device,
         "limit": _limit(args.limit),
@@ -178,11 +192,32 @@ def run(args: argparse.Namespace) -> int:
     print(format_table(payload))
     if path is not None:
         print(f"results: {path}")
-    failed = {task: entry["n_failed"] for task, entry in payload.get("results", {}).items() if entry.get("n_failed")}
-    if failed:
-        counts = ", ".join(f"{task}: {n}" for task, n in failed.items())
-        print(f"warning: episodes failed on backend errors ({counts}); they are not scored. Run the same command again to play them.", file=sys.stderr)
+    summary = failure_summary(payload, getattr(args, "argv", None) or sys.argv[1:])
+    if summary is not None:
+        print(summary, file=sys.stderr)
+        return 1
     return 0
+
+
+def failure_summary(payload: dict[str, Any], argv: list[str]) -> str | None:
+    """One line naming how many episodes failed on backend errors, in which tasks, and the command that
+    plays exactly those again (``argv``: the command line from ``play`` on, ``--overwrite`` dropped, since a
+    rerun resumes); None when none failed.
+    Raises :class:`UserError` when no episode of the run finished at all (every one failed)."""
+    entries = {task: e for task, e in payload.get("results", {}).items() if "n_failed" in e}
+    failed = {task: int(e["n_failed"]) for task, e in entries.items() if e.get("n_failed")}
+    if not failed:
+        return None
+    total = sum(failed.values())
+    counts = ", ".join(f"{task}: {n}" for task, n in failed.items())
+    from multiturn.backends import scrub_secrets
+
+    resume = scrub_secrets("triangulate " + shlex.join(a for a in argv if a != "--overwrite"))  # no API key in the line
+    finished = sum(int(payload.get("n-samples", {}).get(task, {}).get("effective", 0)) for task in entries)
+    if finished == 0:
+        first = next((e["first_error"] for e in entries.values() if e.get("first_error")), "?")
+        raise UserError(f"every episode failed on backend errors ({total}: {counts}); first error: {first}; fix the backend and resume with: {resume}")
+    return f"triangulate play: {total} of {total + finished} episodes failed on backend errors ({counts}); they are not scored; resume with: {resume}"
 
 
 def decoding_config(lm: Any) -> dict[str, Any]:
@@ -195,17 +230,16 @@ def decoding_config(lm: Any) -> dict[str, Any]:
 
 
 def format_table(payload: dict[str, Any]) -> str:
-    """A plain-text table of every task's and group's metrics."""
+    """A plain-text table of every task's and group's metrics (groups are entries of ``results`` too)."""
     rows = [("task", "metric", "value", "stderr", "n")]
-    for section in ("results", "groups"):
-        for task, entry in payload.get(section, {}).items():
-            n = payload.get("n-samples", {}).get(task, {}).get("effective", "")
-            for key, value in entry.items():
-                if not key.endswith(",none") or "_stderr" in key:
-                    continue
-                metric = key[: -len(",none")]
-                err = entry.get(f"{metric}_stderr,none", "N/A")
-                rows.append((task, metric, _fmt(value), _fmt(err), str(n)))
+    for task, entry in payload.get("results", {}).items():
+        n = payload.get("n-samples", {}).get(task, {}).get("effective", entry.get("sample_len", ""))
+        for key, value in entry.items():
+            if not key.endswith(",none") or "_stderr" in key:
+                continue
+            metric = key[: -len(",none")]
+            err = entry.get(f"{metric}_stderr,none", "N/A")
+            rows.append((task, metric, _fmt(value), _fmt(err), str(n)))
     widths = [max(len(r[i]) for r in rows) for i in range(5)]
     return "\n".join("  ".join(c.ljust(w) for c, w in zip(r, widths)) for r in rows)
 

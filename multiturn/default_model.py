@@ -13,6 +13,8 @@ from plumbing.errors import UserError
 
 GGUF_FILE = "SmolLM2-135M-Instruct.Q4_1.gguf"
 DEFAULT_MODEL = "hf"
+#: the embedded model's name in results (``model_name``) and as its results folder (not the site-packages path)
+DEFAULT_MODEL_NAME = "SmolLM2-135M-Instruct-Q4_1"
 
 
 def smollm2_dir() -> Path:
@@ -33,3 +35,34 @@ def default_model_args(device: str | None = "cpu") -> str:
     if device:
         args += f",device={device}"
     return args
+
+
+def export_transformers_folder(dest: str | Path, dtype: str = "float32") -> Path:
+    """Write the embedded model as a plain transformers folder (config with ``architectures``, safetensors,
+    tokenizer) to ``dest``, for servers that cannot load the GGUF file (``transformers serve``, ``vllm serve``).
+
+    The GGUF weights are dequantised on load (``gguf_file=``); a GGUF-quantised model refuses
+    ``save_pretrained``, so the weights are copied into a fresh model built from the same config.
+    Returns ``dest``; a folder that already holds a ``config.json`` is reused.
+    """
+    import torch
+    from transformers import AutoModelForCausalLM, AutoTokenizer
+
+    dest = Path(dest)
+    if (dest / "config.json").is_file():
+        return dest
+    source = smollm2_dir()
+    tokenizer = AutoTokenizer.from_pretrained(source, gguf_file=GGUF_FILE)
+    loaded = AutoModelForCausalLM.from_pretrained(source, gguf_file=GGUF_FILE, dtype=getattr(torch, dtype))
+    config = loaded.config
+    for attr in ("quantization_config", "_pre_quantization_dtype"):
+        if hasattr(config, attr):
+            delattr(config, attr)
+    config.architectures = [type(loaded).__name__]
+    plain = AutoModelForCausalLM.from_config(config, dtype=getattr(torch, dtype))
+    plain.load_state_dict(loaded.state_dict())
+    plain.generation_config = loaded.generation_config
+    dest.mkdir(parents=True, exist_ok=True)
+    plain.save_pretrained(dest)
+    tokenizer.save_pretrained(dest)
+    return dest

@@ -15,9 +15,10 @@ import json
 import logging
 import math
 import os
+from collections.abc import Iterable, Mapping, Sequence
 from datetime import datetime
 from pathlib import Path
-from typing import Any, Iterable, Mapping, Sequence
+from typing import Any
 
 from lm_eval.utils import handle_non_serializable
 
@@ -129,7 +130,7 @@ class EpisodeWriter:
         if not self._fh.closed:
             self._fh.close()
 
-    def __enter__(self) -> "EpisodeWriter":
+    def __enter__(self) -> EpisodeWriter:
         return self
 
     def __exit__(self, *exc) -> None:
@@ -188,9 +189,10 @@ def results_payload(
     members report, the unweighted mean of the members' values (lm-eval's group mean).
     """
     results: dict[str, dict[str, Any]] = {}
+    group_results: dict[str, dict[str, Any]] = {}
     out: dict[str, Any] = {
         "results": results,
-        "groups": {},
+        "groups": group_results,
         "group_subtasks": {},
         "configs": {},
         "versions": {},
@@ -204,11 +206,15 @@ def results_payload(
         "total_evaluation_time_seconds": str(total_seconds) if total_seconds is not None else None,
     }
     for task, res in task_results.items():
-        entry: dict[str, Any] = {"alias": task}
+        n_ok = int(res.get("n_samples", {}).get("effective", 0))
+        entry: dict[str, Any] = {"name": task, "alias": task, "sample_len": n_ok}
         for metric, value in res["metrics"].items():
             entry[f"{metric},none"] = value
             entry[f"{metric}_stderr,none"] = res.get("stderr", {}).get(metric, "N/A")
         entry["n_failed"] = res.get("n_failed", 0)
+        errors = [r.get("error") for r in res.get("records", []) if r.get("failed") and r.get("error")]
+        if errors:
+            entry["first_error"] = errors[0]
         results[task] = entry
         out["configs"][task] = res.get("config", {})
         out["versions"][task] = res.get("version", 1.0)
@@ -220,7 +226,8 @@ def results_payload(
         if not present:
             continue
         shared = [k for k in task_results[present[0]]["metrics"] if all(k in task_results[m]["metrics"] for m in present)]
-        entry = {"alias": group}
+        sizes = [int(task_results[m].get("n_samples", {}).get("effective", 0)) for m in present]
+        entry = {"alias": group, "name": group, "sample_len": sum(sizes)}
         for metric in shared:
             vals = [task_results[m]["metrics"][metric] for m in present]
             ok = [float(v) for v in vals if isinstance(v, (int, float)) and not math.isnan(float(v))]
@@ -234,12 +241,22 @@ def results_payload(
                 entry[f"{metric},none"] = value
                 entry[f"{metric}_stderr,none"] = "N/A"
                 shared.append(metric)
-        out["groups"][group] = entry
+        if shared:
+            entry["sample_count"] = {f"{metric},none": sum(sizes) for metric in shared}
+        # lm-eval 0.4.13 (evaluator_utils.EvalAcc.collect): every group's entry goes into `results`, and
+        # a group with an aggregation also into `groups`; `group_subtasks` lists each group's members.
+        results[group] = entry
+        if shared:
+            group_results[group] = dict(entry)
         out["group_subtasks"][group] = present
         hib = {}
         for m in present:
             hib.update(task_results[m].get("higher_is_better", {}))
         out["higher_is_better"][group] = {k: v for k, v in hib.items() if k in shared}
+        out["versions"][group] = "N/A"  # lm-eval: a group without metadata.version
+        out["n-shot"][group] = 0
+    if not group_results:  # lm-eval writes `groups` only when a group has an aggregation
+        del out["groups"]
     return out
 
 

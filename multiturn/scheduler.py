@@ -13,8 +13,9 @@ from __future__ import annotations
 
 import json
 from collections import deque
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Any, Callable, Mapping, Sequence
+from typing import Any
 
 from tqdm.auto import tqdm
 
@@ -48,10 +49,27 @@ def merged_gen_kwargs(
     ``--judge_gen_kwargs`` (the judge role)."""
     kwargs = {**dict(task.gen_kwargs), **dict(request.gen_kwargs)}
     if override and request.role in OVERRIDE_ROLES:
-        kwargs.update(override)
+        kwargs = with_override(kwargs, override)
     if judge_override and request.role == "judge":
-        kwargs.update(judge_override)
+        kwargs = with_override(kwargs, judge_override)
     return kwargs
+
+
+def with_override(kwargs: Mapping[str, Any], override: Mapping[str, Any]) -> dict[str, Any]:
+    """``kwargs`` updated by a user override; an override of ``temperature`` to 0 means greedy decoding on
+    every backend, so a task's ``do_sample=True`` does not survive it (``do_sample`` is set False unless the
+    override names it too). hf then drops the temperature, API and vLLM backends send ``temperature=0``."""
+    out = {**dict(kwargs), **dict(override)}
+    if "do_sample" not in override and is_zero(override.get("temperature")):
+        out["do_sample"] = False
+    return out
+
+
+def is_zero(value: Any) -> bool:
+    try:
+        return value is not None and float(value) == 0.0
+    except (TypeError, ValueError):
+        return False
 
 
 def _gen_key(kwargs: Mapping[str, Any]) -> str:
@@ -156,6 +174,8 @@ def episode_record(task: TaskSpec, ep: Episode, seed: int) -> dict[str, Any]:
         "instance": ep.instance,
         "transcript": list(ep.game.transcript) or ep.calls,
         "scores": {} if ep.error is not None else dict(ep.game.scores()),
+        # every model call's role and reply in play order: `triangulate score` replays them through the game
+        "calls": [{"role": c["role"], "reply": c["reply"]} for c in ep.calls],
     }
     if ep.error is None:
         for key, value in ep.game.record().items():

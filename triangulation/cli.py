@@ -7,6 +7,7 @@ Sub-commands register themselves through ``add_parser(subparsers)`` and run thro
 - ``play``   -> :mod:`multiturn.cli`        (the multi-turn side runner)
 - ``report`` -> :mod:`triangulation.report_cli` (correlations, plots, HTML)
 - ``suite``  -> :mod:`triangulation.suite_cli` (models x tasks sweep of eval and play, then the report)
+- ``score``  -> :mod:`triangulation.score_cli` (re-score stored episodes and samples with the current code)
 """
 
 from __future__ import annotations
@@ -23,6 +24,7 @@ SUBCOMMANDS: dict[str, str] = {
     "play": "multiturn.cli",
     "report": "triangulation.report_cli",
     "suite": "triangulation.suite_cli",
+    "score": "triangulation.score_cli",
 }
 #: one-line help of each sub-command, so ``triangulate --help`` imports none of them (they pull in
 #: datasets, lm-eval, scipy and pandas: seconds of start-up)
@@ -32,6 +34,7 @@ SUMMARIES: dict[str, str] = {
     "play": "run multi-turn tests (n-back, WCST, LNT, clembench games, ...) on an lm-eval model",
     "report": "tables, Kendall correlations, plots and an HTML report over many models' results",
     "suite": "run a models x tasks suite (lm-eval and play tasks), resumable, then the report",
+    "score": "recompute a run's metrics from its stored transcripts and samples with the current code (no model calls)",
 }
 
 
@@ -67,6 +70,7 @@ def main(argv: list[str] | None = None) -> int:
     command = next((a for a in argv if not a.startswith("-")), None)
     parser = build_parser(command if command in SUBCOMMANDS else None)
     args = parser.parse_args(argv)
+    args.argv = argv  # the command line as typed (``play`` prints it as the command that resumes a run)
     return _guard(lambda: args.func(args))
 
 

@@ -51,6 +51,7 @@ def run_passthrough(argv: list[str]) -> int:
     from lm_eval._cli import HarnessCLI
     from lm_eval.utils import setup_logging
 
+    embedded = with_default_model(argv) != list(argv)
     argv = with_default_model(argv)
     setup_logging()
     cli = HarnessCLI()
@@ -62,7 +63,10 @@ def run_passthrough(argv: list[str]) -> int:
         sys.argv = saved
     if hasattr(args, "include_path"):
         args.include_path = include_paths(getattr(args, "include_path", None))
+    from multiturn.api_backends import install_in_lm_eval_registry
     from multiturn.backends import install_log_scrubber, register_secrets
+
+    install_in_lm_eval_registry()  # local-chat-completions without an empty `stop` (transformers serve)
 
     model_args = getattr(args, "model_args", None)
     register_secrets(model_args if isinstance(model_args, (str, dict)) else None)
@@ -80,7 +84,34 @@ def run_passthrough(argv: list[str]) -> int:
         output = getattr(args, "output_path", None)
         if output:
             scrub_written_files(Path(output), started)
+            if embedded:
+                adopt_default_model_folder(Path(output))
     return 0
+
+
+def adopt_default_model_folder(output: Path) -> Path | None:
+    """Move what lm-eval wrote for the embedded model (a folder named after its site-packages path) into
+    ``output/<DEFAULT_MODEL_NAME>``, where `triangulate play` writes it too; the results JSONs get the
+    same ``model_name``/``model_name_sanitized``. Returns the folder, or None when there was nothing to move."""
+    import json
+
+    from lm_eval.utils import sanitize_model_name
+
+    from multiturn.default_model import DEFAULT_MODEL_NAME, smollm2_dir
+
+    source = output / sanitize_model_name(str(smollm2_dir()))
+    if not source.is_dir():
+        return None
+    target = output / DEFAULT_MODEL_NAME
+    target.mkdir(parents=True, exist_ok=True)
+    for path in sorted(source.iterdir()):
+        if path.name.startswith("results_") and path.suffix == ".json":
+            data = json.loads(path.read_text(encoding="utf-8"))
+            data["model_name"] = data["model_name_sanitized"] = DEFAULT_MODEL_NAME
+            path.write_text(json.dumps(data, indent=2, ensure_ascii=False, default=str), encoding="utf-8")
+        os.replace(path, target / path.name)
+    source.rmdir()
+    return target
 
 
 def scrub_written_files(root: Path, since: float) -> list[Path]:

@@ -7,9 +7,8 @@ import json
 import pytest
 
 from multiturn.engine import run_task
-from multiturn.retry import RetryPolicy
-from multiturn.scheduler import play_episodes
 from multiturn.results import episodes_path, read_records
+from multiturn.retry import RetryPolicy
 from multiturn.scripted import ScriptedLM
 from tests.support.engine_helpers import BrokenLM, CountTask, echo_last
 
@@ -88,7 +87,7 @@ def test_same_seed_same_order_and_gen_kwargs_override_reaches_player_only():
             return super().generate_until(requests, disable_tqdm)
 
     run_task(CountTask(n_episodes=1, lengths=(1,)), {"player": Spy(echo_last)}, progress=False, gen_kwargs_override={"temperature": 0.0})
-    assert seen == [{"max_gen_toks": 4, "temperature": 0.0}]
+    assert seen == [{"max_gen_toks": 4, "temperature": 0.0, "do_sample": False}]  # temperature 0 = greedy
 
 
 def test_missing_player_is_an_error():

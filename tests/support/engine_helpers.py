@@ -11,8 +11,9 @@ from __future__ import annotations
 import os
 import sys
 import time
+from collections.abc import Mapping
 from pathlib import Path
-from typing import Any, Mapping
+from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[2]))
 
@@ -92,7 +93,7 @@ class SlowCountLM(ScriptedLM):
         time.sleep(self.delay * len(requests))
         if self.log_path:
             with open(self.log_path, "a") as fh:
-                for req in requests:
+                for _req in requests:
                     fh.write(f"{self._rank}\n")
         return super().generate_until(requests, disable_tqdm)
 
@@ -114,13 +115,14 @@ class SlowCountLM(ScriptedLM):
 
 
 def register_test_task_and_model() -> None:
-    """Register ``count_test`` in the play registry and ``scripted-count`` as a play backend."""
+    """Register ``count_test`` in the play registry, ``scripted-count`` and ``scripted-broken`` (always down) as play backends."""
     from multiturn import registry
     from multiturn.backends import register_lm_class
 
     if "count_test" not in registry.task_names():
         registry.register("count_test")(lambda: CountTask(n_episodes=int(os.environ.get("COUNT_EPISODES", "6"))))
     register_lm_class("scripted-count", SlowCountLM)
+    register_lm_class("scripted-broken", BrokenLM)
 
 
 class BrokenLM(LM):

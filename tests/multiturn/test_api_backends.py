@@ -1,0 +1,63 @@
+"""lm-eval's API backends work on a plain install: the project depends on ``lm-eval[api]`` (issue 15)."""
+
+from __future__ import annotations
+
+import importlib.metadata
+import re
+from pathlib import Path
+
+from multiturn.backends import load_lm
+
+REPO = Path(__file__).resolve().parents[2]
+
+
+def _api_extra_requirements() -> list[str]:
+    """The distributions lm-eval's ``api`` extra names, read from the installed lm_eval's metadata."""
+    out = []
+    for req in importlib.metadata.requires("lm_eval") or []:
+        if re.search(r"""extra\s*==\s*["']api["']""", req):
+            out.append(re.split(r"[ ;<>=!\[]", req, maxsplit=1)[0])
+    return out
+
+
+def test_pyproject_depends_on_lm_eval_with_its_api_extra_and_those_packages_are_installed():
+    text = (REPO / "pyproject.toml").read_text()
+    deps = text.split("dependencies = [", 1)[1].split("]\n", 1)[0]  # the [project] list (tomllib is 3.11+)
+    assert re.search(r'"lm-eval\[[^\]]*\bapi\b[^\]]*\]', deps), deps
+    needed = _api_extra_requirements()
+    assert "tenacity" in needed
+    for name in needed:
+        assert importlib.metadata.version(name)  # raises PackageNotFoundError when missing
+
+
+def test_local_chat_completions_and_openai_chat_completions_construct(monkeypatch):
+    monkeypatch.setenv("OPENAI_API_KEY", "sk-test-not-a-key")
+    local, name, _ = load_lm("local-chat-completions", "model=smol,base_url=http://127.0.0.1:9/v1/chat/completions,num_concurrent=2")
+    from lm_eval.models.openai_completions import LocalChatCompletion
+
+    from multiturn.api_backends import LocalChatCompletionsLM
+
+    assert name == "local-chat-completions" and isinstance(local, LocalChatCompletion) and type(local) is LocalChatCompletionsLM
+    assert local.model == "smol" and local.base_url.endswith("/v1/chat/completions")
+    openai, _, _ = load_lm("openai-chat-completions", "model=gpt-4o-mini")
+    assert type(openai).__name__ == "OpenAIChatCompletion" and openai.base_url.startswith("https://api.openai.com/")
+    rendered = local.apply_chat_template([{"role": "user", "content": "hi"}])
+    assert "hi" in str(rendered)
+
+
+def test_an_empty_stop_list_is_left_out_of_chat_requests():
+    """transformers serve answers 500 to `"stop": []` (lm-eval sends it when a task has no stop strings and
+    the backend knows no EOS string); the runner's class leaves it out and keeps real stop strings."""
+    lm, _, _ = load_lm("local-chat-completions", "model=smol,base_url=http://127.0.0.1:9/v1/chat/completions")
+    messages = [{"role": "user", "content": "hi"}]
+    assert "stop" not in lm._create_payload(messages, generate=True, gen_kwargs={"until": [], "max_gen_toks": 4})
+    assert lm._create_payload(messages, generate=True, gen_kwargs={"until": ["\n\n"], "max_gen_toks": 4})["stop"] == ["\n\n"]
+
+
+def test_triangulate_eval_uses_the_same_class_for_local_chat_completions():
+    from lm_eval.api.registry import get_model
+
+    from multiturn.api_backends import LocalChatCompletionsLM, install_in_lm_eval_registry
+
+    install_in_lm_eval_registry()
+    assert get_model("local-chat-completions") is LocalChatCompletionsLM
