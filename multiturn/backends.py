@@ -11,7 +11,8 @@ from __future__ import annotations
 import logging
 import os
 import re
-from typing import Any, Callable, Mapping
+from collections.abc import Callable, Mapping
+from typing import Any
 from urllib.parse import urlsplit, urlunsplit
 
 from plumbing.errors import UserError
@@ -39,6 +40,8 @@ def resolve_lm_class(model: str):
         return _LM_CLASS_OVERRIDES[model]
     import lm_eval.models  # noqa: F401  (fills the registry)
     from lm_eval.api.registry import get_model, model_registry
+
+    import multiturn.chance  # noqa: F401  (registers the ``random`` chance player)
 
     try:
         return get_model(model)

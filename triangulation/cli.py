@@ -6,6 +6,7 @@ Sub-commands register themselves through ``add_parser(subparsers)`` and run thro
 - ``eval``   -> :mod:`triangulation.eval_cli` (lm_eval's CLI with our task folder included)
 - ``play``   -> :mod:`multiturn.cli`        (the multi-turn side runner)
 - ``report`` -> :mod:`triangulation.report_cli` (correlations, plots, HTML)
+- ``view``   -> :mod:`triangulation.view_cli`  (episode viewer: one HTML page per task)
 """
 
 from __future__ import annotations
@@ -21,6 +22,7 @@ SUBCOMMANDS: dict[str, str] = {
     "eval": "triangulation.eval_cli",
     "play": "multiturn.cli",
     "report": "triangulation.report_cli",
+    "view": "triangulation.view_cli",
 }
 #: one-line help of each sub-command, so ``triangulate --help`` imports none of them (they pull in
 #: datasets, lm-eval, scipy and pandas: seconds of start-up)
@@ -29,6 +31,7 @@ SUMMARIES: dict[str, str] = {
     "eval": "run lm-eval (same arguments as `lm_eval`) with the GlobalGroup and Connections tasks included",
     "play": "run multi-turn tests (n-back, WCST, LNT, clembench games, ...) on an lm-eval model",
     "report": "tables, Kendall correlations, plots and an HTML report over many models' results",
+    "view": "HTML pages of every episode and logged sample (conversations, parsed replies, scores)",
 }
 
 

@@ -62,6 +62,7 @@ def run_passthrough(argv: list[str]) -> int:
         sys.argv = saved
     if hasattr(args, "include_path"):
         args.include_path = include_paths(getattr(args, "include_path", None))
+    import multiturn.chance  # noqa: F401  (registers ``--model random``, the chance player)
     from multiturn.backends import install_log_scrubber, register_secrets
 
     model_args = getattr(args, "model_args", None)

@@ -8,10 +8,11 @@ from __future__ import annotations
 
 import base64
 import html
+import json
 import math
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Union
+from typing import Any
 
 import pandas as pd
 
@@ -43,7 +44,7 @@ class Image:
     alt: str = ""
 
 
-Block = Union[Text, Table, Image]
+Block = Text | Table | Image
 
 
 @dataclass
@@ -54,6 +55,17 @@ class Section:
 
 def esc(value: Any) -> str:
     return html.escape(str(value), quote=True)
+
+
+#: characters that must not appear raw inside ``<script>``: a ``</script>`` or ``<!--`` in model text would
+#: end or bend the element, and U+2028/U+2029 end a line in older JavaScript
+SCRIPT_ESCAPES = {"<": "\\u003c", ">": "\\u003e", "&": "\\u0026", "\u2028": "\\u2028", "\u2029": "\\u2029"}
+SCRIPT_TABLE = str.maketrans(SCRIPT_ESCAPES)
+
+
+def script_json(value: Any) -> str:
+    """JSON safe to embed inside ``<script type="application/json">``: ``<``, ``>``, ``&``, U+2028/9 as ``\\uXXXX``."""
+    return json.dumps(value, ensure_ascii=False, allow_nan=False).translate(SCRIPT_TABLE)
 
 
 def fmt(value: Any, digits: int = 3) -> str:
