@@ -9,14 +9,16 @@ from typing import Any
 import pandas as pd
 from tqdm.auto import tqdm
 
+from plumbing.errors import UserError
 from triangulation import analyses_clembench, analyses_connections, analyses_globalgroup, plots
 from triangulation.abilities import Taxonomy, assessment_members, static_vs_interactive
 from triangulation.discriminative import default_pairs, pair_table, ratio_table
-from plumbing.errors import UserError
 from triangulation.external import External
 from triangulation.html import Image, Section, Table, Text, render_page
-from triangulation.kendall import kendall_tables
+from triangulation.leaderboard import without_chance
+from triangulation.report_top import kendall_section, leaderboard_section, needs_models
 from triangulation.results_io import Run, main_metric
+from triangulation.viewer import write_viewer
 
 
 @dataclass
@@ -101,28 +103,24 @@ def build_report(
     table.to_csv(out / "scores.csv")
     steps.update()
 
-    tau, p, n = kendall_tables(table)
-    tau.to_csv(out / "kendall_tau.csv")
-    p.to_csv(out / "kendall_p.csv")
-    n.to_csv(out / "kendall_n.csv")
-    steps.update()
+    episode_pages = write_viewer(sorted({r.path.parent for r in runs}), out / "episodes") if runs else {}
+    sections = [
+        leaderboard_section(table, runs, taxonomy.main_metrics, episode_pages, [e.label for e in externals]),
+        overview_section(scores, runs, externals, taxonomy),
+        kendall_section(table, out),
+    ]
+    steps.update(2)
 
-    sections = [overview_section(scores, runs, externals, taxonomy)]
-    sections.append(Section("Scores (main metric of each benchmark)", [Table(table, "model x benchmark")]))
-    corr = Section("Kendall tau-b between benchmarks", [Text("Pairwise over the models both benchmarks scored; * = p < 0.05 (scipy.stats.kendalltau, tau-b). kendall_n.csv holds the number of common models.", note=True)])
-    if len(table.columns) >= 2:
-        corr.blocks.append(Image(plots.heatmap(tau, p, out / "kendall_heatmap.png"), "Kendall heatmap"))
-    corr.blocks += [Table(tau, "tau-b"), Table(p, "p-value", digits=4), Table(n, "common models", digits=0)]
-    sections.append(corr)
-    steps.update()
-
-    abil = static_vs_interactive(table, taxonomy)
-    members = assessment_members(table, taxonomy)
+    models = without_chance(table)  # chance rows are reference points, not models
+    abil = static_vs_interactive(models, taxonomy) if len(models) >= 2 else pd.DataFrame()
+    members = assessment_members(models, taxonomy)
     sec = Section("Abilities: static versus interactive (seed 003, Figure 3)")
     sec.blocks.append(Text(f"Static: {', '.join(members['static']) or 'none'}. Interactive: {', '.join(members['interactive']) or 'none'}. Each side and ability pools its benchmarks as the mean of min-max normalised scores per model.", note=True))
     if not abil.empty:
         abil.to_csv(out / "abilities_static_vs_interactive.csv", index=False)
         sec.blocks += [Table(abil.set_index("ability")), Image(plots.ability_bars(abil, out / "abilities_static_vs_interactive.png"), "abilities")]
+    elif len(models) < 2:
+        sec.blocks.append(needs_models("Min-max normalising a benchmark across models", 2, len(models)))
     else:
         sec.blocks.append(Text("No benchmark in the scores maps to an ability of the taxonomy.", note=True))
     sections.append(sec)
@@ -140,6 +138,8 @@ def build_report(
             if len(pt):
                 disc.blocks.append(Image(plots.pair_scatter(pt, a, b, out / f"discriminative_{i}.png"), f"{b} vs {a}"))
         sections.append(disc)
+    else:
+        sections.append(Section("Discriminative power (seed 003, Figure 2)", [needs_models("A discriminative-power plot (a pair of models)", 2, len(run_models))]))
     steps.update()
 
     for section in (
