@@ -129,7 +129,7 @@ def reply_for(messages: list[dict[str, str]], rng: random.Random) -> str:
     if "You are the judge" in first:  # SPLAT's judge
         return rng.choice(["Yes", "No", "Irrelevant"])
     if "situation puzzle" in first.lower():  # SPLAT's player: a yes/no question about a word of the story
-        words = re.findall(r"[A-Za-z]{4,}", last) or list(FILLER)
+        words = re.findall(r"[A-Za-z]{4,}", first[-400:]) or list(FILLER)  # words of the puzzle's story
         return f"Is it about the {rng.choice(words).lower()}?"
     pool = last_list(last)
     if pool:  # a static grouping task: a random partition of the pool

@@ -54,6 +54,7 @@ class Episode:
     why: str
     error: str = ""
     facts: list[tuple[str, str]] = field(default_factory=list)  # stimuli / gold shown above the turns
+    facts_title: str = ""  # what the facts are ("the solution (hidden from the player)", ...)
 
 
 def number(value: Any) -> float:
@@ -90,6 +91,12 @@ def outcome_of(record: Mapping[str, Any], scores: Mapping[str, Any]) -> str:
     return "finished"
 
 
+def count(value: Any) -> str:
+    """A count as an integer ("4", not "4.0"); "?" when missing."""
+    v = number(value)
+    return "?" if math.isnan(v) else f"{v:g}"
+
+
 def short(value: Any) -> str:
     return value if isinstance(value, str) else json.dumps(value, ensure_ascii=False, default=str)
 
@@ -115,6 +122,24 @@ def from_record(record: Mapping[str, Any], model: str) -> Episode:
     else:
         turns = [Turn("gm", short(item)) for item in transcript]
         why = ""
+    titles = {
+        "interactions": "players and instance",
+        "stimulus": "the block",
+        "rule": "the run",
+        "events": "the solution (hidden from the player)",
+        "rounds": "the puzzle (the judge sees the answer)",
+    }
+    key = (
+        "interactions"
+        if "interactions" in record
+        else "stimulus"
+        if "stimulus" in first
+        else "rule"
+        if "rule" in first
+        else "events"
+        if "events" in record
+        else "rounds"
+    )
     if record.get("failed"):
         why = f"Not scored: the backend failed ({record.get('error') or 'no error text'}); the episode is played again on resume."
     return Episode(
@@ -129,6 +154,7 @@ def from_record(record: Mapping[str, Any], model: str) -> Episode:
         why=why,
         error=str(record.get("error") or ""),
         facts=facts,
+        facts_title=titles.get(key, ""),
     )
 
 
@@ -179,6 +205,9 @@ def switching_turns(transcript: list[Mapping[str, Any]], instance: Mapping[str, 
         turns.append(Turn("gm", shown, notes=[f"trial {i + 1}, hidden rule: {t.get('rule')}"]))
         parsed = t.get("parsed")
         notes = [f"read as {parsed!r}" if parsed is not None else "unparsed"]
+        options = trial.get("options") or []
+        if isinstance(parsed, int) and 1 <= parsed <= len(options):
+            notes[0] = f"chose option {parsed}: {card_text(options[parsed - 1])}"
         if t.get("perseverative"):
             notes.append("perseverative error (matches the previous rule)")
         turns.append(Turn("player", str(t.get("response", "")), notes=notes, verdict=bool(t.get("correct"))))
@@ -254,8 +283,8 @@ def chat_turns(transcript: list[Mapping[str, Any]], record: Mapping[str, Any], s
     if events or "found" in record:
         facts = [(str(g.get("topic", "")), ", ".join(map(str, g.get("words", [])))) for g in instance.get("groups", [])]
         why = (
-            f"Found {', '.join(map(str, record.get('found') or [])) or 'no group'}; {short(scores.get('mistakes', '?'))} mistakes, "
-            f"{short(scores.get('invalid_replies', 0))} invalid replies; solved = every group found before the 4th mistake."
+            f"Found {', '.join(map(str, record.get('found') or [])) or 'no group'}; {count(scores.get('mistakes'))} mistakes, "
+            f"{count(scores.get('invalid_replies'))} invalid replies; solved = every group found before the 4th mistake."
         )
     else:
         for key in ("title", "story", "answer", "level_label"):
@@ -319,4 +348,5 @@ def from_sample(record: Mapping[str, Any], model: str, task: str) -> Episode:
         scores=scores,
         why=why,
         facts=facts,
+        facts_title="the gold groups" if isinstance(gold, list) else "",
     )

@@ -27,7 +27,7 @@ SAMPLES_NAME = re.compile(r"^samples_(?P<task>.+)_(?P<date>\d{4}-\d{2}-\d{2}T[0-
 EPISODES_NAME = re.compile(r"^episodes_(?P<task>[^.]+)\.jsonl$")
 PAGE_SIZE = 50
 #: a message longer than this opens folded (its first line shown)
-FOLD_CHARS = 700
+FOLD_CHARS = 1200
 
 CSS = """
 body{font-family:system-ui,-apple-system,Segoe UI,sans-serif;margin:1.5em auto;max-width:1100px;color:#222;padding:0 1em}
@@ -46,7 +46,7 @@ h1{font-size:1.4em}a{color:#1a56b0}table{border-collapse:collapse;font-size:.9em
 .ok{color:#16803c;font-weight:700}.no{color:#b3261e;font-weight:700}
 .grid{display:flex;gap:3px;margin:.3em 0}.tile{width:1.8em;height:1.8em;display:flex;align-items:center;justify-content:center;font-weight:700;color:#fff;text-transform:uppercase;border-radius:3px}
 .tile.green{background:#538d4e}.tile.yellow{background:#b59f3b}.tile.red{background:#787c7e}
-.why{font-style:italic}
+.why{font-style:italic}.facts caption{text-align:left;font-weight:600;font-size:.85em;color:#555}
 """
 
 SCRIPT = """
@@ -164,7 +164,10 @@ def render_episode(i: int, ep: Episode) -> str:
     )
     facts = ""
     if ep.facts:
-        facts = "<table class='facts'>" + "".join(f"<tr><td>{esc(k)}</td><td>{esc(v)}</td></tr>" for k, v in ep.facts) + "</table>"
+        caption = f"<caption>{esc(ep.facts_title)}</caption>" if ep.facts_title else ""
+        facts = (
+            f"<table class='facts'>{caption}" + "".join(f"<tr><td>{esc(k)}</td><td>{esc(v)}</td></tr>" for k, v in ep.facts) + "</table>"
+        )
     scores = ", ".join(f"{esc(k)} = {esc(fmt_score(v) if isinstance(v, float) else v)}" for k, v in ep.scores.items())
     body = (
         f"<div class='body'>{facts}<div class='conv'>{''.join(render_turn(t) for t in ep.turns)}</div>"
