@@ -27,6 +27,7 @@ import random
 import re
 from typing import Any
 
+import lm_eval.models  # noqa: F401  (lm-eval fills its registry lazily, only while it is empty: fill it first)
 from lm_eval.api.model import LM
 from lm_eval.api.registry import register_model
 

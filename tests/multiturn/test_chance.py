@@ -55,7 +55,10 @@ def test_replies_depend_only_on_seed_and_prompt():
         def __init__(self, text):
             self.args = (text, {})
 
-    prompts = [json.dumps([{"role": "system", "content": "respond with 'm' or '-'"}, {"role": "user", "content": c}]) for c in "abcdefghijklmnopqrst"]
+    prompts = [
+        json.dumps([{"role": "system", "content": "respond with 'm' or '-'"}, {"role": "user", "content": c}])
+        for c in "abcdefghijklmnopqrst"
+    ]
     a = RandomLM(seed=1).generate_until([Req(p) for p in prompts])
     assert a == RandomLM(seed=1).generate_until([Req(p) for p in reversed(prompts)])[::-1]  # batch order irrelevant
     assert a != RandomLM(seed=2).generate_until([Req(p) for p in prompts])
@@ -68,6 +71,7 @@ def test_registered_for_lm_eval_and_play():
     from multiturn.backends import load_lm
 
     assert get_model("random") is RandomLM
+    assert get_model("hf").__name__ == "HFLM"  # registering ours must not hide lm-eval's own models
     lm, name, args = load_lm("random", "seed=5")
     assert isinstance(lm, RandomLM) and lm.seed == 5 and name == "random"
     scores = lm.loglikelihood([type("R", (), {"args": ("ctx", " a")})()])
