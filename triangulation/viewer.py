@@ -4,7 +4,8 @@ Each page lists the task's episodes (id, model, outcome, score, failed) as ``<de
 open into the conversation (:mod:`triangulation.episodes`): the roles as coloured bubbles, each reply
 with our parsed reading and verdict, the stimuli / gold above, and the scores with why. With
 JavaScript off the page is that plain list; with it on, a small script filters, sorts and pages the
-list (50 at a time, the rest detached from the DOM, so 10,000 episodes stay responsive).
+list (50 at a time, the rest detached from the DOM); a task's episodes are split into files of
+:data:`EPISODES_PER_FILE`, linked to each other, so a 10,000-episode task opens in seconds.
 Every model-written string goes through :func:`triangulation.html.esc`; the episode index the script
 reads is JSON escaped for ``<script>`` (:func:`triangulation.html.script_json`).
 """
@@ -26,6 +27,9 @@ from triangulation.html import esc, script_json
 SAMPLES_NAME = re.compile(r"^samples_(?P<task>.+)_(?P<date>\d{4}-\d{2}-\d{2}T[0-9.\-]+)\.jsonl$")
 EPISODES_NAME = re.compile(r"^episodes_(?P<task>[^.]+)\.jsonl$")
 PAGE_SIZE = 50
+#: episodes per HTML file: a task with more gets ``<task>-2.html``, ``<task>-3.html`` ... (each file stays a few
+#: MB, so a browser parses it in seconds; one 10,000-episode file took a minute: benchmarks/viewer_10k.py)
+EPISODES_PER_FILE = 1000
 #: a message longer than this opens folded (its first line shown)
 FOLD_CHARS = 1200
 
@@ -77,9 +81,10 @@ if(hash){var hit=-1;rows.forEach(function(r,k){if(items[r.i].id===hash)hit=k});i
 """
 
 
-def page_name(task: str) -> str:
-    """The task page's file name (``<task>.html``, other characters replaced)."""
-    return re.sub(r"[^A-Za-z0-9_.-]", "_", task) + ".html"
+def page_name(task: str, part: int = 1) -> str:
+    """The task page's file name (``<task>.html``, then ``<task>-<part>.html``; other characters replaced)."""
+    stem = re.sub(r"[^A-Za-z0-9_.-]", "_", task)
+    return f"{stem}.html" if part == 1 else f"{stem}-{part}.html"
 
 
 def model_of(folder: Path) -> str:
@@ -190,7 +195,19 @@ def episode_index(episodes: list[Episode]) -> list[dict]:
     ]
 
 
-def render_task_page(task: str, episodes: list[Episode], back: str = "index.html") -> str:
+def part_nav(task: str, part: int, parts: int, total: int) -> str:
+    """Links to the task's other files when it has more than one (plain links: work without JavaScript)."""
+    if parts == 1:
+        return ""
+    links = []
+    for k in range(1, parts + 1):
+        first, last = (k - 1) * EPISODES_PER_FILE + 1, min(k * EPISODES_PER_FILE, total)
+        label = f"{first}-{last}"
+        links.append(f"<b>{label}</b>" if k == part else f"<a href='{esc(page_name(task, k))}'>{label}</a>")
+    return f"<p>Episodes {' &middot; '.join(links)} of {total} ({EPISODES_PER_FILE} per file)</p>"
+
+
+def render_task_page(task: str, episodes: list[Episode], back: str = "index.html", nav: str = "") -> str:
     models = sorted({ep.model for ep in episodes})
     failed = sum(ep.failed for ep in episodes)
     controls = (
@@ -208,7 +225,7 @@ def render_task_page(task: str, episodes: list[Episode], back: str = "index.html
         "<!DOCTYPE html><html lang='en'><head><meta charset='utf-8'>"
         f"<meta name='viewport' content='width=device-width'><title>{esc(task)} episodes</title><style>{CSS}</style></head><body>"
         f"<p><a href='{esc(back)}'>&larr; all tasks</a></p><h1>{esc(task)}</h1>"
-        f"<p>{len(episodes)} episodes, {failed} failed; models: {esc(', '.join(models))}. Open an episode to read it.</p>"
+        f"<p>{len(episodes)} episodes, {failed} failed; models: {esc(', '.join(models))}. Open an episode to read it.</p>{nav}"
         f"{controls}<ol id='eps'>{items}</ol>"
         f"<script type='application/json' id='ep-index'>{script_json(episode_index(episodes))}</script>"
         f"<script>{script}</script></body></html>"
@@ -244,8 +261,11 @@ def write_viewer(roots: Iterable[Path], out: Path) -> dict[str, Path]:
     out.mkdir(parents=True, exist_ok=True)
     pages: dict[str, tuple[Path, list[Episode]]] = {}
     for task, episodes in tqdm(tasks.items(), desc="episode pages", unit="task", disable=len(tasks) < 5):
-        path = out / page_name(task)
-        path.write_text(render_task_page(task, episodes), encoding="utf-8")
-        pages[task] = (path, episodes)
+        parts = max(1, -(-len(episodes) // EPISODES_PER_FILE))
+        for part in range(1, parts + 1):
+            chunk = episodes[(part - 1) * EPISODES_PER_FILE : part * EPISODES_PER_FILE]
+            nav = part_nav(task, part, parts, len(episodes))
+            (out / page_name(task, part)).write_text(render_task_page(task, chunk, nav=nav), encoding="utf-8")
+        pages[task] = (out / page_name(task), episodes)
     (out / "index.html").write_text(render_index(pages), encoding="utf-8")
     return {task: path for task, (path, _) in pages.items()}

@@ -118,3 +118,16 @@ def test_view_cli(runs, tmp_path, capsys):
     assert (tmp_path / "v" / "index.html").is_file() and (tmp_path / "v" / "wcst.html").is_file()
     assert main(["view", str(tmp_path / "missing"), "--out", str(tmp_path / "w")]) == 2
     assert "no such folder" in capsys.readouterr().err
+
+
+def test_large_tasks_are_split_into_linked_files(runs, tmp_path, monkeypatch):
+    from triangulation import viewer
+
+    monkeypatch.setattr(viewer, "EPISODES_PER_FILE", 1)
+    pages = write_viewer([runs], tmp_path / "split")
+    n = len(ids(runs, "nback_verbal_1"))  # 2 models x 2 episodes
+    files = sorted((tmp_path / "split").glob("nback_verbal_1*.html"))
+    assert len(files) == n and pages["nback_verbal_1"].name == "nback_verbal_1.html"
+    second = (tmp_path / "split" / "nback_verbal_1-2.html").read_text(encoding="utf-8")
+    assert "<a href='nback_verbal_1.html'>1-1</a>" in second and "<b>2-2</b>" in second
+    assert second.count("<li id='ep") == 1
