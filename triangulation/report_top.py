@@ -17,6 +17,9 @@ from triangulation.kendall import MIN_MODELS, WARN_BELOW, kendall_pairs
 from triangulation.leaderboard import CHANCE_MODELS, leaderboard, stderr_table, without_chance
 from triangulation.results_io import Run
 
+#: rows of the benchmark-pair table on the page (kendall_pairs.csv has all)
+MAX_PAIRS_SHOWN = 60
+
 
 def needs_models(what: str, needed: int, has: int) -> Text:
     """The sentence shown instead of an empty table or figure: "<what> needs N models, has M"."""
@@ -57,7 +60,9 @@ def leaderboard_section(
     for caption, columns in column_groups(list(values.columns), external_labels):
         rows = [m for m in values.index if values.loc[m, columns].notna().any()]
         if rows:
-            sec.blocks.append(Leaderboard(values.loc[rows, columns], errors.loc[rows, columns], links=links, reference=reference, caption=caption))
+            sec.blocks.append(
+                Leaderboard(values.loc[rows, columns], errors.loc[rows, columns], links=links, reference=reference, caption=caption)
+            )
     return sec
 
 
@@ -99,6 +104,14 @@ def kendall_section(table: pd.DataFrame, out: Path, n_boot: int = 1000) -> Secti
     if len(shown) >= 2:
         sec.blocks.append(Image(plots.heatmap(tau.loc[shown, shown], p.loc[shown, shown], out / "kendall_heatmap.png"), "Kendall heatmap"))
     ordered = pairs.assign(abs_tau=pairs["tau"].abs()).sort_values(["abs_tau", "n"], ascending=False).drop(columns="abs_tau")
-    sec.blocks.append(Table(ordered.set_index("a"), "benchmark pairs: tau-b, 95% bootstrap interval, p-value (strongest first)"))
-    sec.blocks += [Table(tau.loc[shown, shown], "tau-b"), Table(p.loc[shown, shown], "p-value", digits=4), Table(n.loc[shown, shown], "common models", digits=0)]
+    ordered["p"] = [f"{v:.2g}" for v in ordered["p"]]  # p spans orders of magnitude: two significant digits
+    shown_pairs = ordered.head(MAX_PAIRS_SHOWN)
+    caption = "benchmark pairs: tau-b, 95% bootstrap interval over models, p-value (strongest first"
+    caption += f"; the {MAX_PAIRS_SHOWN} strongest of {len(ordered)}, all in kendall_pairs.csv)" if len(ordered) > MAX_PAIRS_SHOWN else ")"
+    sec.blocks.append(Table(shown_pairs.set_index("a"), caption))
+    sec.blocks += [
+        Table(tau.loc[shown, shown], "tau-b"),
+        Table(p.loc[shown, shown], "p-value", digits=4),
+        Table(n.loc[shown, shown], "common models", digits=0),
+    ]
     return sec
