@@ -28,6 +28,8 @@ ROLES = ("gm", "player", "player_b", "judge")
 ROLE_LABELS = {"gm": "game master", "player": "player", "player_b": "second player", "judge": "judge"}
 #: the per-episode score shown in the list: the first of these keys an episode reports
 MAIN_SCORE_KEYS = ("main_score", "overall", "group_f1", "weighted_clustering", "accuracy", "solved", "groups_found", "f1")
+#: clembench instance fields shown above an episode (the stimuli: target word, grids, ...)
+CLEM_FACTS = ("target_word", "target_word_clue", "related_word", "target_grid", "player_1_target_grid", "target_grid_name", "experiment")
 WORDLE_FEEDBACK = re.compile(r"(\w)<(green|yellow|red)>")
 
 
@@ -250,7 +252,7 @@ def clem_turns(record: Mapping[str, Any], scores: Mapping[str, Any]):
     players = interactions.get("players") or {}
     facts = [(str(k), str(v)) for k, v in players.items()]
     instance = record.get("instance") or {}
-    for key in ("target_word", "target_word_clue", "experiment"):
+    for key in CLEM_FACTS:
         if key in instance:
             facts.append((key, str(instance[key])))
     return turns, why, facts

@@ -41,7 +41,7 @@ h1{font-size:1.4em}a{color:#1a56b0}table{border-collapse:collapse;font-size:.9em
 #eps summary{cursor:pointer;padding:.35em .6em;display:flex;gap:1em;flex-wrap:wrap}
 #eps summary .id{font-family:monospace;min-width:16em}.tag{border-radius:4px;padding:0 .4em;font-size:.85em;background:#eee}
 .tag.failed{background:#f8d7da}.tag.good{background:#d4edda}.tag.bad{background:#fde2c8}
-.body{padding:.4em .8em;border-top:1px solid #eee}.facts td:first-child{font-weight:600}
+.body{padding:.4em .8em;border-top:1px solid #eee}.facts td:first-child{font-weight:600}.facts td{white-space:pre-wrap}
 .conv{display:flex;flex-direction:column}.turn{max-width:78%;border-radius:10px;padding:.35em .7em;margin:.25em 0;border:1px solid #ddd}
 .turn .who{font-size:.75em;color:#555;font-weight:600}.turn pre{white-space:pre-wrap;word-break:break-word;margin:.2em 0;font-family:inherit}
 .gm{align-self:center;background:#f3f3f3;max-width:90%}.player{align-self:flex-start;background:#e8f0fe}
