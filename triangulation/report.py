@@ -135,8 +135,10 @@ def build_report(
         disc.blocks.append(Table(ratios, "ratio B / A per benchmark (blank = undefined, A scored 0)"))
         for i, (a, b) in enumerate(chosen):
             pt = pair_table(table, a, b)
-            if len(pt):
+            if len(pt) >= 2:
                 disc.blocks.append(Image(plots.pair_scatter(pt, a, b, out / f"discriminative_{i}.png"), f"{b} vs {a}"))
+            else:
+                disc.blocks.append(Text(f"{b} vs {a}: a scatter needs 2 benchmarks both scored, has {len(pt)}.", warn=True))
         sections.append(disc)
     else:
         sections.append(Section("Discriminative power (seed 003, Figure 2)", [needs_models("A discriminative-power plot (a pair of models)", 2, len(run_models))]))
