@@ -303,16 +303,25 @@ def chat_turns(transcript: list[Mapping[str, Any]], record: Mapping[str, Any], s
 
 
 def sample_prompt(record: Mapping[str, Any]) -> str:
-    """The prompt lm-eval sent: ``arguments`` as ``{"gen_args_0": {"arg_0": ...}}`` (0.4.x) or a list."""
+    """The prompt lm-eval sent: ``arguments`` as ``{"gen_args_0": {"arg_0": ...}}`` (0.4.x) or a list; a chat
+    history serialised as JSON (API backends, the chance player) is shown as its messages' text."""
     args = record.get("arguments")
+    text = ""
     if isinstance(args, Mapping):
         first = next(iter(args.values()), {})
         if isinstance(first, Mapping):
-            return str(first.get("arg_0", ""))
-    if isinstance(args, list) and args:
+            text = str(first.get("arg_0", ""))
+    elif isinstance(args, list) and args:
         inner = args[0]
-        return str(inner[0] if isinstance(inner, list) and inner else inner)
-    return ""
+        text = str(inner[0] if isinstance(inner, list) and inner else inner)
+    if text.startswith("[{"):
+        try:
+            messages = json.loads(text)
+        except json.JSONDecodeError:
+            return text
+        if isinstance(messages, list) and all(isinstance(m, Mapping) and "content" in m for m in messages):
+            return "\n\n".join(f"[{m.get('role', 'user')}] {m['content']}" for m in messages)
+    return text
 
 
 def from_sample(record: Mapping[str, Any], model: str, task: str) -> Episode:

@@ -131,3 +131,11 @@ def test_large_tasks_are_split_into_linked_files(runs, tmp_path, monkeypatch):
     second = (tmp_path / "split" / "nback_verbal_1-2.html").read_text(encoding="utf-8")
     assert "<a href='nback_verbal_1.html'>1-1</a>" in second and "<b>2-2</b>" in second
     assert second.count("<li id='ep") == 1
+
+
+def test_chat_history_prompts_are_shown_as_messages():
+    from triangulation.episodes import sample_prompt
+
+    history = json.dumps([{"role": "system", "content": "be brief"}, {"role": "user", "content": "group [a, b]"}])
+    assert sample_prompt({"arguments": {"gen_args_0": {"arg_0": history}}}) == "[system] be brief\n\n[user] group [a, b]"
+    assert sample_prompt({"arguments": [["plain prompt", {}]]}) == "plain prompt"
