@@ -9,6 +9,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
+import numpy as np
 import pandas as pd
 
 from triangulation import plots
@@ -88,7 +89,9 @@ def kendall_section(table: pd.DataFrame, out: Path, n_boot: int = 1000) -> Secti
         )
     )
     if pairs.empty:
-        most = int(models.notna().sum(axis=0).max()) if len(models.columns) else 0
+        common = n.to_numpy().copy()
+        common[np.eye(len(common), dtype=bool)] = 0  # a benchmark with itself is no pair
+        most = int(common.max()) if common.size else 0  # the most models any two benchmarks share
         sec.blocks.append(needs_models("A Kendall correlation between two benchmarks", MIN_MODELS, most))
         return sec
     small = pairs[pairs["n"] < WARN_BELOW]
