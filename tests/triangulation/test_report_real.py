@@ -6,17 +6,18 @@ from __future__ import annotations
 import functools
 import json
 import math
+from collections.abc import Callable
 from pathlib import Path
-from typing import Any, Callable
+from typing import Any
 
 import pandas as pd
 import pytest
 
 from datasets_build import prompts as P
-from multiturn.scripted import ScriptedLM
-from tests.triangulation.test_report_fakes import run_report
 from lm_eval_tasks import TASKS_DIR
+from multiturn.scripted import ScriptedLM
 from tests.lm_eval_tasks.test_tasks_helpers import use_built_data
+from tests.triangulation.test_report_fakes import run_report
 
 LM_EVAL_TASKS = ["globalgroup_zh", "globalgroup_zh_en", "connections"]
 
