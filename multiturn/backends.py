@@ -41,6 +41,8 @@ def resolve_lm_class(model: str):
     import lm_eval.models  # noqa: F401  (fills the registry)
     from lm_eval.api.registry import get_model, model_registry
 
+    import multiturn.chance  # noqa: F401  (registers the ``random`` chance player)
+
     try:
         return get_model(model)
     except (ValueError, KeyError) as exc:

@@ -3,7 +3,8 @@
 Flags are named and behave as in ``lm_eval`` (``--model --model_args --tasks --output_path --limit
 --batch_size --seed --gen_kwargs --device``), plus ``--overwrite`` (start over instead of resuming),
 ``--model_b/--model_args_b`` (second player), ``--judge_model/--judge_model_args`` (judge role),
-``--judge_gen_kwargs`` (the judge's generation kwargs), ``--task_args`` (task options such as SPLAT's
+``--judge_gen_kwargs`` (the judge's generation kwargs), ``--wandb_args``/``--wandb_config_args``/``--hf_hub_log_args``
+(log results and episodes through lm-eval's loggers), ``--task_args`` (task options such as SPLAT's
 ``max_rounds``), ``--max_live`` (episodes in flight), ``--retries`` and ``--request_timeout``. Without ``--model`` the embedded SmolLM2 is used.
 """
 
@@ -50,6 +51,9 @@ def add_parser(subparsers) -> argparse.ArgumentParser:
     parser.add_argument("--retries", type=int, default=4, help="attempts per backend call before an episode is recorded failed")
     parser.add_argument("--request_timeout", type=float, default=None, help="seconds one backend call may take before it counts as failed and is retried (default: no limit)")
     parser.add_argument("--no_prefix_cache", action="store_true", help="hf: recompute the whole history each turn instead of reusing each episode's KV cache; vllm: do not add enable_prefix_caching=True")
+    parser.add_argument("--wandb_args", default=None, nargs="+", action=MergeDictAction, help="log to Weights & Biases through lm-eval's WandbLogger: wandb.init arguments key=val (e.g. project=p mode=offline); episodes go in one table per task")
+    parser.add_argument("--wandb_config_args", default=None, nargs="+", action=MergeDictAction, help="Weights & Biases config arguments key=val, as in lm_eval")
+    parser.add_argument("--hf_hub_log_args", default=None, nargs="+", action=MergeDictAction, help="log to the Hugging Face Hub through lm-eval's EvaluationTracker, as in lm_eval (hub_results_org=... push_results_to_hub=True push_samples_to_hub=True)")
     parser.add_argument("--verbosity", "-v", default="WARNING", help="log level")
     parser.set_defaults(func=run)
     return parser
@@ -192,6 +196,8 @@ def run(args: argparse.Namespace) -> int:
     print(format_table(payload))
     if path is not None:
         print(f"results: {path}")
+    if args.wandb_args or args.hf_hub_log_args:
+        log_run(args, payload, expanded, dir_name, model, config["model_args"])
     summary = failure_summary(payload, getattr(args, "argv", None) or sys.argv[1:])
     if summary is not None:
         print(summary, file=sys.stderr)
@@ -218,6 +224,23 @@ def failure_summary(payload: dict[str, Any], argv: list[str]) -> str | None:
         first = next((e["first_error"] for e in entries.values() if e.get("first_error")), "?")
         raise UserError(f"every episode failed on backend errors ({total}: {counts}); first error: {first}; fix the backend and resume with: {resume}")
     return f"triangulate play: {total} of {total + finished} episodes failed on backend errors ({counts}); they are not scored; resume with: {resume}"
+
+
+def log_run(args: argparse.Namespace, payload: dict[str, Any], tasks: list[str], dir_name: str, model: str, model_args: str) -> None:
+    """``--wandb_args`` / ``--hf_hub_log_args``: the results and the episodes through lm-eval's loggers
+    (:mod:`multiturn.run_loggers`); the episodes are read back from ``--output_path``."""
+    from pathlib import Path
+
+    from multiturn import run_loggers
+    from multiturn.results import episodes_path, read_records
+
+    episodes = {}
+    if args.output_path is not None:
+        episodes = {task: read_records(episodes_path(Path(args.output_path) / dir_name, task)) for task in tasks}
+    if args.wandb_args:
+        run_loggers.log_wandb(payload, episodes, args.wandb_args, args.wandb_config_args)
+    if args.hf_hub_log_args:
+        run_loggers.log_hub(payload, episodes, args.hf_hub_log_args, model, model_args)
 
 
 def decoding_config(lm: Any) -> dict[str, Any]:

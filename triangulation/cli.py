@@ -8,6 +8,7 @@ Sub-commands register themselves through ``add_parser(subparsers)`` and run thro
 - ``report`` -> :mod:`triangulation.report_cli` (correlations, plots, HTML)
 - ``suite``  -> :mod:`triangulation.suite_cli` (models x tasks sweep of eval and play, then the report)
 - ``score``  -> :mod:`triangulation.score_cli` (re-score stored episodes and samples with the current code)
+- ``view``   -> :mod:`triangulation.view_cli`  (episode viewer: one HTML page per task)
 """
 
 from __future__ import annotations
@@ -25,6 +26,7 @@ SUBCOMMANDS: dict[str, str] = {
     "report": "triangulation.report_cli",
     "suite": "triangulation.suite_cli",
     "score": "triangulation.score_cli",
+    "view": "triangulation.view_cli",
 }
 #: one-line help of each sub-command, so ``triangulate --help`` imports none of them (they pull in
 #: datasets, lm-eval, scipy and pandas: seconds of start-up)
@@ -35,6 +37,7 @@ SUMMARIES: dict[str, str] = {
     "report": "tables, Kendall correlations, plots and an HTML report over many models' results",
     "suite": "run a models x tasks suite (lm-eval and play tasks), resumable, then the report",
     "score": "recompute a run's metrics from its stored transcripts and samples with the current code (no model calls)",
+    "view": "HTML pages of every episode and logged sample (conversations, parsed replies, scores)",
 }
 
 

@@ -63,6 +63,7 @@ def run_passthrough(argv: list[str]) -> int:
         sys.argv = saved
     if hasattr(args, "include_path"):
         args.include_path = include_paths(getattr(args, "include_path", None))
+    import multiturn.chance  # noqa: F401  (registers ``--model random``, the chance player)
     from multiturn.api_backends import install_in_lm_eval_registry
     from multiturn.backends import install_log_scrubber, register_secrets
 

@@ -1,17 +1,19 @@
-"""The single self-contained HTML page: inline CSS, figures embedded as base64 PNG, no scripts.
+"""The single self-contained HTML page: inline CSS, figures embedded as base64 PNG.
 
 Every string that comes from results (model names, task names, topics, model outputs) goes through
-:func:`html.escape`; the page is assembled only from the fixed markup in this module.
+:func:`html.escape`; the page is assembled only from the fixed markup in this module. The only script
+is :data:`SORT_SCRIPT` (click a leaderboard header to sort); without JavaScript the tables are plain.
 """
 
 from __future__ import annotations
 
 import base64
 import html
+import json
 import math
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Union
+from typing import Any
 
 import pandas as pd
 
@@ -21,6 +23,18 @@ h1{font-size:1.6em}h2{font-size:1.3em;border-bottom:1px solid #ccc;margin-top:2e
 table{border-collapse:collapse;margin:.5em 0 1em;font-size:.85em}th,td{border:1px solid #ddd;padding:3px 7px;text-align:right}
 th{background:#f4f4f4}td.l,th.l{text-align:left}img{max-width:100%;border:1px solid #eee;margin:.5em 0}
 p.note{color:#555;font-size:.9em}.scroll{overflow-x:auto}
+caption{text-align:left;font-weight:600;padding:.2em 0}table.sortable th{cursor:pointer}table.sortable td,table.sortable th{white-space:nowrap}table.sortable th a{color:#1a56b0}tr.ref th,tr.ref td{font-style:italic;background:#fbf7e9}
+td .se{color:#777;font-size:.85em}p.warn{background:#fff4e0;border-left:4px solid #e8a200;padding:.3em .6em}
+"""
+
+#: sorts a ``table.sortable`` by the clicked column (cells carry ``data-v``; blanks last); no-op without JS
+SORT_SCRIPT = """
+document.querySelectorAll('table.sortable').forEach(function(t){t.querySelectorAll('thead th').forEach(function(th,k){
+th.title='click to sort';th.addEventListener('click',function(e){if(e.target.tagName==='A')return;var b=t.tBodies[0],
+rows=Array.prototype.slice.call(b.rows),d=th.dataset.dir==='desc'?'asc':'desc';th.dataset.dir=d;
+function key(r){var c=r.cells[k];var v=c.dataset.v;if(v===undefined)return c.textContent;var f=parseFloat(v);return isNaN(f)?null:f}
+rows.sort(function(x,y){var a=key(x),z=key(y);if(a===null)return 1;if(z===null)return -1;if(a<z)return d==='asc'?-1:1;if(a>z)return d==='asc'?1:-1;return 0});
+rows.forEach(function(r){b.appendChild(r)})})})});
 """
 
 
@@ -28,6 +42,7 @@ p.note{color:#555;font-size:.9em}.scroll{overflow-x:auto}
 class Text:
     text: str
     note: bool = False
+    warn: bool = False  # a caveat the reader must see (sample size, missing models)
 
 
 @dataclass
@@ -43,7 +58,20 @@ class Image:
     alt: str = ""
 
 
-Block = Union[Text, Table, Image]
+@dataclass
+class Leaderboard:
+    """A sortable model x benchmark table: value with its standard error per cell, benchmark headers
+    linked (``links``: column -> relative URL), ``reference`` rows (chance levels) set apart."""
+
+    values: pd.DataFrame
+    errors: pd.DataFrame
+    links: dict[str, str] = field(default_factory=dict)
+    reference: list[str] = field(default_factory=list)
+    caption: str = ""
+    digits: int = 3
+
+
+Block = Text | Table | Image | Leaderboard
 
 
 @dataclass
@@ -54,6 +82,17 @@ class Section:
 
 def esc(value: Any) -> str:
     return html.escape(str(value), quote=True)
+
+
+#: characters that must not appear raw inside ``<script>``: a ``</script>`` or ``<!--`` in model text would
+#: end or bend the element, and U+2028/U+2029 end a line in older JavaScript
+SCRIPT_ESCAPES = {"<": "\\u003c", ">": "\\u003e", "&": "\\u0026", "\u2028": "\\u2028", "\u2029": "\\u2029"}
+SCRIPT_TABLE = str.maketrans(SCRIPT_ESCAPES)
+
+
+def script_json(value: Any) -> str:
+    """JSON safe to embed inside ``<script type="application/json">``: ``<``, ``>``, ``&``, U+2028/9 as ``\\uXXXX``."""
+    return json.dumps(value, ensure_ascii=False, allow_nan=False).translate(SCRIPT_TABLE)
 
 
 def fmt(value: Any, digits: int = 3) -> str:
@@ -71,9 +110,7 @@ def render_table(table: Table) -> str:
     head = f"<th class='l'>{esc(frame.index.name or '')}</th>" + "".join(f"<th>{esc(c)}</th>" for c in frame.columns)
     rows = []
     for idx, row in frame.iterrows():
-        cells = "".join(
-            f"<td{' class=l' if isinstance(v, str) else ''}>{esc(fmt(v, table.digits))}</td>" for v in row.tolist()
-        )
+        cells = "".join(f"<td{' class=l' if isinstance(v, str) else ''}>{esc(fmt(v, table.digits))}</td>" for v in row.tolist())
         rows.append(f"<tr><th class='l'>{esc(idx)}</th>{cells}</tr>")
     caption = f"<caption>{esc(table.caption)}</caption>" if table.caption else ""
     return f"<div class='scroll'><table>{caption}<thead><tr>{head}</tr></thead><tbody>{''.join(rows)}</tbody></table></div>"
@@ -84,9 +121,38 @@ def render_image(image: Image) -> str:
     return f"<img alt='{esc(image.alt)}' src='data:image/png;base64,{data}'>"
 
 
+def render_leaderboard(board: Leaderboard) -> str:
+    values, errors = board.values, board.errors
+    heads = [f"<th class='l'>{esc(values.index.name or 'model')}</th>"]
+    for col in values.columns:
+        name = f"<a href='{esc(board.links[col])}'>{esc(col)}</a>" if col in board.links else esc(col)
+        heads.append(f"<th>{name}</th>")
+    rows = []
+    for model in values.index:
+        cells = []
+        for col in values.columns:
+            v = values.at[model, col]
+            se = errors.at[model, col] if col in errors.columns and model in errors.index else math.nan
+            if v is None or (isinstance(v, float) and math.isnan(v)):
+                cells.append("<td data-v=''></td>")
+                continue
+            err = "" if se is None or math.isnan(float(se)) else f" <span class='se'>&plusmn; {esc(fmt(float(se), board.digits))}</span>"
+            cells.append(f"<td data-v='{float(v)!r}'>{esc(fmt(float(v), board.digits))}{err}</td>")
+        cls = " class='ref'" if model in board.reference else ""
+        rows.append(f"<tr{cls}><th class='l'>{esc(model)}</th>{''.join(cells)}</tr>")
+    caption = f"<caption>{esc(board.caption)}</caption>" if board.caption else ""
+    return (
+        f"<div class='scroll'><table class='sortable'>{caption}<thead><tr>{''.join(heads)}</tr></thead>"
+        f"<tbody>{''.join(rows)}</tbody></table></div>"
+    )
+
+
 def render_block(block: Block) -> str:
     if isinstance(block, Text):
-        return f"<p{' class=note' if block.note else ''}>{esc(block.text)}</p>"
+        cls = " class='warn'" if block.warn else " class=note" if block.note else ""
+        return f"<p{cls}>{esc(block.text)}</p>"
+    if isinstance(block, Leaderboard):
+        return render_leaderboard(block)
     if isinstance(block, Table):
         return render_table(block)
     if isinstance(block, Image):
@@ -96,11 +162,11 @@ def render_block(block: Block) -> str:
 
 def render_page(title: str, sections: list[Section]) -> str:
     toc = "".join(f"<li><a href='#s{i}'>{esc(s.title)}</a></li>" for i, s in enumerate(sections))
-    body = "".join(
-        f"<h2 id='s{i}'>{esc(s.title)}</h2>" + "".join(render_block(b) for b in s.blocks) for i, s in enumerate(sections)
-    )
+    body = "".join(f"<h2 id='s{i}'>{esc(s.title)}</h2>" + "".join(render_block(b) for b in s.blocks) for i, s in enumerate(sections))
+    sortable = any(isinstance(b, Leaderboard) for s in sections for b in s.blocks)
+    script = f"<script>{SORT_SCRIPT}</script>" if sortable else ""
     return (
         "<!DOCTYPE html><html lang='en'><head><meta charset='utf-8'>"
         f"<title>{esc(title)}</title><style>{CSS}</style></head><body>"
-        f"<h1>{esc(title)}</h1><ul>{toc}</ul>{body}</body></html>"
+        f"<h1>{esc(title)}</h1><ul>{toc}</ul>{body}{script}</body></html>"
     )

@@ -41,6 +41,24 @@ def kendall_pair(x: pd.Series, y: pd.Series) -> PairResult:
     return PairResult(float(res.statistic), float(res.pvalue), n)
 
 
+def _numeric(scores: pd.DataFrame) -> np.ndarray:
+    """The score table as a float matrix, non-numbers and infinities as NaN."""
+    values = np.array(scores.apply(pd.to_numeric, errors="coerce").to_numpy(float), dtype=float)
+    values[~np.isfinite(values)] = np.nan
+    return values
+
+
+def _pair_from_arrays(x: np.ndarray, y: np.ndarray) -> PairResult:
+    """:func:`kendall_pair` on two aligned float arrays (NaN = not scored)."""
+    keep = ~(np.isnan(x) | np.isnan(y))
+    x, y = x[keep], y[keep]
+    n = int(keep.sum())
+    if n < MIN_COMMON or len(np.unique(x)) < 2 or len(np.unique(y)) < 2:
+        return PairResult(math.nan, math.nan, n)
+    res = stats.kendalltau(x, y, variant="b")
+    return PairResult(float(res.statistic), float(res.pvalue), n)
+
+
 def kendall_tables(scores: pd.DataFrame) -> tuple[pd.DataFrame, pd.DataFrame, pd.DataFrame]:
     """Square tau, p and n tables indexed by benchmark, from a model x benchmark score table.
 
@@ -48,14 +66,19 @@ def kendall_tables(scores: pd.DataFrame) -> tuple[pd.DataFrame, pd.DataFrame, pd
     is computed like any other cell (tau 1 when the benchmark varies across >= 2 models).
     """
     cols = list(scores.columns)
-    tau = pd.DataFrame(np.nan, index=cols, columns=cols, dtype=float)
-    p = tau.copy()
-    n = pd.DataFrame(0, index=cols, columns=cols, dtype=int)
-    for i, a in enumerate(cols):
-        for b in cols[i:]:
-            r = kendall_pair(scores[a], scores[b])
-            for u, v in ((a, b), (b, a)):
-                tau.loc[u, v], p.loc[u, v], n.loc[u, v] = r.tau, r.p, r.n
+    values = _numeric(scores)
+    k = len(cols)
+    tau_m, p_m = np.full((k, k), np.nan), np.full((k, k), np.nan)
+    n_m = np.zeros((k, k), dtype=int)
+    for i in range(k):
+        for j in range(i, k):
+            r = _pair_from_arrays(values[:, i], values[:, j])
+            tau_m[i, j] = tau_m[j, i] = r.tau
+            p_m[i, j] = p_m[j, i] = r.p
+            n_m[i, j] = n_m[j, i] = r.n
+    tau = pd.DataFrame(tau_m, index=cols, columns=cols)
+    p = pd.DataFrame(p_m, index=cols, columns=cols)
+    n = pd.DataFrame(n_m, index=cols, columns=cols)
     for t in (tau, p, n):
         t.index.name = "benchmark"
     return tau, p, n
@@ -64,3 +87,64 @@ def kendall_tables(scores: pd.DataFrame) -> tuple[pd.DataFrame, pd.DataFrame, pd
 def significant(p: pd.DataFrame, alpha: float = 0.05) -> pd.DataFrame:
     """Boolean table: p < alpha (NaN p -> False)."""
     return p.lt(alpha).fillna(False)
+
+
+#: fewer common models than this: a pair's tau is listed with the sample-size warning (seed 003 correlates
+#: over many models; with a handful, tau-b takes few values and its p-value is coarse)
+WARN_BELOW = 8
+#: a correlation over fewer models says nothing (with two, tau-b is always +1 or -1)
+MIN_MODELS = 3
+
+
+def tau_b_from_signs(sx: np.ndarray, sy: np.ndarray) -> float:
+    """Kendall tau-b from the sign matrices ``sign(x_i - x_j)``, ``sign(y_i - y_j)``:
+    ``sum(sx sy) / sqrt(sum(sx^2) sum(sy^2))`` (= (P - Q) / sqrt((P + Q + T_x)(P + Q + T_y)), every pair
+    counted twice on both sides); NaN when one side is constant."""
+    den = math.sqrt(float((sx * sx).sum()) * float((sy * sy).sum()))
+    return float((sx * sy).sum()) / den if den else math.nan
+
+
+def bootstrap_tau_ci(x: np.ndarray, y: np.ndarray, n_boot: int = 1000, seed: int = 0, level: float = 0.95) -> tuple[float, float]:
+    """Percentile bootstrap interval of tau-b over models: resample the models (pairs (x_i, y_i)) with
+    replacement ``n_boot`` times; resamples where a side is constant are dropped. (NaN, NaN) below
+    :data:`MIN_MODELS` models."""
+    x, y = np.asarray(x, float), np.asarray(y, float)
+    n = len(x)
+    if n < MIN_MODELS:
+        return math.nan, math.nan
+    sx = np.sign(x[:, None] - x[None, :])
+    sy = np.sign(y[:, None] - y[None, :])
+    # a resample is a vector of counts w; its tau-b is w'(sx sy)w / sqrt(w'|sx|w w'|sy|w), all resamples at once
+    counts = np.random.default_rng(seed).multinomial(n, np.full(n, 1.0 / n), size=n_boot).astype(float)
+
+    def quad(m: np.ndarray) -> np.ndarray:
+        return ((counts @ m) * counts).sum(axis=1)
+
+    num, den = quad(sx * sy), np.sqrt(quad(sx * sx) * quad(sy * sy))
+    taus = num[den > 0] / den[den > 0]
+    if not len(taus):
+        return math.nan, math.nan
+    alpha = (1 - level) / 2
+    low, high = np.quantile(taus, [alpha, 1 - alpha])
+    return float(low), float(high)
+
+
+def kendall_pairs(scores: pd.DataFrame, n_boot: int = 1000, seed: int = 0) -> pd.DataFrame:
+    """One row per benchmark pair with at least :data:`MIN_MODELS` common models: n, tau-b, its 95%
+    bootstrap interval over models, scipy's p-value and the sample-size warning (n < :data:`WARN_BELOW`)."""
+    cols = list(scores.columns)
+    values = _numeric(scores)
+    rows = []
+    for i, a in enumerate(cols):
+        for j in range(i + 1, len(cols)):
+            x, y = values[:, i], values[:, j]
+            keep = ~(np.isnan(x) | np.isnan(y))
+            if keep.sum() < MIN_MODELS:
+                continue
+            r = _pair_from_arrays(x[keep], y[keep])
+            if math.isnan(r.tau):
+                continue
+            low, high = bootstrap_tau_ci(x[keep], y[keep], n_boot, seed)
+            rows.append({"a": a, "b": cols[j], "n": r.n, "tau": r.tau, "ci_low": low, "ci_high": high, "p": r.p,
+                         "warning": f"n < {WARN_BELOW}" if r.n < WARN_BELOW else ""})
+    return pd.DataFrame(rows, columns=["a", "b", "n", "tau", "ci_low", "ci_high", "p", "warning"])

@@ -12,11 +12,14 @@ from tqdm.auto import tqdm
 from plumbing.errors import UserError
 from triangulation import analyses_clembench, analyses_connections, analyses_globalgroup, figures_triangulating, plots
 from triangulation.abilities import Taxonomy, apply_subtask_exclusions, assessment_members, group_members, static_vs_interactive
+from triangulation.kendall import kendall_tables
 from triangulation.discriminative import default_pairs, pair_table, ratio_table
 from triangulation.external import External
 from triangulation.html import Image, Section, Table, Text, render_page
-from triangulation.kendall import kendall_tables
+from triangulation.leaderboard import without_chance
+from triangulation.report_top import kendall_section, leaderboard_section, needs_models
 from triangulation.results_io import Run, main_metric
+from triangulation.viewer import write_viewer
 
 
 @dataclass
@@ -106,23 +109,22 @@ def build_report(
     table.to_csv(out / "scores.csv")
     steps.update()
 
-    tau, p, n = kendall_tables(table)
-    tau.to_csv(out / "kendall_tau.csv")
-    p.to_csv(out / "kendall_p.csv")
-    n.to_csv(out / "kendall_n.csv")
-    steps.update()
+    episode_pages = write_viewer(sorted({r.path.parent for r in runs}), out / "episodes") if runs else {}
+    sections = [
+        leaderboard_section(table, runs, taxonomy.main_metrics, episode_pages, [e.label for e in externals]),
+        overview_section(scores, runs, externals, taxonomy),
+        kendall_section(table, out),
+    ]
+    steps.update(2)
 
-    sections = [overview_section(scores, runs, externals, taxonomy)]
-    sections.append(Section("Scores (main metric of each benchmark)", [Table(table, "model x benchmark")]))
-    corr = Section("Kendall tau-b between benchmarks", [Text("Pairwise over the models both benchmarks scored; * = p < 0.05 (scipy.stats.kendalltau, tau-b). kendall_n.csv holds the number of common models.", note=True)])
-    if len(table.columns) >= 2:
-        corr.blocks.append(Image(plots.heatmap(tau, p, out / "kendall_heatmap.png"), "Kendall heatmap"))
-    corr.blocks += [Table(tau, "tau-b"), Table(p, "p-value", digits=4), Table(n, "common models", digits=0)]
-    sections.append(corr)
-    steps.update()
-
-    sections += abilities_sections(table, taxonomy, group_members(runs), out)
-    sections += figures_triangulating.build(table, taxonomy, tau, p, n, out, sizes or {}, scatter)
+    models = without_chance(table)  # chance rows are reference points, not models
+    if len(models) >= 2:
+        sections += abilities_sections(models, taxonomy, group_members(runs), out)
+    else:
+        need = needs_models("Min-max normalising a benchmark across models", 2, len(models))
+        sections.append(Section("Abilities: static versus interactive (seed 003, Figure 3)", [need]))
+    tau, p, n = kendall_tables(models)
+    sections += figures_triangulating.build(models, taxonomy, tau, p, n, out, sizes or {}, scatter)
     steps.update()
 
     run_models = sorted({r.model for r in runs})
@@ -134,9 +136,13 @@ def build_report(
         disc.blocks.append(Table(ratios, "ratio B / A per benchmark (blank = undefined, A scored 0)"))
         for i, (a, b) in enumerate(chosen):
             pt = pair_table(table, a, b)
-            if len(pt):
+            if len(pt) >= 2:
                 disc.blocks.append(Image(plots.pair_scatter(pt, a, b, out / f"discriminative_{i}.png"), f"{b} vs {a}"))
+            else:
+                disc.blocks.append(Text(f"{b} vs {a}: a scatter needs 2 benchmarks both scored, has {len(pt)}.", warn=True))
         sections.append(disc)
+    else:
+        sections.append(Section("Discriminative power (seed 003, Figure 2)", [needs_models("A discriminative-power plot (a pair of models)", 2, len(run_models))]))
     steps.update()
 
     for section in (

@@ -6,6 +6,7 @@ import math
 
 import numpy as np
 import pandas as pd
+import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 from scipy import stats
@@ -70,3 +71,41 @@ def test_tau_b_tie_correction_differs_from_tau_a():
     r = kendall_pair(x, y)
     concordant, discordant = 4, 0  # pairs (a,c) (a,d) (b,d) (c,d); (a,b) tied in x, (b,c) tied in y
     assert math.isclose(r.tau, (concordant - discordant) / math.sqrt(5 * 5))
+
+
+def test_tau_b_from_sign_matrices_matches_scipy_with_ties():
+    import numpy as np
+    from scipy import stats
+
+    from triangulation.kendall import tau_b_from_signs
+
+    rng = np.random.default_rng(4)
+    x, y = rng.integers(0, 4, 30).astype(float), rng.integers(0, 5, 30).astype(float)  # many ties
+
+    def signs(v):
+        return np.sign(v[:, None] - v[None, :])
+
+    assert tau_b_from_signs(signs(x), signs(y)) == pytest.approx(stats.kendalltau(x, y, variant="b").statistic)
+
+
+def test_kendall_pairs_bootstrap_interval_and_small_sample_warning():
+    import numpy as np
+    import pandas as pd
+
+    from triangulation.kendall import kendall_pairs
+
+    rng = np.random.default_rng(0)
+    base = rng.normal(size=40)
+    frame = pd.DataFrame({"a": base, "b": base + rng.normal(scale=0.5, size=40), "c": rng.normal(size=40)})
+    frame.loc[frame.index[6:], "d"] = np.nan  # d: only 6 models
+    frame.loc[frame.index[:6], "d"] = base[:6]
+    frame.loc[frame.index[:2], "e"] = [1.0, 2.0]  # e: 2 models, no pair row
+    pairs = kendall_pairs(frame, n_boot=500, seed=1).set_index(["a", "b"])
+    ab, ac = pairs.loc[("a", "b")], pairs.loc[("a", "c")]
+    assert ab["ci_low"] <= ab["tau"] <= ab["ci_high"] and ab["ci_low"] > 0.3  # strong: interval away from 0
+    assert ac["ci_low"] < 0 < ac["ci_high"]  # independent: interval covers 0
+    assert ab["p"] < 1e-6 and ab["warning"] == ""
+    assert pairs.loc[("a", "d"), "n"] == 6 and pairs.loc[("a", "d"), "warning"] == "n < 8"
+    assert not any("e" in pair for pair in pairs.index)
+    again = kendall_pairs(frame, n_boot=500, seed=1).set_index(["a", "b"])
+    assert again.loc[("a", "b"), "ci_low"] == ab["ci_low"]  # seeded

@@ -82,8 +82,10 @@ def test_three_model_report(tmp_path, monkeypatch):
         "discriminative_0.png",
     } <= set(pngs)
     assert html.count("data:image/png;base64,") == len(pngs)  # every figure embedded, nothing linked
-    assert not re.search(r"""(src|href)=['"](?!data:|#)""", html)  # opens offline: no external resources
-    assert "<script" not in html.lower()
+    assert not re.search(r"""(src|href)=['"](?!data:|#|episodes/)""", html)  # opens offline: no external resources
+    links = re.findall(r"""href='(episodes/[^']+)'""", html)  # benchmark names link to the episode viewer
+    assert links and all((out / link).is_file() for link in links)
+    assert html.lower().count("<script") == 1  # only the leaderboard's sort script
 
 
 def test_strings_from_results_are_escaped(tmp_path):
@@ -108,8 +110,10 @@ def test_strings_from_results_are_escaped(tmp_path):
     out = tmp_path / "report"
     assert run_report([str(tmp_path / "runs"), "--external", f"lab={ext}", "--out", str(out)]) == 0
     html = (out / "report.html").read_text(encoding="utf-8")
-    assert "<script" not in html.lower()
+    assert html.lower().count("<script") == 1 and "alert(1)</script>" not in html  # only our sort script
     assert "&lt;script&gt;alert(1)&lt;/script&gt;" in html  # shown, escaped
+    page = (out / "episodes" / "globalgroup_zh.html").read_text(encoding="utf-8")  # the model's reply in the viewer
+    assert "alert(1)</script>" not in page and "&lt;script&gt;alert(1)&lt;/script&gt;" in page
     scores = pd.read_csv(out / "scores.csv", index_col=0)
     assert f"org/{evil}" in scores.index  # the data files keep the real names
 

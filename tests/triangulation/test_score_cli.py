@@ -17,7 +17,7 @@ from multiturn.engine import run_tasks
 from multiturn.game import Game, Request, TaskSpec
 from multiturn.rescore import judge_agreement, replay
 from multiturn.scripted import ScriptedLM
-from tests.lm_eval_tasks.test_tasks_helpers import use_built_data
+from tests.support.built_data import use_built_data
 from tests.support.engine_helpers import CountGame, CountTask, echo_last, register_test_task_and_model
 from triangulation.cli import main
 

@@ -1,0 +1,141 @@
+"""The episode viewer on a real play run (the random player on every family, a scripted player whose
+replies carry ``<script>``) and on lm-eval samples: what each page shows, and that it is escaped."""
+
+from __future__ import annotations
+
+import json
+import re
+from pathlib import Path
+
+import pytest
+
+from tests.support.played_run import EVIL, FAMILY_TASKS, played_run
+from triangulation.html import script_json
+from triangulation.viewer import page_name, write_viewer
+
+
+@pytest.fixture(scope="module")
+def runs(upstream, tmp_path_factory) -> Path:
+    return played_run(upstream, tmp_path_factory.mktemp("viewer"))
+
+
+@pytest.fixture(scope="module")
+def pages(runs, tmp_path_factory) -> dict[str, Path]:
+    return write_viewer([runs], tmp_path_factory.mktemp("pages"))
+
+
+def ids(runs: Path, task: str) -> list[str]:
+    out = []
+    for path in runs.glob(f"*/episodes_{task}.jsonl"):
+        out += [json.loads(line)["id"] for line in path.read_text(encoding="utf-8").splitlines()]
+    return out
+
+
+def test_one_page_per_task_lists_every_episode_without_javascript(runs, pages):
+    assert set(FAMILY_TASKS.values()) <= set(pages)
+    index = (next(iter(pages.values())).parent / "index.html").read_text(encoding="utf-8")
+    for task, page in pages.items():
+        html = page.read_text(encoding="utf-8")
+        assert f"href='{page_name(task)}'" in index
+        expected = ids(runs, task)
+        assert expected and html.count("<li id='ep") == len(expected)  # the plain list JS-off readers get
+        for episode_id in expected:
+            assert f"<span class='id'>{episode_id}</span>" in html
+
+
+@pytest.mark.parametrize(
+    "task, reading",
+    [
+        ("nback_verbal_1", r"read as &#x27;[m-]&#x27;"),  # the model's m/- as parsed
+        ("nback_verbal_1", r"trial 1: letter \w, expected [m-]"),  # the stimulus and target
+        ("wcst", r"card: \w+ \w+ \d  options: 1\) "),
+        ("lnt", r"sequence: \w\d"),
+        ("connections_interactive", r"guess: \[[^\]]+\] -&gt; (correct|wrong|one_away)"),  # guess and verdict
+        ("splat_easy", r"judge&#x27;s answer read as: (yes|no|irrelevant|other|congratulations)"),
+        ("wordle", r"<span class='tile (green|yellow|red)'>\w</span>"),  # the feedback grid
+        ("referencegame", r"class='turn player_b'"),  # the second player's column
+        ("privateshared", r"probe answer|parse: "),
+    ],
+)
+def test_pages_show_the_parsed_reading_of_each_family(pages, task, reading):
+    html = pages[task].read_text(encoding="utf-8")
+    assert re.search(reading, html), reading
+    assert "<b>Scored:</b>" in html and "class='why'" in html
+
+
+def test_model_text_is_escaped_everywhere(pages):
+    html = pages["nback_verbal_1"].read_text(encoding="utf-8")
+    assert EVIL not in html and "&lt;script&gt;alert(1)&lt;/script&gt;" in html
+    assert html.lower().count("<script") == 2  # the JSON index and the page's own script, nothing else
+
+
+def test_script_json_cannot_close_its_element():
+    text = script_json({"reply": "</script><!-- & \u2028\u2029 >"})
+    assert not set("<>&\u2028\u2029") & set(text)
+    assert json.loads(text) == {"reply": "</script><!-- & \u2028\u2029 >"}
+
+
+def test_lm_eval_samples_show_prompt_parsed_groups_gold_and_metrics(tmp_path):
+    folder = tmp_path / "run" / "m"
+    folder.mkdir(parents=True)
+    date = "2026-01-01T00-00-00.000001"
+    config = {"model": "hf", "model_args": "pretrained=org/m"}
+    (folder / f"results_{date}.json").write_text(json.dumps({"results": {"globalgroup_zh": {"group_f1,none": 0.5}}, "config": config}))
+    doc = {
+        "words": ["a1", "a2", "b1", "b2"],
+        "groups": [{"topic": "A", "words": ["a1", "a2"]}, {"topic": "B", "words": ["b1", "b2"]}],
+        "n_groups": 2,
+    }
+    reply = f"Group X: [a1, b1]\nGroup Y: [a2, b2] {EVIL}"
+    sample = {
+        "doc_id": 0,
+        "doc": doc,
+        "target": "",
+        "arguments": {"gen_args_0": {"arg_0": "Group these: [a1, a2, b1, b2]"}},
+        "resps": [[reply]],
+        "filtered_resps": [reply],
+        "metrics": ["group_f1", "solved"],
+        "group_f1": 0.5,
+        "solved": 0.0,
+    }
+    (folder / f"samples_globalgroup_zh_{date}.jsonl").write_text(json.dumps(sample) + "\n")
+    old = dict(sample, doc_id=1, group_f1=0.0)
+    (folder / "samples_globalgroup_zh_2025-01-01T00-00-00.000001.jsonl").write_text(json.dumps(old) + "\n")  # older run: ignored
+    pages = write_viewer([tmp_path / "run"], tmp_path / "view")
+    html = pages["globalgroup_zh"].read_text(encoding="utf-8")
+    assert html.count("<li id='ep") == 1 and "org/m" in html
+    assert "Group these: [a1, a2, b1, b2]" in html  # the prompt
+    assert "parsed Group X: a1, b1" in html and "parsed Group Y: a2, b2" in html  # the parsed groups
+    assert "<td>A</td><td>a1, a2</td>" in html  # the gold groups
+    assert "group_f1 = 0.500" in html and "solved = 0.000" in html  # per-game metrics
+    assert EVIL not in html
+
+
+def test_view_cli(runs, tmp_path, capsys):
+    from triangulation.cli import main
+
+    assert main(["view", str(runs), "--out", str(tmp_path / "v")]) == 0
+    assert (tmp_path / "v" / "index.html").is_file() and (tmp_path / "v" / "wcst.html").is_file()
+    assert main(["view", str(tmp_path / "missing"), "--out", str(tmp_path / "w")]) == 2
+    assert "no such folder" in capsys.readouterr().err
+
+
+def test_large_tasks_are_split_into_linked_files(runs, tmp_path, monkeypatch):
+    from triangulation import viewer
+
+    monkeypatch.setattr(viewer, "EPISODES_PER_FILE", 1)
+    pages = write_viewer([runs], tmp_path / "split")
+    n = len(ids(runs, "nback_verbal_1"))  # 2 models x 2 episodes
+    files = sorted((tmp_path / "split").glob("nback_verbal_1*.html"))
+    assert len(files) == n and pages["nback_verbal_1"].name == "nback_verbal_1.html"
+    second = (tmp_path / "split" / "nback_verbal_1-2.html").read_text(encoding="utf-8")
+    assert "<a href='nback_verbal_1.html'>1-1</a>" in second and "<b>2-2</b>" in second
+    assert second.count("<li id='ep") == 1
+
+
+def test_chat_history_prompts_are_shown_as_messages():
+    from triangulation.episodes import sample_prompt
+
+    history = json.dumps([{"role": "system", "content": "be brief"}, {"role": "user", "content": "group [a, b]"}])
+    assert sample_prompt({"arguments": {"gen_args_0": {"arg_0": history}}}) == "[system] be brief\n\n[user] group [a, b]"
+    assert sample_prompt({"arguments": [["plain prompt", {}]]}) == "plain prompt"
