@@ -135,7 +135,7 @@ class TabooBenchmark(GameBenchmark):
         return TabooScorer(self.game_name, experiment, game_instance)
 '''
 
-CLEMCORE_WORDLE = r'''
+CLEMCORE_WORDLE = r"""
 import json, os, sys, time
 sys.path.insert(0, os.environ["TRIANGULATE_REPO"])
 from clemcore import backends
@@ -156,9 +156,9 @@ for index, instance in enumerate(task.instances(0)[: spec["episodes"]]):
         game.on_reply(text)
     episodes.append(replies)
 print(json.dumps({"seconds": time.perf_counter() - start, "replies": episodes}))
-'''
+"""
 
-CLEMCORE_RUNNER = r'''
+CLEMCORE_RUNNER = r"""
 import json, sys, time
 from pathlib import Path
 from clemcore import backends
@@ -171,7 +171,7 @@ backends.load_models = lambda *args, **kwargs: loaded
 start = time.perf_counter()
 run("taboo_v16", [model, model], gen_args=gen_args, results_dir_path=Path(spec["results"]), batch_size=1)
 print(json.dumps({"seconds": time.perf_counter() - start}))
-'''
+"""
 
 
 def dequantised_model(model_dir: Path) -> Path:
@@ -223,8 +223,15 @@ def run_ours(game: str, model_dir: Path, n: int, max_tokens: int) -> tuple[float
     lm, _, _ = load_lm("hf", f"pretrained={model_dir},device=cpu", batch_size=1)
     task = get_task(game)
     start = time.perf_counter()
-    summary = run_task(task, {"player": lm, "player_b": lm, "judge": lm}, limit=n, seed=0, max_live=1,
-                       gen_kwargs_override={"max_gen_toks": max_tokens}, progress=False)
+    summary = run_task(
+        task,
+        {"player": lm, "player_b": lm, "judge": lm},
+        limit=n,
+        seed=0,
+        max_live=1,
+        gen_kwargs_override={"max_gen_toks": max_tokens},
+        progress=False,
+    )
     seconds = time.perf_counter() - start
     records = sorted(summary["records"], key=lambda r: r["id"])
     replies = [[t["reply"] for t in r["transcript"]] for r in records]
@@ -244,10 +251,17 @@ def run_clemcore_wordle(python: str, spec: dict, n: int, work: Path) -> tuple[fl
 
 def clemcore_model_spec(model_dir: Path, max_tokens: int, work: Path) -> dict:
     """clemcore's model spec for the dequantised folder (also written to ``work/model_registry.json``)."""
-    spec = {"model": {"model_name": "smollm2-135m-instruct-dequantised", "backend": "huggingface_local",
-                      "huggingface_id": str(model_dir), "context_size": "8k",
-                      "model_config": {"premade_chat_template": True, "eos_to_cull": "<\\|im_end\\|>", "padding_side": "left"}},
-            "max_tokens": max_tokens, "results": str(work / "results")}
+    spec = {
+        "model": {
+            "model_name": "smollm2-135m-instruct-dequantised",
+            "backend": "huggingface_local",
+            "huggingface_id": str(model_dir),
+            "context_size": "8k",
+            "model_config": {"premade_chat_template": True, "eos_to_cull": "<\\|im_end\\|>", "padding_side": "left"},
+        },
+        "max_tokens": max_tokens,
+        "results": str(work / "results"),
+    }
     (work / "model_registry.json").write_text(json.dumps([spec["model"]]), encoding="utf-8")  # clemcore looks it up in cwd
     return spec
 
@@ -261,9 +275,20 @@ def run_clemcore(game_name: str, python: str, model_dir: Path, n: int, max_token
     game = work / "taboo_v16"
     (game / "in").mkdir(parents=True)
     (game / "master.py").write_text(f"STOPWORDS = {str(_STOPWORD_FILE)!r}\n" + textwrap.dedent(CLEMCORE_TABOO), encoding="utf-8")
-    (game / "clemgame.json").write_text(json.dumps({"game_name": "taboo_v16", "description": "Taboo, v1.6 rules",
-                                                     "main_game": "taboo", "players": 2, "image": "none",
-                                                     "languages": ["en"], "benchmark": []}), encoding="utf-8")
+    (game / "clemgame.json").write_text(
+        json.dumps(
+            {
+                "game_name": "taboo_v16",
+                "description": "Taboo, v1.6 rules",
+                "main_game": "taboo",
+                "players": 2,
+                "image": "none",
+                "languages": ["en"],
+                "benchmark": [],
+            }
+        ),
+        encoding="utf-8",
+    )
     (game / "in" / "instances.json").write_text(json.dumps(taboo_instances(n)), encoding="utf-8")
     env = {**os.environ, "CUDA_VISIBLE_DEVICES": ""}
     proc = subprocess.run([python, "-c", CLEMCORE_RUNNER, json.dumps(spec)], cwd=work, env=env, capture_output=True, text=True)
@@ -306,14 +331,21 @@ def main(argv: list[str] | None = None) -> int:
             times[runner].append(seconds)
             replies[runner] = got
             calls = sum(map(len, got))
-            print(f"run {repeat + 1} {runner:8s} {seconds:8.2f} s  {args.episodes / seconds:.4f} episodes/s  "
-                  f"{seconds / max(calls, 1):.2f} s per model call ({calls} calls)", flush=True)
+            print(
+                f"run {repeat + 1} {runner:8s} {seconds:8.2f} s  {args.episodes / seconds:.4f} episodes/s  "
+                f"{seconds / max(calls, 1):.2f} s per model call ({calls} calls)",
+                flush=True,
+            )
     same = sum(a == b for a, b in zip(replies["ours"], replies["clemcore"]))
-    print(f"game {args.game}, {args.episodes} episodes, SmolLM2-135M-Instruct (dequantised Q4_1), max {args.max_tokens} new tokens, batch 1")
+    print(
+        f"game {args.game}, {args.episodes} episodes, SmolLM2-135M-Instruct (dequantised Q4_1), max {args.max_tokens} new tokens, batch 1"
+    )
     for label, pick in (("best", min), ("median", median)):  # best-of estimates the unloaded machine
         ours_s, clem_s = pick(times["ours"]), pick(times["clemcore"])
-        print(f"{label:6s} ours {args.episodes / ours_s:.4f} episodes/s, clemcore {args.episodes / clem_s:.4f} episodes/s, "
-              f"ratio ours/clemcore {clem_s / ours_s:.2f}")
+        print(
+            f"{label:6s} ours {args.episodes / ours_s:.4f} episodes/s, clemcore {args.episodes / clem_s:.4f} episodes/s, "
+            f"ratio ours/clemcore {clem_s / ours_s:.2f}"
+        )
     print(f"episodes with identical replies in both runners: {same}/{args.episodes}")
     for a, b in zip(replies["ours"], replies["clemcore"]):
         if a != b:

@@ -108,8 +108,11 @@ def clemcore_speedup(args) -> tuple[float | None, str | None]:
     print(proc.stdout, end="", flush=True)
     import re
 
-    ratios = {line.split()[0]: float(m.group(1)) for line in proc.stdout.splitlines()
-              if (m := re.search(r"ratio ours/clemcore[^0-9]*([0-9]+(?:\.[0-9]+)?)", line))}
+    ratios = {
+        line.split()[0]: float(m.group(1))
+        for line in proc.stdout.splitlines()
+        if (m := re.search(r"ratio ours/clemcore[^0-9]*([0-9]+(?:\.[0-9]+)?)", line))
+    }
     if ratios:  # the median line when the script prints one, else its only ratio line
         return ratios.get("median", next(iter(ratios.values()))), None
     return None, f"clemcore_compare.py failed: {proc.stderr.strip().splitlines()[-1:] or proc.returncode}"
@@ -125,8 +128,12 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--device", default=None)
     parser.add_argument("--max_gen_toks", type=int, default=None, help="cap new tokens per reply (default: each task's own)")
     parser.add_argument("--threads", type=int, default=None, help="torch CPU threads (1 avoids thrashing on a busy machine)")
-    parser.add_argument("--modes", default=",".join(DEFAULT_MODES), help=f"comma-separated subset of {','.join(MODES)} (a and c_default are required)")
-    parser.add_argument("--budget_minutes", type=float, default=None, help="start no further run after this many minutes (runs done so far are summarised)")
+    parser.add_argument(
+        "--modes", default=",".join(DEFAULT_MODES), help=f"comma-separated subset of {','.join(MODES)} (a and c_default are required)"
+    )
+    parser.add_argument(
+        "--budget_minutes", type=float, default=None, help="start no further run after this many minutes (runs done so far are summarised)"
+    )
     parser.add_argument("--clemcore_python", default=None, help="python with clemcore installed (for speedup_vs_clemcore)")
     args = parser.parse_args(argv)
     if args.threads:
@@ -140,9 +147,12 @@ def main(argv: list[str] | None = None) -> int:
     tasks = [registry.get_task(name.strip()) for name in args.tasks.split(",") if name.strip()]
     t0 = time.perf_counter()
     lm, model, _ = load_lm(args.model, args.model_args, batch_size=1, device=args.device, prefix_cache=True)
-    print(f"model {model} ({type(lm).__name__}) loaded in {time.perf_counter() - t0:.1f} s; "
-          f"{args.episodes} episodes per task, {args.runs} runs, threads {args.threads or 'default'}, "
-          f"max_gen_toks {args.max_gen_toks or 'task default'}", flush=True)
+    print(
+        f"model {model} ({type(lm).__name__}) loaded in {time.perf_counter() - t0:.1f} s; "
+        f"{args.episodes} episodes per task, {args.runs} runs, threads {args.threads or 'default'}, "
+        f"max_gen_toks {args.max_gen_toks or 'task default'}",
+        flush=True,
+    )
     if not hasattr(lm, "prefix_cache_enabled"):
         print("note: this backend has no prefix reuse switch; (a) and (c) differ only in episodes in flight", flush=True)
 
@@ -162,8 +172,11 @@ def main(argv: list[str] | None = None) -> int:
                 secs, cpu_secs, replies[mode], counting = run_mode(task, instances, lm, mode, args.max_gen_toks)
                 wall[task.name][mode].append(secs)
                 cpu[task.name][mode].append(cpu_secs)
-                print(f"run {run + 1} {task.name:16s} {mode:20s} wall {secs:7.1f} s  cpu {cpu_secs:7.1f} s  "
-                      f"{len(instances) / secs:.4f} episodes/s  {counting.requests} requests in {counting.calls} calls", flush=True)
+                print(
+                    f"run {run + 1} {task.name:16s} {mode:20s} wall {secs:7.1f} s  cpu {cpu_secs:7.1f} s  "
+                    f"{len(instances) / secs:.4f} episodes/s  {counting.requests} requests in {counting.calls} calls",
+                    flush=True,
+                )
             same = replies["a_recompute_batch1"] == replies["c_default"]
             identical[task.name].append(same)
             print(f"run {run + 1} {task.name:16s} greedy replies of (a) and (c) identical: {same}", flush=True)
@@ -188,8 +201,11 @@ def main(argv: list[str] | None = None) -> int:
         entry["identical_a_c"] = all(identical[task.name])
         per_task[task.name] = entry
         print(f"median {task.name:16s} " + "  ".join(f"{m} wall {med[m]:.1f} s cpu {med_cpu[m]:.1f} s" for m in modes), flush=True)
-        print(f"median {task.name:16s} speedup (c)/(a): wall {entry['speedup_c_over_a']}x, cpu {entry['cpu_speedup_c_over_a']}x"
-              + (f"; (b)/(a): wall {entry['speedup_b_over_a']}x, cpu {entry['cpu_speedup_b_over_a']}x" if "b_lockstep" in modes else ""), flush=True)
+        print(
+            f"median {task.name:16s} speedup (c)/(a): wall {entry['speedup_c_over_a']}x, cpu {entry['cpu_speedup_c_over_a']}x"
+            + (f"; (b)/(a): wall {entry['speedup_b_over_a']}x, cpu {entry['cpu_speedup_b_over_a']}x" if "b_lockstep" in modes else ""),
+            flush=True,
+        )
 
     vs_clemcore, reason = clemcore_speedup(args)
     result: dict[str, Any] = {

@@ -78,12 +78,20 @@ def main() -> int:
 
     top_parser = max(parser_rows, key=lambda r: r[1])
     top_game = max(game_rows, key=lambda r: r[1])
-    print(json.dumps({
-        "input_bytes": 1_000_000,
-        "worst_parser": top_parser[0], "worst_parser_ms": round(top_parser[1], 1), "worst_parser_cpu_ms": round(top_parser[3], 1),
-        "worst_parser_input": top_parser[2],
-        "worst_game": top_game[0], "worst_game_turn_ms": round(top_game[1], 1), "worst_game_input": top_game[2],
-    }))
+    print(
+        json.dumps(
+            {
+                "input_bytes": 1_000_000,
+                "worst_parser": top_parser[0],
+                "worst_parser_ms": round(top_parser[1], 1),
+                "worst_parser_cpu_ms": round(top_parser[3], 1),
+                "worst_parser_input": top_parser[2],
+                "worst_game": top_game[0],
+                "worst_game_turn_ms": round(top_game[1], 1),
+                "worst_game_input": top_game[2],
+            }
+        )
+    )
     return 0
 
 

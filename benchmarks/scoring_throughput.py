@@ -119,8 +119,10 @@ def main(argv: list[str] | None = None) -> int:
             figures[n_workers].append(len(rows) / elapsed)
             if n_workers == 1:
                 cpu_figures.append(len(rows) / cpu)
-            print(f"run {run + 1} workers {n_workers}: scored {len(rows):,} games in {elapsed:.2f} s: "
-                  f"{len(rows) / elapsed:,.0f} games/s", flush=True)
+            print(
+                f"run {run + 1} workers {n_workers}: scored {len(rows):,} games in {elapsed:.2f} s: {len(rows) / elapsed:,.0f} games/s",
+                flush=True,
+            )
     mean = {k: sum(r[k] for r in rows) / len(rows) for k in rows[0]}
     print("means (last run): " + ", ".join(f"{k}={v:.3f}" for k, v in mean.items()))
     median = {n: statistics.median(v) for n, v in figures.items()}
@@ -130,9 +132,18 @@ def main(argv: list[str] | None = None) -> int:
     load = os.getloadavg()[0] if hasattr(os, "getloadavg") else float("nan")
     print(f"(one process; {os.cpu_count()} CPUs, 1-min load average {load:.1f} while measuring)")
     print(f"calibration: a 10M-step Python loop took {_reference_loop():.2f} CPU-s here")
-    print(json.dumps({"games": args.games, "runs": args.runs, "workers": workers,
-                      "games_per_s_1_worker": round(median[1]), "games_per_s": round(median[workers]),
-                      "load_average": round(load, 1)}))
+    print(
+        json.dumps(
+            {
+                "games": args.games,
+                "runs": args.runs,
+                "workers": workers,
+                "games_per_s_1_worker": round(median[1]),
+                "games_per_s": round(median[workers]),
+                "load_average": round(load, 1),
+            }
+        )
+    )
     return 0
 
 

@@ -52,12 +52,23 @@ def play(lm, tasks: list[str], limit: int, max_live: int, max_gen_toks: int, see
         task = registry.get_task(name)
         instances = select_instances(task.instances(seed), limit)
         started = time.perf_counter()
-        records = play_episodes(task, instances, {"player": lm, "player_b": lm, "judge": lm}, seed=seed,
-                                gen_kwargs_override=override, max_live=max_live, progress=False)
+        records = play_episodes(
+            task,
+            instances,
+            {"player": lm, "player_b": lm, "judge": lm},
+            seed=seed,
+            gen_kwargs_override=override,
+            max_live=max_live,
+            progress=False,
+        )
         seconds = time.perf_counter() - started
         failed = sum(bool(r["failed"]) for r in records)
-        out[name] = {"seconds": seconds, "episodes": len(records), "failed": failed,
-                     "replies": {r["id"]: [c["reply"] for c in r["calls"]] for r in records}}
+        out[name] = {
+            "seconds": seconds,
+            "episodes": len(records),
+            "failed": failed,
+            "replies": {r["id"]: [c["reply"] for c in r["calls"]] for r in records},
+        }
     return out
 
 
@@ -104,7 +115,12 @@ def main() -> None:
             lm, _, _ = load_lm(None)
             runs["in_process"] = play(lm, tasks, args.limit, args.max_live, args.max_gen_toks)
             avoided["in_process"] = float(lm.stats["reused_tokens"]) if hasattr(lm, "stats") else None
-            print(f"in_process: prompt tokens {lm.stats['prompt_tokens']}, reused {lm.stats['reused_tokens']}" if hasattr(lm, "stats") else "in_process: no stats", flush=True)
+            print(
+                f"in_process: prompt tokens {lm.stats['prompt_tokens']}, reused {lm.stats['reused_tokens']}"
+                if hasattr(lm, "stats")
+                else "in_process: no stats",
+                flush=True,
+            )
             del lm
         if any(m.startswith("server") for m in modes):
             if args.base_url:
@@ -113,12 +129,18 @@ def main() -> None:
                 export_transformers_folder(folder)
                 started = time.perf_counter()
                 server = Server(folder, folder.parent / "server.log", extra=args.server_args.split()).start()
-                print(f"transformers serve answered /v1/models after {time.perf_counter() - started:.1f} s (pid {server.proc.pid})", flush=True)
+                print(
+                    f"transformers serve answered /v1/models after {time.perf_counter() - started:.1f} s (pid {server.proc.pid})",
+                    flush=True,
+                )
                 base_url, model = server.base_url, str(folder)
             for mode, concurrent, live in (("server_serial", 1, 1), ("server_lockstep", args.max_live, args.max_live)):
                 if mode not in modes:
                     continue
-                lm, _, _ = load_lm("local-chat-completions", f"model={model},base_url={base_url}/chat/completions,num_concurrent={concurrent},max_retries=2")
+                lm, _, _ = load_lm(
+                    "local-chat-completions",
+                    f"model={model},base_url={base_url}/chat/completions,num_concurrent={concurrent},max_retries=2",
+                )
                 before = prefix_hits(args.metrics_url)
                 runs[mode] = play(lm, tasks, args.limit, live, args.max_gen_toks)
                 after = prefix_hits(args.metrics_url)
@@ -133,12 +155,19 @@ def main() -> None:
         total_s = sum(r["seconds"] for r in result.values())
         total_n = sum(r["episodes"] - r["failed"] for r in result.values())
         for task, r in result.items():
-            print(f"{mode:<16} {task:<16} {r['episodes']:>8} {r['failed']:>6} {r['seconds']:>9.1f} {(r['episodes'] - r['failed']) / r['seconds']:>10.3f}")
-        summary[mode] = {"seconds": round(total_s, 2), "episodes_per_s": round(total_n / total_s, 4) if total_s else None,
-                         "per_task_episodes_per_s": {t: round((r["episodes"] - r["failed"]) / r["seconds"], 4) for t, r in result.items()},
-                         "prefill_tokens_avoided": avoided.get(mode)}
+            print(
+                f"{mode:<16} {task:<16} {r['episodes']:>8} {r['failed']:>6} {r['seconds']:>9.1f} {(r['episodes'] - r['failed']) / r['seconds']:>10.3f}"
+            )
+        summary[mode] = {
+            "seconds": round(total_s, 2),
+            "episodes_per_s": round(total_n / total_s, 4) if total_s else None,
+            "per_task_episodes_per_s": {t: round((r["episodes"] - r["failed"]) / r["seconds"], 4) for t, r in result.items()},
+            "prefill_tokens_avoided": avoided.get(mode),
+        }
     if "server_serial" in runs and "server_lockstep" in runs:
-        summary["lockstep_over_serial"] = {t: round(runs["server_serial"][t]["seconds"] / runs["server_lockstep"][t]["seconds"], 2) for t in tasks}
+        summary["lockstep_over_serial"] = {
+            t: round(runs["server_serial"][t]["seconds"] / runs["server_lockstep"][t]["seconds"], 2) for t in tasks
+        }
     if "in_process" in runs:
         for mode in ("server_serial", "server_lockstep"):
             if mode in runs:

@@ -16,9 +16,9 @@ from __future__ import annotations
 
 import re
 from bisect import bisect_left
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from functools import lru_cache
-from typing import Sequence
 
 from custom_metrics.text import clean_item, normalize_quotes, word_key
 
@@ -62,8 +62,8 @@ class PoolIndex:
         self._max_key_len = -1
         # Pool words that contain a list separator ("20,000") need adjacent items re-joined.
         joined = "\x00".join(self.by_key)
-        self.has_separator_words = "," in joined or ";" in joined or (
-            not joined.isascii() and any(sep in joined for sep in _SEPARATOR_CHARS)
+        self.has_separator_words = (
+            "," in joined or ";" in joined or (not joined.isascii() and any(sep in joined for sep in _SEPARATOR_CHARS))
         )
 
     @property
@@ -112,9 +112,9 @@ def pool_index(pool: Sequence[str] | None) -> PoolIndex | None:
 
 
 # --- bracketed lists -------------------------------------------------------------------------
-_BRACKET_LIST = re.compile(r"\[[^\[\]]{0,%d}\]" % MAX_LIST_CHARS)
+_BRACKET_LIST = re.compile(rf"\[[^\[\]]{{0,{MAX_LIST_CHARS}}}\]")
 _SEPARATOR_CHARS = ",，、،;；\n"
-_ITEM_SEPARATORS = re.compile("[%s]" % _SEPARATOR_CHARS)
+_ITEM_SEPARATORS = re.compile(f"[{_SEPARATOR_CHARS}]")
 _CONJUNCTIONS = ("and ", "& ", "y ", "e ", "et ", "und ", "और ", "و ")
 
 # --- topics ----------------------------------------------------------------------------------
@@ -176,7 +176,7 @@ def _label_from_prefix(prefix: str) -> str:
     lowered = text.lower()
     if len(lowered) == len(text) and ("categ" in lowered or "grup" in lowered or "group" in lowered):
         inner = None
-        for inner in _CATEGORY_WORD.finditer(lowered):
+        for inner in _CATEGORY_WORD.finditer(lowered):  # noqa: B007 (the last match is wanted)
             pass
         if inner is not None and inner.start() > 0:
             text = text[inner.start() :]  # "KELVIN, METER Category2 (Espionage)" -> "Category2 (Espionage)"
@@ -254,9 +254,7 @@ def _split_items_uncached(body: str) -> list[str]:
     return items
 
 
-def _map_items(
-    items: Sequence[str], index: PoolIndex | None, *, loose_last: bool = False
-) -> tuple[list[str], int, frozenset[str]]:
+def _map_items(items: Sequence[str], index: PoolIndex | None, *, loose_last: bool = False) -> tuple[list[str], int, frozenset[str]]:
     """Items in pool spelling where they name a pool word, the number of distinct pool words named, and
     the matching keys of the resulting words."""
     if index is None:
@@ -347,8 +345,6 @@ def _is_pool_echo(pool_hits: int, index: PoolIndex) -> bool:
     return size >= 6 and pool_hits >= 0.75 * size
 
 
-
-
 def _colon_positions(text: str) -> list[int]:
     """Offsets of the last MAX_COLONS colons (ASCII or full-width), ascending."""
     found: list[int] = []
@@ -361,6 +357,8 @@ def _colon_positions(text: str) -> list[int]:
             found.append(at)
             end = at
     return sorted(found)[-MAX_COLONS:]
+
+
 _COMMA_SEPARATORS = re.compile(r"[,，、،]")
 _DASH_SEPARATORS = re.compile(r"(?:^|\s)[-–—•](?:\s|$)")
 _LABEL_ITEM_BREAK = re.compile(r"\*\*|\s[-–—]\s")
@@ -561,9 +559,7 @@ def select_answer(response: str, groups: list[ParsedGroup], n_groups: int | None
         return list(groups)
 
 
-def parse_groups(
-    response: str, pool: Sequence[str] | None = None, n_groups: int | None = None
-) -> list[ParsedGroup]:
+def parse_groups(response: str, pool: Sequence[str] | None = None, n_groups: int | None = None) -> list[ParsedGroup]:
     """Parse a model's answer into groups (the final answer when it restates one; see :func:`select_answer`).
 
     Words are mapped onto ``pool`` spellings when a pool is given.  Never raises; unusable input -> [].

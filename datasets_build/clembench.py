@@ -18,8 +18,9 @@ from __future__ import annotations
 import argparse
 import json
 import random
+from collections.abc import Sequence
 from pathlib import Path
-from typing import Any, Sequence
+from typing import Any
 
 import datasets
 
@@ -43,15 +44,17 @@ from plumbing.paths import data_root
 NAME = "clembench"
 CARD = Path(__file__).with_name("cards") / "clembench.md"
 
-FEATURES = datasets.Features({
-    "id": datasets.Value("string"),
-    "game": datasets.Value("string"),
-    "experiment": datasets.Value("string"),
-    "experiment_index": datasets.Value("int32"),
-    "game_id": datasets.Value("int32"),
-    "lang": datasets.Value("string"),
-    "instance": datasets.Value("string"),
-})
+FEATURES = datasets.Features(
+    {
+        "id": datasets.Value("string"),
+        "game": datasets.Value("string"),
+        "experiment": datasets.Value("string"),
+        "experiment_index": datasets.Value("int32"),
+        "game_id": datasets.Value("int32"),
+        "lang": datasets.Value("string"),
+        "instance": datasets.Value("string"),
+    }
+)
 
 CITATION = """@inproceedings{beyer-etal-2024-clembench,
   title = {clembench-2024: A Challenging, Dynamic, Complementary, Multilingual Benchmark and Underlying Flexible Framework for {LLM}s as Multi-Action Agents},
@@ -176,8 +179,10 @@ def generate_wordle(game: str, count: int, seed: int, clues: dict[str, str]) -> 
     candidates = sorted(wordle_word_list())
     if needs_clue:
         if not clues:
-            raise UserError(f"--game {game} needs --clues FILE (csv word,clue or JSON {{word: clue}}): v1.6 took its clues "
-                            "from the NYT crossword clue set on Kaggle, which is not redistributed")
+            raise UserError(
+                f"--game {game} needs --clues FILE (csv word,clue or JSON {{word: clue}}): v1.6 took its clues "
+                "from the NYT crossword clue set on Kaggle, which is not redistributed"
+            )
         candidates = [w for w in candidates if w in clues]
     bands = frequency_bands(candidates)
     rng = random.Random(seed)
@@ -188,9 +193,19 @@ def generate_wordle(game: str, count: int, seed: int, clues: dict[str, str]) -> 
             raise UserError(f"only {len(pool)} {band} candidate words for {n} games")
         name = f"{band}_words_{template['name'].split('_words_', 1)[1]}"
         for game_id, word in enumerate(rng.sample(pool, n), start=1):
-            base = {k: v for k, v in template.items() if k not in ("id", "game_id", "target_word", "target_word_clue", "target_word_difficulty")}
-            episode = {**base, "name": name, "experiment": name, "experiment_index": exp_index, "game_id": game_id,
-                       "target_word": word, "target_word_clue": clues.get(word, ""), "target_word_difficulty": band}
+            base = {
+                k: v for k, v in template.items() if k not in ("id", "game_id", "target_word", "target_word_clue", "target_word_difficulty")
+            }
+            episode = {
+                **base,
+                "name": name,
+                "experiment": name,
+                "experiment_index": exp_index,
+                "game_id": game_id,
+                "target_word": word,
+                "target_word_clue": clues.get(word, ""),
+                "target_word_difficulty": band,
+            }
             episode["id"] = f"{exp_index}_{name}_{game_id}"
             rows.append(episode)
     return rows
@@ -199,8 +214,10 @@ def generate_wordle(game: str, count: int, seed: int, clues: dict[str, str]) -> 
 def generate_taboo(count: int, seed: int, related: dict[str, list[str]]) -> list[dict[str, Any]]:
     """Target words by frequency band (high / medium / low, as v1.6); three related words each from ``related``."""
     if not related:
-        raise UserError("--game taboo needs --related FILE (JSON {word: [three related words]}): v1.6 picked related words "
-                        "by hand from the Merriam-Webster thesaurus, which is not redistributed")
+        raise UserError(
+            "--game taboo needs --related FILE (JSON {word: [three related words]}): v1.6 picked related words "
+            "by hand from the Merriam-Webster thesaurus, which is not redistributed"
+        )
     usable = sorted(w for w, rel in related.items() if len(rel) >= 3)
     bands = frequency_bands(usable)
     templates = load_instances("taboo")
@@ -212,8 +229,18 @@ def generate_taboo(count: int, seed: int, related: dict[str, list[str]]) -> list
         name = {"high_frequency": "high_en", "medium_frequency": "medium_en", "low_frequency": "low_en"}[band]
         base = {k: v for k, v in templates[0].items() if k in ("max_turns", "describer_initial_prompt", "guesser_initial_prompt")}
         for game_id, word in enumerate(rng.sample(bands[band], n)):
-            rows.append({**base, "name": name, "experiment": name, "experiment_index": exp_index, "game_id": game_id,
-                         "target_word": word, "related_word": list(related[word][:3]), "id": f"{exp_index}_{name}_{game_id}"})
+            rows.append(
+                {
+                    **base,
+                    "name": name,
+                    "experiment": name,
+                    "experiment_index": exp_index,
+                    "game_id": game_id,
+                    "target_word": word,
+                    "related_word": list(related[word][:3]),
+                    "id": f"{exp_index}_{name}_{game_id}",
+                }
+            )
     return rows
 
 
@@ -247,8 +274,15 @@ def generate_imagegame(count: int, seed: int) -> list[dict[str, Any]]:
                 target = random_grid(rng, rng.randint(5, max(5, min(grid.count("X"), 10))), letter)
             filled = sum(c != EMPTY for c in _grid_cells(target))
             episode = {k: v for k, v in template.items() if k not in ("id", "game_id", "target_grid", "number_of_letters")}
-            episode.update(name=name, experiment=name, experiment_index=exp_index, game_id=game_id, target_grid=target + "\n",
-                           number_of_letters=filled, id=f"{exp_index}_{name}_{game_id}")
+            episode.update(
+                name=name,
+                experiment=name,
+                experiment_index=exp_index,
+                game_id=game_id,
+                target_grid=target + "\n",
+                number_of_letters=filled,
+                id=f"{exp_index}_{name}_{game_id}",
+            )
             rows.append(episode)
     return rows
 
@@ -283,15 +317,33 @@ def generate_referencegame(count: int, seed: int) -> list[dict[str, Any]]:
             order.insert(position, trio[0])
             p1 = head_a.replace("TARGET_GRID", trio[0]).replace("SECOND_GRID", trio[1]).replace("THIRD_GRID", trio[2])
             p2 = head_b.replace("FIRST_GRID", order[0]).replace("SECOND_GRID", order[1]).replace("THIRD_GRID", order[2])
-            rows.append({
-                "name": category, "experiment": category, "experiment_index": exp_index, "game_id": game_id,
-                "id": f"{exp_index}_{category}_{game_id}", "player_1_prompt_header": p1, "player_2_prompt_header": p2,
-                "player_1_target_grid": trio[0], "player_1_second_grid": trio[1], "player_1_third_grid": trio[2],
-                "player_2_first_grid": order[0], "player_2_second_grid": order[1], "player_2_third_grid": order[2],
-                "target_grid_name": names[position],
-                **{k: template[k] for k in ("player_1_response_pattern", "player_2_response_pattern",
-                                            "player_1_response_tag", "player_2_response_tag")},
-            })
+            rows.append(
+                {
+                    "name": category,
+                    "experiment": category,
+                    "experiment_index": exp_index,
+                    "game_id": game_id,
+                    "id": f"{exp_index}_{category}_{game_id}",
+                    "player_1_prompt_header": p1,
+                    "player_2_prompt_header": p2,
+                    "player_1_target_grid": trio[0],
+                    "player_1_second_grid": trio[1],
+                    "player_1_third_grid": trio[2],
+                    "player_2_first_grid": order[0],
+                    "player_2_second_grid": order[1],
+                    "player_2_third_grid": order[2],
+                    "target_grid_name": names[position],
+                    **{
+                        k: template[k]
+                        for k in (
+                            "player_1_response_pattern",
+                            "player_2_response_pattern",
+                            "player_1_response_tag",
+                            "player_2_response_tag",
+                        )
+                    },
+                }
+            )
     return rows
 
 
@@ -318,13 +370,22 @@ def generate_privateshared(count: int, seed: int) -> list[dict[str, Any]]:
                 prompt = prompt.replace(f"\n{slot.upper()}: {old}\n", f"\n{slot.upper()}: {slots[slot]}\n", 1)
             order = list(slots)
             rng.shuffle(order)
-            rows.append({
-                "name": name, "experiment": name, "experiment_index": exp_index, "game_id": game_id,
-                "id": f"{exp_index}_{name}_{game_id}", "tag": template["tag"], "lang": template.get("lang", "en"),
-                "slots": slots, "initial_prompt": prompt, "request_order": order,
-                "requests": {s: rng.randrange(len(requests[s])) for s in slots},
-                "probes": {str(t): {s: rng.randrange(len(probes[s])) for s in slots} for t in range(len(slots) + 1)},
-            })
+            rows.append(
+                {
+                    "name": name,
+                    "experiment": name,
+                    "experiment_index": exp_index,
+                    "game_id": game_id,
+                    "id": f"{exp_index}_{name}_{game_id}",
+                    "tag": template["tag"],
+                    "lang": template.get("lang", "en"),
+                    "slots": slots,
+                    "initial_prompt": prompt,
+                    "request_order": order,
+                    "requests": {s: rng.randrange(len(requests[s])) for s in slots},
+                    "probes": {str(t): {s: rng.randrange(len(probes[s])) for s in slots} for t in range(len(slots) + 1)},
+                }
+            )
     return rows
 
 
@@ -358,8 +419,10 @@ def run_generate(args: argparse.Namespace) -> dict:
         raise UserError("--benchmark clembench needs --game (one of " + ", ".join(GENERATED_GAMES) + ")")
     rows = generate_rows(game, args.count, args.seed, _read_pairs(args.clues, "--clues"), _read_pairs(args.related, "--related"))
     out = (args.out or data_root() / "generated" / f"clembench_{game}_seed{args.seed}").expanduser().resolve()
-    extra = (f"\n\n## This folder\n\nGenerated with `triangulate data generate --benchmark clembench --game {game} "
-             f"--count {args.count} --seed {args.seed}`: config `{game}`, split `test`, {len(rows)} episodes.\n")
+    extra = (
+        f"\n\n## This folder\n\nGenerated with `triangulate data generate --benchmark clembench --game {game} "
+        f"--count {args.count} --seed {args.seed}`: config `{game}`, split `test`, {len(rows)} episodes.\n"
+    )
     with atomic_dir(out) as tmp:
         summary = write_hub_folder(tmp, {game: {"test": [episode_row(game, ep) for ep in rows]}}, FEATURES, card(extra))
     return {**summary, "out": out}

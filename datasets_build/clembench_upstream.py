@@ -37,7 +37,15 @@ SHARED_ONLY_KEYS = ("english_words",)
 
 
 #: the seven games of clembench v1.6 in the order of its results table
-CLEMBENCH_GAMES: tuple[str, ...] = ("imagegame", "privateshared", "referencegame", "taboo", "wordle", "wordle_withclue", "wordle_withcritic")
+CLEMBENCH_GAMES: tuple[str, ...] = (
+    "imagegame",
+    "privateshared",
+    "referencegame",
+    "taboo",
+    "wordle",
+    "wordle_withclue",
+    "wordle_withcritic",
+)
 
 #: languages of the multilingual reference game in upstream clembench (branch multilingual_reference,
 #: instances_v1.5_<lang>.json); tests check this list against the upstream folder

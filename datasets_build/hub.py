@@ -15,9 +15,9 @@ import contextlib
 import os
 import shutil
 import uuid
+from collections.abc import Iterator, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Iterator, Mapping
 
 import datasets
 import pyarrow as pa
@@ -146,9 +146,7 @@ def card_text(
     header["configs"] = [
         {
             "config_name": name,
-            "data_files": [
-                {"split": split, "path": f"data/{name}/{SHARD_NAME.format(split=split)}"} for split in splits
-            ],
+            "data_files": [{"split": split, "path": f"data/{name}/{SHARD_NAME.format(split=split)}"} for split in splits],
         }
         for name, splits in configs.items()
     ]
@@ -156,9 +154,7 @@ def card_text(
         {
             "config_name": name,
             "features": feats,
-            "splits": [
-                {"name": split, "num_bytes": shard_bytes[name][split], "num_examples": n} for split, n in splits.items()
-            ],
+            "splits": [{"name": split, "num_bytes": shard_bytes[name][split], "num_examples": n} for split, n in splits.items()],
             "download_size": sum(shard_bytes[name].values()),
             "dataset_size": sum(shard_bytes[name].values()),
         }
@@ -177,8 +173,7 @@ def card_text(
         f"# {card.pretty_name}\n",
         card.body.strip() + "\n",
         f"## Configurations and sizes\n\n{len(configs)} configurations, {total} rows in all.\n\n" + "\n".join(table) + "\n",
-        "## Loading\n\n```python\nimport datasets\n"
-        f"ds = datasets.load_dataset(\"<this folder or Hub id>\", \"{next(iter(configs))}\")\n```\n",
+        f'## Loading\n\n```python\nimport datasets\nds = datasets.load_dataset("<this folder or Hub id>", "{next(iter(configs))}")\n```\n',
     ]
     if card.source:
         parts.append(f"## Source\n\n{card.source.strip()}\n")
@@ -222,10 +217,7 @@ def read_card_sizes(folder: Path) -> dict[str, dict[str, int]]:
     if not text.startswith("---\n"):
         raise UserError(f"{folder}/README.md has no YAML header")
     header = yaml.safe_load(text.split("---\n", 2)[1])
-    return {
-        info["config_name"]: {s["name"]: s["num_examples"] for s in info["splits"]}
-        for info in header.get("dataset_info", [])
-    }
+    return {info["config_name"]: {s["name"]: s["num_examples"] for s in info["splits"]} for info in header.get("dataset_info", [])}
 
 
 def push_folder(folder: Path, repo_id: str, private: bool = False) -> str:
@@ -236,4 +228,3 @@ def push_folder(folder: Path, repo_id: str, private: bool = False) -> str:
     api.create_repo(repo_id, repo_type="dataset", private=private, exist_ok=True)
     info = api.upload_folder(folder_path=str(folder), repo_id=repo_id, repo_type="dataset")
     return str(getattr(info, "commit_url", info))
-

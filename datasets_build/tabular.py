@@ -3,8 +3,8 @@
 from __future__ import annotations
 
 import csv
+from collections.abc import Iterator, Sequence
 from pathlib import Path
-from typing import Iterator, Sequence
 
 from plumbing.errors import UserError
 
@@ -21,7 +21,9 @@ def require_file(path: Path) -> Path:
     return path
 
 
-def read_csv_rows(path: Path, expected_header: Sequence[str] | None = None, required: Sequence[str] = ()) -> Iterator[tuple[int, dict[str, str]]]:
+def read_csv_rows(
+    path: Path, expected_header: Sequence[str] | None = None, required: Sequence[str] = ()
+) -> Iterator[tuple[int, dict[str, str]]]:
     """Yield ``(row_number, {column: value})`` for each data row (header = row 1, first data row = row 2).
 
     ``expected_header`` demands that exact header; ``required`` demands those columns among others.

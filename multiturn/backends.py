@@ -20,9 +20,7 @@ from plumbing.errors import UserError
 log = logging.getLogger(__name__)
 
 #: model_args keys whose values are credentials: never written to results, logs or folder names.
-SECRET_KEY_PATTERN = re.compile(
-    r"(api[_-]?key|secret|password|passwd|credential|bearer|auth|(^|_)token$)", re.IGNORECASE
-)
+SECRET_KEY_PATTERN = re.compile(r"(api[_-]?key|secret|password|passwd|credential|bearer|auth|(^|_)token$)", re.IGNORECASE)
 #: model_args keys lm-eval's EvaluationTracker reads the model name from, in its order.
 NAME_KEYS: tuple[str, ...] = ("peft", "delta", "pretrained", "model", "path", "engine")
 
@@ -90,7 +88,9 @@ def load_lm(
     args = runner_model_args(model, args, prefix_cache)
     from multiturn.api_backends import api_lm_class
 
-    lm_class = runner_lm_class(model, prefix_cache, _LM_CLASS_OVERRIDES) or api_lm_class(model, _LM_CLASS_OVERRIDES) or resolve_lm_class(model)
+    lm_class = (
+        runner_lm_class(model, prefix_cache, _LM_CLASS_OVERRIDES) or api_lm_class(model, _LM_CLASS_OVERRIDES) or resolve_lm_class(model)
+    )
     extra = {"batch_size": batch_size, "device": device}
     try:
         try:

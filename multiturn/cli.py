@@ -31,16 +31,36 @@ def add_parser(subparsers) -> argparse.ArgumentParser:
         description=__doc__,
         formatter_class=argparse.RawDescriptionHelpFormatter,
     )
-    parser.add_argument("--model", "-m", default=None, help="lm-eval model name (hf, vllm, local-chat-completions, ...); default: embedded SmolLM2")
+    parser.add_argument(
+        "--model", "-m", default=None, help="lm-eval model name (hf, vllm, local-chat-completions, ...); default: embedded SmolLM2"
+    )
     parser.add_argument("--model_args", "-a", default=None, nargs="+", action=MergeDictAction, help="'key=val,key2=val2' as in lm_eval")
     parser.add_argument("--tasks", "-t", default=None, help="comma-separated tasks or groups; 'list' prints them")
     parser.add_argument("--output_path", "-o", default=None, help="results folder (DIR/<model>/results_<time>.json, episodes_<task>.jsonl)")
     parser.add_argument("--limit", "-L", type=float, default=None, help="first N episodes per task (a value < 1 is a fraction)")
     parser.add_argument("--batch_size", "-b", default="1", help="backend batch size (int or 'auto'), as in lm_eval")
     parser.add_argument("--seed", type=int, default=1234, help="stimuli, episode order and sampling seed (default 1234)")
-    parser.add_argument("--gen_kwargs", default=None, nargs="+", action=MergeDictAction, help="override the tasks' generation kwargs for the player roles, e.g. temperature=0 max_gen_toks=16")
-    parser.add_argument("--judge_gen_kwargs", default=None, nargs="+", action=MergeDictAction, help="override the judge role's generation kwargs (e.g. max_gen_toks=64)")
-    parser.add_argument("--task_args", default=None, nargs="+", action=MergeDictAction, help="task options as KEY=VALUE (e.g. max_rounds=10 human_labels=labels.csv); `--tasks list` shows each task's options")
+    parser.add_argument(
+        "--gen_kwargs",
+        default=None,
+        nargs="+",
+        action=MergeDictAction,
+        help="override the tasks' generation kwargs for the player roles, e.g. temperature=0 max_gen_toks=16",
+    )
+    parser.add_argument(
+        "--judge_gen_kwargs",
+        default=None,
+        nargs="+",
+        action=MergeDictAction,
+        help="override the judge role's generation kwargs (e.g. max_gen_toks=64)",
+    )
+    parser.add_argument(
+        "--task_args",
+        default=None,
+        nargs="+",
+        action=MergeDictAction,
+        help="task options as KEY=VALUE (e.g. max_rounds=10 human_labels=labels.csv); `--tasks list` shows each task's options",
+    )
     parser.add_argument("--device", default=None, help="device for local backends (cpu, cuda, cuda:0, mps)")
     parser.add_argument("--overwrite", action="store_true", help="discard earlier episodes of these tasks instead of resuming")
     parser.add_argument("--model_b", default=None, help="lm-eval model for the second player (default: the evaluated model)")
@@ -49,11 +69,38 @@ def add_parser(subparsers) -> argparse.ArgumentParser:
     parser.add_argument("--judge_model_args", default=None, nargs="+", action=MergeDictAction, help="model_args for --judge_model")
     parser.add_argument("--max_live", type=int, default=None, help="episodes in flight at once (default 32; 0 = all)")
     parser.add_argument("--retries", type=int, default=4, help="attempts per backend call before an episode is recorded failed")
-    parser.add_argument("--request_timeout", type=float, default=None, help="seconds one backend call may take before it counts as failed and is retried (default: no limit)")
-    parser.add_argument("--no_prefix_cache", action="store_true", help="hf: recompute the whole history each turn instead of reusing each episode's KV cache; vllm: do not add enable_prefix_caching=True")
-    parser.add_argument("--wandb_args", default=None, nargs="+", action=MergeDictAction, help="log to Weights & Biases through lm-eval's WandbLogger: wandb.init arguments key=val (e.g. project=p mode=offline); episodes go in one table per task")
-    parser.add_argument("--wandb_config_args", default=None, nargs="+", action=MergeDictAction, help="Weights & Biases config arguments key=val, as in lm_eval")
-    parser.add_argument("--hf_hub_log_args", default=None, nargs="+", action=MergeDictAction, help="log to the Hugging Face Hub through lm-eval's EvaluationTracker, as in lm_eval (hub_results_org=... push_results_to_hub=True push_samples_to_hub=True)")
+    parser.add_argument(
+        "--request_timeout",
+        type=float,
+        default=None,
+        help="seconds one backend call may take before it counts as failed and is retried (default: no limit)",
+    )
+    parser.add_argument(
+        "--no_prefix_cache",
+        action="store_true",
+        help="hf: recompute the whole history each turn instead of reusing each episode's KV cache; vllm: do not add enable_prefix_caching=True",
+    )
+    parser.add_argument(
+        "--wandb_args",
+        default=None,
+        nargs="+",
+        action=MergeDictAction,
+        help="log to Weights & Biases through lm-eval's WandbLogger: wandb.init arguments key=val (e.g. project=p mode=offline); episodes go in one table per task",
+    )
+    parser.add_argument(
+        "--wandb_config_args",
+        default=None,
+        nargs="+",
+        action=MergeDictAction,
+        help="Weights & Biases config arguments key=val, as in lm_eval",
+    )
+    parser.add_argument(
+        "--hf_hub_log_args",
+        default=None,
+        nargs="+",
+        action=MergeDictAction,
+        help="log to the Hugging Face Hub through lm-eval's EvaluationTracker, as in lm_eval (hub_results_org=... push_results_to_hub=True push_samples_to_hub=True)",
+    )
     parser.add_argument("--verbosity", "-v", default="WARNING", help="log level")
     parser.set_defaults(func=run)
     return parser
@@ -144,11 +191,15 @@ def run(args: argparse.Namespace) -> int:
     lms: dict[str, Any] = {"player": lm, "player_b": lm, "judge": lm}
     extra_config: dict[str, Any] = {}
     if "player_b" in roles and (args.model_b or args.model_args_b):
-        lm_b, model_b, args_b = load_lm(args.model_b or model, args.model_args_b, batch_size=batch_size, device=args.device, prefix_cache=prefix_cache)
+        lm_b, model_b, args_b = load_lm(
+            args.model_b or model, args.model_args_b, batch_size=batch_size, device=args.device, prefix_cache=prefix_cache
+        )
         lms["player_b"] = lm_b
         extra_config.update(model_b=model_b, model_args_b=model_args_string(args_b))
     if "judge" in roles and (args.judge_model or args.judge_model_args):
-        judge, judge_model, judge_args = load_lm(args.judge_model or model, args.judge_model_args, batch_size=batch_size, device=args.device, prefix_cache=prefix_cache)
+        judge, judge_model, judge_args = load_lm(
+            args.judge_model or model, args.judge_model_args, batch_size=batch_size, device=args.device, prefix_cache=prefix_cache
+        )
         lms["judge"] = judge
         extra_config.update(judge_model=judge_model, judge_model_args=model_args_string(judge_args))
 
@@ -222,7 +273,9 @@ def failure_summary(payload: dict[str, Any], argv: list[str]) -> str | None:
     finished = sum(int(payload.get("n-samples", {}).get(task, {}).get("effective", 0)) for task in entries)
     if finished == 0:
         first = next((e["first_error"] for e in entries.values() if e.get("first_error")), "?")
-        raise UserError(f"every episode failed on backend errors ({total}: {counts}); first error: {first}; fix the backend and resume with: {resume}")
+        raise UserError(
+            f"every episode failed on backend errors ({total}: {counts}); first error: {first}; fix the backend and resume with: {resume}"
+        )
     return f"triangulate play: {total} of {total + finished} episodes failed on backend errors ({counts}); they are not scored; resume with: {resume}"
 
 

@@ -33,10 +33,11 @@ plays GlobalGroup's 4x4 boards in :mod:`multiturn.globalgroup_interactive`.
 from __future__ import annotations
 
 import re
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from functools import lru_cache
 from pathlib import Path
-from typing import Any, Mapping, Sequence
+from typing import Any
 
 from multiturn.game import Game, Message, Request, TaskSpec
 from multiturn.registry import register
@@ -98,7 +99,7 @@ def parse_guess(reply: str, remaining: Sequence[str], group_size: int = GROUP_SI
 
     last_mark = _UP_TO_LAST_GUESS_MARK.match(text)
     if last_mark:
-        after = text[last_mark.end():]
+        after = text[last_mark.end() :]
         for group in find_groups(after, list(remaining)):
             hit = valid(group.words)
             if hit:
@@ -152,7 +153,7 @@ class Board:
     colors: tuple[str, ...] | None
 
     @classmethod
-    def from_instance(cls, instance: Mapping[str, Any]) -> "Board":
+    def from_instance(cls, instance: Mapping[str, Any]) -> Board:
         groups = list(instance["groups"])
         levels = [g.get("level") for g in groups]
         colors = [g.get("color") for g in groups]

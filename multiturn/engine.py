@@ -12,8 +12,9 @@ from __future__ import annotations
 import math
 import random
 import time
+from collections.abc import Mapping, Sequence
 from pathlib import Path
-from typing import Any, Mapping, Sequence
+from typing import Any
 
 from multiturn import results as res
 from multiturn.distributed import barrier, gather_to_rank0, rank_and_world, shard

@@ -13,8 +13,9 @@ back with ``Game.on_reply``. Games never call a model themselves, so any test fi
 from __future__ import annotations
 
 import abc
+from collections.abc import Mapping
 from dataclasses import dataclass, field
-from typing import Any, Mapping
+from typing import Any
 
 from plumbing.stats import mean_of_keys
 
@@ -104,4 +105,3 @@ class TaskSpec(abc.ABC):
         if self.task_args:
             config["task_args"] = dict(self.task_args)
         return config
-

@@ -18,7 +18,8 @@ processors; anything else goes through transformers' ``generate``.
 
 from __future__ import annotations
 
-from typing import Any, Callable, Sequence
+from collections.abc import Callable, Sequence
+from typing import Any
 
 import torch
 

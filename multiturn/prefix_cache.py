@@ -31,8 +31,9 @@ import copy
 import logging
 import threading
 from collections import OrderedDict
+from collections.abc import Mapping
 from dataclasses import dataclass
-from typing import Any, Mapping
+from typing import Any
 
 import torch
 from lm_eval.api.registry import register_model
@@ -251,8 +252,14 @@ class PrefixCacheHFLM(HFLM):
             eos = getattr(self.model.generation_config, "eos_token_id", None)
             eos_ids = set(eos if isinstance(eos, (list, tuple)) else [] if eos is None else [eos])
             out = greedy_lookup_generate(
-                self.model, context, cache, reused, max_length - context.shape[1], eos_ids,
-                self._stop_checker(stop), max_draft=self.prompt_lookup_tokens,
+                self.model,
+                context,
+                cache,
+                reused,
+                max_length - context.shape[1],
+                eos_ids,
+                self._stop_checker(stop),
+                max_draft=self.prompt_lookup_tokens,
             )
             self.stats["lookup_requests"] += 1
         else:
@@ -268,10 +275,25 @@ class PrefixCacheHFLM(HFLM):
 _LOOKUP_SAFE_KWARGS = frozenset({"attention_mask", "do_sample", "temperature", "top_p", "top_k", "min_p", "pad_token_id"})
 #: generation_config fields whose non-default values add logits processors: those requests use ``generate``
 _NEUTRAL_GENERATION_CONFIG: dict[str, Any] = {
-    "repetition_penalty": 1.0, "encoder_repetition_penalty": 1.0, "no_repeat_ngram_size": 0,
-    "bad_words_ids": None, "min_length": 0, "min_new_tokens": None, "suppress_tokens": None,
-    "begin_suppress_tokens": None, "forced_bos_token_id": None, "forced_eos_token_id": None,
-    "sequence_bias": None, "num_beams": 1, "guidance_scale": None, "epsilon_cutoff": 0.0,
-    "exponential_decay_length_penalty": None, "renormalize_logits": False, "num_return_sequences": 1,
-    "max_new_tokens": None, "watermarking_config": None, "penalty_alpha": None, "dola_layers": None,
+    "repetition_penalty": 1.0,
+    "encoder_repetition_penalty": 1.0,
+    "no_repeat_ngram_size": 0,
+    "bad_words_ids": None,
+    "min_length": 0,
+    "min_new_tokens": None,
+    "suppress_tokens": None,
+    "begin_suppress_tokens": None,
+    "forced_bos_token_id": None,
+    "forced_eos_token_id": None,
+    "sequence_bias": None,
+    "num_beams": 1,
+    "guidance_scale": None,
+    "epsilon_cutoff": 0.0,
+    "exponential_decay_length_penalty": None,
+    "renormalize_logits": False,
+    "num_return_sequences": 1,
+    "max_new_tokens": None,
+    "watermarking_config": None,
+    "penalty_alpha": None,
+    "dola_layers": None,
 }

@@ -102,7 +102,9 @@ def task_options(name: str) -> dict[str, Any]:
     """``{option: default}`` of a task: its factory's keyword-only parameters (``--task_args``)."""
     factory = TASKS.get(expand([name])[0])
     params = inspect.signature(factory).parameters.values()
-    return {p.name: (None if p.default is inspect.Parameter.empty else p.default) for p in params if p.kind is inspect.Parameter.KEYWORD_ONLY}
+    return {
+        p.name: (None if p.default is inspect.Parameter.empty else p.default) for p in params if p.kind is inspect.Parameter.KEYWORD_ONLY
+    }
 
 
 def check_task_args(names: list[str], task_args: Mapping[str, Any] | None) -> None:

@@ -9,7 +9,7 @@ It is a test double for the runner's logic; end-to-end tests also run the real S
 from __future__ import annotations
 
 import json
-from typing import Callable
+from collections.abc import Callable
 
 from lm_eval.api.model import LM
 

@@ -138,9 +138,13 @@ def scrub_written_files(root: Path, since: float) -> list[Path]:
 
 def add_parser(subparsers: argparse._SubParsersAction) -> argparse.ArgumentParser:
     """Register ``eval`` for `triangulate --help` (real invocations bypass argparse: see cli.main)."""
-    parser = subparsers.add_parser("eval", help=HELP, description=HELP + ". Example: "
-                                   "triangulate eval --model hf --model_args pretrained=DIR --tasks globalgroup_zh "
-                                   "--apply_chat_template")
+    parser = subparsers.add_parser(
+        "eval",
+        help=HELP,
+        description=HELP + ". Example: "
+        "triangulate eval --model hf --model_args pretrained=DIR --tasks globalgroup_zh "
+        "--apply_chat_template",
+    )
     parser.add_argument("lm_eval_args", nargs=argparse.REMAINDER, help="arguments passed to lm-eval")
     parser.set_defaults(func=run)
     return parser

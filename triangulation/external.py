@@ -24,9 +24,19 @@ from plumbing.errors import UserError
 CLEM_ROW = re.compile(r"^(?P<a>.+?)-t[\d.]+--(?P<b>.+?)-t[\d.]+$")
 #: Open LLM Leaderboard score columns (v2 and v1) -> benchmark names.
 LEADERBOARD_SCORES = {
-    "Average ⬆️": "average", "IFEval": "ifeval", "BBH": "bbh", "MATH Lvl 5": "math_lvl5", "GPQA": "gpqa",
-    "MUSR": "musr", "MMLU-PRO": "mmlu_pro", "ARC": "arc", "HellaSwag": "hellaswag", "MMLU": "mmlu",
-    "TruthfulQA": "truthfulqa", "Winogrande": "winogrande", "GSM8K": "gsm8k",
+    "Average ⬆️": "average",
+    "IFEval": "ifeval",
+    "BBH": "bbh",
+    "MATH Lvl 5": "math_lvl5",
+    "GPQA": "gpqa",
+    "MUSR": "musr",
+    "MMLU-PRO": "mmlu_pro",
+    "ARC": "arc",
+    "HellaSwag": "hellaswag",
+    "MMLU": "mmlu",
+    "TruthfulQA": "truthfulqa",
+    "Winogrande": "winogrande",
+    "GSM8K": "gsm8k",
 }
 GENERIC_STEMS = {"results", "scores", "export", "data", "table", "contents", "leaderboard"}
 
@@ -70,7 +80,9 @@ def _read_frame(path: Path) -> pd.DataFrame:
             return pd.read_excel(path)
         return pd.read_csv(path, sep=None, engine="python") if path.suffix.lower() == ".tsv" else pd.read_csv(path)
     except Exception as exc:  # pandas raises many types for malformed input
-        raise UserError(f"cannot read external table {path}: {exc.__class__.__name__}: {str(exc).splitlines()[0] if str(exc) else ''}") from None
+        raise UserError(
+            f"cannot read external table {path}: {exc.__class__.__name__}: {str(exc).splitlines()[0] if str(exc) else ''}"
+        ) from None
 
 
 def detect_kind(frame: pd.DataFrame) -> str:

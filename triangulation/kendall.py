@@ -145,6 +145,16 @@ def kendall_pairs(scores: pd.DataFrame, n_boot: int = 1000, seed: int = 0) -> pd
             if math.isnan(r.tau):
                 continue
             low, high = bootstrap_tau_ci(x[keep], y[keep], n_boot, seed)
-            rows.append({"a": a, "b": cols[j], "n": r.n, "tau": r.tau, "ci_low": low, "ci_high": high, "p": r.p,
-                         "warning": f"n < {WARN_BELOW}" if r.n < WARN_BELOW else ""})
+            rows.append(
+                {
+                    "a": a,
+                    "b": cols[j],
+                    "n": r.n,
+                    "tau": r.tau,
+                    "ci_low": low,
+                    "ci_high": high,
+                    "p": r.p,
+                    "warning": f"n < {WARN_BELOW}" if r.n < WARN_BELOW else "",
+                }
+            )
     return pd.DataFrame(rows, columns=["a", "b", "n", "tau", "ci_low", "ci_high", "p", "warning"])

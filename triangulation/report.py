@@ -12,10 +12,10 @@ from tqdm.auto import tqdm
 from plumbing.errors import UserError
 from triangulation import analyses_clembench, analyses_connections, analyses_globalgroup, figures_triangulating, plots
 from triangulation.abilities import Taxonomy, apply_subtask_exclusions, assessment_members, group_members, static_vs_interactive
-from triangulation.kendall import kendall_tables
 from triangulation.discriminative import default_pairs, pair_table, ratio_table
 from triangulation.external import External
 from triangulation.html import Image, Section, Table, Text, render_page
+from triangulation.kendall import kendall_tables
 from triangulation.leaderboard import without_chance
 from triangulation.report_top import kendall_section, leaderboard_section, needs_models
 from triangulation.results_io import Run, main_metric
@@ -142,7 +142,12 @@ def build_report(
                 disc.blocks.append(Text(f"{b} vs {a}: a scatter needs 2 benchmarks both scored, has {len(pt)}.", warn=True))
         sections.append(disc)
     else:
-        sections.append(Section("Discriminative power (seed 003, Figure 2)", [needs_models("A discriminative-power plot (a pair of models)", 2, len(run_models))]))
+        sections.append(
+            Section(
+                "Discriminative power (seed 003, Figure 2)",
+                [needs_models("A discriminative-power plot (a pair of models)", 2, len(run_models))],
+            )
+        )
     steps.update()
 
     for section in (
@@ -163,16 +168,30 @@ def abilities_sections(table: pd.DataFrame, taxonomy: Taxonomy, groups: dict[str
     """Seed 003 Figure 3 with the paper's sides (``abilities_static_vs_interactive.*``), then the labelled
     extended view that adds our tasks (``abilities_static_vs_interactive_extended.*``)."""
     sections = []
-    views = ((taxonomy, "", "Abilities: static versus interactive (seed 003, Figure 3)"),
-             (taxonomy.extended(), "_extended", "Abilities: static versus interactive, extended view (our variant: the paper's sides plus our tasks)"))
+    views = (
+        (taxonomy, "", "Abilities: static versus interactive (seed 003, Figure 3)"),
+        (
+            taxonomy.extended(),
+            "_extended",
+            "Abilities: static versus interactive, extended view (our variant: the paper's sides plus our tasks)",
+        ),
+    )
     for tax, suffix, title in views:
         abil = static_vs_interactive(table, tax, groups)
         members = assessment_members(table, tax, groups)
         sec = Section(title)
-        sec.blocks.append(Text(f"Static: {', '.join(members['static']) or 'none'}. Interactive: {', '.join(members['interactive']) or 'none'}. A group stands for its members (never both); each side and ability pools its benchmarks as the mean of min-max normalised scores per model.", note=True))
+        sec.blocks.append(
+            Text(
+                f"Static: {', '.join(members['static']) or 'none'}. Interactive: {', '.join(members['interactive']) or 'none'}. A group stands for its members (never both); each side and ability pools its benchmarks as the mean of min-max normalised scores per model.",
+                note=True,
+            )
+        )
         if not abil.empty:
             abil.to_csv(out / f"abilities_static_vs_interactive{suffix}.csv", index=False)
-            sec.blocks += [Table(abil.set_index("ability")), Image(plots.ability_bars(abil, out / f"abilities_static_vs_interactive{suffix}.png"), "abilities")]
+            sec.blocks += [
+                Table(abil.set_index("ability")),
+                Image(plots.ability_bars(abil, out / f"abilities_static_vs_interactive{suffix}.png"), "abilities"),
+            ]
         else:
             sec.blocks.append(Text("No benchmark in the scores maps to an ability of the taxonomy.", note=True))
         sections.append(sec)
@@ -185,11 +204,14 @@ def overview_section(scores: Scores, runs: list[Run], externals: list[External],
     rows += [{"source": e.label, "kind": e.kind, "models": len(e.table), "files": 1} for e in externals]
     sec.blocks.append(Table(pd.DataFrame(rows).set_index("source"), "inputs", digits=0))
     bench = pd.DataFrame(
-        {"metric": [scores.metrics.get(b, "") for b in scores.table.columns],
-         "ability": [taxonomy.ability_name(a) if (a := taxonomy.ability_of(b)) else "" for b in scores.table.columns],
-         "assessment": [taxonomy.assessment_of(b) or "" for b in scores.table.columns],
-         "models": [int(scores.table[b].notna().sum()) for b in scores.table.columns]},
-        index=pd.Index(scores.table.columns, name="benchmark"))
+        {
+            "metric": [scores.metrics.get(b, "") for b in scores.table.columns],
+            "ability": [taxonomy.ability_name(a) if (a := taxonomy.ability_of(b)) else "" for b in scores.table.columns],
+            "assessment": [taxonomy.assessment_of(b) or "" for b in scores.table.columns],
+            "models": [int(scores.table[b].notna().sum()) for b in scores.table.columns],
+        },
+        index=pd.Index(scores.table.columns, name="benchmark"),
+    )
     sec.blocks.append(Table(bench, "benchmarks", digits=0))
     only = scores.single_source_models()
     for label, models in only.items():

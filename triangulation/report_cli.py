@@ -15,10 +15,10 @@ from pathlib import Path
 from lm_eval._cli.utils import MergeDictAction
 
 from plumbing.errors import UserError
-from triangulation.figures_triangulating import read_sizes
 from plumbing.jsonio import ensure_output_dir
 from triangulation.abilities import load_taxonomy
 from triangulation.external import read_externals
+from triangulation.figures_triangulating import read_sizes
 from triangulation.report import build_report
 from triangulation.results_io import find_results_files, read_run
 
@@ -58,8 +58,20 @@ def add_parser(subparsers) -> argparse.ArgumentParser:
         metavar="MODEL_A,MODEL_B",
         help="model pair for the discriminative-power plot (repeatable; default: pairs of the results' models)",
     )
-    p.add_argument("--sizes", type=Path, default=None, metavar="FILE.csv", help="model,size_b (billions of parameters) for the accuracy-by-size figure (seed 003 Fig. 1); `triangulate suite` writes one")
-    p.add_argument("--scatter", action="append", default=[], metavar="BENCH_A,BENCH_B", help="benchmark pair for the two-benchmark scatter (seed 003 Fig. 8; repeatable; default: the highest- and lowest-correlated game x cognitive test)")
+    p.add_argument(
+        "--sizes",
+        type=Path,
+        default=None,
+        metavar="FILE.csv",
+        help="model,size_b (billions of parameters) for the accuracy-by-size figure (seed 003 Fig. 1); `triangulate suite` writes one",
+    )
+    p.add_argument(
+        "--scatter",
+        action="append",
+        default=[],
+        metavar="BENCH_A,BENCH_B",
+        help="benchmark pair for the two-benchmark scatter (seed 003 Fig. 8; repeatable; default: the highest- and lowest-correlated game x cognitive test)",
+    )
     p.add_argument("--subtasks", action="store_true", help="also list subtasks of groups (e.g. every mmlu subject) as benchmarks")
     p.add_argument(
         "--judge_model",
@@ -92,8 +104,16 @@ def run(args: argparse.Namespace) -> int:
     judge = connections_judge(args.judge_model, args.judge_model_args)
     sizes = read_sizes(getattr(args, "sizes", None))
     path = build_report(
-        runs, externals, taxonomy, args.out, pairs=args.pair, include_subtasks=args.subtasks, title=args.title,
-        judge=judge, sizes=sizes, scatter=getattr(args, "scatter", None),
+        runs,
+        externals,
+        taxonomy,
+        args.out,
+        pairs=args.pair,
+        include_subtasks=args.subtasks,
+        title=args.title,
+        judge=judge,
+        sizes=sizes,
+        scatter=getattr(args, "scatter", None),
     )
     print(f"report: {path}")
     return 0

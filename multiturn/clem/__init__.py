@@ -39,6 +39,7 @@ __all__ = [
     "candidate_instances",
 ]
 
+
 class ClemTask(TaskSpec):
     """One clembench game as a runner task over the published v1.6 instances."""
 
@@ -66,8 +67,7 @@ class ClemTask(TaskSpec):
         return out
 
     def higher_is_better(self) -> dict[str, bool]:
-        return {"main_score": True, "played": True, "quality": True, "clemscore": True, "aborted": False,
-                "lose": False, "success": True}
+        return {"main_score": True, "played": True, "quality": True, "clemscore": True, "aborted": False, "lose": False, "success": True}
 
 
 def _register() -> None:

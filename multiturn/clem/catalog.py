@@ -38,6 +38,7 @@ ROLES: dict[str, tuple[str, ...]] = {
     "privateshared": (PLAYER_A,),
 }
 
+
 def with_patterns(episodes: list[dict[str, Any]]) -> list[dict[str, Any]]:
     """Multilingual reference-game episodes with response patterns built from their prompts
     (upstream's multilingual instances carry none; the labels are those of all episodes of the language)."""

@@ -13,7 +13,8 @@ from __future__ import annotations
 
 import abc
 import math
-from typing import Any, Generator, Mapping
+from collections.abc import Generator, Mapping
+from typing import Any
 
 from multiturn.game import Game, Message, Request
 
@@ -104,8 +105,15 @@ class ClemGame(Game):
             self._pending = None
             self._done = True
 
-    def ask(self, to: str, messages: list[Message], role: str = PLAYER_A, logged: str | None = None,
-            send_type: str = "send message", reply_type: str = "get message") -> Generator[Request, str, str]:
+    def ask(
+        self,
+        to: str,
+        messages: list[Message],
+        role: str = PLAYER_A,
+        logged: str | None = None,
+        send_type: str = "send message",
+        reply_type: str = "get message",
+    ) -> Generator[Request, str, str]:
         """Log ``GM -> to`` (the last message unless ``logged``), yield the request, log the reply."""
         content = messages[-1]["content"] if logged is None else logged
         self.log.log("GM", to, send_type, content)
@@ -129,8 +137,9 @@ class ClemGame(Game):
         ``success``, ``request_count``, ``parsed_request_count``, ``violated_request_count``."""
 
 
-def outcome_scores(aborted: bool, success: bool, main_score: float, requests: int, parsed: int,
-                   violated: int | None = None) -> dict[str, float]:
+def outcome_scores(
+    aborted: bool, success: bool, main_score: float, requests: int, parsed: int, violated: int | None = None
+) -> dict[str, float]:
     """The common clembench episode metrics (seed 002, section 3.3: Aborted, Lose, Success, Main Score)."""
     aborted_i = int(bool(aborted))
     success_i = 0 if aborted_i else int(bool(success))

@@ -14,7 +14,8 @@ for the per-turn averages.
 
 from __future__ import annotations
 
-from typing import Any, Mapping
+from collections.abc import Mapping
+from typing import Any
 
 import regex  # the instances' patterns, re-compatible (VERSION0); ~4x faster than re on a long run of newlines
 
@@ -72,12 +73,13 @@ class ImageGame(ClemGame):
 
     def play(self) -> MasterLoop:
         inst = self.instance
-        self.log.players = {"GM": "Game master for imagegame", "Player_1": self.model_name(GIVER),
-                            "Player_2": self.model_name(FOLLOWER)}
+        self.log.players = {"GM": "Game master for imagegame", "Player_1": self.model_name(GIVER), "Player_2": self.model_name(FOLLOWER)}
         terminate_rx, instruction_rx, grid_rx = reply_patterns(inst)
         question = inst["player_1_question"]
-        giver = [{"role": "system", "content": ""},
-                 {"role": "user", "content": inst["player_1_prompt_header"] + "\n" + inst["target_grid"] + "\n" + question + "\n"}]
+        giver = [
+            {"role": "system", "content": ""},
+            {"role": "user", "content": inst["player_1_prompt_header"] + "\n" + inst["target_grid"] + "\n" + question + "\n"},
+        ]
         follower = [{"role": "system", "content": ""}]
         max_turns = int(inst["grid_dimension"]) ** 2
         self.requests = self.parsed = self.violated = 0

@@ -19,7 +19,7 @@ from __future__ import annotations
 import math
 from typing import Any
 
-from multiturn.clem.common import NAN, PLAYER_A, ClemGame, MasterLoop, outcome_scores
+from multiturn.clem.common import NAN, ClemGame, MasterLoop, outcome_scores
 
 ANSWERER = "Player 1"
 QUESTIONER = "Player 2"
@@ -87,8 +87,11 @@ class PrivateSharedGame(ClemGame):
         self.played_probe_rounds = 0
         self.aborted = False
         tag = f"{inst['tag']}: "
-        self.log.players = {"GM": "Game master for privateshared", ANSWERER: f"Answerer: {self.model_name(ANSWERER)}",
-                            QUESTIONER: "Questioner: Programmatic"}
+        self.log.players = {
+            "GM": "Game master for privateshared",
+            ANSWERER: f"Answerer: {self.model_name(ANSWERER)}",
+            QUESTIONER: "Questioner: Programmatic",
+        }
         self.messages = [{"role": "user", "content": inst["initial_prompt"]}, {"role": "assistant", "content": "Ok."}]
         self.turn = 0
         self.log.next_turn()
@@ -135,9 +138,14 @@ class PrivateSharedGame(ClemGame):
         words = self.words
         self.log.to_self("info", "Begin probing")
         turn = self.turn
-        probes = [{"target": key.upper(), "question": words["PROBE"].format(self.probing_questions[key][idx]),
-                   "gt": 1 if turn > self.probe_gt[key] else 0}
-                  for key, idx in self.instance["probes"][str(turn)].items()]
+        probes = [
+            {
+                "target": key.upper(),
+                "question": words["PROBE"].format(self.probing_questions[key][idx]),
+                "gt": 1 if turn > self.probe_gt[key] else 0,
+            }
+            for key, idx in self.instance["probes"][str(turn)].items()
+        ]
         outcomes = []
         for probe in probes:
             history = self.messages.copy() + [{"role": "user", "content": ""}]

@@ -16,7 +16,8 @@ labels their instances use (``erstes``, ``zweites``, ``drittes``, 1, 2, 3).
 from __future__ import annotations
 
 import re
-from typing import Any, Iterable, Mapping
+from collections.abc import Iterable, Mapping
+from typing import Any
 
 from multiturn.clem.common import NAN, PLAYER_A, PLAYER_B, ClemGame, MasterLoop, outcome_scores
 
@@ -55,8 +56,11 @@ class ReferenceGame(ClemGame):
 
     def play(self) -> MasterLoop:
         inst = self.instance
-        self.log.players = {"GM": "Game master for referencegame", "Player_1": self.model_name(GIVER),
-                            "Player_2": self.model_name(FOLLOWER)}
+        self.log.players = {
+            "GM": "Game master for referencegame",
+            "Player_1": self.model_name(GIVER),
+            "Player_2": self.model_name(FOLLOWER),
+        }
         self.p1_valid = self.p2_valid = self.p2_rematched = False
         self.answer: str | None = None
         self.log.next_turn()

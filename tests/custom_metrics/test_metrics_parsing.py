@@ -36,10 +36,7 @@ def test_python_dict_in_code_block_keeps_escaped_quotes_in_topic():
 
 
 def test_markdown_numbering_and_bold_topics():
-    answer = (
-        "Here is my answer:\n\n1. **Natural Elements**: [Water, Fire, Earth, Wind]\n"
-        "2. **Emotions:** [Happy, Sad, Angry, Surprised]\n"
-    )
+    answer = "Here is my answer:\n\n1. **Natural Elements**: [Water, Fire, Earth, Wind]\n2. **Emotions:** [Happy, Sad, Angry, Surprised]\n"
     groups = parse_groups(answer, POOL)
     assert _topics(groups) == ["Natural Elements", "Emotions"]
     assert _words(groups) == [ELEMENTS, EMOTIONS]

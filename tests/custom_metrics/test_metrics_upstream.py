@@ -106,9 +106,7 @@ def test_word_overlap_reproduces_published_columns(upstream):
             got = word_overlap(first["CanProp Response"])
             want_overlap = float(first["Average CanProp Group Overlap"])
             want_length = float(first["Average CanProp Group Length"])
-            if math.isclose(got["overlap"], want_overlap, abs_tol=1e-6) and math.isclose(
-                got["length"], want_length, abs_tol=1e-6
-            ):
+            if math.isclose(got["overlap"], want_overlap, abs_tol=1e-6) and math.isclose(got["length"], want_length, abs_tol=1e-6):
                 agree += 1
             elif len(failures) < 10:
                 failures.append(f"{path.name}: {got} vs ({want_overlap}, {want_length})")

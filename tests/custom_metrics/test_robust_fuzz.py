@@ -13,16 +13,17 @@ from __future__ import annotations
 import math
 import random
 import time
-from functools import lru_cache
-from typing import Any, Callable
+from collections.abc import Callable
+from functools import cache
+from typing import Any
 
 import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from multiturn import connections_interactive as ci
-from multiturn import globalgroup_interactive as gi
 from multiturn import flexibility, nback, splat
+from multiturn import globalgroup_interactive as gi
 
 SETTINGS = settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.too_slow, HealthCheck.function_scoped_fixture])
 GAME_SETTINGS = settings(max_examples=25, deadline=None, suppress_health_check=[HealthCheck.too_slow, HealthCheck.function_scoped_fixture])
@@ -50,11 +51,68 @@ GG_DOC = {
 
 #: pieces that stress parsers: structure characters, prefixes the games look for, board words
 TOKENS = [
-    "[", "]", "<", ">", "{", "}", "(", ")", ":", "：", ",", "，", ";", "'", '"', "“", "”", "’", "\\", "\n", "\r\n", " ",
-    "\t", "**", "-", "m", "-", "M.", "`m`", "option 3", "Option  2", "4", "+1", "vowel", "odd", "EVEN", "yes", "No.",
-    "irrelevant", "Congratulations!", "GUESS:", "guess: ", "CLUE:", "explanation:", "agreement: yes", "ANSWER:",
-    "ASIDE:", "expression: ", "answer: first", "Instruction: ", "instruction: DONE", "A ▢ B ▢ C", "▢", "BASS",
-    "trout", "Salmon", "HERO", "umbrella", "x" * 200, "🙂", "\x00", "\u200b",
+    "[",
+    "]",
+    "<",
+    ">",
+    "{",
+    "}",
+    "(",
+    ")",
+    ":",
+    "：",
+    ",",
+    "，",
+    ";",
+    "'",
+    '"',
+    "“",
+    "”",
+    "’",
+    "\\",
+    "\n",
+    "\r\n",
+    " ",
+    "\t",
+    "**",
+    "-",
+    "m",
+    "-",
+    "M.",
+    "`m`",
+    "option 3",
+    "Option  2",
+    "4",
+    "+1",
+    "vowel",
+    "odd",
+    "EVEN",
+    "yes",
+    "No.",
+    "irrelevant",
+    "Congratulations!",
+    "GUESS:",
+    "guess: ",
+    "CLUE:",
+    "explanation:",
+    "agreement: yes",
+    "ANSWER:",
+    "ASIDE:",
+    "expression: ",
+    "answer: first",
+    "Instruction: ",
+    "instruction: DONE",
+    "A ▢ B ▢ C",
+    "▢",
+    "BASS",
+    "trout",
+    "Salmon",
+    "HERO",
+    "umbrella",
+    "x" * 200,
+    "🙂",
+    "\x00",
+    "\u200b",
 ]
 text_strategy = st.one_of(st.text(max_size=2000), st.lists(st.sampled_from(TOKENS), max_size=120).map("".join))
 
@@ -92,7 +150,7 @@ assert all(len(text) == MB for text in ADVERSARIAL.values())
 # --- the parsers ---------------------------------------------------------------------------------
 
 
-@lru_cache(maxsize=None)
+@cache
 def _clem_instance(game: str) -> dict[str, Any]:
     from multiturn.clem import candidate_instances
 
@@ -118,19 +176,23 @@ def _parsers() -> dict[str, Callable[[str], Any]]:
         "connections_interactive.parse_guess_late": lambda t: ci.parse_guess(t, BOARD[8:]),
         "taboo.clue_errors": lambda t: taboo.clue_errors(t, "umbrella", ["rain", "shelter", "parasol"]),
         "taboo.normalise": lambda t: (taboo.normalise_clue(t), taboo.normalise_guess(t)),
-        "wordle.find_keyword": lambda t: [wordle.guess_error(wordle.find_keyword(t, k), frozenset({"apple"})) for k in ("guess", "agreement")],
-        "privateshared.parse_probe": lambda t: (privateshared.parse_tagged(t, "ANSWER:"), privateshared.parse_probe(t, "ASIDE:", "yes", "no")),
+        "wordle.find_keyword": lambda t: [
+            wordle.guess_error(wordle.find_keyword(t, k), frozenset({"apple"})) for k in ("guess", "agreement")
+        ],
+        "privateshared.parse_probe": lambda t: (
+            privateshared.parse_tagged(t, "ANSWER:"),
+            privateshared.parse_probe(t, "ASIDE:", "yes", "no"),
+        ),
         "referencegame.patterns": lambda t: [
             referencegame.match(_clem_instance("referencegame")[k], t) for k in ("player_1_response_pattern", "player_2_response_pattern")
         ],
         "referencegame_zh.patterns": lambda t: [
-            referencegame.match(_clem_instance("referencegame_zh")[k], t) for k in ("player_1_response_pattern", "player_2_response_pattern")
+            referencegame.match(_clem_instance("referencegame_zh")[k], t)
+            for k in ("player_1_response_pattern", "player_2_response_pattern")
         ],
         "imagegame.patterns": lambda t: [rx.match(t) for rx in imagegame.reply_patterns(_clem_instance("imagegame"))],
         "custom_metrics.score_connections": lambda t: score_connections(t, gold, BOARD),
-        "custom_metrics.connections.process_results": lambda t: connections_process_results(
-            {"words": BOARD, "groups": NYT_GROUPS}, [t]
-        ),
+        "custom_metrics.connections.process_results": lambda t: connections_process_results({"words": BOARD, "groups": NYT_GROUPS}, [t]),
         "custom_metrics.globalgroup.score_game": lambda t: score_game(t, GG_DOC),
     }
 
@@ -182,7 +244,12 @@ def _best_of(n: int, fn: Callable[[str], Any], text: str) -> float:
 
 def test_parsers_still_read_what_they_should():
     """The fuzzed parsers are the real ones: a few known answers (so a parser that gave up on everything would fail)."""
-    assert nback.parse_response(" M. ") == "m" and nback.parse_response("'m'") == "m" and nback.parse_response("-") == "-" and nback.parse_response("mm") is None
+    assert (
+        nback.parse_response(" M. ") == "m"
+        and nback.parse_response("'m'") == "m"
+        and nback.parse_response("-") == "-"
+        and nback.parse_response("mm") is None
+    )
     assert flexibility.parse_wcst("I pick Option 3") == 2 and flexibility.parse_wcst("7") is None
     assert flexibility.parse_lnt("It is ODD") == "odd"
     assert splat.judge_label("Yes, it is.") == "yes" and splat.judge_label("Congratulations! yes") == "congratulations"
@@ -196,7 +263,7 @@ def _nback_instance(kind: str = "verbal", n: int = 2) -> dict[str, Any]:
     return nback.NBackTask(kind, n).instances(0)[0]
 
 
-@lru_cache(maxsize=None)
+@cache
 def _splat_prompts(upstream: str) -> dict[str, str]:
     from pathlib import Path
 
@@ -205,7 +272,14 @@ def _splat_prompts(upstream: str) -> dict[str, str]:
     return upstream_prompts(Path(upstream) / "splat")
 
 
-PUZZLE = {"id": "p1", "title": "The Man", "story": "A man walks in.\nHe leaves.", "answer": "He forgot\nhis hat.", "difficulty": "easy", "level": 2}
+PUZZLE = {
+    "id": "p1",
+    "title": "The Man",
+    "story": "A man walks in.\nHe leaves.",
+    "answer": "He forgot\nhis hat.",
+    "difficulty": "easy",
+    "level": 2,
+}
 
 
 def _game_factories(upstream) -> dict[str, Callable[[], Any]]:
@@ -222,15 +296,37 @@ def _game_factories(upstream) -> dict[str, Callable[[], Any]]:
         "connections_interactive": lambda: ci.ConnectionsGame({"id": "c1", "words": BOARD, "groups": NYT_GROUPS}),
         "globalgroup_interactive": lambda: ci.ConnectionsGame(GG_DOC, gi.INTRO),
     }
-    for game in ("taboo", "wordle", "wordle_withclue", "wordle_withcritic", "referencegame", "referencegame_ja", "imagegame", "privateshared"):
+    for game in (
+        "taboo",
+        "wordle",
+        "wordle_withclue",
+        "wordle_withcritic",
+        "referencegame",
+        "referencegame_ja",
+        "imagegame",
+        "privateshared",
+    ):
         factories[game] = lambda game=game: GAMES[game](_clem_instance(game))
     return factories
 
 
 GAME_NAMES = [
-    "nback_verbal", "nback_spatial", "nback_triangulating", "wcst", "lnt", "splat", "connections_interactive",
-    "globalgroup_interactive", "taboo", "wordle", "wordle_withclue", "wordle_withcritic", "referencegame",
-    "referencegame_ja", "imagegame", "privateshared",
+    "nback_verbal",
+    "nback_spatial",
+    "nback_triangulating",
+    "wcst",
+    "lnt",
+    "splat",
+    "connections_interactive",
+    "globalgroup_interactive",
+    "taboo",
+    "wordle",
+    "wordle_withclue",
+    "wordle_withcritic",
+    "referencegame",
+    "referencegame_ja",
+    "imagegame",
+    "privateshared",
 ]
 MAX_REPLIES = 400
 

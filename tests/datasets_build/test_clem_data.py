@@ -7,10 +7,10 @@ import json
 import pytest
 
 from datasets_build.clembench import build, generate_rows, load_clembench
-from multiturn.clem import GAMES, play_game
 from datasets_build.clembench_upstream import load_instances
-from triangulation.cli import main
+from multiturn.clem import GAMES, play_game
 from plumbing.errors import UserError
+from triangulation.cli import main
 
 
 def test_build_round_trips_the_v16_instances(upstream, built_data, tmp_path):
@@ -34,8 +34,11 @@ def test_referencegame_generator_uses_the_published_templates(upstream, built_da
     folder = game_dir("referencegame") / "resources" / "initial_prompts"
     head_a = (folder / "player_a_prompt_header_zero_shot.template").read_text(encoding="utf-8")
     for inst in load_instances("referencegame")[::37]:
-        rendered = (head_a.replace("TARGET_GRID", inst["player_1_target_grid"]).replace("SECOND_GRID", inst["player_1_second_grid"])
-                    .replace("THIRD_GRID", inst["player_1_third_grid"]))
+        rendered = (
+            head_a.replace("TARGET_GRID", inst["player_1_target_grid"])
+            .replace("SECOND_GRID", inst["player_1_second_grid"])
+            .replace("THIRD_GRID", inst["player_1_third_grid"])
+        )
         assert rendered.strip() == inst["player_1_prompt_header"].strip()
 
 
@@ -57,22 +60,38 @@ def test_generator_needs_sources_it_cannot_redistribute(upstream, built_data, tm
         generate_rows("wordle_withclue", 4, 1)
     with pytest.raises(UserError, match="--related"):
         generate_rows("taboo", 3, 1)
-    related = {"house": ["home", "roof", "door"], "cat": ["pet", "kitten", "meow"], "river": ["water", "stream", "bank"],
-               "time": ["clock", "hour", "minute"], "zebra": ["stripes", "horse", "africa"], "people": ["person", "crowd", "human"]}
+    related = {
+        "house": ["home", "roof", "door"],
+        "cat": ["pet", "kitten", "meow"],
+        "river": ["water", "stream", "bank"],
+        "time": ["clock", "hour", "minute"],
+        "zebra": ["stripes", "horse", "africa"],
+        "people": ["person", "crowd", "human"],
+    }
     taboo = generate_rows("taboo", 1, 1, related=related)
     assert taboo[0]["target_word"] in related and taboo[0]["related_word"] == related[taboo[0]["target_word"]]
     from tests.multiturn.test_clem_games import _perfect_players
 
     assert play_game(GAMES["taboo"](taboo[0]), _perfect_players("taboo", taboo[0])).scores()["main_score"] == 100.0
-    assert len(generate_rows("wordle_withclue", 2, 1, clues={"start": "embark", "house": "home", "plant": "flora",
-                                                              "water": "h2o", "light": "lamp", "sound": "noise"})) == 2
+    assert (
+        len(
+            generate_rows(
+                "wordle_withclue",
+                2,
+                1,
+                clues={"start": "embark", "house": "home", "plant": "flora", "water": "h2o", "light": "lamp", "sound": "noise"},
+            )
+        )
+        == 2
+    )
 
 
 def test_data_generate_cli(upstream, built_data, tmp_path, monkeypatch):
     monkeypatch.setenv("TRIANGULATE_DATA", str(tmp_path / "data"))
     out = tmp_path / "gen"
-    assert main(["data", "generate", "--benchmark", "clembench", "--game", "imagegame", "--count", "4", "--seed", "1",
-                 "--out", str(out)]) == 0
+    assert (
+        main(["data", "generate", "--benchmark", "clembench", "--game", "imagegame", "--count", "4", "--seed", "1", "--out", str(out)]) == 0
+    )
     rows = load_clembench("imagegame", out)
     assert len(rows) == 4 and all(r["target_grid"] for r in rows)
     assert main(["data", "generate", "--benchmark", "clembench", "--count", "4"]) == 2  # no --game: one-line error
@@ -82,8 +101,10 @@ def test_tasks_play_generated_instances_when_pointed_at_them(upstream, built_dat
     from multiturn.registry import get_task
 
     out = tmp_path / "gen"
-    assert main(["data", "generate", "--benchmark", "clembench", "--game", "privateshared", "--count", "5", "--seed", "2",
-                 "--out", str(out)]) == 0
+    assert (
+        main(["data", "generate", "--benchmark", "clembench", "--game", "privateshared", "--count", "5", "--seed", "2", "--out", str(out)])
+        == 0
+    )
     episodes = get_task("privateshared", {"instances": str(out)}).instances(0)
     assert [e["id"] for e in episodes] == [r["id"] for r in generate_rows("privateshared", 5, 2)]
     assert len(get_task("taboo", {"instances": str(out)}).instances(0)) == 60  # no taboo config there: the published instances

@@ -14,8 +14,8 @@ import pytest
 from datasets_build import globalgroup as gg
 from datasets_build.hub import atomic_dir, read_card_sizes, write_hub_folder
 from datasets_build.load import load_globalgroup
-from triangulation.cli import main
 from plumbing.errors import UserError
+from triangulation.cli import main
 
 
 @pytest.fixture(scope="session")

@@ -39,10 +39,27 @@ def _model_args() -> str:
 @pytest.mark.slow
 def test_lm_eval_cli_runs_globalgroup_zh_and_connections(upstream, tmp_path):
     out = tmp_path / "out"
-    cmd = [sys.executable, "-m", "lm_eval", "--model", "hf", "--model_args", _model_args(),
-           "--tasks", "globalgroup_zh,connections", "--limit", "2", "--apply_chat_template",
-           "--gen_kwargs", "max_gen_toks=128",  # keeps CI cheap; the tasks' own limits are 512 / 750
-           "--include_path", str(TASKS_DIR), "--output_path", str(out), "--log_samples"]
+    cmd = [
+        sys.executable,
+        "-m",
+        "lm_eval",
+        "--model",
+        "hf",
+        "--model_args",
+        _model_args(),
+        "--tasks",
+        "globalgroup_zh,connections",
+        "--limit",
+        "2",
+        "--apply_chat_template",
+        "--gen_kwargs",
+        "max_gen_toks=128",  # keeps CI cheap; the tasks' own limits are 512 / 750
+        "--include_path",
+        str(TASKS_DIR),
+        "--output_path",
+        str(out),
+        "--log_samples",
+    ]
     proc = subprocess.run(cmd, env=_env(upstream), cwd=tmp_path, capture_output=True, text=True, timeout=1500)
     assert proc.returncode == 0, proc.stderr[-3000:]
     results = _results(out)["results"]
@@ -63,9 +80,21 @@ def test_triangulate_eval_from_another_directory(upstream, tmp_path):
     """`triangulate eval` finds our tasks from any working directory (no --include_path given) and,
     with no --model, runs the embedded SmolLM2 (the README's main-job form)."""
     out = tmp_path / "out"
-    cmd = [sys.executable, "-m", "triangulation", "eval",
-           "--tasks", "globalgroup_en_2x2", "--limit", "1", "--apply_chat_template",
-           "--gen_kwargs", "max_gen_toks=24", "--output_path", str(out)]
+    cmd = [
+        sys.executable,
+        "-m",
+        "triangulation",
+        "eval",
+        "--tasks",
+        "globalgroup_en_2x2",
+        "--limit",
+        "1",
+        "--apply_chat_template",
+        "--gen_kwargs",
+        "max_gen_toks=24",
+        "--output_path",
+        str(out),
+    ]
     proc = subprocess.run(cmd, env=_env(upstream), cwd=tmp_path, capture_output=True, text=True, timeout=1200)
     assert proc.returncode == 0, proc.stderr[-3000:]
     assert "SmolLM2" in proc.stderr

@@ -49,8 +49,10 @@ def test_template_example_is_in_the_answer_format(language, n_groups):
 def test_english_4x4_prompt_has_the_papers_wording():
     words = [f"w{i}" for i in range(16)]
     text = P.globalgroup_prompt(words, 4, 4, "en")
-    assert text.startswith("I am going to give you a pool of 16 words. These 16 words can be separated into 4 equal "
-                           "groups of 4 words linked under some category. I want you to tell me the four groups")
+    assert text.startswith(
+        "I am going to give you a pool of 16 words. These 16 words can be separated into 4 equal "
+        "groups of 4 words linked under some category. I want you to tell me the four groups"
+    )
     assert "Given the pool ['Mile', 'League', 'Jazz', 'Heat', 'Yard', 'Cabaret'" in text
     assert f"Now, given the pool: {words!s}. The answer must be 4 groups, each of them containing 4 words" in text
     assert text.endswith("Give me the answer immediately.")
@@ -155,8 +157,12 @@ def test_missing_build_names_the_build_command(tmp_path, monkeypatch):
 
     monkeypatch.setenv("TRIANGULATE_DATA", str(tmp_path))
     monkeypatch.delenv("TRIANGULATE_UPSTREAM", raising=False)
-    for fn in (lambda: load_globalgroup(config="zh_4x4"), load_connections, P.connections_template.__wrapped__,
-               P.canprop_templates.__wrapped__):
+    for fn in (
+        lambda: load_globalgroup(config="zh_4x4"),
+        load_connections,
+        P.connections_template.__wrapped__,
+        P.canprop_templates.__wrapped__,
+    ):
         with pytest.raises(UserError, match="triangulate data build"):
             fn()
 

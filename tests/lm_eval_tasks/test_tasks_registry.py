@@ -7,7 +7,6 @@ from __future__ import annotations
 
 import importlib.util
 import re
-from pathlib import Path
 
 import pytest
 
@@ -15,8 +14,7 @@ from lm_eval_tasks import TASKS_DIR
 from tests.support.built_data import task_manager
 
 SUBSETS = ["en", "es", "es_en", "zh", "zh_en", "hi", "hi_en", "ar", "ar_en", "nyt_shuf", "nyt_seq"]
-SETTING_TASKS = [f"globalgroup_{s}_{g}x{w}" for s in SUBSETS for g in (2, 3, 4) for w in (2, 3, 4)
-                 if s != "nyt_seq" or g == 4]
+SETTING_TASKS = [f"globalgroup_{s}_{g}x{w}" for s in SUBSETS for g in (2, 3, 4) for w in (2, 3, 4) if s != "nyt_seq" or g == 4]
 HEADLINE_TASKS = [f"globalgroup_{s}" for s in SUBSETS]
 OVERLAP_TASKS = [f"globalgroup_overlap_{s}" for s in SUBSETS]
 
@@ -84,8 +82,7 @@ def test_committed_yamls_equal_generator_output(tmp_path):
     spec.loader.exec_module(gen)
     expected = gen.expected_files()
     folder = TASKS_DIR / "globalgroup"
-    committed = {p.relative_to(folder).as_posix() for p in
-                 [*folder.glob("globalgroup*.yaml"), *folder.glob("overlap/globalgroup*.yaml")]}
+    committed = {p.relative_to(folder).as_posix() for p in [*folder.glob("globalgroup*.yaml"), *folder.glob("overlap/globalgroup*.yaml")]}
     assert committed == set(expected)
     for name, text in expected.items():
         assert (folder / name).read_text(encoding="utf-8") == text, f"{name}: rerun _generate.py"

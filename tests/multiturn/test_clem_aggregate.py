@@ -62,8 +62,9 @@ def test_clembench_group_in_results_json_uses_clembench_rule():
 
     task_results = {g: {"metrics": {"played": 100.0, "quality": 40.0, "clemscore": 40.0}} for g in CLEMBENCH_GAMES}
     task_results["imagegame"] = {"metrics": {"played": 0.0, "quality": float("nan"), "clemscore": 0.0}}
-    payload = results_payload(task_results, groups={"clembench": list(CLEMBENCH_GAMES)}, config={}, model_name="m",
-                              model_name_sanitized="m")
+    payload = results_payload(
+        task_results, groups={"clembench": list(CLEMBENCH_GAMES)}, config={}, model_name="m", model_name_sanitized="m"
+    )
     entry = payload["groups"]["clembench"]
     assert entry["played,none"] == pytest.approx(600 / 7)
     assert entry["quality,none"] == pytest.approx(40.0)

@@ -8,9 +8,9 @@ import re
 
 import pytest
 
+from datasets_build.clembench_upstream import load_instances, multilingual_languages, privateshared_resources
 from multiturn.clem import GAMES, MULTILINGUAL_LANGUAGES, candidate_instances, play_game
 from multiturn.clem.imagegame import grid_f1
-from datasets_build.clembench_upstream import load_instances, multilingual_languages, privateshared_resources
 from multiturn.clem.taboo import clue_errors
 from multiturn.clem.wordle import first_unmarked_occurrence_feedback, speed_score
 

@@ -33,8 +33,7 @@ def _load(upstream: Path, pair: str, game: str, experiment: str) -> dict:
     return json.loads(path.read_text(encoding="utf-8"))
 
 
-@pytest.mark.parametrize("pair,game,experiment,turns,main,aborted,success", EPISODES,
-                         ids=[f"{p[:5]}-{g}" for p, g, *_ in EPISODES])
+@pytest.mark.parametrize("pair,game,experiment,turns,main,aborted,success", EPISODES, ids=[f"{p[:5]}-{g}" for p, g, *_ in EPISODES])
 def test_replay_reproduces_recorded_episode(upstream, built_data, pair, game, experiment, turns, main, aborted, success):
     interactions = _load(upstream, pair, game, experiment)
     result = replay_episode(game, interactions)

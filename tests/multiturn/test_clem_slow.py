@@ -12,8 +12,7 @@ from triangulation.cli import main
 
 @pytest.mark.slow
 def test_play_clembench_on_smollm2(upstream, built_data, tmp_path, capsys):
-    code = main(["play", "--tasks", "clembench", "--limit", "1", "--gen_kwargs", "max_gen_toks=12",
-                 "--output_path", str(tmp_path)])
+    code = main(["play", "--tasks", "clembench", "--limit", "1", "--gen_kwargs", "max_gen_toks=12", "--output_path", str(tmp_path)])
     assert code == 0
     results = sorted(tmp_path.rglob("results_*.json"))
     assert len(results) == 1

@@ -10,8 +10,6 @@ import sys
 import time
 from pathlib import Path
 
-import pytest
-
 from multiturn.backends import redact_model_args, sanitized_model_name
 
 REPO = Path(__file__).resolve().parents[2]
@@ -36,7 +34,19 @@ def _ids(path: Path) -> list[str]:
 
 
 def test_play_writes_lm_eval_shaped_results_and_episodes(tmp_path):
-    args = ["play", "--model", "scripted-count", "--model_args", "delay=0,api_key=sk-SECRET123", "--tasks", "count_test", "--output_path", str(tmp_path), "--limit", "4"]
+    args = [
+        "play",
+        "--model",
+        "scripted-count",
+        "--model_args",
+        "delay=0,api_key=sk-SECRET123",
+        "--tasks",
+        "count_test",
+        "--output_path",
+        str(tmp_path),
+        "--limit",
+        "4",
+    ]
     proc = subprocess.run(HELPER + args, env=_env(COUNT_EPISODES=6), capture_output=True, text=True, timeout=120)
     assert proc.returncode == 0, proc.stderr
     model_dir = tmp_path / "scripted-count"
@@ -55,7 +65,9 @@ def test_play_writes_lm_eval_shaped_results_and_episodes(tmp_path):
 
 
 def test_unknown_task_is_one_line_user_error(tmp_path):
-    proc = subprocess.run(HELPER + ["play", "--model", "scripted-count", "--tasks", "nope"], env=_env(), capture_output=True, text=True, timeout=120)
+    proc = subprocess.run(
+        HELPER + ["play", "--model", "scripted-count", "--tasks", "nope"], env=_env(), capture_output=True, text=True, timeout=120
+    )
     assert proc.returncode == 2
     assert "unknown task(s): nope" in proc.stderr and "count_test" in proc.stderr and "Traceback" not in proc.stderr
 
@@ -65,7 +77,9 @@ def test_kill_9_then_rerun_plays_every_episode_exactly_once(tmp_path):
     args = ["play", "--model", "scripted-count", "--tasks", "count_test", "--output_path", str(tmp_path), "--max_live", "1"]
     jsonl = tmp_path / "scripted-count" / "episodes_count_test.jsonl"
     log1, log2 = tmp_path / "calls1.log", tmp_path / "calls2.log"
-    proc = subprocess.Popen(HELPER + args, env=_env(COUNT_EPISODES=n, COUNT_DELAY=0.1, COUNT_LOG=log1), stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    proc = subprocess.Popen(
+        HELPER + args, env=_env(COUNT_EPISODES=n, COUNT_DELAY=0.1, COUNT_LOG=log1), stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL
+    )
     deadline = time.time() + 120
     while time.time() < deadline and (not jsonl.exists() or len(_ids(jsonl)) < 3):
         time.sleep(0.05)
@@ -90,8 +104,27 @@ def test_accelerate_launch_shards_episodes_over_two_processes(tmp_path):
     accelerate 1.15 runs `--cpu --num_processes 2` as ONE process unless mpirun is configured, so the
     two-process launch uses `--multi_gpu`, which on a machine without GPUs gives two CPU ranks."""
     log = tmp_path / "calls.log"
-    cmd = ["accelerate", "launch", "--multi_gpu", "--num_processes", "2", "--num_machines", "1", "--mixed_precision", "no", "--dynamo_backend", "no",
-           str(REPO / "tests" / "support" / "engine_helpers.py"), "play", "--model", "scripted-count", "--tasks", "count_test", "--output_path", str(tmp_path)]
+    cmd = [
+        "accelerate",
+        "launch",
+        "--multi_gpu",
+        "--num_processes",
+        "2",
+        "--num_machines",
+        "1",
+        "--mixed_precision",
+        "no",
+        "--dynamo_backend",
+        "no",
+        str(REPO / "tests" / "support" / "engine_helpers.py"),
+        "play",
+        "--model",
+        "scripted-count",
+        "--tasks",
+        "count_test",
+        "--output_path",
+        str(tmp_path),
+    ]
     proc = subprocess.run(cmd, env=_env(COUNT_EPISODES=7, COUNT_LOG=log), capture_output=True, text=True, timeout=300)
     assert proc.returncode == 0, proc.stderr[-3000:]
     ids = _ids(tmp_path / "scripted-count" / "episodes_count_test.jsonl")
@@ -103,7 +136,9 @@ def test_accelerate_launch_shards_episodes_over_two_processes(tmp_path):
 
 
 def test_model_folder_names_follow_lm_eval_and_never_hold_secrets():
-    assert sanitized_model_name("hf", "pretrained=HuggingFaceTB/SmolLM2-135M-Instruct,dtype=float32") == "HuggingFaceTB__SmolLM2-135M-Instruct"
+    assert (
+        sanitized_model_name("hf", "pretrained=HuggingFaceTB/SmolLM2-135M-Instruct,dtype=float32") == "HuggingFaceTB__SmolLM2-135M-Instruct"
+    )
     assert sanitized_model_name("openai-chat-completions", {"model": "gpt-4o", "api_key": "sk-x"}) == "gpt-4o"
     assert sanitized_model_name("dummy", None) == "dummy"
     red = redact_model_args("model=m,base_url=http://user:pw@host:8000/v1,token=abc,tokenizer=t")

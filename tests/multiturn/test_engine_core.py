@@ -53,7 +53,9 @@ def test_only_the_requests_that_fail_alone_fail():
             raise TimeoutError("slow")
         return echo_last(messages)
 
-    summary = run_task(CountTask(n_episodes=3, lengths=(2, 3, 1)), {"player": ScriptedLM(respond)}, progress=False, retry=NO_WAIT, max_live=0)
+    summary = run_task(
+        CountTask(n_episodes=3, lengths=(2, 3, 1)), {"player": ScriptedLM(respond)}, progress=False, retry=NO_WAIT, max_live=0
+    )
     assert summary["n_failed"] == 1
     assert summary["metrics"]["accuracy"] == 1.0
     failed = [r["id"] for r in summary["records"] if r["failed"]]

@@ -2,8 +2,6 @@
 
 from __future__ import annotations
 
-import re
-
 import pytest
 
 from datasets_build.globalgroup import SUBSET_NAMES
@@ -19,7 +17,24 @@ GROUPS = [
     {"topic": "Things to sew", "words": ["DART", "HEM", "PLEAT", "SEAM"], "level": 2, "color": "blue"},
     {"topic": "Birds minus last letter", "words": ["CONDO", "HAW", "HERO", "LOO"], "level": 3, "color": "purple"},
 ]
-WORDS = ["HEM", "ANT", "LOO", "BASS", "DRILL", "SEAM", "CONDO", "SALMON", "OPAL", "HAW", "TROUT", "DART", "ISLAND", "HERO", "PLEAT", "FLOUNDER"]
+WORDS = [
+    "HEM",
+    "ANT",
+    "LOO",
+    "BASS",
+    "DRILL",
+    "SEAM",
+    "CONDO",
+    "SALMON",
+    "OPAL",
+    "HAW",
+    "TROUT",
+    "DART",
+    "ISLAND",
+    "HERO",
+    "PLEAT",
+    "FLOUNDER",
+]
 
 
 def make_doc(i: int) -> dict:
@@ -291,7 +306,9 @@ def test_report_joins_static_samples_and_episodes_game_by_game(tmp_path):
     static = tmp_path / "samples_connections_2024.jsonl"
     static.write_text(  # the lm-eval --log_samples shape: doc plus one key per metric
         "\n".join(
-            json.dumps({"doc_id": i, "doc": {"id": d}, "unweighted_clustering": u, "weighted_clustering": w, "perfect_solve": float(u == 4)})
+            json.dumps(
+                {"doc_id": i, "doc": {"id": d}, "unweighted_clustering": u, "weighted_clustering": w, "perfect_solve": float(u == 4)}
+            )
             for i, (d, u, w) in enumerate([("g0", 4, 10), ("g2", 1, 3), ("not_played", 0, 0)])
         )
     )
@@ -308,7 +325,9 @@ def test_report_joins_static_samples_and_episodes_game_by_game(tmp_path):
     assert rows.loc[1, "interactive_solved"] == 1.0 and rows.loc[1, "static_perfect_solve"] == 0.0
     summary = analyses_connections.by_game_summary(analyses_connections.by_game(runs))
     assert summary.loc["model-a", "games"] == 2
-    assert summary.loc["model-a", "weighted clustering, static"] == 6.5 and summary.loc["model-a", "weighted clustering, interactive"] == 10.0
+    assert (
+        summary.loc["model-a", "weighted clustering, static"] == 6.5 and summary.loc["model-a", "weighted clustering, interactive"] == 10.0
+    )
     assert any("games played both ways" in getattr(block, "caption", "") for block in section.blocks)
 
 

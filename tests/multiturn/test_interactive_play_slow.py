@@ -32,7 +32,20 @@ def test_play_splat_and_interactive_connections_on_smollm2(upstream, tmp_path):
     env = dict(os.environ, TRIANGULATE_UPSTREAM=str(upstream), TRIANGULATE_DATA=str(root))
     # one BLAS/OpenMP thread: on a busy 2-core machine two spinning threads made generation ~10x slower
     env.setdefault("OMP_NUM_THREADS", "1")
-    cmd = ["triangulate", "play", "--tasks", ",".join(TASKS), "--limit", "2", "--gen_kwargs", "max_gen_toks=16", "--task_args", f"max_rounds={ROUND_CAP}", "--output_path", str(tmp_path)]
+    cmd = [
+        "triangulate",
+        "play",
+        "--tasks",
+        ",".join(TASKS),
+        "--limit",
+        "2",
+        "--gen_kwargs",
+        "max_gen_toks=16",
+        "--task_args",
+        f"max_rounds={ROUND_CAP}",
+        "--output_path",
+        str(tmp_path),
+    ]
     proc = subprocess.run(cmd, env=env, capture_output=True, text=True, timeout=1500)
     assert proc.returncode == 0, proc.stderr[-3000:]
     [model_dir] = [p for p in tmp_path.iterdir() if p.is_dir()]

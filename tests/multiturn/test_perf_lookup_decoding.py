@@ -32,9 +32,17 @@ def tiny_llama():
     from transformers import LlamaConfig, LlamaForCausalLM
 
     torch.manual_seed(0)
-    config = LlamaConfig(vocab_size=48, hidden_size=32, intermediate_size=64, num_hidden_layers=2,
-                         num_attention_heads=4, num_key_value_heads=2, max_position_embeddings=512,
-                         eos_token_id=47, pad_token_id=0)
+    config = LlamaConfig(
+        vocab_size=48,
+        hidden_size=32,
+        intermediate_size=64,
+        num_hidden_layers=2,
+        num_attention_heads=4,
+        num_key_value_heads=2,
+        max_position_embeddings=512,
+        eos_token_id=47,
+        pad_token_id=0,
+    )
     return LlamaForCausalLM(config).eval()
 
 
@@ -66,13 +74,13 @@ def test_stops_at_eos_max_tokens_and_stop_check(tiny_llama):
 
     context = torch.tensor([[3, 4, 5, 3, 4, 5, 3, 4]])
     full = greedy_lookup_generate(tiny_llama, context, DynamicCache(config=tiny_llama.config), 0, 10, set(), lambda g: False)
-    generated = full[0, context.shape[1]:].tolist()
+    generated = full[0, context.shape[1] :].tolist()
     assert len(generated) == 10 and full[0].tolist() == _reference(tiny_llama, context, 10)[: full.shape[1]]
     eos = generated[3]
     cut = greedy_lookup_generate(tiny_llama, context, DynamicCache(config=tiny_llama.config), 0, 10, {eos}, lambda g: False)
-    assert cut[0, context.shape[1]:].tolist() == generated[: generated.index(eos) + 1]
+    assert cut[0, context.shape[1] :].tolist() == generated[: generated.index(eos) + 1]
     cache = DynamicCache(config=tiny_llama.config)
     stopped = greedy_lookup_generate(tiny_llama, context, cache, 0, 10, set(), lambda g: len(g) >= 2)
-    assert stopped[0, context.shape[1]:].tolist() == generated[:2] and cache.get_seq_length() == stopped.shape[1] - 1
+    assert stopped[0, context.shape[1] :].tolist() == generated[:2] and cache.get_seq_length() == stopped.shape[1] - 1
     none = greedy_lookup_generate(tiny_llama, context, DynamicCache(config=tiny_llama.config), 0, 0, set(), lambda g: False)
     assert none.tolist() == context.tolist()

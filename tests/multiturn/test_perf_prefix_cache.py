@@ -3,6 +3,7 @@ identical greedy replies to plain HFLM on SmolLM2 (slow)."""
 
 from __future__ import annotations
 
+import pytest
 import torch
 from lm_eval.api.instance import Instance
 from lm_eval.api.model import LM
@@ -17,8 +18,6 @@ from multiturn.prefix_cache import (
     runner_lm_class,
     runner_model_args,
 )
-
-import pytest
 
 
 class _Layer:
@@ -117,7 +116,10 @@ def test_registered_in_lm_eval_registry():
 def test_vllm_model_args_turn_prefix_caching_on_unless_set(monkeypatch):
     monkeypatch.delenv("TRIANGULATE_PREFIX_CACHE", raising=False)
     assert runner_model_args("vllm", {"pretrained": "m", "tensor_parallel_size": 2}) == {
-        "pretrained": "m", "tensor_parallel_size": 2, "enable_prefix_caching": True}
+        "pretrained": "m",
+        "tensor_parallel_size": 2,
+        "enable_prefix_caching": True,
+    }
     assert runner_model_args("vllm", {"enable_prefix_caching": False}) == {"enable_prefix_caching": False}
     assert runner_model_args("vllm", {"pretrained": "m"}, enabled=False) == {"pretrained": "m"}
     assert runner_model_args("hf", {"pretrained": "m"}) == {"pretrained": "m"}
@@ -162,8 +164,10 @@ def test_greedy_replies_identical_to_plain_hflm_on_nback(smollm2, upstream, buil
     task = get_task("nback_verbal_3")
     instances = task.instances(0)[:2]
     games = [task.make_game(inst, 0) for inst in instances]
-    kwargs = [{"do_sample": False, "temperature": 0.0, "max_gen_toks": 4},
-              {"do_sample": False, "temperature": 0.0, "max_gen_toks": 6, "until": ["\n", "m"]}]
+    kwargs = [
+        {"do_sample": False, "temperature": 0.0, "max_gen_toks": 4},
+        {"do_sample": False, "temperature": 0.0, "max_gen_toks": 6, "until": ["\n", "m"]},
+    ]
     for turn in range(5):
         for i, game in enumerate(games):  # interleaved episodes, as the lockstep engine sends them
             request = game.next_request()

@@ -13,15 +13,16 @@ import json
 import random
 import threading
 import time
+from collections.abc import Mapping
 from pathlib import Path
-from typing import Any, Mapping
+from typing import Any
 
 import pytest
 
 from multiturn import results as res
 from multiturn.engine import run_task
-from multiturn.retry import RetryPolicy
 from multiturn.game import Game, Request, TaskSpec
+from multiturn.retry import RetryPolicy
 from multiturn.scripted import ScriptedLM
 
 NO_WAIT = dict(base_delay=0.0, sleep=lambda _s: None)
@@ -201,7 +202,14 @@ def test_an_episode_that_always_hangs_is_marked_failed_and_completed_later(tmp_p
     lm = HangingLM({"e02"})
     try:
         started = time.perf_counter()
-        first = run_task(task, {"player": lm}, output_dir=tmp_path, model_name="m", retry=RetryPolicy(attempts=2, timeout=0.25, **NO_WAIT), progress=False)
+        first = run_task(
+            task,
+            {"player": lm},
+            output_dir=tmp_path,
+            model_name="m",
+            retry=RetryPolicy(attempts=2, timeout=0.25, **NO_WAIT),
+            progress=False,
+        )
         elapsed = time.perf_counter() - started
     finally:
         lm.release.set()
@@ -238,8 +246,18 @@ def test_empty_replies_are_the_models_answers_not_failures():
     assert summary["n_failed"] == 0 and summary["metrics"]["accuracy"] == 0.0
 
 
-REAL_TASKS = ["nback_verbal_1", "nback_verbal_3_triangulating", "wcst", "lnt", "taboo", "wordle", "wordle_withcritic",
-              "referencegame", "imagegame", "privateshared"]
+REAL_TASKS = [
+    "nback_verbal_1",
+    "nback_verbal_3_triangulating",
+    "wcst",
+    "lnt",
+    "taboo",
+    "wordle",
+    "wordle_withcritic",
+    "referencegame",
+    "imagegame",
+    "privateshared",
+]
 
 
 @pytest.mark.parametrize("reply", ["", None])
@@ -248,7 +266,9 @@ def test_real_tasks_finish_on_empty_replies(reply, upstream, built_data, tmp_pat
 
     lm = ScriptedLM(lambda m: reply)
     for name in REAL_TASKS:
-        summary = run_task(registry.get_task(name), {"player": lm, "player_b": lm, "judge": lm}, limit=1, output_dir=tmp_path, progress=False)
+        summary = run_task(
+            registry.get_task(name), {"player": lm, "player_b": lm, "judge": lm}, limit=1, output_dir=tmp_path, progress=False
+        )
         assert summary["n_failed"] == 0, name
         [record] = summary["records"]
         assert record["scores"] and all(isinstance(v, float) for v in record["scores"].values()), name

@@ -11,12 +11,13 @@ import atexit
 import os
 import shutil
 import tempfile
-from functools import lru_cache
+from functools import cache
 from pathlib import Path
 
 from lm_eval_tasks import TASKS_DIR
 
-@lru_cache(maxsize=None)
+
+@cache
 def built_data_root(upstream: str) -> Path:
     """Build every registered dataset from ``upstream`` into a temporary folder (once per process)."""
     from datasets_build.registry import builders
@@ -44,7 +45,7 @@ def _clear_prompt_caches() -> None:
         fn.cache_clear()
 
 
-@lru_cache(maxsize=None)
+@cache
 def task_manager(include_defaults: bool = True):
     """lm-eval's TaskManager with our task folder, as `triangulate eval` builds it (cached per process).
 

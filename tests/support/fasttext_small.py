@@ -13,8 +13,8 @@ import os
 import random
 import subprocess
 import sys
+from collections.abc import Mapping, Sequence
 from pathlib import Path
-from typing import Mapping, Sequence
 
 
 def synthetic_corpus(topics: Mapping[str, Sequence[str]], sentences: int = 2000, seed: int = 0) -> list[str]:
@@ -54,7 +54,9 @@ def train_small_fasttext(
     (folder / f"words.{lang}.txt").write_text("\n".join(words) + "\n", encoding="utf-8")
     proc = subprocess.run(
         [sys.executable, str(Path(__file__).resolve()), str(corpus), str(target), str(dim)],
-        capture_output=True, text=True, env={**os.environ, "OMP_NUM_THREADS": "1"},
+        capture_output=True,
+        text=True,
+        env={**os.environ, "OMP_NUM_THREADS": "1"},
     )
     (folder / f"words.{lang}.txt").unlink()
     corpus.unlink()
@@ -71,8 +73,17 @@ def _train_in_this_process(corpus: Path, target: Path, dim: int) -> None:
     for lr in (0.05, 0.025, 0.01, 0.005):  # fastText can diverge (NaN loss) on tiny corpora: retry gentler
         try:
             model = fasttext.train_unsupervised(
-                str(corpus), model="skipgram", dim=dim, epoch=5, minCount=1, minn=2, maxn=4, bucket=20_000,
-                thread=1, verbose=0, lr=lr,
+                str(corpus),
+                model="skipgram",
+                dim=dim,
+                epoch=5,
+                minCount=1,
+                minn=2,
+                maxn=4,
+                bucket=20_000,
+                thread=1,
+                verbose=0,
+                lr=lr,
             )
         except RuntimeError as error:
             if "NaN" not in str(error):

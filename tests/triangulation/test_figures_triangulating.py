@@ -26,7 +26,12 @@ def scores() -> pd.DataFrame:
             "mmlu": [0.4, 0.5, 0.6, 0.9],  # static
             "leaderboard_bbh": [0.2, 0.3, 0.3, 0.5],  # static
             "taboo": [10.0, 20.0, 30.0, 40.0],  # interactive, clemscore 0-100
-            "nback_verbal_3_triangulating": [0.1, 0.2, 0.3, 0.4],  # working memory (seed 003 App. F: Verbal N-3 only): same order as taboo (tau 1)
+            "nback_verbal_3_triangulating": [
+                0.1,
+                0.2,
+                0.3,
+                0.4,
+            ],  # working memory (seed 003 App. F: Verbal N-3 only): same order as taboo (tau 1)
             "lnt": [0.3, 0.1, 0.4, 0.2],  # cognitive flexibility: tau with taboo 0
         },
         index=pd.Index(MODELS, name="model"),

@@ -45,8 +45,16 @@ def test_external_table_has_clembench_benchmarks(upstream):
 
 def test_release_to_release_correlation(upstream, tmp_path):
     out = tmp_path / "rep"
-    code = run_report(["--external", f"v1.0={upstream / 'clembench-runs/v1.0/results.csv'}",
-                 "--external", f"v1.6={upstream / 'clembench-runs/v1.6/results.csv'}", "--out", str(out)])
+    code = run_report(
+        [
+            "--external",
+            f"v1.0={upstream / 'clembench-runs/v1.0/results.csv'}",
+            "--external",
+            f"v1.6={upstream / 'clembench-runs/v1.6/results.csv'}",
+            "--out",
+            str(out),
+        ]
+    )
     assert code == 0
     tau = pd.read_csv(out / "kendall_tau.csv", index_col=0)
     p = pd.read_csv(out / "kendall_p.csv", index_col=0)

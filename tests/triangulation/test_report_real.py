@@ -36,9 +36,18 @@ def lm_eval_run(lm, model_args: str, tasks: list[str], limit: int, out: Path, ge
     from lm_eval.loggers import EvaluationTracker
 
     tracker = EvaluationTracker(output_path=str(out))
-    results = simple_evaluate(model=lm, model_args=model_args, tasks=tasks, task_manager=task_manager(), limit=limit,
-                              log_samples=True, apply_chat_template=True, bootstrap_iters=0, evaluation_tracker=tracker,
-                              gen_kwargs=gen_kwargs)
+    results = simple_evaluate(
+        model=lm,
+        model_args=model_args,
+        tasks=tasks,
+        task_manager=task_manager(),
+        limit=limit,
+        log_samples=True,
+        apply_chat_template=True,
+        bootstrap_iters=0,
+        evaluation_tracker=tracker,
+        gen_kwargs=gen_kwargs,
+    )
     samples = results.pop("samples")
     tracker.save_results_aggregated(results=results, samples=samples)
     for task in results["configs"]:
@@ -50,8 +59,15 @@ def play_run(lm, model_args: str, tasks: list[str], out: Path, folder: str) -> P
     """Run multi-turn tasks as `triangulate play --limit 1 --output_path out` does."""
     from multiturn.engine import run_tasks
 
-    _payload, path = run_tasks(tasks, {"player": lm, "player_b": lm, "judge": lm}, output_dir=out, model_name=folder,
-                               config={"model": "scripted", "model_args": model_args}, limit=1, progress=False)
+    _payload, path = run_tasks(
+        tasks,
+        {"player": lm, "player_b": lm, "judge": lm},
+        output_dir=out,
+        model_name=folder,
+        config={"model": "scripted", "model_args": model_args},
+        limit=1,
+        progress=False,
+    )
     return path
 
 

@@ -88,22 +88,49 @@ def cases(upstream, tmp_path_factory):
         "play_unknown_model": (["play", "--model", "nosuchmodel", "--tasks", "wcst"], _env(upstream)),
         "play_model_args_syntax": (["play", "--model", "dummy", "--model_args", "garbage", "--tasks", "wcst"], _env(upstream)),
         "play_model_not_found": (
-            ["play", "--model", "hf", "--model_args", f"pretrained={empty_model},api_key={FAKE_KEY}", "--tasks", "wcst", "--limit", "1", "--device", "cpu"],
+            [
+                "play",
+                "--model",
+                "hf",
+                "--model_args",
+                f"pretrained={empty_model},api_key={FAKE_KEY}",
+                "--tasks",
+                "wcst",
+                "--limit",
+                "1",
+                "--device",
+                "cpu",
+            ],
             _env(upstream),
         ),
         "play_bad_limit": (["play", "--model", "dummy", "--tasks", "wcst", "--limit", "-3"], _env(upstream)),
         "play_bad_timeout": (["play", "--model", "dummy", "--tasks", "wcst", "--request_timeout", "0"], _env(upstream)),
-        "play_missing_data": (["play", "--model", "dummy", "--tasks", "splat_easy", "--limit", "1"], _env(upstream, TRIANGULATE_DATA=str(empty_data))),
-        "play_nback_not_built": (["play", "--model", "dummy", "--tasks", "nback_verbal_1", "--limit", "1"], _env(None, TRIANGULATE_DATA=str(empty_data))),
-        "play_clembench_not_built": (["play", "--model", "dummy", "--tasks", "taboo", "--limit", "1"], _env(None, TRIANGULATE_DATA=str(empty_data))),
-        "data_build_upstream_not_a_folder": (["data", "build", "--datasets", "connections", "--out", str(tmp / "built1")], _env(tmp / "nowhere")),
+        "play_missing_data": (
+            ["play", "--model", "dummy", "--tasks", "splat_easy", "--limit", "1"],
+            _env(upstream, TRIANGULATE_DATA=str(empty_data)),
+        ),
+        "play_nback_not_built": (
+            ["play", "--model", "dummy", "--tasks", "nback_verbal_1", "--limit", "1"],
+            _env(None, TRIANGULATE_DATA=str(empty_data)),
+        ),
+        "play_clembench_not_built": (
+            ["play", "--model", "dummy", "--tasks", "taboo", "--limit", "1"],
+            _env(None, TRIANGULATE_DATA=str(empty_data)),
+        ),
+        "data_build_upstream_not_a_folder": (
+            ["data", "build", "--datasets", "connections", "--out", str(tmp / "built1")],
+            _env(tmp / "nowhere"),
+        ),
         "data_build_upstream_empty": (["data", "build", "--datasets", "connections", "--out", str(tmp / "built2")], _env(empty_upstream)),
         "report_missing_folder": (["report", str(tmp / "nothing_here"), "--out", str(tmp / "rep1")], _env(upstream)),
         "report_corrupt_results": (["report", str(corrupt.parent), "--out", str(tmp / "rep2")], _env(upstream)),
         "report_not_results": (["report", str(not_results.parent), "--out", str(tmp / "rep3")], _env(upstream)),
         "report_no_results_inside": (["report", str(tmp / "no_results_inside"), "--out", str(tmp / "rep4")], _env(upstream)),
         "no_subcommand": ([], _env(upstream)),
-        "play_output_path_is_a_file": (["play", "--model", "dummy", "--tasks", "wcst", "--limit", "1", "--output_path", str(a_file)], _env(upstream)),
+        "play_output_path_is_a_file": (
+            ["play", "--model", "dummy", "--tasks", "wcst", "--limit", "1", "--output_path", str(a_file)],
+            _env(upstream),
+        ),
         "report_out_is_a_file": (["report", str(good.parent), "--out", str(a_file)], _env(upstream)),
         "data_build_out_is_a_file": (["data", "build", "--datasets", "connections", "--out", str(a_file / "sub")], _env(upstream)),
     }
@@ -164,11 +191,22 @@ def test_eval_unknown_task_and_missing_data_are_one_line_errors(upstream, tmp_pa
     """`triangulate eval` (lm-eval's CLI with our tasks): unknown task names and unbuilt data."""
     (tmp_path / "no_data").mkdir()
     runs = {
-        "unknown": subprocess.Popen(TRIANGULATE + ["eval", "--model", "dummy", "--tasks", "nosuchtask_xyz"], env=_env(upstream), cwd=tmp_path,
-                                    stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True),
-        "no_data": subprocess.Popen(TRIANGULATE + ["eval", "--model", "dummy", "--tasks", "globalgroup_en", "--limit", "1"],
-                                    env=_env(upstream, TRIANGULATE_DATA=str(tmp_path / "no_data")), cwd=tmp_path,
-                                    stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True),
+        "unknown": subprocess.Popen(
+            TRIANGULATE + ["eval", "--model", "dummy", "--tasks", "nosuchtask_xyz"],
+            env=_env(upstream),
+            cwd=tmp_path,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+            text=True,
+        ),
+        "no_data": subprocess.Popen(
+            TRIANGULATE + ["eval", "--model", "dummy", "--tasks", "globalgroup_en", "--limit", "1"],
+            env=_env(upstream, TRIANGULATE_DATA=str(tmp_path / "no_data")),
+            cwd=tmp_path,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+            text=True,
+        ),
     }
     done = {}
     for name, proc in runs.items():
@@ -187,12 +225,26 @@ def test_api_keys_never_reach_results_transcripts_or_logs(upstream, tmp_path):
     $OPENAI_API_KEY (tests/support/robust_helpers.py): no written file, stdout or stderr holds them."""
     out = tmp_path / "out"
     args = [
-        "play", "--model", "scripted-leaky",
-        "--model_args", f"api_key={FAKE_KEY},base_url=http://alice:{FAKE_URL_PASSWORD}@llm.example:8000/v1",
-        "--tasks", "nback_verbal_1,wcst", "--limit", "2", "--output_path", str(out), "--verbosity", "DEBUG", "--retries", "2",
+        "play",
+        "--model",
+        "scripted-leaky",
+        "--model_args",
+        f"api_key={FAKE_KEY},base_url=http://alice:{FAKE_URL_PASSWORD}@llm.example:8000/v1",
+        "--tasks",
+        "nback_verbal_1,wcst",
+        "--limit",
+        "2",
+        "--output_path",
+        str(out),
+        "--verbosity",
+        "DEBUG",
+        "--retries",
+        "2",
     ]
     started = time.perf_counter()
-    proc = subprocess.run(LEAKY + args, env=_env(upstream, OPENAI_API_KEY=FAKE_ENV_KEY), cwd=tmp_path, capture_output=True, text=True, timeout=600)
+    proc = subprocess.run(
+        LEAKY + args, env=_env(upstream, OPENAI_API_KEY=FAKE_ENV_KEY), cwd=tmp_path, capture_output=True, text=True, timeout=600
+    )
     assert proc.returncode == 1, proc.stderr[-3000:]  # one episode failed on the backend: non-zero exit
     assert time.perf_counter() - started < 300
 
@@ -221,8 +273,23 @@ def test_play_request_timeout_end_to_end_then_the_same_command_completes(upstrea
     """`--request_timeout`: a backend call that never returns fails its episode, the run ends, and the same
     command later (backend healthy again) plays only that episode."""
     out = tmp_path / "out"
-    args = ["play", "--model", "scripted-hang", "--tasks", "nback_verbal_1", "--limit", "3", "--output_path", str(out),
-            "--request_timeout", "1", "--retries", "1", "--max_live", "1"]
+    args = [
+        "play",
+        "--model",
+        "scripted-hang",
+        "--tasks",
+        "nback_verbal_1",
+        "--limit",
+        "3",
+        "--output_path",
+        str(out),
+        "--request_timeout",
+        "1",
+        "--retries",
+        "1",
+        "--max_live",
+        "1",
+    ]
     started = time.perf_counter()
     first = subprocess.run(LEAKY + args, env=_env(upstream, ROBUST_HANG="1"), cwd=tmp_path, capture_output=True, text=True, timeout=600)
     assert first.returncode == 1, first.stderr[-3000:]

@@ -365,7 +365,11 @@ def test_leaderboard_suite_draws_figures_1_2_3_and_8(leaderboard_suite):
     abil = pd.read_csv(rep / "abilities_static_vs_interactive.csv")
     assert abil.loc[abil.ability == "working_memory", "n_interactive"].item() == 5
     pairs = pd.read_csv(rep / "triangulating_fig8_pairs.csv")
-    assert len(pairs) == 2 and set(pairs.benchmark_a) == {"v1.6/clemscore"} and set(pairs.benchmark_b) == {"nback_verbal_3_triangulating", "lnt"}
+    assert (
+        len(pairs) == 2
+        and set(pairs.benchmark_a) == {"v1.6/clemscore"}
+        and set(pairs.benchmark_b) == {"nback_verbal_3_triangulating", "lnt"}
+    )
     assert pairs.tau[0] >= pairs.tau[1] and abs(pairs.tau[1]) <= abs(pairs.tau[0])
     for png in (
         "triangulating_fig1_size.png",

@@ -51,8 +51,14 @@ def test_a_run_without_a_model_uses_the_embedded_one(monkeypatch):
 
     argv = eval_cli.with_default_model(["--tasks", "globalgroup_zh", "--limit", "5"])
     assert argv[-4:] == ["--model", "hf", "--model_args", default_model_args(device=None)]
-    for given in (["--model", "vllm", "--tasks", "x"], ["--tasks", "x", "--model_args=pretrained=y"],
-                  ["-M", "hf", "--tasks", "x"], ["ls", "tasks"], ["run", "--help"], ["--config", "c.yaml"]):
+    for given in (
+        ["--model", "vllm", "--tasks", "x"],
+        ["--tasks", "x", "--model_args=pretrained=y"],
+        ["-M", "hf", "--tasks", "x"],
+        ["ls", "tasks"],
+        ["run", "--help"],
+        ["--config", "c.yaml"],
+    ):
         assert eval_cli.with_default_model(given) == given
 
 
@@ -72,8 +78,18 @@ def test_credentials_in_model_args_are_scrubbed_from_what_lm_eval_writes(monkeyp
         (folder / "samples_t.jsonl").write_text(json.dumps({"arguments": f"key {key}"}) + "\n")
 
     monkeypatch.setattr(HarnessCLI, "execute", fake_execute)
-    code = eval_cli.run_passthrough(["--model", "local-completions", "--model_args", f"base_url=http://x,api_key={key}",
-                                     "--tasks", "globalgroup_zh", "--output_path", str(out)])
+    code = eval_cli.run_passthrough(
+        [
+            "--model",
+            "local-completions",
+            "--model_args",
+            f"base_url=http://x,api_key={key}",
+            "--tasks",
+            "globalgroup_zh",
+            "--output_path",
+            str(out),
+        ]
+    )
     assert code == 0
     written = {p.name: p.read_text() for p in out.rglob("*") if p.is_file()}
     assert set(written) == {"results_x.json", "samples_t.jsonl"}
