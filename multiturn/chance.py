@@ -145,11 +145,12 @@ _WORDLE: list[str] = []
 
 
 def wordle_words() -> list[str]:
-    """The legal Wordle words (clembench's recognised list), sorted so the seed decides the choice."""
+    """The legal Wordle words (clembench's recognised list, carried by the built ``clembench`` dataset's
+    Wordle rows), sorted so the seed decides the choice."""
     if not _WORDLE:
-        from multiturn.clem.instances import wordle_word_list
+        from datasets_build.clembench import load_clembench
 
-        _WORDLE.extend(sorted(wordle_word_list()))
+        _WORDLE.extend(sorted(load_clembench("wordle")[0]["english_words"]))
     return _WORDLE
 
 

@@ -44,3 +44,19 @@ def smollm2():
     from multiturn.default_model import default_model_args
 
     return get_model("hf").create_from_arg_string(default_model_args(device="cpu"), {"batch_size": 1})
+
+
+@pytest.fixture(autouse=True)
+def _no_log_handlers_on_closed_streams():
+    """lm-eval and our CLI attach stream handlers to the ``sys.stderr`` of the moment; under pytest that is a
+    capture stream closed after its test, and a later test's log line would print a "Logging error"
+    traceback. Drop such handlers before each test (a pytest artefact: real processes keep their stderr)."""
+    import logging
+
+    loggers = [logging.getLogger(), *(x for x in logging.Logger.manager.loggerDict.values() if isinstance(x, logging.Logger))]
+    for logger in loggers:
+        for handler in list(logger.handlers):
+            stream = getattr(handler, "stream", None)
+            if stream is not None and getattr(stream, "closed", False):
+                logger.removeHandler(handler)
+    yield

@@ -189,7 +189,7 @@ def test_eval_of_the_embedded_model_lands_in_the_folder_named_after_the_model(tm
 
 
 @pytest.mark.slow
-def test_temperature_zero_on_the_embedded_model_plays_greedy_and_names_the_folder_after_the_model(upstream, tmp_path):
+def test_temperature_zero_on_the_embedded_model_plays_greedy_and_names_the_folder_after_the_model(upstream, built_data, tmp_path):
     """The issue's command: the task samples at temperature 1 (do_sample=True); the override makes it greedy."""
     from multiturn.default_model import DEFAULT_MODEL_NAME
 

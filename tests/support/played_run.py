@@ -1,6 +1,6 @@
 """A small real run for the viewer and report tests: ``triangulate play``'s engine with the ``random``
 chance player on one task of every family, plus a scripted player whose n-back replies carry a
-``<script>`` (the escaping check). Built data (connections, clembench, splat) go to a temporary folder."""
+``<script>`` (the escaping check). Built data (connections, clembench, nback, splat) go to a temporary folder."""
 
 from __future__ import annotations
 
@@ -30,7 +30,7 @@ def build_data(upstream: Path, root: Path) -> Path:
     os.environ["TRIANGULATE_UPSTREAM"] = str(upstream)
     os.environ["TRIANGULATE_DATA"] = str(root)
     available = builders()
-    for name in ("connections", "clembench", "splat"):
+    for name in ("connections", "clembench", "nback", "splat"):
         if not (root / name / "README.md").is_file():
             available[name](root / name)
     return root

@@ -26,7 +26,7 @@ from triangulation.suite_spec import cells, load_suite
 ROOT = Path(__file__).resolve().parents[2]
 HELPER = ROOT / "tests" / "support" / "suite_helpers.py"
 LAUNCHER = f"{sys.executable} {HELPER}"
-UPSTREAM = Path(os.environ.get("TRIANGULATE_UPSTREAM", "/work/shared/upstream"))
+UPSTREAM = Path(os.environ.get("TRIANGULATE_UPSTREAM") or ROOT.parent / "shared" / "upstream").resolve()
 
 
 def write_suite(tmp_path: Path, data: dict, name: str = "s.yaml") -> Path:
