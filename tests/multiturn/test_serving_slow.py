@@ -120,9 +120,10 @@ def test_play_and_eval_through_a_real_server(engine, upstream, model_folder, tmp
 
 
 @pytest.mark.slow
-def test_server_killed_mid_run_then_the_same_command_plays_exactly_the_missing_episodes(upstream, model_folder, tmp_path):
+@pytest.mark.parametrize("engine", ENGINES)
+def test_server_killed_mid_run_then_the_same_command_plays_exactly_the_missing_episodes(engine, upstream, model_folder, tmp_path):
     log = tmp_path / "server.log"
-    server = Server(model_folder, log).start()
+    server = Server(model_folder, log, engine=engine).start(timeout=600)
     out = tmp_path / "play"
     cmd = CLI + [
         "play",
@@ -164,7 +165,7 @@ def test_server_killed_mid_run_then_the_same_command_plays_exactly_the_missing_e
     assert len(summary) == 1 and f"{len(failed)} of 3 episodes failed on backend errors (taboo: {len(failed)})" in summary[0]
     assert "resume with: triangulate play --model local-chat-completions" in summary[0]
 
-    restarted = Server(model_folder, log, port=server.port).start()
+    restarted = Server(model_folder, log, port=server.port, engine=engine).start(timeout=600)
     posts_before = log.read_text().count("POST /v1/chat/completions")
     try:
         proc = subprocess.run(cmd, env=_env(upstream), capture_output=True, text=True, timeout=900)
