@@ -18,7 +18,7 @@ skipped; vLLM's ``/metrics`` gives its prefix-cache hits (``--metrics_url`` for 
 ``transformers serve`` has no prefix cache (reported as 0). Printed: seconds, episodes/s, the speed-up
 of (c) over (b), the share of replies equal to (a)'s; last line JSON.
 
-    python benchmarks/serving_throughput.py [--tasks nback_verbal_1,wordle] [--limit 4] [--max_live 16]
+    python benchmarks/serving_throughput.py [--tasks nback_verbal_1,wordle] [--limit 16] [--max_live 16]
         [--max_gen_toks 16] [--modes in_process,server_serial,server_lockstep] [--server transformers|vllm]
         [--vllm_python /tmp/vllm-venv/bin/python] [--base_url URL --served_model NAME]
 """
@@ -106,6 +106,8 @@ def main() -> None:
     args = parser.parse_args()
     tasks = [t for t in args.tasks.split(",") if t]
     modes = [m for m in args.modes.split(",") if m]
+    if args.limit < args.max_live:
+        print(f"note: --limit {args.limit} < --max_live {args.max_live}: (c) has only {args.limit} episodes per task in flight", flush=True)
 
     from multiturn.default_model import export_transformers_folder
     from tests.support.serving import Server
