@@ -282,6 +282,10 @@ PUZZLE = {
 }
 
 
+#: the clembench games the fuzz plays (v1.6's seven and one multilingual reference game)
+CLEM_GAMES = ("taboo", "wordle", "wordle_withclue", "wordle_withcritic", "referencegame", "referencegame_ja", "imagegame", "privateshared")
+
+
 def _game_factories(upstream) -> dict[str, Callable[[], Any]]:
     from multiturn.clem import GAMES
 
@@ -296,16 +300,7 @@ def _game_factories(upstream) -> dict[str, Callable[[], Any]]:
         "connections_interactive": lambda: ci.ConnectionsGame({"id": "c1", "words": BOARD, "groups": NYT_GROUPS}),
         "globalgroup_interactive": lambda: ci.ConnectionsGame(GG_DOC, gi.INTRO),
     }
-    for game in (
-        "taboo",
-        "wordle",
-        "wordle_withclue",
-        "wordle_withcritic",
-        "referencegame",
-        "referencegame_ja",
-        "imagegame",
-        "privateshared",
-    ):
+    for game in CLEM_GAMES:
         factories[game] = lambda game=game: GAMES[game](_clem_instance(game))
     return factories
 
@@ -319,14 +314,7 @@ GAME_NAMES = [
     "splat",
     "connections_interactive",
     "globalgroup_interactive",
-    "taboo",
-    "wordle",
-    "wordle_withclue",
-    "wordle_withcritic",
-    "referencegame",
-    "referencegame_ja",
-    "imagegame",
-    "privateshared",
+    *CLEM_GAMES,
 ]
 MAX_REPLIES = 400
 
