@@ -152,11 +152,8 @@ def rescore_run(
     for name in names:
         task = registry.get_task(name, task_args)
         records = list(res.finished_records([res.episodes_path(model_dir, name)]).values())
-        failed = [
-            r
-            for r in res.read_records(res.episodes_path(model_dir, name))
-            if r.get("failed") and str(r["id"]) not in {str(x["id"]) for x in records}
-        ]
+        finished = {str(r["id"]) for r in records}
+        failed = [r for r in res.read_records(res.episodes_path(model_dir, name)) if r.get("failed") and str(r["id"]) not in finished]
         n_original = int(old.get("n-samples", {}).get(name, {}).get("original", len(records) + len(failed)))
         reports.append(rescore_task(task, records + failed, n_original, judge))
     groups = {g: m for g, m in registry.group_names().items() if g in (config.get("tasks") or []) and any(t in names for t in m)}
