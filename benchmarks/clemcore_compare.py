@@ -5,7 +5,7 @@
 Games: the first N upstream v1.6 instances ($TRIANGULATE_UPSTREAM/clembench) of Wordle (default) or
 Taboo, greedy decoding, at most --max_tokens new tokens per reply (default: clembench's 100), one
 episode at a time on both sides. Ours is the runner's default path for ``--model hf``
-(:class:`multiturn.prefix_cache.PrefixCacheHFLM`: KV prefix reuse plus history drafts).
+(:class:`multiturn.backends.prefix_cache.PrefixCacheHFLM`: KV prefix reuse plus history drafts).
 
 Model: the embedded SmolLM2-135M-Instruct. clemcore's ``huggingface_local`` backend loads
 ``AutoModelForCausalLM.from_pretrained(huggingface_id)`` and ``AutoTokenizer.from_pretrained``
@@ -23,7 +23,7 @@ project's torch/transformers and pass its python::
 
 How clemcore plays:
 - Wordle: the v1.6 Wordle code targets the older clemgame API and clemcore ships no Wordle, so
-  clemcore's backend drives our Wordle game master (``multiturn.clem.wordle``, the v1.6 rules): every
+  clemcore's backend drives our Wordle game master (``multiturn.games.clem.wordle``, the v1.6 rules): every
   turn the full message history goes to clemcore's ``Model.generate_response``, which is what
   clemcore's game masters call. The rules are the same code on both sides, so replies can be
   compared turn by turn; clemcore's interaction-log bookkeeping is not timed (this favours clemcore).
@@ -182,7 +182,7 @@ def dequantised_model(model_dir: Path) -> Path:
 
     from transformers import AutoModelForCausalLM, AutoTokenizer
 
-    from multiturn.default_model import GGUF_FILE, smollm2_dir
+    from multiturn.backends.default_model import GGUF_FILE, smollm2_dir
 
     src = str(smollm2_dir())
     tokenizer = AutoTokenizer.from_pretrained(src, gguf_file=GGUF_FILE)
@@ -216,8 +216,8 @@ def taboo_instances(n: int) -> dict:
 
 def run_ours(game: str, model_dir: Path, n: int, max_tokens: int) -> tuple[float, list[list[str]]]:
     """Our runner on its default ``hf`` path (prefix reuse and history drafts), one episode at a time."""
-    from multiturn.backends import load_lm
-    from multiturn.engine import run_task
+    from multiturn.backends.loading import load_lm
+    from multiturn.engine.runner import run_task
     from multiturn.registry import get_task
 
     lm, _, _ = load_lm("hf", f"pretrained={model_dir},device=cpu", batch_size=1)
@@ -270,7 +270,7 @@ def run_clemcore(game_name: str, python: str, model_dir: Path, n: int, max_token
     spec = clemcore_model_spec(model_dir, max_tokens, work)
     if game_name == "wordle":
         return run_clemcore_wordle(python, spec, n, work)
-    from multiturn.clem.taboo import _STOPWORD_FILE
+    from multiturn.games.clem.taboo import _STOPWORD_FILE
 
     game = work / "taboo_v16"
     (game / "in").mkdir(parents=True)

@@ -19,7 +19,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from triangulation.viewer import write_viewer  # noqa: E402
+from triangulation.viewer.pages import write_viewer  # noqa: E402
 
 
 def nback_record(i: int, rng: random.Random) -> dict:

@@ -390,7 +390,7 @@ def generate_privateshared(count: int, seed: int) -> list[dict[str, Any]]:
 
 
 def generate_rows(game: str, count: int, seed: int, clues: dict | None = None, related: dict | None = None) -> list[dict[str, Any]]:
-    """``count`` fresh episodes of ``game`` (flattened instance dicts with their extras, playable by :mod:`multiturn.clem`)."""
+    """``count`` fresh episodes of ``game`` (flattened instance dicts with their extras, playable by :mod:`multiturn.games.clem`)."""
     if game.startswith("wordle"):
         rows = generate_wordle(game, count, seed, {k.lower(): v for k, v in (clues or {}).items()})
     elif game == "taboo":

@@ -9,7 +9,7 @@ sends (the shared copy's ``prompts/`` and ``grids_3x3.json`` hold the same texts
 ``triangulate data build`` writes one config per variant, ``verbal_1`` ... ``spatial_3``, split
 ``test``, one row per block in upstream order: ``block``, ``n``, ``kind``, ``stimuli`` (one character
 per trial), ``targets``, ``messages`` (the user message of each trial: the letter, or the grid
-string for a grid position) and ``system_prompt``. The runner (:mod:`multiturn.nback`) plays these
+string for a grid position) and ``system_prompt``. The runner (:mod:`multiturn.games.nback`) plays these
 rows and reads nothing else.
 
 Adding a variant: add it to :data:`KINDS` and its files upstream; the builder and the loader follow.

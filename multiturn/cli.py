@@ -134,7 +134,7 @@ def _timeout(value: float | None) -> float | None:
 
 def check_gen_kwargs(kwargs: dict[str, Any] | None, flag: str) -> None:
     """``temperature=0`` means greedy: it cannot go with ``do_sample=True``."""
-    from multiturn.scheduler import is_zero
+    from multiturn.engine.scheduler import is_zero
 
     kwargs = kwargs or {}
     if is_zero(kwargs.get("temperature")) and str(kwargs.get("do_sample", "")).lower() == "true":
@@ -159,7 +159,7 @@ def _list_tasks() -> int:
 
 def run(args: argparse.Namespace) -> int:
     logging.basicConfig(level=getattr(logging, str(args.verbosity).upper(), logging.WARNING))
-    from multiturn.backends import install_log_scrubber
+    from multiturn.backends.loading import install_log_scrubber
 
     install_log_scrubber()  # no credential in any log line (model_args secrets, secret-named env vars)
     if not args.tasks:
@@ -168,10 +168,10 @@ def run(args: argparse.Namespace) -> int:
         return _list_tasks()
 
     from multiturn import registry
-    from multiturn.backends import load_lm, model_args_string, sanitized_model_name
-    from multiturn.engine import run_tasks
-    from multiturn.retry import RetryPolicy
-    from multiturn.scheduler import DEFAULT_MAX_LIVE
+    from multiturn.backends.loading import load_lm, model_args_string, sanitized_model_name
+    from multiturn.backends.retry import RetryPolicy
+    from multiturn.engine.runner import run_tasks
+    from multiturn.engine.scheduler import DEFAULT_MAX_LIVE
 
     check_gen_kwargs(args.gen_kwargs, "--gen_kwargs")
     check_gen_kwargs(args.judge_gen_kwargs, "--judge_gen_kwargs")
@@ -204,8 +204,8 @@ def run(args: argparse.Namespace) -> int:
         extra_config.update(judge_model=judge_model, judge_model_args=model_args_string(judge_args))
 
     install_log_scrubber()  # again: loading a backend may have added log handlers
-    from multiturn.backends import NAME_KEYS, redact_model_args
-    from multiturn.default_model import DEFAULT_MODEL_NAME
+    from multiturn.backends.default_model import DEFAULT_MODEL_NAME
+    from multiturn.backends.loading import NAME_KEYS, redact_model_args
 
     shown = redact_model_args(model_args)
     embedded = args.model is None and not args.model_args
@@ -267,7 +267,7 @@ def failure_summary(payload: dict[str, Any], argv: list[str]) -> str | None:
         return None
     total = sum(failed.values())
     counts = ", ".join(f"{task}: {n}" for task, n in failed.items())
-    from multiturn.backends import scrub_secrets
+    from multiturn.backends.loading import scrub_secrets
 
     resume = scrub_secrets("triangulate " + shlex.join(a for a in argv if a != "--overwrite"))  # no API key in the line
     finished = sum(int(payload.get("n-samples", {}).get(task, {}).get("effective", 0)) for task in entries)
@@ -281,11 +281,11 @@ def failure_summary(payload: dict[str, Any], argv: list[str]) -> str | None:
 
 def log_run(args: argparse.Namespace, payload: dict[str, Any], tasks: list[str], dir_name: str, model: str, model_args: str) -> None:
     """``--wandb_args`` / ``--hf_hub_log_args``: the results and the episodes through lm-eval's loggers
-    (:mod:`multiturn.run_loggers`); the episodes are read back from ``--output_path``."""
+    (:mod:`multiturn.engine.run_loggers`); the episodes are read back from ``--output_path``."""
     from pathlib import Path
 
-    from multiturn import run_loggers
-    from multiturn.results import episodes_path, read_records
+    from multiturn.engine import run_loggers
+    from multiturn.engine.results import episodes_path, read_records
 
     episodes = {}
     if args.output_path is not None:

@@ -5,7 +5,7 @@ A *task* (``TaskSpec``) names a test, lists its episodes' instances and aggregat
 for one of its model-played roles), takes the reply, and keeps its own parsing, rules and scoring.
 Programmatic roles (a questioner, Wordle's feedback, a judge's bookkeeping) are code inside the game.
 
-The scheduler (:mod:`multiturn.scheduler`, driven by :mod:`multiturn.engine`) owns the loop: at each step it asks every live game for its
+The scheduler (:mod:`multiturn.engine.scheduler`, driven by :mod:`multiturn.engine.runner`) owns the loop: at each step it asks every live game for its
 next request, sends all requests of one role in one ``generate_until`` call, and hands each reply
 back with ``Game.on_reply``. Games never call a model themselves, so any test fits the same engine.
 """

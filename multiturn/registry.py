@@ -34,12 +34,12 @@ from plumbing.errors import UserError
 from plumbing.registry import Registry
 
 FAMILY_MODULES: tuple[str, ...] = (
-    "multiturn.nback",
-    "multiturn.flexibility",
-    "multiturn.clem",
-    "multiturn.splat",
-    "multiturn.connections_interactive",
-    "multiturn.globalgroup_interactive",
+    "multiturn.games.nback",
+    "multiturn.games.flexibility",
+    "multiturn.games.clem",
+    "multiturn.games.splat",
+    "multiturn.games.connections_interactive",
+    "multiturn.games.globalgroup_interactive",
 )
 
 TaskFactory = Callable[..., TaskSpec]

@@ -7,7 +7,7 @@ error. An unknown name is a ``UserError`` that lists the known ones.
 
 Example::
 
-    TASKS: Registry[Callable[..., TaskSpec]] = Registry("task", modules=("multiturn.nback",))
+    TASKS: Registry[Callable[..., TaskSpec]] = Registry("task", modules=("multiturn.games.nback",))
 
     @TASKS.register("nback_verbal_1")
     def make(**task_args): ...

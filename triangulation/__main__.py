@@ -1,5 +1,5 @@
 import sys
 
-from triangulation.cli import main
+from triangulation.cli.main import main
 
 sys.exit(main())

@@ -21,9 +21,9 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from multiturn import connections_interactive as ci
-from multiturn import flexibility, nback, splat
-from multiturn import globalgroup_interactive as gi
+from multiturn.games import connections_interactive as ci
+from multiturn.games import flexibility, nback, splat
+from multiturn.games import globalgroup_interactive as gi
 
 SETTINGS = settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.too_slow, HealthCheck.function_scoped_fixture])
 GAME_SETTINGS = settings(max_examples=25, deadline=None, suppress_health_check=[HealthCheck.too_slow, HealthCheck.function_scoped_fixture])
@@ -152,7 +152,7 @@ assert all(len(text) == MB for text in ADVERSARIAL.values())
 
 @cache
 def _clem_instance(game: str) -> dict[str, Any]:
-    from multiturn.clem import candidate_instances
+    from multiturn.games.clem import candidate_instances
 
     return candidate_instances(game)[0]
 
@@ -162,7 +162,7 @@ def _parsers() -> dict[str, Callable[[str], Any]]:
     from custom_metrics.connections import process_results as connections_process_results
     from custom_metrics.connections import score_connections
     from custom_metrics.globalgroup import score_game
-    from multiturn.clem import imagegame, privateshared, referencegame, taboo, wordle
+    from multiturn.games.clem import imagegame, privateshared, referencegame, taboo, wordle
 
     gold = [g["words"] for g in NYT_GROUPS]
     return {
@@ -287,7 +287,7 @@ CLEM_GAMES = ("taboo", "wordle", "wordle_withclue", "wordle_withcritic", "refere
 
 
 def _game_factories(upstream) -> dict[str, Callable[[], Any]]:
-    from multiturn.clem import GAMES
+    from multiturn.games.clem import GAMES
 
     prompts = _splat_prompts(str(upstream))
     factories: dict[str, Callable[[], Any]] = {

@@ -8,9 +8,9 @@ import pytest
 
 from datasets_build.clembench import build, generate_rows, load_clembench
 from datasets_build.clembench_upstream import load_instances
-from multiturn.clem import GAMES, play_game
+from multiturn.games.clem import GAMES, play_game
 from plumbing.errors import UserError
-from triangulation.cli import main
+from triangulation.cli.main import main
 
 
 def test_build_round_trips_the_v16_instances(upstream, built_data, tmp_path):

@@ -8,7 +8,7 @@ import pytest
 
 from datasets_build.load import load_connections, load_globalgroup
 from plumbing.errors import UserError
-from triangulation.cli import main
+from triangulation.cli.main import main
 
 
 def test_build_prints_configs_rows_seconds_and_wall_time(upstream, tmp_path, capsys):

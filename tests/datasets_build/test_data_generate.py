@@ -10,7 +10,7 @@ from datasets_build import generate
 from datasets_build import globalgroup as gg
 from datasets_build.load import load_globalgroup
 from plumbing.errors import UserError
-from triangulation.cli import main
+from triangulation.cli.main import main
 
 
 def _norm(text: str) -> str:

@@ -15,7 +15,7 @@ from datasets_build import globalgroup as gg
 from datasets_build.hub import atomic_dir, read_card_sizes, write_hub_folder
 from datasets_build.load import load_globalgroup
 from plumbing.errors import UserError
-from triangulation.cli import main
+from triangulation.cli.main import main
 
 
 @pytest.fixture(scope="session")

@@ -33,7 +33,7 @@ sys.addaudithook(_record_opens)  # inert unless _OPENED is a set
 
 
 def _build(out: Path) -> None:
-    from triangulation.cli import main
+    from triangulation.cli.main import main
 
     assert main(["data", "build", "--out", str(out)]) == 0
 
@@ -99,7 +99,7 @@ def test_every_file_the_builders_open_is_pinned(upstream, upstream_build):
 def test_play_and_eval_run_on_the_mirror_build(mirror_build, tmp_path, monkeypatch, capsys):
     from tests.support.built_data import _clear_prompt_caches
     from tests.support.engine_helpers import register_test_task_and_model
-    from triangulation.cli import main
+    from triangulation.cli.main import main
 
     monkeypatch.delenv("TRIANGULATE_UPSTREAM", raising=False)
     monkeypatch.setenv("TRIANGULATE_DATA", str(mirror_build[0]))

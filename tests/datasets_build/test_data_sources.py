@@ -177,7 +177,7 @@ def test_user_commit_needs_allow_unverified_and_fetches_that_commit(tmp_path):
 
 
 def test_allow_unverified_without_a_user_commit_is_refused(capsys):
-    from triangulation.cli import main
+    from triangulation.cli.main import main
 
     assert main(["data", "build", "--datasets", "splat", "--allow-unverified"]) != 0
     assert "--source-commit" in capsys.readouterr().err
@@ -185,7 +185,7 @@ def test_allow_unverified_without_a_user_commit_is_refused(capsys):
 
 @pytest.mark.parametrize("spec, words", [("nope=abc1234", "no upstream source 'nope'"), ("splat=main", "NAME=COMMIT")])
 def test_bad_source_commit_is_one_line(capsys, spec, words):
-    from triangulation.cli import main
+    from triangulation.cli.main import main
 
     assert main(["data", "build", "--source-commit", spec, "--allow-unverified"]) == 2
     assert words in capsys.readouterr().err
@@ -240,7 +240,7 @@ def test_derived_splat_prompts_equal_the_shared_copies(upstream):
 
 
 def test_fasttext_command_downloads_resumes_and_unpacks(tmp_path, capsys):
-    from triangulation.cli import main
+    from triangulation.cli.main import main
 
     payload = bytes(range(256)) * 40 + b"fake fastText model"
     archive = gzip.compress(payload)
@@ -256,7 +256,7 @@ def test_fasttext_command_downloads_resumes_and_unpacks(tmp_path, capsys):
 
 
 def test_fasttext_404_is_one_line(tmp_path, capsys):
-    from triangulation.cli import main
+    from triangulation.cli.main import main
 
     with serve({}) as mirror:
         assert main(["data", "fasttext", "xx", "--out", str(tmp_path), "--base-url", mirror.url]) != 0
@@ -268,7 +268,7 @@ def test_fasttext_404_is_one_line(tmp_path, capsys):
 def test_cli_build_from_a_faulty_mirror_is_one_line_and_leaves_no_dataset(upstream, tmp_path, monkeypatch, capsys, fault):
     """`triangulate data build --datasets splat` through a mirror whose puzzles.xlsx is bad: exit 2, one
     error line naming the file or the URL, no built folder and no half-downloaded file left."""
-    from triangulation.cli import main
+    from triangulation.cli.main import main
 
     files = manifest_files(upstream, ["splat"])
     target = next(url for url in files if url.endswith("/puzzles.xlsx"))

@@ -23,8 +23,8 @@ PLAY_SCRIPT = textwrap.dedent(
     """
     import json, sys
     from multiturn import registry
-    from multiturn.engine import run_tasks
-    from multiturn.scripted import ScriptedLM
+    from multiturn.engine.runner import run_tasks
+    from multiturn.backends.scripted import ScriptedLM
 
     lm = ScriptedLM(lambda messages: "m")
     names = registry.task_names()

@@ -7,7 +7,7 @@ import math
 import pytest
 
 from datasets_build import prompts as P
-from multiturn.scripted import ScriptedLM
+from multiturn.backends.scripted import ScriptedLM
 from tests.support.built_data import task_manager, use_built_data
 
 
@@ -125,7 +125,7 @@ def test_fresh_generated_games_run_through_the_same_task(built, tmp_path):
 
     from datasets_build.load import load_globalgroup
     from lm_eval_tasks import TASKS_DIR
-    from triangulation.cli import main
+    from triangulation.cli.main import main
 
     out = tmp_path / "fresh"
     assert main(["data", "generate", "--benchmark", "globalgroup", "--subset", "zh", "--seed", "7", "--out", str(out)]) == 0

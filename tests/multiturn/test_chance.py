@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from multiturn.chance import RandomLM, reply_for
+from multiturn.backends.chance import RandomLM, reply_for
 from tests.support.played_run import FAMILY_TASKS, build_data, play
 
 
@@ -68,7 +68,7 @@ def test_replies_depend_only_on_seed_and_prompt():
 def test_registered_for_lm_eval_and_play():
     from lm_eval.api.registry import get_model
 
-    from multiturn.backends import load_lm
+    from multiturn.backends.loading import load_lm
 
     assert get_model("random") is RandomLM
     assert get_model("hf").__name__ == "HFLM"  # registering ours must not hide lm-eval's own models

@@ -7,7 +7,7 @@ import math
 
 import pytest
 
-from multiturn.clem import aggregate, game_summary
+from multiturn.games.clem import aggregate, game_summary
 
 
 def _rows(upstream, version):
@@ -57,8 +57,8 @@ def test_game_summary_from_episodes():
 
 def test_clembench_group_in_results_json_uses_clembench_rule():
     """The results JSON's clembench group entry: games without a played episode leave quality alone."""
-    from multiturn.clem import CLEMBENCH_GAMES
-    from multiturn.results import results_payload
+    from multiturn.engine.results import results_payload
+    from multiturn.games.clem import CLEMBENCH_GAMES
 
     task_results = {g: {"metrics": {"played": 100.0, "quality": 40.0, "clemscore": 40.0}} for g in CLEMBENCH_GAMES}
     task_results["imagegame"] = {"metrics": {"played": 0.0, "quality": float("nan"), "clemscore": 0.0}}

@@ -9,10 +9,10 @@ import re
 import pytest
 
 from datasets_build.clembench_upstream import load_instances, multilingual_languages, privateshared_resources
-from multiturn.clem import GAMES, MULTILINGUAL_LANGUAGES, candidate_instances, play_game
-from multiturn.clem.imagegame import grid_f1
-from multiturn.clem.taboo import clue_errors
-from multiturn.clem.wordle import first_unmarked_occurrence_feedback, speed_score
+from multiturn.games.clem import GAMES, MULTILINGUAL_LANGUAGES, candidate_instances, play_game
+from multiturn.games.clem.imagegame import grid_f1
+from multiturn.games.clem.taboo import clue_errors
+from multiturn.games.clem.wordle import first_unmarked_occurrence_feedback, speed_score
 
 
 def _first(game: str) -> dict:
@@ -205,7 +205,7 @@ def test_taboo_stem_prefilter_keeps_every_word_whose_stem_could_match():
     from nltk.stem.snowball import SnowballStemmer
     from wordfreq import top_n_list
 
-    from multiturn.clem.taboo import candidate_words
+    from multiturn.games.clem.taboo import candidate_words
 
     stem = SnowballStemmer("english").stem
     words = [w for w in top_n_list("en", 60_000) if w.isalpha() and w.islower()]

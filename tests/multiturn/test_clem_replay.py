@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from multiturn.clem import replay_episode
+from multiturn.games.clem import replay_episode
 
 RUNS = "clembench-runs/v1.6"
 GPT4 = "gpt-4-turbo-2024-04-09-t0.0--gpt-4-turbo-2024-04-09-t0.0"

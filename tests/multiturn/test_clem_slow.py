@@ -6,8 +6,8 @@ import json
 
 import pytest
 
-from multiturn.clem import CLEMBENCH_GAMES
-from triangulation.cli import main
+from multiturn.games.clem import CLEMBENCH_GAMES
+from triangulation.cli.main import main
 
 
 @pytest.mark.slow

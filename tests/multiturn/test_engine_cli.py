@@ -10,7 +10,7 @@ import sys
 import time
 from pathlib import Path
 
-from multiturn.backends import redact_model_args, sanitized_model_name
+from multiturn.backends.loading import redact_model_args, sanitized_model_name
 
 REPO = Path(__file__).resolve().parents[2]
 HELPER = [sys.executable, str(REPO / "tests" / "support" / "engine_helpers.py")]

@@ -6,10 +6,10 @@ import json
 
 import pytest
 
-from multiturn.engine import run_task
-from multiturn.results import episodes_path, read_records
-from multiturn.retry import RetryPolicy
-from multiturn.scripted import ScriptedLM
+from multiturn.backends.retry import RetryPolicy
+from multiturn.backends.scripted import ScriptedLM
+from multiturn.engine.results import episodes_path, read_records
+from multiturn.engine.runner import run_task
 from tests.support.engine_helpers import BrokenLM, CountTask, echo_last
 
 NO_WAIT = RetryPolicy(attempts=3, base_delay=0.0, sleep=lambda s: None)

@@ -6,9 +6,11 @@ import math
 
 import pytest
 
-from multiturn import flexibility, registry
-from multiturn.engine import run_task, run_tasks
-from multiturn.flexibility import (
+from multiturn import registry
+from multiturn.backends.scripted import ScriptedLM
+from multiturn.engine.runner import run_task, run_tasks
+from multiturn.games import flexibility
+from multiturn.games.flexibility import (
     WCST_RULES,
     lnt_answer,
     lnt_prompt,
@@ -17,7 +19,6 @@ from multiturn.flexibility import (
     templates,
     wcst_correct,
 )
-from multiturn.scripted import ScriptedLM
 
 SEED = 1234
 

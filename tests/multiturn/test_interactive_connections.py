@@ -5,11 +5,11 @@ from __future__ import annotations
 import pytest
 
 from datasets_build.globalgroup import SUBSET_NAMES
-from multiturn import connections_interactive as ci
-from multiturn import globalgroup_interactive as gi
-from multiturn.engine import run_task
+from multiturn.backends.scripted import ScriptedLM
+from multiturn.engine.runner import run_task
 from multiturn.game import TaskSpec
-from multiturn.scripted import ScriptedLM
+from multiturn.games import connections_interactive as ci
+from multiturn.games import globalgroup_interactive as gi
 
 GROUPS = [
     {"topic": "FISH", "words": ["BASS", "FLOUNDER", "SALMON", "TROUT"], "level": 0, "color": "yellow"},
@@ -295,8 +295,8 @@ def test_report_joins_static_samples_and_episodes_game_by_game(tmp_path):
 
     import pandas as pd
 
-    from triangulation import analyses_connections
-    from triangulation.results_io import Run
+    from triangulation.report.analyses import connections as analyses_connections
+    from triangulation.runs.results_io import Run
 
     docs = [make_doc(i) for i in range(3)]
     run_task(FixedTask(docs), {"player": ScriptedLM(knower(synthetic_groups))}, output_dir=tmp_path, model_name="m", progress=False)

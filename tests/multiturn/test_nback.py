@@ -9,16 +9,16 @@ import pytest
 
 from datasets_build.nback import expected_targets, load_blocks
 from multiturn import registry
-from multiturn.engine import run_task
-from multiturn.nback import (
+from multiturn.backends.scripted import ScriptedLM
+from multiturn.engine.runner import run_task
+from multiturn.engine.scheduler import play_episodes
+from multiturn.games.nback import (
     NBackTask,
     abs_dprime_notebook,
     dprime,
     parse_response,
     score_trials,
 )
-from multiturn.scheduler import play_episodes
-from multiturn.scripted import ScriptedLM
 
 NBACK_TASKS = [f"nback_{k}_{n}" for k in ("verbal", "spatial") for n in (1, 2, 3)] + ["nback_verbal_3_triangulating"]
 CEILING = 2 * 2.3263478740408408  # z(0.99) - z(0.01)

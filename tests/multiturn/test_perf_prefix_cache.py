@@ -1,4 +1,4 @@
-"""Prefix KV reuse (multiturn/prefix_cache.py): pool rules, runner selection, vLLM model_args, and
+"""Prefix KV reuse (multiturn/backends/prefix_cache.py): pool rules, runner selection, vLLM model_args, and
 identical greedy replies to plain HFLM on SmolLM2 (slow)."""
 
 from __future__ import annotations
@@ -8,8 +8,8 @@ import torch
 from lm_eval.api.instance import Instance
 from lm_eval.api.model import LM
 
-from multiturn import backends
-from multiturn.prefix_cache import (
+from multiturn.backends import loading as backends
+from multiturn.backends.prefix_cache import (
     PrefixCacheHFLM,
     PrefixPool,
     cache_nbytes,
@@ -192,7 +192,7 @@ class _Stop(Exception):
 
 @pytest.mark.parametrize("flag, expected", [([], None), (["--no_prefix_cache"], False)])
 def test_play_flag_reaches_load_lm(monkeypatch, flag, expected):
-    from triangulation.cli import main
+    from triangulation.cli.main import main
 
     seen = {}
 

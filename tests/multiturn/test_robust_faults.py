@@ -1,4 +1,4 @@
-"""Robustness (issue 7): fault injection through the real engine (``multiturn.engine.run_task``).
+"""Robustness (issue 7): fault injection through the real engine (``multiturn.engine.runner.run_task``).
 
 Backends that raise on 20% of requests (seeded), hang past the per-request timeout, return empty
 strings or the wrong number of replies: the run finishes, episodes whose backend calls kept failing
@@ -19,11 +19,11 @@ from typing import Any
 
 import pytest
 
-from multiturn import results as res
-from multiturn.engine import run_task
+from multiturn.backends.retry import RetryPolicy
+from multiturn.backends.scripted import ScriptedLM
+from multiturn.engine import results as res
+from multiturn.engine.runner import run_task
 from multiturn.game import Game, Request, TaskSpec
-from multiturn.retry import RetryPolicy
-from multiturn.scripted import ScriptedLM
 
 NO_WAIT = dict(base_delay=0.0, sleep=lambda _s: None)
 

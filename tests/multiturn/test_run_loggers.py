@@ -19,7 +19,7 @@ def data(upstream, tmp_path_factory):
 
 def test_play_logs_results_and_episodes_to_wandb_offline(data, tmp_path, monkeypatch):
     pytest.importorskip("wandb", reason="pip install wandb (the [test] extra has it)")
-    from triangulation.cli import main
+    from triangulation.cli.main import main
 
     monkeypatch.setenv("WANDB_MODE", "offline")
     monkeypatch.setenv("WANDB_SILENT", "true")
@@ -51,7 +51,7 @@ def test_play_logs_results_and_episodes_to_wandb_offline(data, tmp_path, monkeyp
 def test_play_pushes_results_and_episodes_through_the_evaluation_tracker(data, tmp_path, monkeypatch):
     import huggingface_hub
 
-    from triangulation.cli import main
+    from triangulation.cli.main import main
 
     uploads = []
 

@@ -13,7 +13,7 @@ from pathlib import Path
 
 import pytest
 
-from multiturn.backends import sanitized_model_name
+from multiturn.backends.loading import sanitized_model_name
 from tests.multiturn.test_interactive_play_slow import data_with_splat
 from tests.support.serving import Server, exported_smollm2
 

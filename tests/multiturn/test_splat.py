@@ -10,9 +10,9 @@ from collections import Counter
 import pytest
 
 from datasets_build.hub import atomic_dir
-from multiturn import splat
-from multiturn.engine import run_task
-from multiturn.scripted import ScriptedLM
+from multiturn.backends.scripted import ScriptedLM
+from multiturn.engine.runner import run_task
+from multiturn.games import splat
 from plumbing.errors import UserError
 from plumbing.paths import dataset_dir
 
@@ -330,8 +330,8 @@ def _is_judge(messages) -> bool:
 @pytest.fixture
 def play(puzzles, tmp_path, capsys):
     """``play(*flags)`` -> (exit code, results JSON or None, stderr) of ``triangulate play --tasks splat_easy --limit 1``."""
-    from multiturn.backends import register_lm_class
-    from triangulation.cli import main
+    from multiturn.backends.loading import register_lm_class
+    from triangulation.cli.main import main
 
     register_lm_class("scripted-splat", SplatCliLM)
     SplatCliLM.seen.clear()

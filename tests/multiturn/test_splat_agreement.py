@@ -13,7 +13,7 @@ import os
 
 import pytest
 
-from multiturn import splat
+from multiturn.games import splat
 from plumbing.errors import UserError
 
 PROMPTS = {

@@ -38,7 +38,7 @@ def build_data(upstream: Path, root: Path) -> Path:
 
 def play(out: Path, tasks: list[str], lm, model_name: str, limit: int = 2, seed: int = 1) -> Path:
     """Play ``tasks`` with ``lm`` in every role; returns the results JSON path under ``out/<model_name>``."""
-    from multiturn.engine import run_tasks
+    from multiturn.engine.runner import run_tasks
 
     config = {"model": model_name, "model_args": "", "model_name": model_name}
     _, path = run_tasks(
@@ -56,8 +56,8 @@ def play(out: Path, tasks: list[str], lm, model_name: str, limit: int = 2, seed:
 
 def played_run(upstream: Path, root: Path) -> Path:
     """``root/runs``: the random player on every family and the scripted n-back player with ``<script>`` replies."""
-    from multiturn.chance import RandomLM
-    from multiturn.scripted import ScriptedLM
+    from multiturn.backends.chance import RandomLM
+    from multiturn.backends.scripted import ScriptedLM
 
     build_data(upstream, root / "data")
     runs = root / "runs"

@@ -137,8 +137,8 @@ class Server:
 
 
 def exported_smollm2(dest: Path) -> Path:
-    """The embedded model as a transformers folder (see :func:`multiturn.default_model.export_transformers_folder`)."""
-    from multiturn.default_model import export_transformers_folder
+    """The embedded model as a transformers folder (see :func:`multiturn.backends.default_model.export_transformers_folder`)."""
+    from multiturn.backends.default_model import export_transformers_folder
 
     return export_transformers_folder(dest)
 

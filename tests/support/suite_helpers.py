@@ -90,14 +90,14 @@ def register() -> None:
     import lm_eval.models  # noqa: F401  (fills lm-eval's registry first: registering into an empty one hides `hf`)
     from lm_eval.api.registry import register_model
 
-    from multiturn.backends import register_lm_class
+    from multiturn.backends.loading import register_lm_class
 
     register_model("scripted-suite")(CannedLM)
     register_lm_class("scripted-suite", CannedLM)
 
 
 if __name__ == "__main__":
-    from triangulation.cli import main
+    from triangulation.cli.main import main
 
     register()
     sys.exit(main(sys.argv[1:]))

@@ -15,8 +15,14 @@ import math
 import pandas as pd
 import pytest
 
-from triangulation.abilities import apply_subtask_exclusions, assessment_members, load_taxonomy, static_vs_interactive, without_members
-from triangulation.results_io import read_run
+from triangulation.report.abilities import (
+    apply_subtask_exclusions,
+    assessment_members,
+    load_taxonomy,
+    static_vs_interactive,
+    without_members,
+)
+from triangulation.runs.results_io import read_run
 
 MODELS = ["m1", "m2", "m3", "m4"]
 

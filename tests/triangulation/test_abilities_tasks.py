@@ -19,7 +19,7 @@ WITH_DATASET = {
 
 
 def _abilities() -> dict:
-    return yaml.safe_load(resources.files("triangulation").joinpath("abilities.yaml").read_text(encoding="utf-8"))
+    return yaml.safe_load(resources.files("triangulation.report").joinpath("abilities.yaml").read_text(encoding="utf-8"))
 
 
 def test_every_ability_with_a_dataset_has_a_task():
@@ -45,7 +45,7 @@ def test_every_mapped_task_exists():
 
 
 def test_each_mapped_task_is_attributed_back_to_its_ability():
-    from triangulation.abilities import load_taxonomy
+    from triangulation.report.abilities import load_taxonomy
 
     taxonomy = load_taxonomy()
     for ability, entry in _abilities()["tasks"].items():

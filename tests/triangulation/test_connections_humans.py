@@ -17,7 +17,7 @@ import pytest
 
 from datasets_build.connections import HUMAN_SCORES_FILE, read_human_scores
 from tests.triangulation.test_report_fakes import DATE, run_report
-from triangulation.analyses_connections import human_comparison
+from triangulation.report.analyses.connections import human_comparison
 
 TABLE3 = {"Claude 3.5 Sonnet": [17, 41, 27, 3, 12], "novice humans": [30, 39, 13, 0, 18]}
 TABLE4 = {"Claude 3.5 Sonnet": [6, 20, 13, 1, 10], "expert humans": [2, 7, 9, 0, 32]}

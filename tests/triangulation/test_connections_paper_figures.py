@@ -16,10 +16,16 @@ from collections import Counter
 import pandas as pd
 import pytest
 
-from multiturn.scripted import ScriptedLM
+from multiturn.backends.scripted import ScriptedLM
 from tests.triangulation.test_report_fakes import DATE, conn_doc, run_report
-from triangulation.analyses_connections import judged_groups, knowledge_accuracy, per_game_scores, reasoning_distribution, reasoning_ratio
-from triangulation.connections_judge import GroupToJudge, LLMJudge
+from triangulation.report.analyses.connections import (
+    judged_groups,
+    knowledge_accuracy,
+    per_game_scores,
+    reasoning_distribution,
+    reasoning_ratio,
+)
+from triangulation.report.analyses.connections_judge import GroupToJudge, LLMJudge
 
 # conn_doc's knowledge labels per group: G1 Semantic, G2 Encyclopedic, G3 Semantic + Associative, G4 Word form
 
@@ -114,7 +120,7 @@ def test_report_judge_model_flag(tmp_path, monkeypatch):
     """``triangulate report --judge_model scripted-judge``: two games answered with ``five_group_answer``.
     Per game clustering 2 and reasoning 1, so Table 6 = two games at 1, Table 2 ratio = 0.5; the
     judge is asked once per distinct (name, gold) pair: 2 games x 2 clustered groups = 4 prompts."""
-    from multiturn.backends import register_lm_class
+    from multiturn.backends.loading import register_lm_class
 
     monkeypatch.delenv("TRIANGULATE_FASTTEXT_DIR", raising=False)
     register_lm_class("scripted-judge", JudgeLM)
@@ -227,7 +233,7 @@ def test_table6_from_raw_responses_and_the_authors_human_verdicts(upstream, mode
 def test_judge_model_loads_only_when_a_group_needs_judging():
     """``--judge_model`` is loaded at the first question: a report without Connections samples never loads it."""
     from plumbing.errors import UserError
-    from triangulation.connections_judge import load_llm_judge
+    from triangulation.report.analyses.connections_judge import load_llm_judge
 
     judge = load_llm_judge("no-such-model")
     assert judge.judge_groups([]) == [] and judge.lm is None

@@ -1,4 +1,4 @@
-"""Seed 003 Figures 1 and 8 (triangulation.figures_triangulating) and model sizes (triangulation.model_size)
+"""Seed 003 Figures 1 and 8 (triangulation.report.analyses.figures_triangulating) and model sizes (triangulation.runs.model_size)
 on hand-made scores."""
 
 from __future__ import annotations
@@ -11,10 +11,10 @@ import pandas as pd
 import pytest
 
 from plumbing.errors import UserError
-from triangulation.abilities import load_taxonomy
-from triangulation.figures_triangulating import build, parse_scatter, pick_scatter_pairs, read_sizes, size_accuracy_table
-from triangulation.kendall import kendall_tables
-from triangulation.model_size import model_size_b, safetensors_parameters
+from triangulation.report.abilities import load_taxonomy
+from triangulation.report.analyses.figures_triangulating import build, parse_scatter, pick_scatter_pairs, read_sizes, size_accuracy_table
+from triangulation.report.kendall import kendall_tables
+from triangulation.runs.model_size import model_size_b, safetensors_parameters
 
 MODELS = ["m1", "m2", "m3", "m4"]
 

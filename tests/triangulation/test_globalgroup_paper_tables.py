@@ -13,7 +13,7 @@ from __future__ import annotations
 import pandas as pd
 import pytest
 
-from triangulation.analyses_globalgroup import cultural_differences, difficulty_table, four_by_four, pca_kmeans
+from triangulation.report.analyses.globalgroup import cultural_differences, difficulty_table, four_by_four, pca_kmeans
 
 # Seed 000 Table 10, GPT-3.5-Turbo row (es es-en zh zh-en hi hi-en ar ar-en en) and its Mean (Table 3)
 TABLE10_GPT35 = [0.128, 0.130, 0.054, 0.041, 0.026, 0.024, 0.054, 0.036, -0.047]

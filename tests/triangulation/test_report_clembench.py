@@ -17,7 +17,7 @@ import pandas as pd
 from scipy import stats
 
 from tests.triangulation.test_report_fakes import run_report
-from triangulation.external import clem_model, read_external
+from triangulation.report.external import clem_model, read_external
 
 PUBLISHED_TAU = 0.71  # seed 002 Sec. 2, 19 models
 PUBLISHED_N = 19

@@ -11,8 +11,8 @@ import pandas as pd
 import pytest
 
 from tests.triangulation.test_report_fakes import clem, run_report, write_play_run
-from triangulation.analyses_clembench import multilingual_table, paper_cells
-from triangulation.results_io import read_run
+from triangulation.report.analyses.clembench import multilingual_table, paper_cells
+from triangulation.runs.results_io import read_run
 
 # Table 2 (seed 002): (% played, quality) per language
 GPT4 = {"en": (100.0, 87.22), "de": (100.0, 85.56), "te": (99.44, 35.2), "zh": (72.78, 88.55)}

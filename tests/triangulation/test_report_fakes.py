@@ -17,7 +17,7 @@ from typing import Any
 from custom_metrics.connections import score_connections
 from custom_metrics.globalgroup import score_groups
 from custom_metrics.parsing import parse_groups
-from triangulation.results_io import read_run
+from triangulation.runs.results_io import read_run
 
 DATE = "2026-11-21T10-00-00.000000"
 COLOURS = ["yellow", "green", "blue", "purple"]
@@ -179,8 +179,8 @@ def write_lm_eval_run(
 
 
 def write_play_run(root: Path, model_args: str, metrics: dict[str, dict[str, float]], folder: str = "play") -> Path:
-    """``root/<folder>/results_<ts>.json`` in the shape multiturn.results.results_payload writes."""
-    from multiturn.results import results_payload, write_results
+    """``root/<folder>/results_<ts>.json`` in the shape multiturn.engine.results.results_payload writes."""
+    from multiturn.engine.results import results_payload, write_results
 
     task_results = {t: {"metrics": m, "config": {"task": t}} for t, m in metrics.items()}
     games = [t for t in metrics if t in ("taboo", "wordle", "referencegame", "imagegame", "privateshared")]
@@ -285,8 +285,8 @@ def run_report(argv: list[str]) -> int:
     included), so a half-built sibling sub-command cannot break these tests."""
     import argparse
 
-    from triangulation import report_cli
-    from triangulation.cli import _guard
+    from triangulation.cli import report as report_cli
+    from triangulation.cli.main import _guard
 
     parser = argparse.ArgumentParser(prog="triangulate")
     report_cli.add_parser(parser.add_subparsers(dest="command"))

@@ -8,8 +8,8 @@ import pandas as pd
 import pytest
 
 from plumbing.errors import UserError
-from triangulation.external import parse_spec, read_external, read_externals
-from triangulation.results_io import Run, main_metric, model_id, read_run
+from triangulation.report.external import parse_spec, read_external, read_externals
+from triangulation.runs.results_io import Run, main_metric, model_id, read_run
 
 
 @pytest.mark.parametrize(

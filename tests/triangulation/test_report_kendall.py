@@ -11,7 +11,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from scipy import stats
 
-from triangulation.kendall import kendall_pair, kendall_tables
+from triangulation.report.kendall import kendall_pair, kendall_tables
 
 # few distinct values -> many ties; None -> a model that did not run that benchmark
 cell = st.one_of(st.none(), st.sampled_from([0.0, 0.25, 0.5, 0.5, 1.0, 2.0, 3.5]))
@@ -77,7 +77,7 @@ def test_tau_b_from_sign_matrices_matches_scipy_with_ties():
     import numpy as np
     from scipy import stats
 
-    from triangulation.kendall import tau_b_from_signs
+    from triangulation.report.kendall import tau_b_from_signs
 
     rng = np.random.default_rng(4)
     x, y = rng.integers(0, 4, 30).astype(float), rng.integers(0, 5, 30).astype(float)  # many ties
@@ -92,7 +92,7 @@ def test_kendall_pairs_bootstrap_interval_and_small_sample_warning():
     import numpy as np
     import pandas as pd
 
-    from triangulation.kendall import kendall_pairs
+    from triangulation.report.kendall import kendall_pairs
 
     rng = np.random.default_rng(0)
     base = rng.normal(size=40)

@@ -8,9 +8,9 @@ from pathlib import Path
 
 import pandas as pd
 
-from triangulation.leaderboard import leaderboard, stderr_table, without_chance
-from triangulation.report_top import needs_models
-from triangulation.results_io import Run
+from triangulation.report.leaderboard import leaderboard, stderr_table, without_chance
+from triangulation.report.top import needs_models
+from triangulation.runs.results_io import Run
 
 
 def run(model: str, acc: float, se) -> Run:

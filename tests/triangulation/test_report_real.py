@@ -15,7 +15,7 @@ import pytest
 
 from datasets_build import prompts as P
 from lm_eval_tasks import TASKS_DIR
-from multiturn.scripted import ScriptedLM
+from multiturn.backends.scripted import ScriptedLM
 from tests.support.built_data import use_built_data
 from tests.triangulation.test_report_fakes import run_report
 
@@ -57,7 +57,7 @@ def lm_eval_run(lm, model_args: str, tasks: list[str], limit: int, out: Path, ge
 
 def play_run(lm, model_args: str, tasks: list[str], out: Path, folder: str) -> Path:
     """Run multi-turn tasks as `triangulate play --limit 1 --output_path out` does."""
-    from multiturn.engine import run_tasks
+    from multiturn.engine.runner import run_tasks
 
     _payload, path = run_tasks(
         tasks,
@@ -140,7 +140,7 @@ def test_report_over_real_scripted_runs(built, tmp_path):
 @pytest.mark.slow
 def test_report_with_smollm2(built, smollm2, tmp_path):
     """Three models: SmolLM2 on globalgroup_zh --limit 2 (real generation) and the two scripted ones."""
-    from multiturn.default_model import default_model_args
+    from multiturn.backends.default_model import default_model_args
 
     runs = tmp_path / "runs"
     scripted_runs(runs)

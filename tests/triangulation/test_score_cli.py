@@ -12,14 +12,14 @@ from typing import Any
 import pytest
 
 from multiturn import registry
-from multiturn.backends import register_lm_class
-from multiturn.engine import run_tasks
+from multiturn.backends.loading import register_lm_class
+from multiturn.backends.scripted import ScriptedLM
+from multiturn.engine.rescore import judge_agreement, replay
+from multiturn.engine.runner import run_tasks
 from multiturn.game import Game, Request, TaskSpec
-from multiturn.rescore import judge_agreement, replay
-from multiturn.scripted import ScriptedLM
 from tests.support.built_data import use_built_data
 from tests.support.engine_helpers import CountGame, CountTask, echo_last, register_test_task_and_model
-from triangulation.cli import main
+from triangulation.cli.main import main
 
 
 def _play(tmp_path: Path, task: str, lm, **kw) -> Path:
@@ -58,7 +58,7 @@ def test_play_run_rescored_with_changed_code_prints_changes_and_keeps_the_old_re
 
     original_on_reply = CountGame.on_reply
     monkeypatch.setattr(CountGame, "on_reply", lenient)
-    monkeypatch.setattr("multiturn.backends.load_lm", lambda *a, **k: pytest.fail("score must not load a model"))
+    monkeypatch.setattr("multiturn.backends.loading.load_lm", lambda *a, **k: pytest.fail("score must not load a model"))
     assert main(["score", str(tmp_path), "--tasks", "count_test"]) == 0
     out = capsys.readouterr().out
     before = old["results"]["count_test"]["accuracy,none"]
@@ -172,7 +172,7 @@ def test_judge_agreement_counts_and_kappa():
 
 
 def test_lm_eval_samples_are_rescored_with_the_current_task_code(upstream, monkeypatch, tmp_path, capsys):
-    from triangulation.rescore_samples import load_task
+    from triangulation.runs.rescore_samples import load_task
 
     use_built_data(upstream, monkeypatch)
     task = load_task("globalgroup_zh")

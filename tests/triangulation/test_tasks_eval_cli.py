@@ -5,8 +5,8 @@ from __future__ import annotations
 from pathlib import Path
 
 from lm_eval_tasks import TASKS_DIR
-from triangulation import eval_cli
-from triangulation.cli import build_parser
+from triangulation.cli import eval as eval_cli
+from triangulation.cli.main import build_parser
 
 
 def test_include_paths_puts_ours_first_and_keeps_the_users(tmp_path):
@@ -35,7 +35,7 @@ def test_passthrough_extends_the_include_path(monkeypatch, tmp_path):
 
 def test_missing_build_is_one_line_naming_the_build_command(monkeypatch, tmp_path, capsys):
     """Unbuilt data: `triangulate eval` prints one error line that names `triangulate data build`, exit 2."""
-    from triangulation.cli import main
+    from triangulation.cli.main import main
 
     monkeypatch.setenv("TRIANGULATE_DATA", str(tmp_path / "nothing-built"))
     code = main(["eval", "--model", "dummy", "--tasks", "globalgroup_zh", "--limit", "1"])
@@ -47,7 +47,7 @@ def test_missing_build_is_one_line_naming_the_build_command(monkeypatch, tmp_pat
 
 
 def test_a_run_without_a_model_uses_the_embedded_one(monkeypatch):
-    from multiturn.default_model import default_model_args
+    from multiturn.backends.default_model import default_model_args
 
     argv = eval_cli.with_default_model(["--tasks", "globalgroup_zh", "--limit", "5"])
     assert argv[-4:] == ["--model", "hf", "--model_args", default_model_args(device=None)]

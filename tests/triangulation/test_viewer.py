@@ -11,7 +11,7 @@ import pytest
 
 from tests.support.played_run import EVIL, FAMILY_TASKS, played_run
 from triangulation.html import script_json
-from triangulation.viewer import page_name, write_viewer
+from triangulation.viewer.pages import page_name, write_viewer
 
 
 @pytest.fixture(scope="module")
@@ -112,7 +112,7 @@ def test_lm_eval_samples_show_prompt_parsed_groups_gold_and_metrics(tmp_path):
 
 
 def test_view_cli(runs, tmp_path, capsys):
-    from triangulation.cli import main
+    from triangulation.cli.main import main
 
     assert main(["view", str(runs), "--out", str(tmp_path / "v")]) == 0
     assert (tmp_path / "v" / "index.html").is_file() and (tmp_path / "v" / "wcst.html").is_file()
@@ -121,7 +121,7 @@ def test_view_cli(runs, tmp_path, capsys):
 
 
 def test_large_tasks_are_split_into_linked_files(runs, tmp_path, monkeypatch):
-    from triangulation import viewer
+    from triangulation.viewer import pages as viewer
 
     monkeypatch.setattr(viewer, "EPISODES_PER_FILE", 1)
     pages = write_viewer([runs], tmp_path / "split")
@@ -134,7 +134,7 @@ def test_large_tasks_are_split_into_linked_files(runs, tmp_path, monkeypatch):
 
 
 def test_chat_history_prompts_are_shown_as_messages():
-    from triangulation.episodes import sample_prompt
+    from triangulation.viewer.episodes import sample_prompt
 
     history = json.dumps([{"role": "system", "content": "be brief"}, {"role": "user", "content": "group [a, b]"}])
     assert sample_prompt({"arguments": {"gen_args_0": {"arg_0": history}}}) == "[system] be brief\n\n[user] group [a, b]"

@@ -15,7 +15,7 @@ from tests.support.played_run import FAMILY_TASKS, played_run
 
 @pytest.fixture(scope="module")
 def report(upstream, tmp_path_factory) -> Path:
-    from triangulation.cli import main
+    from triangulation.cli.main import main
 
     root = tmp_path_factory.mktemp("browser")
     runs = played_run(upstream, root)

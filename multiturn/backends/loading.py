@@ -1,0 +1,213 @@
+"""Model backends for the side runner: lm-eval's registry, secret-free names and log lines.
+
+Every backend comes from lm-eval's model registry (``hf``, ``vllm``, ``local-chat-completions``, ...).
+:func:`register_lm_class` lets a later module swap in an ``LM`` subclass for one registry name
+(issue 7: a KV-prefix-reusing ``hf`` for multi-turn play) without touching the engine or the CLI;
+:func:`load_lm` resolves overrides first and lm-eval's registry second.
+"""
+
+from __future__ import annotations
+
+import logging
+import os
+import re
+from collections.abc import Callable, Mapping
+from typing import Any
+from urllib.parse import urlsplit, urlunsplit
+
+from plumbing.errors import UserError
+
+log = logging.getLogger(__name__)
+
+#: model_args keys whose values are credentials: never written to results, logs or folder names.
+SECRET_KEY_PATTERN = re.compile(r"(api[_-]?key|secret|password|passwd|credential|bearer|auth|(^|_)token$)", re.IGNORECASE)
+#: model_args keys lm-eval's EvaluationTracker reads the model name from, in its order.
+NAME_KEYS: tuple[str, ...] = ("peft", "delta", "pretrained", "model", "path", "engine")
+
+_LM_CLASS_OVERRIDES: dict[str, Callable[..., Any]] = {}
+
+
+def register_lm_class(model: str, lm_class: Callable[..., Any]) -> None:
+    """Use ``lm_class`` (an lm-eval ``LM`` subclass) whenever ``triangulate play --model <model>`` is asked for."""
+    _LM_CLASS_OVERRIDES[model] = lm_class
+
+
+def resolve_lm_class(model: str):
+    """The LM class for a registry name: a play-specific override, else lm-eval's registry entry."""
+    if model in _LM_CLASS_OVERRIDES:
+        return _LM_CLASS_OVERRIDES[model]
+    import lm_eval.models  # noqa: F401  (fills the registry)
+    from lm_eval.api.registry import get_model, model_registry
+
+    import multiturn.backends.chance  # noqa: F401  (registers the ``random`` chance player)
+
+    try:
+        return get_model(model)
+    except (ValueError, KeyError) as exc:
+        known = sorted(set(model_registry.keys()) | set(_LM_CLASS_OVERRIDES))
+        raise UserError(f"unknown model {model!r}; lm-eval models: {', '.join(known)}") from exc
+
+
+def parse_model_args(model_args: str | Mapping[str, Any] | None) -> dict[str, Any]:
+    """``key=val,key2=val2`` (or a dict, as lm_eval's CLI gives) -> dict, typed like lm-eval does."""
+    if model_args is None:
+        return {}
+    if isinstance(model_args, Mapping):
+        return dict(model_args)
+    from lm_eval.utils import simple_parse_args_string
+
+    return simple_parse_args_string(model_args)
+
+
+def load_lm(
+    model: str | None,
+    model_args: str | Mapping[str, Any] | None = None,
+    *,
+    batch_size: int | str | None = 1,
+    device: str | None = None,
+    prefix_cache: bool | None = None,
+):
+    """Build an lm-eval LM; ``model=None`` means the embedded SmolLM2 (:mod:`multiturn.backends.default_model`).
+
+    ``prefix_cache`` (None = on; ``--no_prefix_cache`` passes False): ``hf`` is
+    served by :class:`multiturn.backends.prefix_cache.PrefixCacheHFLM` (per-episode KV prefix reuse) and ``vllm``
+    gets ``enable_prefix_caching=True`` unless model_args set it; ``local-chat-completions`` is served by
+    :class:`multiturn.backends.api.LocalChatCompletionsLM` (no empty ``stop`` list in its requests).
+    Returns ``(lm, model_name, model_args_dict)`` where ``model_name`` is the registry name used.
+    """
+    args = parse_model_args(model_args)
+    register_secrets(args)
+    if model is None:
+        from multiturn.backends.default_model import DEFAULT_MODEL, default_model_args
+
+        model = DEFAULT_MODEL
+        if not args:
+            args = parse_model_args(default_model_args(device=device or "cpu"))
+    from multiturn.backends.prefix_cache import runner_lm_class, runner_model_args
+
+    args = runner_model_args(model, args, prefix_cache)
+    from multiturn.backends.api import api_lm_class
+
+    lm_class = (
+        runner_lm_class(model, prefix_cache, _LM_CLASS_OVERRIDES) or api_lm_class(model, _LM_CLASS_OVERRIDES) or resolve_lm_class(model)
+    )
+    extra = {"batch_size": batch_size, "device": device}
+    try:
+        try:
+            lm = lm_class.create_from_arg_obj(args, extra)
+        except TypeError as exc:  # a backend that does not take batch_size/device
+            if "unexpected keyword" not in str(exc):
+                raise
+            lm = lm_class.create_from_arg_obj(args, {})
+    except (TypeError, ValueError, OSError, ImportError) as exc:  # unknown model_args key, bad path, missing extra
+        log.debug("loading %s failed", model, exc_info=True)
+        detail = scrub_secrets(f"{type(exc).__name__}: {exc}", args)
+        raise UserError(
+            f"cannot load --model {model} with --model_args {model_args_string(args) or '(none)'}: {detail} "
+            "(check the model name or path and the model_args keys)"
+        ) from exc
+    return lm, model, args
+
+
+def secret_values(model_args: str | Mapping[str, Any] | None) -> list[str]:
+    """The credential values in model_args (secret-looking keys, URL passwords), longest first."""
+    values: list[str] = []
+    for key, value in parse_model_args(model_args).items():
+        if SECRET_KEY_PATTERN.search(str(key)) and value not in (None, ""):
+            values.append(str(value))
+        elif isinstance(value, str):
+            try:
+                password = urlsplit(value).password
+            except ValueError:
+                password = None
+            if password:
+                values.append(password)
+    return sorted({v for v in values if len(v) >= 4}, key=len, reverse=True)
+
+
+def scrub_secrets(text: str, model_args: str | Mapping[str, Any] | None = None) -> str:
+    """``text`` with every credential replaced by ``<redacted>``: those of ``model_args``, of every model
+    loaded so far (:func:`load_lm` registers them) and secret-named environment variables
+    (``OPENAI_API_KEY``, ``HF_TOKEN``, ...)."""
+    values = set(secret_values(model_args)) | _KNOWN_SECRETS | set(env_secret_values())
+    for value in sorted(values, key=len, reverse=True):
+        text = text.replace(value, "<redacted>")
+    return text
+
+
+#: credential values of the models loaded in this process (scrubbed from errors and logs)
+_KNOWN_SECRETS: set[str] = set()
+
+
+def register_secrets(model_args: str | Mapping[str, Any] | None) -> None:
+    _KNOWN_SECRETS.update(secret_values(model_args))
+
+
+def env_secret_values(min_length: int = 8) -> list[str]:
+    """Values of environment variables whose names look like credentials (short values are ignored)."""
+    return [v for k, v in os.environ.items() if SECRET_KEY_PATTERN.search(k) and len(v) >= min_length]
+
+
+class SecretScrubber(logging.Filter):
+    """A logging filter that renders each record and replaces credentials in it (see :func:`scrub_secrets`)."""
+
+    def filter(self, record: logging.LogRecord) -> bool:
+        message = record.getMessage()
+        clean = scrub_secrets(message)
+        if record.exc_info and not record.exc_text:
+            record.exc_text = logging.Formatter().formatException(record.exc_info)
+        if record.exc_text:
+            record.exc_text = scrub_secrets(record.exc_text)
+        if clean != message:
+            record.msg, record.args = clean, None
+        return True
+
+
+def install_log_scrubber() -> None:
+    """Put :class:`SecretScrubber` on every handler of the root and ``lm_eval`` loggers (idempotent)."""
+    for logger in (logging.getLogger(), logging.getLogger("lm_eval")):
+        for handler in logger.handlers:
+            if not any(isinstance(f, SecretScrubber) for f in handler.filters):
+                handler.addFilter(SecretScrubber())
+
+
+def redact_url(value: str) -> str:
+    """Drop ``user:password@`` from a URL; other strings unchanged."""
+    try:
+        parts = urlsplit(value)
+    except ValueError:
+        return value
+    if parts.username or parts.password:
+        host = parts.hostname or ""
+        if parts.port:
+            host += f":{parts.port}"
+        return urlunsplit((parts.scheme, host, parts.path, parts.query, parts.fragment))
+    return value
+
+
+def redact_model_args(model_args: str | Mapping[str, Any] | None) -> dict[str, Any]:
+    """model_args without credentials: secret-looking keys are replaced by ``"<redacted>"``, URL logins dropped."""
+    out: dict[str, Any] = {}
+    for key, value in parse_model_args(model_args).items():
+        if SECRET_KEY_PATTERN.search(str(key)):
+            out[key] = "<redacted>"
+        elif isinstance(value, str):
+            out[key] = redact_url(value)
+        else:
+            out[key] = value
+    return out
+
+
+def model_args_string(model_args: Mapping[str, Any]) -> str:
+    """A redacted dict back to lm-eval's ``key=val,...`` form (as results JSONs store it)."""
+    return ",".join(f"{k}={v}" for k, v in redact_model_args(model_args).items())
+
+
+def sanitized_model_name(model: str | None, model_args: str | Mapping[str, Any] | None) -> str:
+    """The output sub-folder name, chosen as lm-eval's EvaluationTracker does (pretrained/model/... key,
+    else the registry name) so `lm_eval` and `triangulate play` runs of one model land side by side."""
+    from lm_eval.utils import sanitize_model_name
+
+    args = redact_model_args(model_args)
+    name = next((str(args[k]) for k in NAME_KEYS if k in args and args[k] not in (None, "")), None)
+    return sanitize_model_name(name or model or "model")

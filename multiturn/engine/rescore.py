@@ -1,0 +1,200 @@
+"""Re-scoring ``triangulate play`` results with the current code, without calling a model.
+
+Every episode record keeps its model calls (``calls``: role and reply in play order). :func:`replay`
+builds a fresh game from the record's instance and seed and hands it those replies in order, so the
+game's current parsing, rules and scoring decide the episode again; :func:`rescore_run` does that
+for every ``episodes_<task>.jsonl`` of a run folder and builds a new results JSON (the same shape as
+``triangulate play`` writes, :func:`multiturn.engine.results.results_payload`). A replay that the current code
+plays differently (it asks for more replies than were stored, or for another role) is reported as
+diverged and the episode keeps its stored scores: re-playing it would need the model.
+
+With a ``judge`` backend, judge requests go to that model as well (the stored judge reply still drives
+the game, so the player's stored replies stay valid) and each pair of verdicts is returned for the
+agreement report (:func:`judge_agreement`).
+"""
+
+from __future__ import annotations
+
+import json
+import math
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from multiturn.engine import results as res
+from multiturn.game import Request, TaskSpec
+
+
+class ReplayDiverged(Exception):
+    """The current code asks for a different sequence of model calls than the record holds."""
+
+
+@dataclass
+class Replayed:
+    """One episode re-scored: its new record, and the judge calls seen (stored reply, new judge reply)."""
+
+    record: dict[str, Any]
+    judged: list[tuple[str, str]] = field(default_factory=list)
+
+
+def replay(task: TaskSpec, record: Mapping[str, Any], judge: Callable[[TaskSpec, Request], str] | None = None) -> Replayed:
+    """Play ``record``'s stored replies through a fresh game; raise :class:`ReplayDiverged` when they do not fit.
+
+    ``judge(task, request)``, when given, answers every judge request too (its reply is collected next
+    to the stored one; the stored one is what the game gets)."""
+    calls = record.get("calls")
+    if calls is None:
+        raise ReplayDiverged("the record has no stored calls (written before `triangulate score` existed)")
+    game = task.make_game(record["instance"], int(record.get("seed", 1234)))
+    judged: list[tuple[str, str]] = []
+    for number, call in enumerate(calls):
+        request = None if game.done else game.next_request()
+        if request is None:
+            raise ReplayDiverged(f"the game ended after {number} of {len(calls)} stored replies")
+        if request.role != call["role"]:
+            raise ReplayDiverged(f"call {number}: the game asks the {request.role}, the record has a {call['role']} reply")
+        reply = "" if call.get("reply") is None else str(call["reply"])
+        if judge is not None and request.role == "judge":
+            judged.append((reply, judge(task, request)))
+        game.on_reply(reply)
+    if not game.done and game.next_request() is not None:
+        raise ReplayDiverged(f"the game wants more than the {len(calls)} stored replies")
+    new = dict(record)
+    new["scores"] = dict(game.scores())
+    new["transcript"] = list(game.transcript) or record.get("transcript", [])
+    for key, value in game.record().items():
+        new[key] = value
+    return Replayed(new, judged)
+
+
+@dataclass
+class TaskRescore:
+    """One task of a run re-scored."""
+
+    task: str
+    summary: dict[str, Any]
+    diverged: dict[str, str]  # episode id -> why its stored scores were kept
+    changed_episodes: int
+    judged: list[tuple[str, str]]
+
+
+def rescore_task(task: TaskSpec, records: Sequence[Mapping[str, Any]], n_original: int, judge=None) -> TaskRescore:
+    """Replay every finished record of one task and summarise them as ``triangulate play`` does."""
+    new_records: list[dict[str, Any]] = []
+    diverged: dict[str, str] = {}
+    changed = 0
+    judged: list[tuple[str, str]] = []
+    for record in records:
+        if record.get("failed"):
+            new_records.append(dict(record))
+            continue
+        try:
+            out = replay(task, record, judge)
+        except ReplayDiverged as exc:
+            diverged[str(record["id"])] = str(exc)
+            new_records.append(dict(record))
+            continue
+        judged.extend(out.judged)
+        changed += int(_scores_differ(record.get("scores", {}), out.record["scores"]))
+        new_records.append(out.record)
+    return TaskRescore(task.name, res.summarize(task, new_records, n_original), diverged, changed, judged)
+
+
+def _scores_differ(a: Mapping[str, Any], b: Mapping[str, Any]) -> bool:
+    return set(a) != set(b) or any(not same_value(a[k], b[k]) for k in a)
+
+
+def same_value(a: Any, b: Any, tol: float = 1e-9) -> bool:
+    """Equal, with floats compared to ``tol`` and NaN equal to NaN."""
+    if isinstance(a, (int, float)) and isinstance(b, (int, float)) and not isinstance(a, bool):
+        fa, fb = float(a), float(b)
+        return (math.isnan(fa) and math.isnan(fb)) or abs(fa - fb) <= tol * max(1.0, abs(fa), abs(fb))
+    return a == b
+
+
+def latest_results(model_dir: Path, tasks: Sequence[str] | None = None) -> dict[str, Any]:
+    """The newest ``results_*.json`` of a folder that reports any of ``tasks`` (the run's config: seed,
+    task_args, requested tasks); {} if none. lm-eval and play runs of one model share the folder."""
+    files = sorted(Path(model_dir).glob("results_*.json"), key=lambda p: p.stat().st_mtime)
+    for path in reversed(files):
+        try:
+            data = json.loads(path.read_text(encoding="utf-8"))
+        except (OSError, json.JSONDecodeError):
+            continue
+        if isinstance(data, dict) and isinstance(data.get("results"), dict):
+            if tasks is None or any(t in data["results"] for t in tasks):
+                return data
+    return {}
+
+
+def play_tasks_in(model_dir: Path) -> list[str]:
+    """Tasks with an ``episodes_<task>.jsonl`` in ``model_dir`` (rank parts excluded)."""
+    names = [p.name[len("episodes_") : -len(".jsonl")] for p in Path(model_dir).glob("episodes_*.jsonl")]
+    return sorted(n for n in names if ".rank" not in n)
+
+
+def rescore_run(
+    model_dir: Path, tasks: Sequence[str] | None = None, judge=None
+) -> tuple[dict[str, Any], list[TaskRescore], dict[str, Any]]:
+    """Re-score every play task of ``model_dir`` (or ``tasks``); returns ``(new payload, per-task reports, old payload)``.
+
+    The tasks are rebuilt with the run's ``--task_args`` (from its newest results file) and their
+    groups are aggregated again where the run asked for a group.
+    """
+    from multiturn import registry
+
+    names = [t for t in play_tasks_in(model_dir) if tasks is None or t in tasks]
+    old = latest_results(model_dir, names)
+    config = dict(old.get("config", {}))
+    task_args = dict(config.get("task_args") or {})
+    reports: list[TaskRescore] = []
+    for name in names:
+        task = registry.get_task(name, task_args)
+        records = list(res.finished_records([res.episodes_path(model_dir, name)]).values())
+        finished = {str(r["id"]) for r in records}
+        failed = [r for r in res.read_records(res.episodes_path(model_dir, name)) if r.get("failed") and str(r["id"]) not in finished]
+        n_original = int(old.get("n-samples", {}).get(name, {}).get("original", len(records) + len(failed)))
+        reports.append(rescore_task(task, records + failed, n_original, judge))
+    groups = {g: m for g, m in registry.group_names().items() if g in (config.get("tasks") or []) and any(t in names for t in m)}
+    payload = res.results_payload(
+        {r.task: r.summary for r in reports},
+        groups=groups,
+        config={**config, "rescored_from": old.get("date")},
+        model_name=str(old.get("model_name", Path(model_dir).name)),
+        model_name_sanitized=str(old.get("model_name_sanitized", Path(model_dir).name)),
+    )
+    return payload, reports, old
+
+
+def changed_metrics(old: Mapping[str, Any], new: Mapping[str, Any]) -> list[tuple[str, str, Any, Any]]:
+    """``(task, metric key, old value, new value)`` for every ``<metric>,<filter>`` value that differs
+    between two results payloads (a metric only one side has is listed with None on the other)."""
+    out = []
+    old_results, new_results = old.get("results", {}), new.get("results", {})
+    for task in sorted(set(old_results) | set(new_results)):
+        a, b = old_results.get(task, {}), new_results.get(task, {})
+        for key in sorted(set(a) | set(b)):
+            if "," not in key:
+                continue
+            if key not in a or key not in b or not same_value(a[key], b[key]):
+                out.append((task, key, a.get(key), b.get(key)))
+    return out
+
+
+def judge_agreement(pairs: Sequence[tuple[str, str]], verdict: Callable[[str], Any]) -> dict[str, Any]:
+    """Agreement of two judges over the same judge requests: ``verdict`` maps a reply to a label (None when
+    it cannot be parsed). Returns the number of requests, the raw agreement and Cohen's kappa over the
+    pairs both judges answered parsably."""
+    labelled = [(verdict(a), verdict(b)) for a, b in pairs]
+    both = [(a, b) for a, b in labelled if a is not None and b is not None]
+    n = len(both)
+    out: dict[str, Any] = {"n": len(pairs), "n_parsed": n, "agreement": float("nan"), "cohen_kappa": float("nan")}
+    if not n:
+        return out
+    observed = sum(a == b for a, b in both) / n
+    labels = {x for pair in both for x in pair}
+    expected = sum((sum(a == k for a, _ in both) / n) * (sum(b == k for _, b in both) / n) for k in labels)
+    out["agreement"] = observed
+    out["cohen_kappa"] = 1.0 if expected == 1.0 else (observed - expected) / (1.0 - expected)
+    return out

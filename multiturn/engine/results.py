@@ -1,0 +1,279 @@
+"""Results of ``triangulate play``: the per-episode JSONL log (with resume), task summaries, the results JSON.
+
+Layout (as lm_eval's ``--output_path``): ``DIR/<model>/results_<timestamp>.json`` and
+``DIR/<model>/episodes_<task>.jsonl``. The JSONL gets one record per finished episode, appended and
+flushed as it ends, so a killed run loses only the episodes in flight. On resume a truncated last
+line (the write a kill interrupted) is dropped, and failed episodes (backend errors, not the
+model's fault) are dropped so they are played again (:func:`compact_for_resume`). A distributed run
+streams each rank's records to ``episodes_<task>.rank<k>.jsonl`` and rank 0 folds them into the main
+file (:func:`append_gathered`).
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+import math
+import os
+from collections.abc import Iterable, Mapping, Sequence
+from datetime import datetime
+from pathlib import Path
+from typing import Any
+
+from lm_eval.utils import handle_non_serializable
+
+from multiturn.game import TaskSpec
+from plumbing.stats import mean_of_keys
+
+log = logging.getLogger(__name__)
+
+
+def episodes_path(model_dir: Path, task: str, rank: int | None = None) -> Path:
+    """``episodes_<task>.jsonl``; ranks of a distributed run stream to ``episodes_<task>.rank<k>.jsonl`` parts."""
+    suffix = "" if rank is None else f".rank{rank}"
+    return Path(model_dir) / f"episodes_{task}{suffix}.jsonl"
+
+
+def dumps(record: Mapping[str, Any]) -> str:
+    """One JSON line (NaN kept as lm-eval writes it; numpy values converted)."""
+    return json.dumps(record, ensure_ascii=False, default=handle_non_serializable)
+
+
+def read_records(path: Path) -> list[dict[str, Any]]:
+    """All complete records of a JSONL file; an unparseable line (a kill mid-write) is skipped with a warning."""
+    path = Path(path)
+    if not path.is_file():
+        return []
+    records: list[dict[str, Any]] = []
+    with path.open("r", encoding="utf-8") as fh:
+        for number, line in enumerate(fh, 1):
+            line = line.strip()
+            if not line:
+                continue
+            try:
+                record = json.loads(line)
+            except json.JSONDecodeError:
+                log.warning("%s:%d: dropping an incomplete record (interrupted write)", path, number)
+                continue
+            if isinstance(record, dict) and "id" in record:
+                records.append(record)
+    return records
+
+
+def rank_parts(model_dir: Path, task: str) -> list[Path]:
+    """The ``episodes_<task>.rank<k>.jsonl`` parts a distributed run left in ``model_dir``."""
+    return sorted(Path(model_dir).glob(f"episodes_{task}.rank*.jsonl"))
+
+
+def finished_records(paths: Iterable[Path]) -> dict[str, dict[str, Any]]:
+    """id -> record over several files, keeping only episodes that finished (not ``failed``); first wins."""
+    done: dict[str, dict[str, Any]] = {}
+    for path in paths:
+        for record in read_records(path):
+            if record.get("failed"):
+                continue
+            done.setdefault(str(record["id"]), record)
+    return done
+
+
+def rewrite_records(path: Path, records: Iterable[Mapping[str, Any]]) -> None:
+    """Atomically replace ``path`` with exactly ``records`` (used to compact before resuming)."""
+    path = Path(path)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    tmp = path.with_name(path.name + ".tmp")
+    with tmp.open("w", encoding="utf-8") as fh:
+        for record in records:
+            fh.write(dumps(record) + "\n")
+        fh.flush()
+        os.fsync(fh.fileno())
+    os.replace(tmp, path)
+
+
+def compact_for_resume(model_dir: Path, task: str, *, overwrite: bool = False) -> None:
+    """Before a run (rank 0 only): with ``overwrite`` delete the task's episode files; else fold the rank
+    parts of an interrupted run into ``episodes_<task>.jsonl``, keeping only finished episodes (a
+    truncated line and failed episodes are dropped, so they are played again)."""
+    main = episodes_path(model_dir, task)
+    parts = rank_parts(model_dir, task)
+    if overwrite:
+        for path in [main, *parts]:
+            path.unlink(missing_ok=True)
+    elif main.exists() or parts:
+        kept = finished_records([main, *parts])
+        rewrite_records(main, kept.values())
+        for path in parts:
+            path.unlink(missing_ok=True)
+
+
+def append_gathered(main_path: Path, task: str, records: Iterable[Mapping[str, Any]]) -> None:
+    """Rank 0 after a distributed run: append every rank's new records to the main file, drop the parts."""
+    with EpisodeWriter(main_path) as writer:
+        for record in records:
+            writer.write(record)
+    for path in rank_parts(Path(main_path).parent, task):
+        path.unlink(missing_ok=True)
+
+
+class EpisodeWriter:
+    """Appends one record per finished episode and flushes it at once."""
+
+    def __init__(self, path: Path):
+        self.path = Path(path)
+        self.path.parent.mkdir(parents=True, exist_ok=True)
+        self._fh = self.path.open("a", encoding="utf-8")
+
+    def write(self, record: Mapping[str, Any]) -> None:
+        self._fh.write(dumps(record) + "\n")
+        self._fh.flush()
+
+    def close(self) -> None:
+        if not self._fh.closed:
+            self._fh.close()
+
+    def __enter__(self) -> EpisodeWriter:
+        return self
+
+    def __exit__(self, *exc) -> None:
+        self.close()
+
+
+def timestamp() -> str:
+    """lm-eval's file date id: ISO time with ':' replaced by '-'."""
+    return datetime.now().isoformat().replace(":", "-")
+
+
+def stderr_of_mean(values: Iterable[float]) -> float | str:
+    """Standard error of the mean of the non-NaN values (sample std / sqrt(n)); "N/A" below two values."""
+    kept = [float(v) for v in values if v is not None and not (isinstance(v, float) and math.isnan(v))]
+    if len(kept) < 2:
+        return "N/A"
+    mean = sum(kept) / len(kept)
+    var = sum((v - mean) ** 2 for v in kept) / (len(kept) - 1)
+    return math.sqrt(var / len(kept))
+
+
+def summarize(task: TaskSpec, records: Sequence[Mapping[str, Any]], n_original: int) -> dict[str, Any]:
+    """Task metrics from finished records (failed episodes left out and counted)."""
+    ok = [r for r in records if not r.get("failed")]
+    scores = [dict(r.get("scores", {})) for r in ok]
+    metrics = task.aggregate(scores) if scores else {}
+    stderr: dict[str, Any] = {}
+    if type(task).aggregate is TaskSpec.aggregate:  # the default mean: its standard error is known
+        for key in mean_of_keys(scores):
+            stderr[key] = stderr_of_mean(s.get(key, float("nan")) for s in scores)
+    return {
+        "task": task.name,
+        "metrics": metrics,
+        "stderr": stderr,
+        "higher_is_better": task.higher_is_better(),
+        "config": task.config(),
+        "version": getattr(task, "version", 1.0),
+        "n_samples": {"original": n_original, "effective": len(ok)},
+        "n_failed": len(records) - len(ok),
+        "records": list(records),
+    }
+
+
+def results_payload(
+    task_results: Mapping[str, Mapping[str, Any]],
+    *,
+    groups: Mapping[str, list[str]] | None = None,
+    config: Mapping[str, Any],
+    model_name: str,
+    model_name_sanitized: str,
+    total_seconds: float | None = None,
+) -> dict[str, Any]:
+    """The results JSON in lm-eval's shape from :func:`summarize` outputs (:func:`multiturn.engine.runner.run_task`).
+
+    ``groups`` maps a requested group name to its members; its entry holds, for every metric all
+    members report, the unweighted mean of the members' values (lm-eval's group mean).
+    """
+    results: dict[str, dict[str, Any]] = {}
+    group_results: dict[str, dict[str, Any]] = {}
+    out: dict[str, Any] = {
+        "results": results,
+        "groups": group_results,
+        "group_subtasks": {},
+        "configs": {},
+        "versions": {},
+        "n-shot": {},
+        "higher_is_better": {},
+        "n-samples": {},
+        "config": dict(config),
+        "date": datetime.now().timestamp(),
+        "model_name": model_name,
+        "model_name_sanitized": model_name_sanitized,
+        "total_evaluation_time_seconds": str(total_seconds) if total_seconds is not None else None,
+    }
+    for task, res in task_results.items():
+        n_ok = int(res.get("n_samples", {}).get("effective", 0))
+        entry: dict[str, Any] = {"name": task, "alias": task, "sample_len": n_ok}
+        for metric, value in res["metrics"].items():
+            entry[f"{metric},none"] = value
+            entry[f"{metric}_stderr,none"] = res.get("stderr", {}).get(metric, "N/A")
+        entry["n_failed"] = res.get("n_failed", 0)
+        errors = [r.get("error") for r in res.get("records", []) if r.get("failed") and r.get("error")]
+        if errors:
+            entry["first_error"] = errors[0]
+        results[task] = entry
+        out["configs"][task] = res.get("config", {})
+        out["versions"][task] = res.get("version", 1.0)
+        out["n-shot"][task] = 0
+        out["higher_is_better"][task] = res.get("higher_is_better", {})
+        out["n-samples"][task] = res.get("n_samples", {})
+    for group, members in (groups or {}).items():
+        present = [m for m in members if m in task_results]
+        if not present:
+            continue
+        shared = [k for k in task_results[present[0]]["metrics"] if all(k in task_results[m]["metrics"] for m in present)]
+        sizes = [int(task_results[m].get("n_samples", {}).get("effective", 0)) for m in present]
+        entry = {"alias": group, "name": group, "sample_len": sum(sizes)}
+        for metric in shared:
+            vals = [task_results[m]["metrics"][metric] for m in present]
+            ok = [float(v) for v in vals if isinstance(v, (int, float)) and not math.isnan(float(v))]
+            entry[f"{metric},none"] = sum(ok) / len(ok) if len(ok) == len(vals) and ok else float("nan")
+            entry[f"{metric}_stderr,none"] = "N/A"
+        from multiturn.registry import group_aggregator
+
+        custom = group_aggregator(group)
+        if custom is not None:  # the group's own rule (e.g. clembench's clemscore) instead of the mean
+            for metric, value in custom({m: dict(task_results[m]["metrics"]) for m in present}).items():
+                entry[f"{metric},none"] = value
+                entry[f"{metric}_stderr,none"] = "N/A"
+                shared.append(metric)
+        if shared:
+            entry["sample_count"] = {f"{metric},none": sum(sizes) for metric in shared}
+        # lm-eval 0.4.13 (evaluator_utils.EvalAcc.collect): every group's entry goes into `results`, and
+        # a group with an aggregation also into `groups`; `group_subtasks` lists each group's members.
+        results[group] = entry
+        if shared:
+            group_results[group] = dict(entry)
+        out["group_subtasks"][group] = present
+        hib = {}
+        for m in present:
+            hib.update(task_results[m].get("higher_is_better", {}))
+        out["higher_is_better"][group] = {k: v for k, v in hib.items() if k in shared}
+        out["versions"][group] = "N/A"  # lm-eval: a group without metadata.version
+        out["n-shot"][group] = 0
+    if not group_results:  # lm-eval writes `groups` only when a group has an aggregation
+        del out["groups"]
+    return out
+
+
+def write_results(model_dir: Path, payload: Mapping[str, Any]) -> Path:
+    """Write ``results_<timestamp>.json`` into ``model_dir`` atomically (a hidden temporary file, then a
+    rename), so a reader never sees a half-written results file; returns its path."""
+    model_dir = Path(model_dir)
+    model_dir.mkdir(parents=True, exist_ok=True)
+    path = model_dir / f"results_{timestamp()}.json"
+    text = json.dumps(payload, indent=2, ensure_ascii=False, default=handle_non_serializable)
+    tmp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
+    try:
+        with tmp.open("w", encoding="utf-8") as fh:
+            fh.write(text)
+            fh.flush()
+            os.fsync(fh.fileno())
+        os.replace(tmp, path)
+    finally:
+        tmp.unlink(missing_ok=True)
+    return path

@@ -1,0 +1,179 @@
+"""Runs tasks: ``run_task`` plays one task's episodes and summarises them, ``run_tasks`` writes the results.
+
+The pieces it puts together: :mod:`multiturn.engine.scheduler` plays the episodes in lockstep (with
+:mod:`multiturn.backends.retry` for backend calls), :mod:`multiturn.engine.results` appends each finished episode to
+``episodes_<task>.jsonl`` as it ends, resumes a killed run from that file and builds the results
+JSON, and :mod:`multiturn.engine.distributed` shards the pending episodes over the ranks of an
+``accelerate launch`` run (rank 0 gathers the records, writes them and computes the metrics).
+"""
+
+from __future__ import annotations
+
+import math
+import random
+import time
+from collections.abc import Mapping, Sequence
+from pathlib import Path
+from typing import Any
+
+from multiturn.backends.retry import RetryPolicy
+from multiturn.engine import results as res
+from multiturn.engine.distributed import barrier, gather_to_rank0, rank_and_world, shard
+from multiturn.engine.scheduler import DEFAULT_MAX_LIVE, play_episodes
+from multiturn.game import TaskSpec
+from plumbing.errors import UserError
+
+
+def select_instances(instances: Sequence[Mapping[str, Any]], limit: int | float | None) -> list[dict[str, Any]]:
+    """The first ``limit`` instances (a float in (0, 1) is a fraction, as in lm-eval); ids must be unique."""
+    items = [dict(inst) for inst in instances]
+    ids = [str(inst.get("id", "")) for inst in items]
+    if any(not i for i in ids):
+        raise ValueError("every instance needs a non-empty 'id'")
+    if len(set(ids)) != len(ids):
+        raise ValueError("instance ids are not unique")
+    if limit is None:
+        return items
+    if isinstance(limit, float) and 0 < limit < 1:
+        return items[: int(math.ceil(len(items) * limit))]
+    if limit < 0:
+        raise UserError(f"--limit must be positive, got {limit}")
+    return items[: int(limit)]
+
+
+def _seed_everything(seed: int) -> None:
+    random.seed(seed)
+    try:
+        import numpy as np
+
+        np.random.seed(seed % (2**32))
+    except ImportError:  # pragma: no cover
+        pass
+    try:
+        import torch
+
+        torch.manual_seed(seed)
+    except ImportError:  # pragma: no cover
+        pass
+
+
+def run_task(
+    task: TaskSpec,
+    lms: Mapping[str, Any],
+    *,
+    limit: int | float | None = None,
+    seed: int = 1234,
+    output_dir: str | Path | None = None,
+    model_name: str = "model",
+    overwrite: bool = False,
+    gen_kwargs_override: Mapping[str, Any] | None = None,
+    judge_gen_kwargs: Mapping[str, Any] | None = None,
+    progress: bool = True,
+    max_live: int | None = DEFAULT_MAX_LIVE,
+    retry: RetryPolicy | None = None,
+) -> dict[str, Any]:
+    """Play one task and return its summary (``metrics``, ``stderr``, ``n_samples``, ``records``, ...).
+
+    With ``output_dir`` the records go to ``output_dir/model_name/episodes_<task>.jsonl`` and an
+    existing file is resumed (finished episodes skipped) unless ``overwrite``. Under a distributed
+    LM every rank must call this; only rank 0's return value holds the metrics (others get
+    ``{"task": ..., "rank": r}``).
+    """
+    if "player" not in lms:
+        raise ValueError("lms needs a 'player' backend")
+    lm = lms["player"]
+    rank, world = rank_and_world(lm)
+    all_instances = task.instances(seed)
+    instances = select_instances(all_instances, limit)
+    wanted = [str(inst["id"]) for inst in instances]
+    _seed_everything(seed + rank)
+
+    done: dict[str, dict[str, Any]] = {}
+    main_path: Path | None = None
+    write_path: Path | None = None
+    if output_dir is not None:
+        model_dir = Path(output_dir) / model_name
+        main_path = res.episodes_path(model_dir, task.name)
+        if rank == 0:
+            res.compact_for_resume(model_dir, task.name, overwrite=overwrite)
+        barrier(lm)
+        all_done = res.finished_records([main_path])
+        done = {i: all_done[i] for i in wanted if i in all_done}
+        write_path = main_path if world <= 1 else res.episodes_path(model_dir, task.name, rank)
+
+    pending = [inst for inst in instances if str(inst["id"]) not in done]
+    mine = shard(pending, rank, world)
+    writer = res.EpisodeWriter(write_path) if write_path is not None else None
+    try:
+        new_records = play_episodes(
+            task,
+            mine,
+            lms,
+            seed=seed,
+            on_finish=writer.write if writer else None,
+            gen_kwargs_override=gen_kwargs_override,
+            judge_gen_kwargs=judge_gen_kwargs,
+            max_live=max_live,
+            retry=retry,
+            progress=progress,
+            position=rank,
+            initial=len(done) if world <= 1 else 0,
+            total=len(instances) if world <= 1 else len(mine),
+        )
+    finally:
+        if writer:
+            writer.close()
+
+    if world > 1:
+        gathered = gather_to_rank0(lm, new_records)
+        if rank != 0:
+            barrier(lm)
+            return {"task": task.name, "rank": rank}
+        new_records = [r for part in gathered or [] for r in part]
+        if main_path is not None:
+            res.append_gathered(main_path, task.name, new_records)
+        barrier(lm)
+
+    by_id = {**done, **{str(r["id"]): r for r in new_records}}
+    ordered = [by_id[i] for i in wanted if i in by_id]
+    return res.summarize(task, ordered, len(all_instances))
+
+
+def run_tasks(
+    names: Sequence[str],
+    lms: Mapping[str, Any],
+    *,
+    output_dir: str | Path | None = None,
+    model_name: str = "model",
+    config: Mapping[str, Any] | None = None,
+    task_args: Mapping[str, Any] | None = None,
+    **kwargs: Any,
+) -> tuple[dict[str, Any] | None, Path | None]:
+    """Run tasks and groups by name; on rank 0 build the lm-eval-shaped results and write them.
+
+    Returns ``(payload, results_path)``; ``(None, None)`` on ranks other than 0. ``kwargs`` go to
+    :func:`run_task` (limit, seed, overwrite, gen_kwargs_override, judge_gen_kwargs, progress, max_live, retry);
+    ``task_args`` go to every task's factory (each takes the options it declares).
+    """
+    from multiturn import registry
+
+    groups = registry.group_names()
+    requested_groups = {name: groups[name] for name in names if name in groups}
+    started = time.perf_counter()
+    summaries: dict[str, dict[str, Any]] = {}
+    for name in registry.expand(list(names)):
+        summary = run_task(registry.get_task(name, task_args), lms, output_dir=output_dir, model_name=model_name, **kwargs)
+        if "metrics" in summary:
+            summaries[name] = summary
+    if rank_and_world(lms["player"])[0] != 0:
+        return None, None
+    payload = res.results_payload(
+        summaries,
+        groups=requested_groups,
+        config=dict(config or {}),
+        model_name=(config or {}).get("model_name", model_name),
+        model_name_sanitized=model_name,
+        total_seconds=time.perf_counter() - started,
+    )
+    path = res.write_results(Path(output_dir) / model_name, payload) if output_dir is not None else None
+    return payload, path

@@ -1,0 +1,183 @@
+"""The lockstep scheduler: plays a task's episodes, batching every waiting request of one role.
+
+At every step each live episode that waits for a model says what it wants to send
+(``Game.next_request``); the scheduler renders each request with ``lm.apply_chat_template``, sends
+all requests of one role (and one set of generation kwargs) in one ``generate_until`` call
+(:func:`multiturn.backends.retry.call_backend`), and hands each reply back (``Game.on_reply``). An episode
+that finishes leaves the window at once and the next queued episode takes its place, so one long
+episode never holds the others back. An episode whose backend call fails after every retry ends as
+``failed`` (a backend fault, not the model's) and the others go on.
+"""
+
+from __future__ import annotations
+
+import json
+from collections import deque
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+from tqdm.auto import tqdm
+
+from multiturn.backends.retry import BackendFailure, RetryPolicy, call_backend
+from multiturn.game import Game, Request, TaskSpec
+
+#: roles --gen_kwargs applies to (the evaluated model's turns); the judge gets --judge_gen_kwargs.
+OVERRIDE_ROLES: tuple[str, ...] = ("player", "player_b")
+#: episodes in flight at once by default; a kill loses at most these.
+DEFAULT_MAX_LIVE = 32
+
+
+@dataclass
+class Episode:
+    """One episode in flight: its instance, its game, the model calls made so far and a backend error."""
+
+    instance: dict[str, Any]
+    game: Game
+    calls: list[dict[str, Any]] = field(default_factory=list)
+    error: str | None = None
+
+    @property
+    def id(self) -> str:
+        return str(self.instance["id"])
+
+
+def merged_gen_kwargs(
+    task: TaskSpec, request: Request, override: Mapping[str, Any] | None, judge_override: Mapping[str, Any] | None = None
+) -> dict[str, Any]:
+    """Task defaults < the request's own kwargs < the user's ``--gen_kwargs`` (player roles) or
+    ``--judge_gen_kwargs`` (the judge role)."""
+    kwargs = {**dict(task.gen_kwargs), **dict(request.gen_kwargs)}
+    if override and request.role in OVERRIDE_ROLES:
+        kwargs = with_override(kwargs, override)
+    if judge_override and request.role == "judge":
+        kwargs = with_override(kwargs, judge_override)
+    return kwargs
+
+
+def with_override(kwargs: Mapping[str, Any], override: Mapping[str, Any]) -> dict[str, Any]:
+    """``kwargs`` updated by a user override; an override of ``temperature`` to 0 means greedy decoding on
+    every backend, so a task's ``do_sample=True`` does not survive it (``do_sample`` is set False unless the
+    override names it too). hf then drops the temperature, API and vLLM backends send ``temperature=0``."""
+    out = {**dict(kwargs), **dict(override)}
+    if "do_sample" not in override and is_zero(override.get("temperature")):
+        out["do_sample"] = False
+    return out
+
+
+def is_zero(value: Any) -> bool:
+    try:
+        return value is not None and float(value) == 0.0
+    except (TypeError, ValueError):
+        return False
+
+
+def _gen_key(kwargs: Mapping[str, Any]) -> str:
+    return json.dumps(kwargs, sort_keys=True, default=str)
+
+
+def play_episodes(
+    task: TaskSpec,
+    instances: Sequence[Mapping[str, Any]],
+    lms: Mapping[str, Any],
+    *,
+    seed: int,
+    on_finish: Callable[[dict[str, Any]], None] | None = None,
+    gen_kwargs_override: Mapping[str, Any] | None = None,
+    judge_gen_kwargs: Mapping[str, Any] | None = None,
+    max_live: int | None = DEFAULT_MAX_LIVE,
+    retry: RetryPolicy | None = None,
+    progress: bool = True,
+    position: int = 0,
+    initial: int = 0,
+    total: int | None = None,
+) -> list[dict[str, Any]]:
+    """Play ``instances`` in lockstep and return their records (in finishing order).
+
+    ``on_finish(record)`` is called as each episode ends (the engine uses it to append to the JSONL).
+    """
+    retry = retry or RetryPolicy()
+    window = len(instances) if not max_live or max_live <= 0 else max_live
+    queue = deque(dict(inst) for inst in instances)
+    live: list[Episode] = []
+    records: list[dict[str, Any]] = []
+    bar = tqdm(
+        total=total if total is not None else len(instances),
+        initial=initial,
+        desc=task.name,
+        unit="episode",
+        disable=not progress,
+        position=position,
+        leave=True,
+    )
+
+    def finish(ep: Episode) -> None:
+        record = episode_record(task, ep, seed)
+        records.append(record)
+        if on_finish is not None:
+            on_finish(record)
+        bar.update(1)
+
+    try:
+        while queue or live:
+            while queue and len(live) < window:
+                inst = queue.popleft()
+                live.append(Episode(inst, task.make_game(inst, seed)))
+            waiting: list[tuple[Episode, Request]] = []
+            still: list[Episode] = []
+            for ep in live:
+                request = None if ep.game.done else ep.game.next_request()
+                if request is None:
+                    finish(ep)
+                else:
+                    waiting.append((ep, request))
+                    still.append(ep)
+            live = still
+            if not waiting:
+                continue
+            groups: dict[tuple[str, str], list[tuple[Episode, Request, dict[str, Any]]]] = {}
+            for ep, request in waiting:
+                kwargs = merged_gen_kwargs(task, request, gen_kwargs_override, judge_gen_kwargs)
+                groups.setdefault((request.role, _gen_key(kwargs)), []).append((ep, request, kwargs))
+            failed: set[int] = set()
+            for (role, _), members in groups.items():
+                lm = lms.get(role) or lms["player"]
+                prompts = [lm.apply_chat_template(request.messages) for _, request, _ in members]
+                replies = call_backend(lm, prompts, members[0][2], retry)
+                for (ep, request, _), reply in zip(members, replies):
+                    last = request.messages[-1]["content"] if request.messages else ""
+                    if isinstance(reply, BackendFailure):
+                        ep.error = reply.message
+                        ep.calls.append({"role": role, "prompt": last, "reply": None, "error": reply.message})
+                        failed.add(id(ep))
+                    else:
+                        ep.calls.append({"role": role, "prompt": last, "reply": reply})
+                        ep.game.on_reply(reply)
+            if failed:
+                for ep in live:
+                    if id(ep) in failed:
+                        finish(ep)
+                live = [ep for ep in live if id(ep) not in failed]
+    finally:
+        bar.close()
+    return records
+
+
+def episode_record(task: TaskSpec, ep: Episode, seed: int) -> dict[str, Any]:
+    """The JSONL record of one finished (or failed) episode."""
+    record: dict[str, Any] = {
+        "id": ep.id,
+        "task": task.name,
+        "seed": seed,
+        "failed": ep.error is not None,
+        "error": ep.error,
+        "instance": ep.instance,
+        "transcript": list(ep.game.transcript) or ep.calls,
+        "scores": {} if ep.error is not None else dict(ep.game.scores()),
+        # every model call's role and reply in play order: `triangulate score` replays them through the game
+        "calls": [{"role": c["role"], "reply": c["reply"]} for c in ep.calls],
+    }
+    if ep.error is None:
+        for key, value in ep.game.record().items():
+            record.setdefault(key, value)
+    return record

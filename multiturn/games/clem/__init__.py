@@ -1,0 +1,88 @@
+"""The seven clembench v1.6 dialogue games on the multi-turn runner (issue 4; seed 002).
+
+Tasks: ``taboo``, ``wordle``, ``wordle_withclue``, ``wordle_withcritic``, ``referencegame``,
+``imagegame``, ``privateshared`` (group ``clembench``) and ``referencegame_<lang>`` for every
+language of the multilingual reference game upstream. Per episode: ``main_score`` (NaN when
+aborted), ``aborted``, ``lose``, ``success`` and request counts; per task also ``played``,
+``quality`` and ``clemscore``. See README.md in this folder.
+
+Episodes come from the built ``clembench`` dataset (``triangulate data build``); the task option
+``instances=FOLDER`` (``--task_args instances=./fresh_wordle``) plays the episodes of another built
+or generated clembench folder instead.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from functools import partial
+from pathlib import Path
+from typing import Any
+
+from datasets_build.clembench_upstream import CLEMBENCH_GAMES, MULTILINGUAL_LANGUAGES
+from multiturn.game import Game, TaskSpec
+from multiturn.games.clem.catalog import GAMES, ROLES, candidate_instances
+from multiturn.games.clem.common import CLEM_GEN_KWARGS
+from multiturn.games.clem.replay import play_game, replay_episode
+from multiturn.games.clem.scoring import aggregate, game_summary
+from multiturn.registry import register, register_group
+from plumbing.stats import mean_of_keys
+
+__all__ = [
+    "replay_episode",
+    "aggregate",
+    "game_summary",
+    "play_game",
+    "GAMES",
+    "ClemTask",
+    "CLEMBENCH_GAMES",
+    "MULTILINGUAL_LANGUAGES",
+    "candidate_instances",
+]
+
+
+class ClemTask(TaskSpec):
+    """One clembench game as a runner task over the published v1.6 instances."""
+
+    gen_kwargs = dict(CLEM_GEN_KWARGS)
+
+    def __init__(self, name: str, game: str, roles: tuple[str, ...], *, instances: str | None = None):
+        """``instances`` (task option): a built or generated clembench folder whose episodes replace the published ones."""
+        self.name = name
+        self.game = game
+        self.roles = roles
+        self.instances_dir = Path(instances).expanduser() if instances else None
+
+    def instances(self, seed: int) -> list[dict[str, Any]]:
+        """The published v1.6 instances in clembench's order from the built dataset (fixed stimuli: the seed
+        does not change them), or the episodes of the folder given as the ``instances`` task option."""
+        return candidate_instances(self.name, self.instances_dir)
+
+    def make_game(self, instance: Mapping[str, Any], seed: int) -> Game:
+        return GAMES[self.game](instance)
+
+    def aggregate(self, episode_scores: list[dict[str, float]]) -> dict[str, float]:
+        """Means of the episode metrics (main score over played episodes) plus played / quality / clemscore."""
+        out = mean_of_keys(episode_scores)
+        out.update(game_summary(episode_scores))
+        return out
+
+    def higher_is_better(self) -> dict[str, bool]:
+        return {"main_score": True, "played": True, "quality": True, "clemscore": True, "aborted": False, "lose": False, "success": True}
+
+
+def _register() -> None:
+    for name in CLEMBENCH_GAMES:
+        register(name)(partial(ClemTask, name, name, ROLES[name]))
+    for lang in MULTILINGUAL_LANGUAGES:
+        name = f"referencegame_{lang}"
+        register(name)(partial(ClemTask, name, "referencegame", ROLES["referencegame"]))
+    register_group("clembench", list(CLEMBENCH_GAMES), aggregate=group_scores)
+
+
+def group_scores(per_task: Mapping[str, Mapping[str, float]]) -> dict[str, float]:
+    """The clembench group's ``played``, ``quality`` and ``clemscore`` from its tasks' metrics (:func:`aggregate`)."""
+    nan = float("nan")
+    return aggregate({task: (m.get("played", nan), m.get("quality", nan)) for task, m in per_task.items()})
+
+
+_register()

@@ -1,0 +1,160 @@
+"""Shared machinery of the clembench games: a game master written as a generator, and its event log.
+
+clembench's game masters (clembench v1.6, May 2024; seed 002 section 3) are loops that call the
+players and log every step as *events* (``{"from", "to", "action": {"type", "content", ...}}``),
+grouped in turns. Each of our games writes its master loop as a generator: ``reply = yield from
+self.ask(...)`` sends one request and waits for the engine's reply, so the control flow (turn
+limits, re-prompts, aborts) reads like clembench's own and the same event log comes out. The log
+has clembench's ``interactions.json`` shape; :mod:`multiturn.games.clem.replay` compares it with
+published episodes.
+"""
+
+from __future__ import annotations
+
+import abc
+import math
+from collections.abc import Generator, Mapping
+from typing import Any
+
+from multiturn.game import Game, Message, Request
+
+#: what a master generator yields and is sent back
+MasterLoop = Generator[Request, str, None]
+
+#: roles of the engine: the evaluated model and the second player of two-player games
+PLAYER_A = "player"
+PLAYER_B = "player_b"
+
+#: clembench's default generation settings (greedy, at most 100 new tokens per reply)
+CLEM_GEN_KWARGS: dict[str, Any] = {"do_sample": False, "temperature": 0.0, "max_gen_toks": 100, "until": []}
+
+NAN = float("nan")
+
+
+class EventLog:
+    """clembench's interaction record: ``{"players": {...}, "turns": [[event, ...], ...]}``."""
+
+    def __init__(self, players: Mapping[str, str] | None = None):
+        self.players: dict[str, str] = dict(players or {})
+        self.turns: list[list[dict[str, Any]]] = []
+
+    def next_turn(self) -> None:
+        self.turns.append([])
+
+    def log(self, from_: str, to: str, type_: str, content: Any, **extra: Any) -> None:
+        """Append one event to the current turn (a turn is opened if none is)."""
+        if not self.turns:
+            self.next_turn()
+        action = {"type": type_, "content": content, **extra}
+        self.turns[-1].append({"from": from_, "to": to, "action": action})
+
+    def to_self(self, type_: str, content: Any, **extra: Any) -> None:
+        """A game-master-internal event (GM -> GM): decisions such as ``valid clue`` or ``invalid format``."""
+        self.log("GM", "GM", type_, content, **extra)
+
+    def as_dict(self) -> dict[str, Any]:
+        return {"players": dict(self.players), "turns": [list(t) for t in self.turns]}
+
+    def events(self) -> list[dict[str, Any]]:
+        return [event for turn in self.turns for event in turn]
+
+
+class ClemGame(Game):
+    """A clembench game master on the engine's contract (:class:`multiturn.game.Game`).
+
+    Subclasses implement :meth:`play` (the master loop, a generator) and :meth:`episode_scores`
+    (clembench's scorer for the finished log). ``model_names`` (player name -> model name) only
+    fills the texts clembench logs with model names in them (Wordle's metadata).
+    """
+
+    game_name: str = ""
+
+    def __init__(self, instance: Mapping[str, Any], model_names: Mapping[str, str] | None = None):
+        super().__init__(instance)
+        self.model_names = dict(model_names or {})
+        self.log = EventLog()
+        self._pending: Request | None = None
+        self._done = False
+        self._loop = self.play()
+        self._advance(None)
+
+    # -- the engine's contract -------------------------------------------------------------------
+    def next_request(self) -> Request | None:
+        return None if self._done else self._pending
+
+    def on_reply(self, reply: str) -> None:
+        if self._done or self._pending is None:
+            raise RuntimeError("on_reply called while no request is pending")
+        self._advance(reply if isinstance(reply, str) else str(reply))
+
+    @property
+    def done(self) -> bool:
+        return self._done
+
+    def scores(self) -> dict[str, float]:
+        return {k: float(v) for k, v in self.episode_scores().items()}
+
+    def record(self) -> dict[str, Any]:
+        return {"interactions": self.log.as_dict()}
+
+    # -- helpers for subclasses ------------------------------------------------------------------
+    def _advance(self, value: str | None) -> None:
+        try:
+            self._pending = self._loop.send(value) if value is not None else next(self._loop)
+        except StopIteration:
+            self._pending = None
+            self._done = True
+
+    def ask(
+        self,
+        to: str,
+        messages: list[Message],
+        role: str = PLAYER_A,
+        logged: str | None = None,
+        send_type: str = "send message",
+        reply_type: str = "get message",
+    ) -> Generator[Request, str, str]:
+        """Log ``GM -> to`` (the last message unless ``logged``), yield the request, log the reply."""
+        content = messages[-1]["content"] if logged is None else logged
+        self.log.log("GM", to, send_type, content)
+        snapshot = [dict(m) for m in messages]
+        reply = yield Request(messages=snapshot, role=role)
+        self.transcript.append({"role": role, "player": to, "prompt": content, "reply": reply})
+        self.log.log(to, "GM", reply_type, reply)
+        return reply
+
+    def model_name(self, player: str) -> str:
+        return self.model_names.get(player, "evaluated model")
+
+    # -- per game --------------------------------------------------------------------------------
+    @abc.abstractmethod
+    def play(self) -> MasterLoop:
+        """The master loop: ``reply = yield from self.ask(...)`` for every model call."""
+
+    @abc.abstractmethod
+    def episode_scores(self) -> dict[str, float]:
+        """clembench's episode scores: ``main_score`` (NaN when aborted), ``aborted``, ``lose``,
+        ``success``, ``request_count``, ``parsed_request_count``, ``violated_request_count``."""
+
+
+def outcome_scores(
+    aborted: bool, success: bool, main_score: float, requests: int, parsed: int, violated: int | None = None
+) -> dict[str, float]:
+    """The common clembench episode metrics (seed 002, section 3.3: Aborted, Lose, Success, Main Score)."""
+    aborted_i = int(bool(aborted))
+    success_i = 0 if aborted_i else int(bool(success))
+    lose_i = 0 if aborted_i else 1 - success_i
+    return {
+        "main_score": NAN if aborted_i else float(main_score),
+        "aborted": float(aborted_i),
+        "lose": float(lose_i),
+        "success": float(success_i),
+        "request_count": float(requests),
+        "parsed_request_count": float(parsed),
+        "violated_request_count": float(requests - parsed if violated is None else violated),
+        "request_success_ratio": float(parsed / requests) if requests else 0.0,
+    }
+
+
+def is_nan(value: Any) -> bool:
+    return isinstance(value, float) and math.isnan(value)

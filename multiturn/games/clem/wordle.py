@@ -1,0 +1,353 @@
+"""Wordle and its two variants (clembench v1.6, ``wordle/`` at f8d61d6; seed 002 section 3.1).
+
+The guesser replies ``guess: <word>`` and ``explanation: ...`` (each up to its line end); the game
+gives letter feedback (green / yellow / red) and allows 6 guesses. A reply without the ``guess:``
+keyword, with non-letters or not five letters is re-prompted up to 2 times in a row, a word not in
+the allowed list up to 5 times; one more failure aborts the episode. ``wordle_withclue`` adds a
+crossword clue to the first prompt; ``wordle_withcritic`` lets a second player (the critic) agree or
+disagree with each first guess before the guesser commits to a guess (``agreement: yes|no``).
+
+Main score (clembench's "speed"): for ``wordle`` 100 / 50 / 30 / 20 when solved in <=3 / 4 / 5 / 6
+guesses; for the variants round(100 / guesses, 2); 0 when lost; NaN when aborted.
+
+The letter feedback is v1.6's, not standard Wordle's (:func:`first_unmarked_occurrence_feedback`);
+the prompts and re-prompts are v1.6's (:mod:`multiturn.games.clem.wordle_prompts`).
+
+Differences from v1.6, documented: v1.6 loops forever when the critic never answers in format
+(``while game.proceeds:`` is always true); we abort after 2 re-prompts, as ``proceeds()`` intends.
+The token-count prompt truncation v1.6 applies to OpenAI models only is not applied.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any
+
+from multiturn.games.clem.common import NAN, PLAYER_A, PLAYER_B, ClemGame, MasterLoop, outcome_scores
+from multiturn.games.clem.wordle_prompts import WordlePrompts
+
+GUESSER = "Player 1"
+CRITIC = "Player 2"
+
+ABORTING_STATUSES = ("INVALID_FORMAT", "INVALID_WORD", "INVALID_WORD_LENGTH", "NOT_VALID_ENGLISH_WORD", "CONTEXT_EXCEEDED_ERROR")
+
+
+def first_unmarked_occurrence_feedback(guess: str, target: str) -> str:
+    """Letter feedback ``c<red> r<red> ... e<yellow>`` by clembench v1.6's rule (``GuessValidator.validate``,
+    ``wordle/utils/guessvalidator.py`` of the v1.6 run), which is not standard Wordle's.
+
+    The rule: the exact target word is all green. Otherwise each guess letter, left to right, is
+    compared with the *first occurrence of that letter in the target not yet marked*: none left ->
+    red; that occurrence at the letter's own position -> green (the occurrence is marked); elsewhere
+    -> red when the guess has the same letter at that occurrence's position (that letter will claim
+    it), else yellow (marked). A later occurrence that would make the letter green is not looked at:
+    "crane" for "queue" gives ``e<yellow>`` (the first ``e`` of "queue" is at position 3), where
+    standard Wordle gives ``e<green>``. The model must see what v1.6 showed, so the game uses this
+    (gpt-4-turbo's published v1.6 episode for "queue" was told ``e<yellow>`` three times and lost).
+    """
+    if guess == target:
+        return " ".join(f"{c}<green>" for c in guess)
+    marked: set[int] = set()
+    colours = []
+    for index, letter in enumerate(guess):
+        at = target.find(letter)
+        while at != -1 and at in marked:
+            at = target.find(letter, at + 1)
+        if at == -1:
+            colours.append("red")
+        elif at == index:
+            colours.append("green")
+            marked.add(at)
+        elif at < len(guess) and guess[at] == letter:
+            colours.append("red")
+        else:
+            colours.append("yellow")
+            marked.add(at)
+    return " ".join(f"{c}<{col}>" for c, col in zip(guess, colours))
+
+
+def find_keyword(text: str, keyword: str) -> str:
+    """clembench's keyword parse: the text after ``<keyword>:`` up to the line end, else ``INVALID_FORMAT``."""
+    marker = f"{keyword}:"
+    start = text.find(marker)
+    end = text.find("\n", start)
+    if start == -1 or end == -1:
+        return "CONTEXT_EXCEEDED_ERROR" if "CONTEXT_EXCEEDED_ERROR" in text else "INVALID_FORMAT"
+    return text[start + len(marker) : end].strip()
+
+
+def guess_error(word: str, words: frozenset[str], length: int = 5) -> str | None:
+    """Why a parsed guess is refused (clembench's ``check_for_errors``), or None."""
+    if word in ("INVALID_FORMAT", "CONTEXT_EXCEEDED_ERROR"):
+        return word
+    if not word.isalpha():
+        return "INVALID_WORD"
+    if len(word) != length:
+        return "INVALID_WORD_LENGTH"
+    if word not in words:
+        return "NOT_VALID_ENGLISH_WORD"
+    return None
+
+
+def speed_score(n_guesses: int, game_name: str) -> float:
+    """clembench v1.6 Main Score of a won game (``ComputeMetrics.speed``)."""
+    if game_name != "wordle":
+        return round(100 / n_guesses, 2)
+    if n_guesses <= 3:
+        return 100.0
+    return {4: 50.0, 5: 30.0}.get(n_guesses, 20.0)
+
+
+class WordleGame(ClemGame):
+    game_name = "wordle"
+
+    def __init__(
+        self,
+        instance: Mapping[str, Any],
+        model_names: Mapping[str, str] | None = None,
+        game_name: str | None = None,
+        words: frozenset[str] | None = None,
+    ):
+        if game_name:
+            self.game_name = game_name
+        # the allowed-word list travels with each built Wordle row (``english_words``)
+        self.words = words if words is not None else frozenset(instance["english_words"])
+        super().__init__(instance, model_names)
+
+    # -- the master loop -------------------------------------------------------------------------
+    def _proceeds(self) -> bool:
+        if self.terminate:
+            return False
+        if self.use_critic and self.critic_error:
+            return self.critic_retry < self.max_retry
+        if self.guesser_error:
+            if self.guesser_error in ("NO_CLUE_FOUND", "CONTEXT_EXCEEDED_ERROR"):
+                return False
+            if self.guesser_error == "NOT_VALID_ENGLISH_WORD":
+                return self.guesser_retry_invalid < self.max_retry_invalid
+            return self.guesser_retry < self.max_retry
+        return self.attempts < self.max_attempts
+
+    def _guesser_turn(self, guess, explanation, feedback, agreement, agreement_expl, error):
+        if not error:
+            self.prompts.guesser_turn(guess, explanation, feedback, agreement, agreement_expl)
+        else:
+            if error != "NOT_VALID_ENGLISH_WORD":
+                self.guesser_retry += 1
+            else:
+                self.guesser_retry_invalid += 1
+            self.prompts.guesser_retry(error, guess, explanation)
+        self.guesser_req_count += 1
+        response = yield from self.ask(GUESSER, self.prompts.guesser, role=PLAYER_A)
+        text = response + "\n"
+        result = {self.kw["guess"]: find_keyword(text, self.kw["guess"]), "explanation": find_keyword(text, self.kw["explanation"])}
+        self.log.to_self("parse", result)
+        error = guess_error(result[self.kw["guess"]], self.words, self.word_length)
+        self.guesser_error = error
+        if not error:
+            self.guesser_retry = 0
+            self.guesser_retry_invalid = 0
+            self.guesser_parsed_req_count += 1
+        elif error == "NOT_VALID_ENGLISH_WORD":
+            self.guesser_retry = 0
+            self.guesser_parsed_req_count += 1
+        return result[self.kw["guess"]], result["explanation"], error
+
+    def _critic_turn(self, guess, explanation, feedback, agreement, agreement_expl, error):
+        if not error:
+            self.prompts.critic_turn(guess, explanation, feedback, agreement, agreement_expl)
+        else:
+            self.critic_retry += 1
+            self.prompts.critic_retry(agreement, agreement_expl)
+        self.critic_req_count += 1
+        response = yield from self.ask(CRITIC, self.prompts.critic, role=PLAYER_B)
+        text = response + "\n"
+        found = find_keyword(text, self.kw["agreement"])
+        result = {
+            self.kw["agreement"]: found if found in self.kw["agreement_match_keywords"] else "INVALID_FORMAT",
+            "explanation": find_keyword(text, self.kw["explanation"]),
+        }
+        self.log.to_self("parse", result)
+        word = result[self.kw["agreement"]]
+        error = word if word in ("INVALID_FORMAT", "CONTEXT_EXCEEDED_ERROR") else None
+        self.critic_error = error
+        if not error:
+            self.critic_retry = 0
+            self.critic_parsed_req_count += 1
+        return result[self.kw["agreement"]], result["explanation"], error
+
+    def _log_guess(self, guess, explanation, agreement, agreement_expl, error, feedback=None) -> None:
+        attempts = self.attempts if error else self.attempts + 1
+        if error:
+            content = f"Guesser Error: {error} while parsing Player 1's (model: {self.model_name(GUESSER)}) response"
+        elif self.use_clue:
+            content = (
+                f"attempts: {attempts}\ntarget_word = {self.target}\ntarget_word_clue = {self.clue}\n"
+                f"guess: {guess}\nguess_feedback: {feedback}"
+            )
+        else:
+            content = f"attempts: {attempts}\ntarget_word = {self.target}\nguess: {guess}\nguess_feedback: {feedback}"
+        info: dict[str, Any] = {
+            "attempts": attempts,
+            "target_word": self.target,
+            "target_word_difficulty": self.difficulty,
+            "guesser": self.log.players[GUESSER],
+            "guess": guess,
+            "explanation": explanation,
+            "error": error,
+        }
+        if self.use_clue:
+            info["target_word_clue"] = self.clue
+        if self.use_critic:
+            info.update(critic_agreement=agreement, critic_explanation=agreement_expl, guess_critic=self.log.players[CRITIC])
+        self.log.to_self("metadata", content, game_info=info)
+
+    def _validate(self, guess: str) -> str:
+        feedback = first_unmarked_occurrence_feedback(guess, self.target)
+        if all("green" in part for part in feedback.split(" ")):
+            self.terminate = True
+        self.turn_results.append([guess, feedback])
+        extra_req = self.critic_req_count if self.use_critic else 0
+        extra_parsed = self.critic_parsed_req_count if self.use_critic else 0
+        self.turn_req_count.append(self.guesser_req_count + extra_req)
+        self.turn_parse_count.append(self.guesser_parsed_req_count + extra_parsed)
+        return feedback
+
+    def play(self) -> MasterLoop:
+        inst = self.instance
+        config = inst["common_config"]
+        self.kw = inst["response_format_keywords"]
+        self.use_clue = bool(inst["use_clue"])
+        self.use_critic = bool(inst["use_critic"])
+        self.target = inst["target_word"].strip()
+        self.clue = str(inst.get("target_word_clue", "")).strip()
+        self.difficulty = inst.get("target_word_difficulty")
+        self.max_attempts = int(config["max_attempts_per_game"])
+        self.max_retry = int(config["max_retry_per_error"])
+        self.max_retry_invalid = int(config["max_retry_invalid_word"])
+        self.word_length = int(config["max_word_length"])
+        self.max_critic_opinions = int(config["max_critic_opinion_count"])
+        second = self.model_names.get(CRITIC)
+        self.log.players = {"GM": "Game master for wordle", GUESSER: f"Word Guesser ({self.model_name(GUESSER)})"}
+        if self.use_critic:
+            self.log.players[CRITIC] = f"Word Guesser Critic ({second or self.model_name(GUESSER)})"
+        else:
+            self.log.players[CRITIC] = "Guess Word Evaluator (Programmatic)"
+        self.prompts = WordlePrompts(inst, self.use_clue, self.use_critic, self.clue)
+        self.guesser_retry = self.guesser_retry_invalid = self.critic_retry = 0
+        self.terminate = False
+        self.guesser_error: str | None = "NO_CLUE_FOUND" if self.use_clue and not self.clue else None
+        self.critic_error: str | None = None
+        self.guesser_req_count = self.critic_req_count = 0
+        self.guesser_parsed_req_count = self.critic_parsed_req_count = 0
+        self.attempts = 0
+        self.turn_results: list[list[str]] = []
+        self.turn_req_count: list[int] = []
+        self.turn_parse_count: list[int] = []
+        self.change_guess_words: list[list[Any]] = []
+
+        guess, explanation, feedback = "", "", None
+        agreement = agreement_expl = None
+        opinions = 0
+        guess_before = ""
+        ignore_critic = not self.use_critic
+        while self._proceeds():
+            self.log.next_turn()
+            guess, explanation, error = yield from self._guesser_turn(
+                guess, explanation, feedback, agreement, agreement_expl, self.guesser_error
+            )
+            if error:
+                self._log_guess(guess, explanation, agreement, agreement_expl, error)
+                continue
+            if self.use_critic and not ignore_critic:
+                guess_before = guess
+                while True:
+                    agreement, agreement_expl, critic_error = yield from self._critic_turn(
+                        guess, explanation, feedback, agreement, agreement_expl, self.critic_error
+                    )
+                    if not critic_error or self.critic_retry >= self.max_retry:
+                        break
+                if self.critic_error:
+                    self.log.log(CRITIC, "GM", "error", self.critic_error)
+                    break
+                verb = "disagrees" if agreement == "no" else "agrees"
+                self.log.to_self("metadata", f"Critic {verb} with the Guesser -- Sharing the critic's explanation with the guesser")
+                opinions += 1
+                if opinions == self.max_critic_opinions:
+                    ignore_critic = True
+                    feedback = ""
+                continue
+            if self.use_critic:
+                self.change_guess_words.append([guess_before, guess, agreement])
+                changed = "Change" if guess_before != guess else "No change"
+                self.log.to_self(
+                    "metadata",
+                    f"{changed} in player1's guess\nguess_before_critic_opinion: {guess_before}\n"
+                    f"critic_agreement: {agreement}\nguess_after_critic_opinion: {guess}\n"
+                    "Proceeding with guess validation",
+                )
+            feedback = self._validate(guess)
+            self._log_guess(guess, explanation, agreement, agreement_expl, self.critic_error if self.use_critic else None, feedback)
+            self.attempts += 1
+            if self.use_critic:
+                agreement = agreement_expl = "do_not_use"
+                ignore_critic = False
+                opinions = 0
+
+        if self.guesser_error == "NO_CLUE_FOUND":
+            self._log_guess(guess, explanation, agreement, agreement_expl, self.guesser_error)
+        status = self._status()
+        actual = status
+        if status in ABORTING_STATUSES:
+            status = "ABORTED"
+        elif status == "MAX_ATTEMPTS_REACHED":
+            status = "LOSS"
+        else:
+            status = "WIN"
+        self.final_status = status
+        if status == "ABORTED":
+            self.log.to_self("invalid format", "Aborted due to invalid format in response", original_content=actual)
+        data = {
+            "player_1": self.model_name(GUESSER),
+            "player_2": second or "",
+            "total_attempts": self.attempts,
+            "turns_req_count": list(self.turn_req_count),
+            "turns_parse_count": list(self.turn_parse_count),
+            "turns_guess_feedback": [list(t) for t in self.turn_results],
+            "critic_guesses_change": [list(c) for c in self.change_guess_words],
+            "guesser_error": self.guesser_error,
+            "critic_error": self.critic_error,
+            "guesser retry count": self.guesser_retry,
+            "critic retry count": self.critic_retry,
+            "guesser_req_count": self.guesser_req_count,
+            "critic_req_count": self.critic_req_count,
+            "guesser_parsed_req_count": self.guesser_parsed_req_count,
+            "critic_parsed_req_count": self.critic_parsed_req_count,
+            "target_word": self.target,
+            "target_word_clue": self.clue,
+            "target_word_difficulty": self.difficulty,
+            "game_final_status": status,
+            "use_clue": self.use_clue,
+            "use_critic": self.use_critic,
+        }
+        self.log.to_self("metadata", f"game_result = {status}", data_for_computation=data)
+
+    def _status(self) -> str | None:
+        if self.use_critic and self.critic_error:
+            return self.critic_error
+        if self.guesser_error:
+            return self.guesser_error
+        if self.terminate:
+            return "SUCCESS"
+        if self.attempts == self.max_attempts:
+            return "MAX_ATTEMPTS_REACHED"
+        return None
+
+    def episode_scores(self) -> dict[str, float]:
+        status = getattr(self, "final_status", "ABORTED")
+        aborted = status == "ABORTED"
+        won = status == "WIN"
+        main = speed_score(len(self.turn_results), self.game_name) if won else 0.0
+        requests = self.guesser_req_count + self.critic_req_count
+        parsed = self.guesser_parsed_req_count + self.critic_parsed_req_count
+        return outcome_scores(aborted, won, NAN if aborted else main, requests, parsed)

@@ -1,0 +1,155 @@
+"""``triangulate eval ARGS...``: lm-eval's own command line with our task folder on the include path.
+
+Every argument goes to lm-eval untouched (``run`` is implied as with ``lm_eval``; ``ls``/``validate``
+work too), from any working directory. A user ``--include_path DIR`` is kept and ours is added, so
+``--tasks`` can mix both folders' tasks. A run that names no model (no ``--model``/``--model_args``/
+``--config``) uses the embedded SmolLM2-135M-Instruct, the project's default model.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import sys
+import time
+from pathlib import Path
+
+from lm_eval_tasks import TASKS_DIR
+from plumbing.errors import UserError
+
+MODEL_FLAGS = ("--model", "-M", "--model_args", "-a", "--config", "-C")
+NON_RUN = ("ls", "validate", "-h", "--help")
+HELP = "run lm-eval (same arguments as `lm_eval`) with the GlobalGroup and Connections tasks included"
+
+
+def include_paths(user_value: str | list | None) -> list[str]:
+    """Our task folder first, then any folder(s) the user named (``a:b`` or a list), without duplicates."""
+    paths = [str(TASKS_DIR)]
+    if isinstance(user_value, str):
+        user_value = [p for p in user_value.split(":") if p]
+    for p in user_value or []:
+        p = str(Path(p).expanduser().resolve())
+        if p not in paths:
+            paths.append(p)
+    return paths
+
+
+def with_default_model(argv: list[str]) -> list[str]:
+    """``argv`` plus ``--model hf --model_args <embedded SmolLM2>`` when it is a run that names no model."""
+    if not argv or any(a in NON_RUN for a in argv):
+        return list(argv)
+    if any(a.split("=", 1)[0] in MODEL_FLAGS for a in argv):
+        return list(argv)
+    from multiturn.backends.default_model import DEFAULT_MODEL, default_model_args
+
+    print("triangulate eval: no --model given, using the embedded SmolLM2-135M-Instruct", file=sys.stderr)
+    return [*argv, "--model", DEFAULT_MODEL, "--model_args", default_model_args(device=None)]
+
+
+def run_passthrough(argv: list[str]) -> int:
+    """Run lm-eval's CLI on ``argv`` with ``include_path`` extended; returns the exit code."""
+    from lm_eval._cli import HarnessCLI
+    from lm_eval.utils import setup_logging
+
+    embedded = with_default_model(argv) != list(argv)
+    argv = with_default_model(argv)
+    setup_logging()
+    cli = HarnessCLI()
+    saved = sys.argv
+    sys.argv = ["lm_eval", *argv]
+    try:
+        args = cli.parse_args()  # inserts `run` like `lm_eval` does
+    finally:
+        sys.argv = saved
+    if hasattr(args, "include_path"):
+        args.include_path = include_paths(getattr(args, "include_path", None))
+    import multiturn.backends.chance  # noqa: F401  (registers ``--model random``, the chance player)
+    from multiturn.backends.api import install_in_lm_eval_registry
+    from multiturn.backends.loading import install_log_scrubber, register_secrets
+
+    install_in_lm_eval_registry()  # local-chat-completions without an empty `stop` (transformers serve)
+
+    model_args = getattr(args, "model_args", None)
+    register_secrets(model_args if isinstance(model_args, (str, dict)) else None)
+    install_log_scrubber()
+    started = time.time()
+    try:
+        cli.execute(args)
+    except SystemExit as exc:  # lm-eval exits on its own errors
+        return exc.code if isinstance(exc.code, int) else (0 if exc.code is None else 1)
+    except ValueError as exc:
+        if str(exc).startswith("Tasks not found"):  # lm-eval raises it for unknown --tasks names
+            raise UserError(f"{exc}; list the known ones with `triangulate eval ls tasks`") from exc
+        raise
+    finally:
+        output = getattr(args, "output_path", None)
+        if output:
+            scrub_written_files(Path(output), started)
+            if embedded:
+                adopt_default_model_folder(Path(output))
+    return 0
+
+
+def adopt_default_model_folder(output: Path) -> Path | None:
+    """Move what lm-eval wrote for the embedded model (a folder named after its site-packages path) into
+    ``output/<DEFAULT_MODEL_NAME>``, where `triangulate play` writes it too; the results JSONs get the
+    same ``model_name``/``model_name_sanitized``. Returns the folder, or None when there was nothing to move."""
+    import json
+
+    from lm_eval.utils import sanitize_model_name
+
+    from multiturn.backends.default_model import DEFAULT_MODEL_NAME, smollm2_dir
+
+    source = output / sanitize_model_name(str(smollm2_dir()))
+    if not source.is_dir():
+        return None
+    target = output / DEFAULT_MODEL_NAME
+    target.mkdir(parents=True, exist_ok=True)
+    for path in sorted(source.iterdir()):
+        if path.name.startswith("results_") and path.suffix == ".json":
+            data = json.loads(path.read_text(encoding="utf-8"))
+            data["model_name"] = data["model_name_sanitized"] = DEFAULT_MODEL_NAME
+            path.write_text(json.dumps(data, indent=2, ensure_ascii=False, default=str), encoding="utf-8")
+        os.replace(path, target / path.name)
+    source.rmdir()
+    return target
+
+
+def scrub_written_files(root: Path, since: float) -> list[Path]:
+    """Replace credentials (:func:`multiturn.backends.loading.scrub_secrets`) in the ``.json``/``.jsonl`` files lm-eval
+    wrote under ``root`` since ``since`` (its results hold ``model_args`` verbatim); rewritten atomically.
+    Returns the files changed."""
+    from multiturn.backends.loading import scrub_secrets
+
+    candidates = [root] if root.is_file() else root.rglob("*") if root.is_dir() else []
+    changed = []
+    for path in candidates:
+        if path.suffix not in (".json", ".jsonl") or not path.is_file() or path.stat().st_mtime < since - 1:
+            continue
+        text = path.read_text(encoding="utf-8", errors="surrogateescape")
+        clean = scrub_secrets(text)
+        if clean != text:
+            tmp = path.with_name(f".{path.name}.scrub.tmp")
+            tmp.write_text(clean, encoding="utf-8", errors="surrogateescape")
+            os.replace(tmp, path)
+            changed.append(path)
+    return changed
+
+
+def add_parser(subparsers: argparse._SubParsersAction) -> argparse.ArgumentParser:
+    """Register ``eval`` for `triangulate --help` (real invocations bypass argparse: see cli.main)."""
+    parser = subparsers.add_parser(
+        "eval",
+        help=HELP,
+        description=HELP + ". Example: "
+        "triangulate eval --model hf --model_args pretrained=DIR --tasks globalgroup_zh "
+        "--apply_chat_template",
+    )
+    parser.add_argument("lm_eval_args", nargs=argparse.REMAINDER, help="arguments passed to lm-eval")
+    parser.set_defaults(func=run)
+    return parser
+
+
+def run(args: argparse.Namespace) -> int:
+    """Entry point when argparse routed here (``triangulate eval`` with no arguments prints lm-eval's help)."""
+    return run_passthrough(list(getattr(args, "lm_eval_args", []) or []) or ["--help"])

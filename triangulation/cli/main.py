@@ -1,0 +1,93 @@
+"""`triangulate` command line: one dispatcher, one module per sub-command.
+
+Sub-commands register themselves through ``add_parser(subparsers)`` and run through ``run(args)``:
+
+- ``data``   -> :mod:`datasets_build.cli`   (build / generate / push Hub-ready datasets)
+- ``eval``   -> :mod:`triangulation.cli.eval` (lm_eval's CLI with our task folder included)
+- ``play``   -> :mod:`multiturn.cli`        (the multi-turn side runner)
+- ``report`` -> :mod:`triangulation.cli.report` (correlations, plots, HTML)
+- ``suite``  -> :mod:`triangulation.cli.suite` (models x tasks sweep of eval and play, then the report)
+- ``score``  -> :mod:`triangulation.cli.score` (re-score stored episodes and samples with the current code)
+- ``view``   -> :mod:`triangulation.cli.view`  (episode viewer: one HTML page per task)
+"""
+
+from __future__ import annotations
+
+import argparse
+import importlib
+import sys
+
+from plumbing.errors import UserError
+
+SUBCOMMANDS: dict[str, str] = {
+    "data": "datasets_build.cli",
+    "eval": "triangulation.cli.eval",
+    "play": "multiturn.cli",
+    "report": "triangulation.cli.report",
+    "suite": "triangulation.cli.suite",
+    "score": "triangulation.cli.score",
+    "view": "triangulation.cli.view",
+}
+#: one-line help of each sub-command, so ``triangulate --help`` imports none of them (they pull in
+#: datasets, lm-eval, scipy and pandas: seconds of start-up)
+SUMMARIES: dict[str, str] = {
+    "data": "build, generate or push the Hub-ready datasets",
+    "eval": "run lm-eval (same arguments as `lm_eval`) with the GlobalGroup and Connections tasks included",
+    "play": "run multi-turn tests (n-back, WCST, LNT, clembench games, ...) on an lm-eval model",
+    "report": "tables, Kendall correlations, plots and an HTML report over many models' results",
+    "suite": "run a models x tasks suite (lm-eval and play tasks), resumable, then the report",
+    "score": "recompute a run's metrics from its stored transcripts and samples with the current code (no model calls)",
+    "view": "HTML pages of every episode and logged sample (conversations, parsed replies, scores)",
+}
+
+
+class OneLineErrorParser(argparse.ArgumentParser):
+    """argparse, but a usage mistake is one line that names the help command (no usage block)."""
+
+    def error(self, message: str):
+        self.exit(2, f"{self.prog}: error: {message} (see `{self.prog} --help`)\n")
+
+
+def build_parser(command: str | None = None) -> argparse.ArgumentParser:
+    """The parser; only ``command``'s module is imported (its full sub-parser), the others are listed."""
+    parser = OneLineErrorParser(
+        prog="triangulate",
+        description="Abstract-reasoning and interactive evaluation on top of lm-evaluation-harness.",
+    )
+    sub = parser.add_subparsers(dest="command", metavar="{" + ",".join(SUBCOMMANDS) + "}")
+    sub.required = True
+    for name, module_name in SUBCOMMANDS.items():
+        if name == command:
+            importlib.import_module(module_name).add_parser(sub)
+        else:
+            sub.add_parser(name, help=SUMMARIES[name])
+    return parser
+
+
+def main(argv: list[str] | None = None) -> int:
+    argv = list(sys.argv[1:] if argv is None else argv)
+    if argv and argv[0] == "eval":  # passed through untouched to lm_eval's own parser
+        from triangulation.cli import eval as eval_cli
+
+        return _guard(lambda: eval_cli.run_passthrough(argv[1:]))
+    command = next((a for a in argv if not a.startswith("-")), None)
+    parser = build_parser(command if command in SUBCOMMANDS else None)
+    args = parser.parse_args(argv)
+    args.argv = argv  # the command line as typed (``play`` prints it as the command that resumes a run)
+    return _guard(lambda: args.func(args))
+
+
+def _guard(fn) -> int:
+    try:
+        code = fn()
+    except UserError as exc:
+        print(f"triangulate: error: {' '.join(str(exc).split())}", file=sys.stderr)  # always one line
+        return 2
+    except KeyboardInterrupt:
+        print("triangulate: interrupted", file=sys.stderr)
+        return 130
+    return int(code or 0)
+
+
+if __name__ == "__main__":  # pragma: no cover
+    sys.exit(main())

@@ -1,0 +1,44 @@
+"""``triangulate view``: browse the episodes of play runs and the samples of lm-eval runs as HTML.
+
+    triangulate view RUN_DIR... --out DIR
+
+Writes DIR/index.html and one self-contained page per task (DIR/<task>.html) from every
+``episodes_<task>.jsonl`` (``triangulate play``) and ``samples_<task>_<date>.jsonl`` (lm-eval
+``--log_samples``) under the folders. ``triangulate report`` writes the same pages to
+``<report>/episodes/``.
+"""
+
+from __future__ import annotations
+
+import argparse
+from pathlib import Path
+
+from plumbing.errors import UserError
+from plumbing.jsonio import ensure_output_dir
+
+
+def add_parser(subparsers) -> argparse.ArgumentParser:
+    p = subparsers.add_parser(
+        "view",
+        help="HTML pages of every episode and logged sample (conversations, parsed replies, scores)",
+        description=__doc__,
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
+    p.add_argument("runs", nargs="+", type=Path, metavar="RUN_DIR", help="folders written by triangulate play / lm_eval --output_path")
+    p.add_argument("--out", type=Path, required=True, metavar="DIR")
+    p.set_defaults(func=run)
+    return p
+
+
+def run(args: argparse.Namespace) -> int:
+    from triangulation.viewer.pages import write_viewer
+
+    for folder in args.runs:
+        if not folder.exists():
+            raise UserError(f"no such folder: {folder}")
+    ensure_output_dir(args.out, "--out")
+    pages = write_viewer(args.runs, args.out)
+    if not pages:
+        raise UserError(f"no episodes_*.jsonl or samples_*.jsonl under {', '.join(map(str, args.runs))}")
+    print(f"episodes: {args.out / 'index.html'} ({len(pages)} task pages)")
+    return 0

@@ -1,0 +1,180 @@
+"""Seed 003 (Triangulating) Figures 1 and 8 from the report's model x benchmark scores.
+
+- **Figure 1** ("Accuracy across the different model sizes: IFEval, Static, and Interactive
+  assessments", Sec. 3.2): per model, ordered by size, the IFEval score and the mean score of the
+  static (large QA) and of the interactive (games) benchmarks. Scores in [0, 1] are shown as
+  percentages (:func:`triangulation.report.discriminative.percent_scale`), clemscores are already 0-100;
+  a side with several benchmarks is their plain mean (the paper does not say how it pooled them).
+  IFEval is every benchmark whose name contains ``ifeval`` (its main metric is the mean of prompt-
+  and instruction-level strict accuracy, App. E.2.1). Sizes: ``--sizes FILE.csv`` (``model,size_b``;
+  ``triangulate suite`` writes one from the suite file and the models' files).
+- **Figure 8** ("High (left) and low (right) correlation", App. I): scatter plots of two benchmarks
+  over the models, "a game and a cognitive ability". By default the interactive benchmark x ability
+  benchmark pair with the highest tau-b and the pair with the tau-b closest to 0, among pairs
+  scored by at least three common models; ``--scatter A,B`` chooses pairs instead.
+"""
+
+from __future__ import annotations
+
+import csv
+import math
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+
+from plumbing.errors import UserError
+from triangulation.html import Image, Section, Table, Text
+from triangulation.report import plots
+from triangulation.report.abilities import Taxonomy
+from triangulation.report.discriminative import percent_scale
+
+MIN_MODELS = 3
+
+
+def read_sizes(path: Path | None) -> dict[str, float]:
+    """``model,size_b[,source]`` CSV -> {model: billions}; a missing file is an empty mapping."""
+    if path is None or not Path(path).is_file():
+        return {}
+    out: dict[str, float] = {}
+    with open(path, newline="", encoding="utf-8") as fh:
+        for row in csv.DictReader(fh):
+            try:
+                out[str(row["model"])] = float(row["size_b"])
+            except (KeyError, TypeError, ValueError):
+                raise UserError(f"{path}: every row needs model and a numeric size_b") from None
+    return out
+
+
+def size_accuracy_table(scores: pd.DataFrame, taxonomy: Taxonomy, sizes: dict[str, float]) -> pd.DataFrame:
+    """Figure 1's data: index model (with a size), columns size_b, IFEval, Static, Interactive (0-100)."""
+    scaled = scores.apply(percent_scale)
+    groups = {
+        "IFEval": [b for b in scores.columns if "ifeval" in b.lower()],
+        "Static": [b for b in scores.columns if taxonomy.assessment_of(b) == "static"],
+        "Interactive": [b for b in scores.columns if taxonomy.assessment_of(b) == "interactive"],
+    }
+    models = [m for m in scores.index if m in sizes]
+    table = pd.DataFrame(index=pd.Index(models, name="model"))
+    table["size_b"] = [sizes[m] for m in models]
+    for label, members in groups.items():
+        table[label] = scaled.loc[models, members].mean(axis=1, skipna=True) if members else np.nan
+    table = table.dropna(how="all", subset=list(groups))
+    return table.sort_values(["size_b"], kind="stable")
+
+
+def _fmt_size(b: float) -> str:
+    return f"{b:.3g}B" if b >= 1 else f"{b * 1000:.3g}M"
+
+
+def figure1(table: pd.DataFrame, out: Path) -> Path:
+    """Grouped bars, models left to right by size, one bar per series (IFEval, Static, Interactive)."""
+    series = [c for c in ("IFEval", "Static", "Interactive") if c in table and table[c].notna().any()]
+    fig, ax = plots.plt.subplots(figsize=(max(7.0, 1.3 * len(table) + 2.5), 4.5))
+    x = np.arange(len(table))
+    width = 0.8 / max(1, len(series))
+    for i, col in enumerate(series):
+        ax.bar(x + (i - (len(series) - 1) / 2) * width, table[col].to_numpy(dtype=float), width=width, label=col)
+    labels = [f"{plots._short(m, 26)}\n{_fmt_size(s)}" for m, s in zip(table.index, table["size_b"])]
+    ax.set_xticks(x, labels, rotation=30, ha="right", fontsize=7)
+    ax.set_ylabel("score (%)")
+    ax.set_ylim(0, 100)
+    ax.set_title("Accuracy by model size (seed 003 Fig. 1)")
+    ax.legend(fontsize=8, loc="upper left", bbox_to_anchor=(1.01, 1))
+    return plots._save(fig, out / "triangulating_fig1_size.png")
+
+
+def pick_scatter_pairs(tau: pd.DataFrame, n: pd.DataFrame, scores: pd.DataFrame, taxonomy: Taxonomy) -> list[tuple[str, str]]:
+    """(interactive benchmark, ability benchmark) with the highest tau and the one with |tau| smallest."""
+    games = [b for b in scores.columns if taxonomy.assessment_of(b) == "interactive"]
+    tests = [b for b in scores.columns if taxonomy.ability_of(b)]
+    candidates = [
+        (g, t, float(tau.at[g, t])) for g in games for t in tests if g != t and n.at[g, t] >= MIN_MODELS and not math.isnan(tau.at[g, t])
+    ]
+    if not candidates:
+        return []
+    high = max(candidates, key=lambda c: c[2])
+    rest = [c for c in candidates if c[:2] != high[:2]]
+    low = min(rest, key=lambda c: abs(c[2])) if rest else None
+    return [high[:2]] + ([low[:2]] if low else [])
+
+
+def parse_scatter(specs: list[str], benchmarks: list[str]) -> list[tuple[str, str]]:
+    pairs = []
+    for spec in specs:
+        a, sep, b = spec.partition(",")
+        if not sep or not a or not b:
+            raise UserError(f"--scatter wants BENCHMARK_A,BENCHMARK_B, got {spec!r}")
+        for x in (a, b):
+            if x not in benchmarks:
+                raise UserError(f"--scatter: unknown benchmark {x!r}; see scores.csv for the names")
+        pairs.append((a, b))
+    return pairs
+
+
+def benchmark_scatter(scores: pd.DataFrame, a: str, b: str, tau: float, p: float, path: Path) -> Path:
+    """Models at (score on a, score on b), each labelled; title gives tau-b and its p-value."""
+    both = scores[[a, b]].dropna()
+    fig, ax = plots.plt.subplots(figsize=(6, 5))
+    ax.scatter(both[a], both[b], s=30)
+    for model, row in both.iterrows():
+        ax.annotate(plots._short(model, 24), (row[a], row[b]), fontsize=7, xytext=(3, 3), textcoords="offset points")
+    ax.set_xlabel(plots._short(a, 50))
+    ax.set_ylabel(plots._short(b, 50))
+    ax.margins(0.15)
+    ax.set_title(f"tau-b = {tau:.2f}{'*' if p < 0.05 else ''} (p = {p:.3g}, n = {len(both)})")
+    return plots._save(fig, path)
+
+
+def build(
+    scores: pd.DataFrame,
+    taxonomy: Taxonomy,
+    tau: pd.DataFrame,
+    p: pd.DataFrame,
+    n: pd.DataFrame,
+    out: Path,
+    sizes: dict[str, float],
+    scatter: list[str] | None = None,
+) -> list[Section]:
+    """The report sections for Figures 1 and 8 (empty when the scores cannot draw them)."""
+    sections = []
+    fig1 = Section("Accuracy by model size (seed 003, Figure 1)")
+    table = size_accuracy_table(scores, taxonomy, sizes)
+    if len(table):
+        table.to_csv(out / "triangulating_fig1_size.csv")
+        fig1.blocks += [
+            Text(
+                "IFEval = benchmarks named *ifeval*; Static / Interactive = mean score (0-100) of the static / interactive benchmarks of the abilities file. Models without a known size are left out.",
+                note=True,
+            ),
+            Table(table),
+            Image(figure1(table, out), "Figure 1"),
+        ]
+    else:
+        fig1.blocks.append(Text("No model with a known size (suite `size:` / --sizes) has scores here.", note=True))
+    sections.append(fig1)
+    pairs = parse_scatter(scatter or [], list(scores.columns)) or pick_scatter_pairs(tau, n, scores, taxonomy)
+    fig8 = Section("Two benchmarks over the models (seed 003, Figure 8)")
+    if pairs:
+        rows = []
+        for i, (a, b) in enumerate(pairs):
+            fig8.blocks.append(
+                Image(
+                    benchmark_scatter(scores, a, b, float(tau.at[a, b]), float(p.at[a, b]), out / f"triangulating_fig8_{i}.png"),
+                    f"{b} vs {a}" + ("" if scatter else (" (highest tau-b)" if i == 0 else " (tau-b closest to 0)")),
+                )
+            )
+            rows.append({"benchmark_a": a, "benchmark_b": b, "tau": tau.at[a, b], "p": p.at[a, b], "n": n.at[a, b]})
+        pd.DataFrame(rows).to_csv(out / "triangulating_fig8_pairs.csv", index=False)
+        if not scatter:
+            fig8.blocks.insert(
+                0,
+                Text(
+                    "Chosen automatically: the game x cognitive-test pair with the highest tau-b, then the one closest to 0 (at least three common models); pick others with --scatter A,B.",
+                    note=True,
+                ),
+            )
+    else:
+        fig8.blocks.append(Text("No game x cognitive-test pair with three common models; pick a pair with --scatter A,B.", note=True))
+    sections.append(fig8)
+    return sections

@@ -1,0 +1,63 @@
+"""``make_report``: the one entry point to the report, called by ``triangulate report`` and by the suite."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any
+
+from plumbing.errors import UserError
+from plumbing.jsonio import ensure_output_dir
+
+
+def make_report(
+    results: Sequence[Path],
+    out: Path,
+    *,
+    externals: Sequence[str] = (),
+    abilities: Path | None = None,
+    pairs: Sequence[str] = (),
+    scatter: Sequence[str] = (),
+    sizes: Path | None = None,
+    subtasks: bool = False,
+    title: str = "triangulate report",
+    judge_model: str | None = None,
+    judge_model_args: Any = None,
+) -> Path:
+    """Read every results file under ``results`` and the external tables, write the report into ``out``;
+    returns the path of ``report.html``."""
+    from tqdm.auto import tqdm
+
+    from triangulation.report.abilities import load_taxonomy
+    from triangulation.report.analyses.figures_triangulating import read_sizes
+    from triangulation.report.build import build_report
+    from triangulation.report.external import read_externals
+    from triangulation.runs.results_io import find_results_files, read_run
+
+    if not results and not externals:
+        raise UserError("give at least one results folder or --external table")
+    taxonomy = load_taxonomy(abilities)
+    ensure_output_dir(out, "--out")
+    files = [f for root in results for f in find_results_files(root)]
+    runs = [read_run(f) for f in tqdm(files, desc="reading results", unit="file", disable=len(files) < 5)]
+    return build_report(
+        runs,
+        read_externals(list(externals)),
+        taxonomy,
+        out,
+        pairs=list(pairs),
+        include_subtasks=subtasks,
+        title=title,
+        judge=connections_judge(judge_model, judge_model_args),
+        sizes=read_sizes(sizes),
+        scatter=list(scatter) or None,
+    )
+
+
+def connections_judge(model: str | None, model_args: Any):
+    """The Connections reasoning judge: ``--judge_model`` (an LLM), else the fastText proxy, else None."""
+    from triangulation.report.analyses.connections_judge import default_judge, load_llm_judge
+
+    if model or model_args:
+        return load_llm_judge(model, model_args)
+    return default_judge()

@@ -1,0 +1,103 @@
+"""Re-scoring an lm-eval run from its ``samples_<task>_<date>.jsonl`` files with the current task code.
+
+For every logged sample the stored raw responses (``resps``) go through the task's current filters and
+``process_results`` (the same calls lm-eval's evaluator makes), and each metric is aggregated with the
+task's current aggregation and its standard error as lm-eval computes it
+(``lm_eval.api.metrics.stderr_for_metric``). No model is called. The result is an lm-eval results
+payload (``results``, ``n-samples``, ``higher_is_better``, ...) for :mod:`triangulation.cli.score`.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from collections.abc import Mapping, Sequence
+from pathlib import Path
+from types import SimpleNamespace
+from typing import Any
+
+SAMPLES_NAME = re.compile(r"^samples_(?P<task>.+)_(?P<date>\d{4}-\d{2}-\d{2}T[0-9.\-]+)\.jsonl$")
+
+
+def samples_files(model_dir: Path, tasks: Sequence[str] | None = None) -> dict[str, Path]:
+    """task -> its newest ``samples_<task>_<date>.jsonl`` in ``model_dir``."""
+    found: dict[str, tuple[str, Path]] = {}
+    for path in Path(model_dir).glob("samples_*.jsonl"):
+        match = SAMPLES_NAME.match(path.name)
+        if not match or (tasks is not None and match["task"] not in tasks):
+            continue
+        if match["task"] not in found or match["date"] > found[match["task"]][0]:
+            found[match["task"]] = (match["date"], path)
+    return {task: path for task, (_, path) in sorted(found.items())}
+
+
+def load_task(name: str, metadata: Mapping[str, Any] | None = None):
+    """The lm-eval task ``name`` as the current code defines it (our task folder on the include path)."""
+    from lm_eval.tasks import TaskManager
+
+    from lm_eval_tasks import TASKS_DIR
+
+    manager = TaskManager(include_path=str(TASKS_DIR), metadata=dict(metadata) if metadata else None)
+    return manager.load([name])["tasks"][name]
+
+
+def rescore_samples(task, samples: Sequence[Mapping[str, Any]], bootstrap_iters: int = 100000) -> dict[str, Any]:
+    """``{"metrics", "stderr", "n", "higher_is_better"}`` of one task from its logged samples.
+
+    Each sample's ``resps`` (one list of responses per request) is filtered by every filter ensemble of
+    the task; the metrics of the ensemble named in the sample's ``filter`` are recomputed.
+    """
+    from lm_eval.api.metrics import stderr_for_metric
+
+    per_filter: dict[str, dict[str, list]] = {}
+    for sample in samples:
+        requests = [SimpleNamespace(resps=list(r), doc=sample["doc"], filtered_resps={}) for r in sample["resps"]]
+        for ensemble in getattr(task, "_filters", []):
+            ensemble.apply(requests)
+        key = sample.get("filter", "none")
+        filtered = [req.filtered_resps.get(key, req.resps[0] if req.resps else None) for req in requests]
+        for metric, value in task.process_results(sample["doc"], filtered).items():
+            per_filter.setdefault(key, {}).setdefault(metric, []).append(value)
+    aggregations = task.aggregation()
+    metrics: dict[str, Any] = {}
+    stderr: dict[str, Any] = {}
+    for key, by_metric in per_filter.items():
+        for metric, values in by_metric.items():
+            agg = aggregations[metric]
+            metrics[f"{metric},{key}"] = agg(values)
+            fn = stderr_for_metric(
+                metric=agg, bootstrap_iters=min(bootstrap_iters, 100) if metric in ("bleu", "chrf", "ter") else bootstrap_iters
+            )
+            stderr[f"{metric}_stderr,{key}"] = fn(values) if fn is not None and len(values) > 1 else "N/A"
+    return {"metrics": metrics, "stderr": stderr, "n": len(samples), "higher_is_better": task.higher_is_better()}
+
+
+def read_samples(path: Path) -> list[dict[str, Any]]:
+    out = []
+    for line in Path(path).read_text(encoding="utf-8").splitlines():
+        if line.strip():
+            out.append(json.loads(line))
+    return out
+
+
+def rescore_lm_eval_run(model_dir: Path, old: Mapping[str, Any], tasks: Sequence[str] | None = None) -> dict[str, Any]:
+    """A new lm-eval results payload for every task of ``model_dir`` with a samples file (``old``: the
+    run's newest results, kept for its config and each task's original sample count)."""
+    payload: dict[str, Any] = {key: dict(old.get(key, {})) if isinstance(old.get(key), dict) else old.get(key) for key in old}
+    payload["results"] = {}
+    for name, path in samples_files(model_dir, tasks).items():
+        metadata = (old.get("configs", {}).get(name) or {}).get("metadata")
+        task = load_task(name, metadata)
+        scored = rescore_samples(task, read_samples(path))
+        entry = {"name": name, "alias": (old.get("results", {}).get(name) or {}).get("alias", name), "sample_len": scored["n"]}
+        for key, value in scored["metrics"].items():
+            entry[key] = value
+            metric, filt = key.split(",", 1)
+            entry[f"{metric}_stderr,{filt}"] = scored["stderr"].get(f"{metric}_stderr,{filt}", "N/A")
+        payload["results"][name] = entry
+        payload.setdefault("higher_is_better", {})[name] = scored["higher_is_better"]
+        original = (old.get("n-samples", {}).get(name) or {}).get("original", scored["n"])
+        payload.setdefault("n-samples", {})[name] = {"original": original, "effective": scored["n"]}
+    payload.pop("groups", None)  # groups are not recomputed here; their members are
+    payload["group_subtasks"] = {g: m for g, m in (old.get("group_subtasks") or {}).items() if all(t in payload["results"] for t in m)}
+    return payload

@@ -1,0 +1,390 @@
+"""Run a suite: every model x task cell as its own ``triangulate eval`` / ``triangulate play`` process.
+
+Layout of ``--output_path DIR``::
+
+    DIR/runs/<model>/<task>/...          the cell's --output_path (lm-eval / play results folders)
+    DIR/runs/<model>/<task>/.suite_done.json   marker: the cell finished (its fingerprint, files, time)
+    DIR/logs/<model>/<task>.log          the cell's stdout and stderr, every attempt
+    DIR/model_sizes.csv                  model -> billions of parameters (seed 003 Figure 1)
+    DIR/suite_status.json                every cell's status after the last run
+    DIR/report/                          `triangulate report` over DIR/runs (+ the suite's external tables)
+
+A cell runs in a subprocess so a crash (out of memory, a segfault in a backend) stays in that cell. A
+cell whose marker holds the same fingerprint is skipped; a failed cell is retried ``retries`` times; a
+model that fails ``max_consecutive_failures`` cells in a row has its remaining cells skipped. The
+exit status is 1 when any cell failed or was skipped, else 0.
+"""
+
+from __future__ import annotations
+
+import csv
+import json
+import os
+import shlex
+import signal
+import subprocess
+import sys
+import threading
+import time
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from plumbing.errors import UserError
+from triangulation.suite.spec import Cell, ModelSpec, Suite, cells
+
+MARKER = ".suite_done.json"
+USAGE_ERROR = 2  # `triangulate`'s exit status for a UserError (and argparse's for a usage mistake)
+DEFAULT_LAUNCHER = (sys.executable, "-m", "triangulation")
+
+
+@dataclass
+class Outcome:
+    cell: Cell
+    status: str  # done | skipped-done | failed | skipped-model-failed
+    attempts: int = 0
+    seconds: float = 0.0
+    detail: str = ""
+
+
+@dataclass
+class SuiteResult:
+    outcomes: list[Outcome] = field(default_factory=list)
+    report: Path | None = None
+    report_error: str = ""
+
+    def failed(self) -> list[Outcome]:
+        return [o for o in self.outcomes if o.status in ("failed", "skipped-model-failed")]
+
+    @property
+    def exit_code(self) -> int:
+        return 1 if self.failed() or self.report_error else 0
+
+
+def _json_arg(value: Any) -> str:
+    """A mapping as the JSON object lm-eval's MergeDictAction reads (``--gen_kwargs``, ``--metadata``, ...)."""
+    return json.dumps(dict(value), ensure_ascii=False, sort_keys=True)
+
+
+def _model_flags(model: str | None, model_args: Any, flag: str = "--model", args_flag: str = "--model_args") -> list[str]:
+    out: list[str] = []
+    if model:
+        out += [flag, model]
+    if model_args is not None:
+        out += [args_flag, model_args if isinstance(model_args, str) else _json_arg(model_args)]
+    return out
+
+
+def cell_argv(cell: Cell, output_dir: Path, launcher: tuple[str, ...] | list[str] = DEFAULT_LAUNCHER, overwrite: bool = False) -> list[str]:
+    """The command line that runs one cell (``launcher`` is how ``triangulate`` is started)."""
+    m, t, o = cell.model, cell.task, cell.task.options
+    argv = [*launcher, t.runner, "--tasks", ",".join(t.tasks), "--output_path", str(output_dir)]
+    if m.model is None and m.model_args is None:
+        # the embedded SmolLM2: each command supplies it (`eval` and `play` pick the same file)
+        pass
+    else:
+        argv += _model_flags(m.model or "hf", m.model_args)
+    if o.get("limit") is not None:
+        argv += ["--limit", str(o["limit"])]
+    if "seed" in o:
+        argv += ["--seed", str(o["seed"])]
+    if o.get("gen_kwargs"):
+        argv += ["--gen_kwargs", _json_arg(o["gen_kwargs"])]
+    batch = o.get("batch_size") or m.batch_size
+    if batch is not None:
+        argv += ["--batch_size", str(batch)]
+    if m.device:
+        argv += ["--device", m.device]
+    if t.runner == "eval":
+        if "num_fewshot" in o:
+            argv += ["--num_fewshot", str(o["num_fewshot"])]
+        if m.apply_chat_template:
+            argv += ["--apply_chat_template"]
+            if o.get("fewshot_as_multiturn"):
+                argv += ["--fewshot_as_multiturn"]
+        if o.get("metadata"):
+            argv += ["--metadata", _json_arg(o["metadata"])]
+        if o.get("log_samples"):
+            argv += ["--log_samples"]
+    else:
+        if o.get("task_args"):
+            argv += ["--task_args", _json_arg(o["task_args"])]
+        if o.get("judge_gen_kwargs"):
+            argv += ["--judge_gen_kwargs", _json_arg(o["judge_gen_kwargs"])]
+        if m.judge:
+            argv += _model_flags(m.judge.get("model"), m.judge.get("model_args"), "--judge_model", "--judge_model_args")
+        if m.player_b:
+            argv += _model_flags(m.player_b.get("model"), m.player_b.get("model_args"), "--model_b", "--model_args_b")
+        if overwrite:
+            argv += ["--overwrite"]
+    return argv
+
+
+def cell_dir(root: Path, cell: Cell) -> Path:
+    return root / "runs" / cell.model.name / cell.task.name
+
+
+def read_marker(root: Path, cell: Cell) -> dict[str, Any] | None:
+    path = cell_dir(root, cell) / MARKER
+    try:
+        data = json.loads(path.read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        return None
+    return data if isinstance(data, dict) else None
+
+
+def is_done(root: Path, cell: Cell) -> bool:
+    """Finished with this very configuration, and its results files are still there."""
+    marker = read_marker(root, cell)
+    if not marker or marker.get("fingerprint") != cell.fingerprint():
+        return False
+    return all((cell_dir(root, cell) / f).is_file() for f in marker.get("results", [])) and bool(marker.get("results"))
+
+
+def _results_since(folder: Path, since: float) -> list[str]:
+    return sorted(str(p.relative_to(folder)) for p in folder.rglob("results_*.json") if p.stat().st_mtime >= since - 1)
+
+
+def _write_marker(root: Path, cell: Cell, results: list[str], seconds: float, attempts: int) -> None:
+    folder = cell_dir(root, cell)
+    tmp = folder / f"{MARKER}.tmp"
+    payload = {
+        "cell": cell.label,
+        "fingerprint": cell.fingerprint(),
+        "results": results,
+        "seconds": round(seconds, 1),
+        "attempts": attempts,
+        "finished": time.strftime("%Y-%m-%dT%H:%M:%S"),
+    }
+    tmp.write_text(json.dumps(payload, indent=1), encoding="utf-8")
+    os.replace(tmp, folder / MARKER)
+
+
+def _last_line(path: Path) -> str:
+    try:
+        lines = [ln.strip() for ln in path.read_text(encoding="utf-8", errors="replace").splitlines() if ln.strip()]
+    except OSError:
+        return ""
+    return lines[-1][:300] if lines else ""
+
+
+def run_cell(root: Path, cell: Cell, launcher: tuple[str, ...] | list[str], attempts: int, timeout: float | None) -> Outcome:
+    """Run one cell (up to ``attempts`` times); on success write its marker."""
+    folder = cell_dir(root, cell)
+    folder.mkdir(parents=True, exist_ok=True)
+    log = root / "logs" / cell.model.name / f"{cell.task.name}.log"
+    log.parent.mkdir(parents=True, exist_ok=True)
+    old = read_marker(root, cell)
+    overwrite = bool(old) and old.get("fingerprint") != cell.fingerprint()  # the entry changed: play starts over
+    argv = cell_argv(cell, folder, launcher, overwrite=overwrite)
+    started = time.time()
+    detail = ""
+    limit = cell.task.options.get("timeout", timeout)
+    for attempt in range(1, attempts + 1):
+        t0 = time.time()
+        with open(log, "a", encoding="utf-8") as fh:
+            fh.write(f"\n=== {time.strftime('%Y-%m-%d %H:%M:%S')} attempt {attempt}/{attempts}: {shlex.join(_redacted(argv))}\n")
+            fh.flush()
+            try:
+                proc = subprocess.run(argv, stdout=fh, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL, timeout=limit)
+                code = proc.returncode
+            except subprocess.TimeoutExpired:
+                code = None
+        results = _results_since(folder, t0)
+        if code == 0 and results:
+            _write_marker(root, cell, results, time.time() - started, attempt)
+            return Outcome(cell, "done", attempt, time.time() - started)
+        if code is None:
+            detail = f"timed out after {limit:g} s"
+        elif code == 0:
+            detail = "exited 0 but wrote no results_*.json"
+        else:
+            detail = f"exit {code}: {_last_line(log)}"
+        if code == USAGE_ERROR:  # a one-line user error (unknown task, bad argument): the same again
+            return Outcome(cell, "failed", attempt, time.time() - started, f"{detail} (not retried; log: {log})")
+    return Outcome(cell, "failed", attempts, time.time() - started, f"{detail} (log: {log})")
+
+
+def _redacted(argv: list[str]) -> list[str]:
+    from multiturn.backends.loading import scrub_secrets
+
+    return [scrub_secrets(a) for a in argv]
+
+
+def run_suite(
+    suite: Suite, root: Path, launcher: tuple[str, ...] | list[str] = DEFAULT_LAUNCHER, retries: int | None = None, report: bool = True
+) -> SuiteResult:
+    """Every cell (finished ones skipped), then the report over ``root``; returns each cell's outcome."""
+    from tqdm.auto import tqdm
+
+    root.mkdir(parents=True, exist_ok=True)
+    attempts = 1 + (suite.retries if retries is None else retries)
+    result = SuiteResult()
+    streak: dict[str, int] = {}
+    plan = cells(suite)
+    names = [_report_model_name(m) for m in suite.models]
+    for dup in sorted({n for n in names if names.count(n) > 1}):
+        print(
+            f"suite: warning: several models are named {dup!r} in results (same model_args name key); the report keeps the latest run of each task",
+            file=sys.stderr,
+        )
+    bar = tqdm(total=len(plan), desc=f"suite {suite.name}", unit="cell", dynamic_ncols=True)
+    previous = _terminate_on_sigterm()
+    try:
+        for cell in plan:
+            bar.set_postfix_str(cell.label, refresh=True)
+            if is_done(root, cell):
+                result.outcomes.append(Outcome(cell, "skipped-done"))
+            elif streak.get(cell.model.name, 0) >= suite.max_consecutive_failures:
+                result.outcomes.append(
+                    Outcome(cell, "skipped-model-failed", detail=f"{cell.model.name} failed {streak[cell.model.name]} cells in a row")
+                )
+            else:
+                outcome = run_cell(root, cell, launcher, attempts, suite.timeout)
+                result.outcomes.append(outcome)
+                streak[cell.model.name] = 0 if outcome.status == "done" else streak.get(cell.model.name, 0) + 1
+                if outcome.status == "failed":
+                    bar.write(f"suite: {cell.label} failed after {outcome.attempts} attempt(s): {outcome.detail}")
+            bar.update()
+    finally:
+        bar.close()
+        write_status(root, suite, result)
+        if previous is not None:
+            signal.signal(signal.SIGTERM, previous)
+    write_sizes(root, suite)
+    if report:
+        try:
+            result.report = run_report(root, suite)
+        except UserError as exc:  # the cells' outcomes still get summarised
+            result.report_error = " ".join(str(exc).split())
+    return result
+
+
+def _terminate_on_sigterm():
+    """SIGTERM -> SystemExit, so ``subprocess.run`` kills the running cell instead of orphaning it."""
+    if threading.current_thread() is not threading.main_thread():
+        return None
+
+    def handler(signum, frame):
+        raise SystemExit(128 + signum)
+
+    return signal.signal(signal.SIGTERM, handler)
+
+
+def write_status(root: Path, suite: Suite, result: SuiteResult) -> Path:
+    path = root / "suite_status.json"
+    rows = [
+        {
+            "cell": o.cell.label,
+            "model": o.cell.model.name,
+            "task": o.cell.task.name,
+            "status": o.status,
+            "attempts": o.attempts,
+            "seconds": round(o.seconds, 1),
+            "detail": o.detail,
+        }
+        for o in result.outcomes
+    ]
+    path.write_text(json.dumps({"suite": str(suite.path), "cells": rows}, indent=1), encoding="utf-8")
+    return path
+
+
+def write_sizes(root: Path, suite: Suite) -> Path:
+    """``model,size_b,source`` for the report's Figure 1: the suite's ``size:``/``sizes:``, else the model's files."""
+    from triangulation.runs.model_size import model_size_b
+
+    rows: dict[str, tuple[float, str]] = {}
+    for m in suite.models:
+        name = _report_model_name(m)
+        if m.size is not None:
+            rows[name] = (m.size, "suite")
+            continue
+        size = model_size_b(_effective_model_args(m))
+        if size is not None:
+            rows[name] = (size, "model files")
+    for name, size in suite.sizes.items():
+        rows[name] = (size, "suite")
+    path = root / "model_sizes.csv"
+    with open(path, "w", newline="", encoding="utf-8") as fh:
+        w = csv.writer(fh)
+        w.writerow(["model", "size_b", "source"])
+        for name, (size, source) in sorted(rows.items()):
+            w.writerow([name, f"{size:.6g}", source])
+    return path
+
+
+def _effective_model_args(m: ModelSpec) -> Any:
+    if m.model is None and m.model_args is None:
+        from multiturn.backends.default_model import default_model_args
+
+        return default_model_args(device=None)
+    return m.model_args
+
+
+def _report_model_name(m: ModelSpec) -> str:
+    """The name the report gives this model's results (:func:`triangulation.runs.results_io.model_id`)."""
+    from triangulation.runs.results_io import model_id
+
+    try:
+        return model_id({"model_args": _effective_model_args(m), "model": m.model or "hf"})
+    except UserError:
+        return m.name
+
+
+def run_report(root: Path, suite: Suite) -> Path | None:
+    """The report (:func:`triangulation.report.make_report`) over ``root/runs`` and the suite's external tables, into ``root/report``."""
+    from triangulation.report import make_report
+
+    runs = root / "runs"
+    has_results = runs.is_dir() and any(runs.rglob("results_*.json"))
+    externals = [_resolve(suite, e) for e in suite.report.get("external", [])]
+    if not has_results and not externals:
+        print("suite: no results to report on", file=sys.stderr)
+        return None
+    return make_report(
+        [runs] if has_results else [],
+        root / "report",
+        externals=externals,
+        abilities=_resolve_path(suite, suite.report.get("abilities")),
+        pairs=list(suite.report.get("pairs", [])),
+        scatter=list(suite.report.get("scatter", [])),
+        sizes=root / "model_sizes.csv",
+        subtasks=bool(suite.report.get("subtasks", False)),
+        title=str(suite.report.get("title") or f"suite {suite.name}"),
+    )
+
+
+def _resolve_path(suite: Suite, value: str | None) -> Path | None:
+    if not value:
+        return None
+    path = Path(os.path.expandvars(os.path.expanduser(value)))
+    return path if path.is_absolute() else suite.path.parent / path
+
+
+def _resolve(suite: Suite, spec: str) -> str:
+    """``[LABEL=]FILE`` with ``$VARS`` expanded and FILE relative to the suite file."""
+    label, sep, file = spec.rpartition("=") if "=" in spec else ("", "", spec)
+    path = _resolve_path(suite, file)
+    return f"{label}={path}" if sep else str(path)
+
+
+def summary(result: SuiteResult) -> str:
+    """Counts per status, then one line per failed or skipped cell."""
+    counts: dict[str, int] = {}
+    for o in result.outcomes:
+        counts[o.status] = counts.get(o.status, 0) + 1
+    lines = ["suite: " + ", ".join(f"{n} {s}" for s, n in counts.items())]
+    by_model: dict[str, list[Outcome]] = {}
+    for o in result.failed():
+        by_model.setdefault(o.cell.model.name, []).append(o)
+    for model, outs in by_model.items():
+        lines.append(f"  {model}: {len(outs)} cell(s) not finished")
+        lines += [f"    {o.cell.task.name}: {o.status}: {o.detail}" for o in outs]
+    if result.report_error:
+        lines.append(f"  report failed: {result.report_error}")
+    return "\n".join(lines)
+
+
+def as_mapping(result: SuiteResult) -> Mapping[str, str]:
+    return {o.cell.label: o.status for o in result.outcomes}

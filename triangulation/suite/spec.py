@@ -1,0 +1,255 @@
+"""Suite files for ``triangulate suite``: models x tasks, read and validated on load.
+
+A suite YAML holds ``models`` (lm-eval ``--model``/``--model_args``, optional judge and second
+player) and ``tasks`` (entries naming lm-eval tasks with ``eval:`` or play tasks with ``play:``),
+with limits, seeds and generation kwargs per entry or under ``defaults``. Every mistake is one line
+(:class:`plumbing.errors.UserError`) naming the file and the entry. See ``suites/smoke.yaml``.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import re
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import yaml
+
+from plumbing.errors import UserError
+
+SUITE_KEYS = {"name", "description", "models", "tasks", "defaults", "retries", "timeout", "max_consecutive_failures", "sizes", "report"}
+MODEL_KEYS = {"name", "model", "model_args", "size", "apply_chat_template", "judge", "player_b", "batch_size", "device"}
+ROLE_KEYS = {"model", "model_args"}
+#: options a task entry (or ``defaults``) may set; the runner each applies to is in ``EVAL_ONLY``/``PLAY_ONLY``
+OPTION_KEYS = {
+    "limit",
+    "seed",
+    "gen_kwargs",
+    "num_fewshot",
+    "fewshot_as_multiturn",
+    "metadata",
+    "log_samples",
+    "task_args",
+    "judge_gen_kwargs",
+    "batch_size",
+    "timeout",
+}
+EVAL_ONLY = {"num_fewshot", "fewshot_as_multiturn", "metadata", "log_samples"}
+PLAY_ONLY = {"task_args", "judge_gen_kwargs"}
+TASK_KEYS = OPTION_KEYS | {"eval", "play", "name"}
+REPORT_KEYS = {"title", "external", "pairs", "scatter", "abilities", "subtasks"}
+LABEL = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._+-]*$")
+
+
+@dataclass(frozen=True)
+class ModelSpec:
+    name: str  # folder label inside the suite's output
+    model: str | None  # lm-eval registry name; None (with no model_args) = the embedded SmolLM2
+    model_args: str | dict[str, Any] | None = None
+    size: float | None = None  # billions of parameters (seed 003 Figure 1)
+    apply_chat_template: bool = True
+    judge: dict[str, Any] | None = None
+    player_b: dict[str, Any] | None = None
+    batch_size: str | None = None
+    device: str | None = None
+
+
+@dataclass(frozen=True)
+class TaskSpec:
+    name: str  # folder label
+    runner: str  # "eval" (lm-eval through `triangulate eval`) or "play" (`triangulate play`)
+    tasks: tuple[str, ...]
+    options: dict[str, Any] = field(default_factory=dict)
+
+
+@dataclass
+class Suite:
+    path: Path
+    name: str
+    models: list[ModelSpec]
+    tasks: list[TaskSpec]
+    retries: int = 1
+    timeout: float | None = None
+    max_consecutive_failures: int = 3
+    sizes: dict[str, float] = field(default_factory=dict)
+    report: dict[str, Any] = field(default_factory=dict)
+
+
+@dataclass(frozen=True)
+class Cell:
+    model: ModelSpec
+    task: TaskSpec
+
+    @property
+    def label(self) -> str:
+        return f"{self.model.name}/{self.task.name}"
+
+    def fingerprint(self) -> str:
+        """Hash of everything that decides the cell's results (a changed entry is run again; ``size`` only
+        labels Figure 1, so changing it reruns nothing)."""
+        model = {k: v for k, v in self.model.__dict__.items() if k != "size"}
+        blob = json.dumps(
+            {"model": model, "task": [self.task.runner, list(self.task.tasks), self.task.options]},
+            sort_keys=True,
+            default=str,
+        )
+        return hashlib.sha256(blob.encode()).hexdigest()[:16]
+
+
+def _fail(path: Path, where: str, message: str) -> UserError:
+    return UserError(f"suite {path}: {where}: {message}")
+
+
+def _check_keys(path: Path, where: str, entry: Any, allowed: set[str]) -> dict[str, Any]:
+    if not isinstance(entry, Mapping):
+        raise _fail(path, where, f"expected a mapping, got {type(entry).__name__}")
+    unknown = sorted(set(map(str, entry)) - allowed)
+    if unknown:
+        raise _fail(path, where, f"unknown key {unknown[0]!r} (allowed: {', '.join(sorted(allowed))})")
+    return {str(k): v for k, v in entry.items()}
+
+
+def _names(path: Path, where: str, value: Any) -> tuple[str, ...]:
+    items = value.split(",") if isinstance(value, str) else value
+    if not isinstance(items, list) or not items or not all(isinstance(t, str) and t.strip() for t in items):
+        raise _fail(path, where, "wants a task name or a non-empty list of task names")
+    return tuple(t.strip() for t in items)
+
+
+def _number(path: Path, where: str, key: str, value: Any, kind=float, minimum: float = 0) -> Any:
+    if isinstance(value, bool) or not isinstance(value, (int, float)) or value < minimum:
+        raise _fail(path, where, f"{key} must be a number >= {minimum}, got {value!r}")
+    return kind(value)
+
+
+def _check_options(path: Path, where: str, options: dict[str, Any], runner: str | None) -> dict[str, Any]:
+    for key in ("gen_kwargs", "metadata", "task_args", "judge_gen_kwargs"):
+        if key in options and not isinstance(options[key], Mapping):
+            raise _fail(path, where, f"{key} must be a mapping (key: value)")
+    if "limit" in options and options["limit"] is not None:
+        _number(path, where, "limit", options["limit"])
+    for key in ("seed", "num_fewshot"):
+        if key in options and (isinstance(options[key], bool) or not isinstance(options[key], int)):
+            raise _fail(path, where, f"{key} must be an integer, got {options[key]!r}")
+    for key in ("fewshot_as_multiturn", "log_samples"):
+        if key in options and not isinstance(options[key], bool):
+            raise _fail(path, where, f"{key} must be true or false")
+    if runner == "eval" and (bad := sorted(PLAY_ONLY & set(options))):
+        raise _fail(path, where, f"{bad[0]} applies to play tasks only")
+    if runner == "play" and (bad := sorted(EVAL_ONLY & set(options))):
+        raise _fail(path, where, f"{bad[0]} applies to eval (lm-eval) tasks only")
+    return options
+
+
+def _role(path: Path, where: str, value: Any) -> dict[str, Any] | None:
+    if value is None:
+        return None
+    entry = _check_keys(path, where, value, ROLE_KEYS)
+    if "model" not in entry and "model_args" not in entry:
+        raise _fail(path, where, "needs model and/or model_args")
+    return entry
+
+
+def _model(path: Path, i: int, entry: Any) -> ModelSpec:
+    where = f"models[{i}]"
+    entry = _check_keys(path, where, entry, MODEL_KEYS)
+    args = entry.get("model_args")
+    if args is not None and not isinstance(args, (str, Mapping)):
+        raise _fail(path, where, "model_args must be a 'k=v,k2=v2' string or a mapping")
+    name = entry.get("name") or _default_model_label(entry.get("model"), args)
+    if not isinstance(name, str) or not LABEL.match(name):
+        raise _fail(path, where, f"name {name!r} must be letters, digits, '.', '_', '+', '-' (it names a folder)")
+    size = entry.get("size")
+    return ModelSpec(
+        name=name,
+        model=entry.get("model"),
+        model_args=dict(args) if isinstance(args, Mapping) else args,
+        size=None if size is None else _number(path, where, "size", size),
+        apply_chat_template=bool(entry.get("apply_chat_template", True)),
+        judge=_role(path, f"{where}.judge", entry.get("judge")),
+        player_b=_role(path, f"{where}.player_b", entry.get("player_b")),
+        batch_size=None if entry.get("batch_size") is None else str(entry["batch_size"]),
+        device=entry.get("device"),
+    )
+
+
+def _default_model_label(model: str | None, model_args: Any) -> str:
+    if model is None and model_args is None:
+        return "smollm2"
+    from triangulation.runs.results_io import model_id
+
+    raw = model_id({"model_args": model_args, "model": model})
+    return re.sub(r"[^A-Za-z0-9._+-]+", "_", raw).strip("_") or "model"
+
+
+def _task(path: Path, i: int, entry: Any, defaults: dict[str, Any]) -> TaskSpec:
+    where = f"tasks[{i}]"
+    if isinstance(entry, str):
+        raise _fail(path, where, f"write `- eval: {entry}` (lm-eval task) or `- play: {entry}` (triangulate play task)")
+    entry = _check_keys(path, where, entry, TASK_KEYS)
+    runners = [r for r in ("eval", "play") if r in entry]
+    if len(runners) != 1:
+        raise _fail(path, where, "needs exactly one of `eval:` (lm-eval tasks) or `play:` (triangulate play tasks)")
+    runner = runners[0]
+    tasks = _names(path, f"{where}.{runner}", entry[runner])
+    own = {k: v for k, v in entry.items() if k in OPTION_KEYS}
+    _check_options(path, where, own, runner)
+    inherited = {
+        k: v for k, v in defaults.items() if not (runner == "eval" and k in PLAY_ONLY) and not (runner == "play" and k in EVAL_ONLY)
+    }
+    name = entry.get("name") or "+".join(tasks)
+    if not isinstance(name, str) or not LABEL.match(name):
+        raise _fail(path, where, f"name {name!r} must be letters, digits, '.', '_', '+', '-' (it names a folder)")
+    return TaskSpec(name=name, runner=runner, tasks=tasks, options={**inherited, **own})
+
+
+def load_suite(path: Path | str) -> Suite:
+    """Read and validate a suite YAML; every problem is a one-line UserError."""
+    path = Path(path)
+    try:
+        data = yaml.safe_load(path.read_text(encoding="utf-8"))
+    except OSError as exc:
+        raise UserError(f"cannot read suite {path}: {exc.strerror or exc.__class__.__name__}") from None
+    except yaml.YAMLError as exc:
+        mark = getattr(exc, "problem_mark", None)
+        at = f" at line {mark.line + 1}" if mark is not None else ""
+        raise UserError(f"suite {path}: not valid YAML{at}: {getattr(exc, 'problem', None) or exc.__class__.__name__}") from None
+    data = _check_keys(path, "top level", data if data is not None else {}, SUITE_KEYS)
+    for key in ("models", "tasks"):
+        if not data.get(key):
+            raise _fail(path, "top level", f"missing `{key}:` (a non-empty list)")
+        if not isinstance(data[key], list):
+            raise _fail(path, key, "must be a list")
+    defaults = _check_options(path, "defaults", _check_keys(path, "defaults", data.get("defaults") or {}, OPTION_KEYS), None)
+    models = [_model(path, i, m) for i, m in enumerate(data["models"])]
+    tasks = [_task(path, i, t, defaults) for i, t in enumerate(data["tasks"])]
+    for kind, labels in (("models", [m.name for m in models]), ("tasks", [t.name for t in tasks])):
+        dup = sorted({x for x in labels if labels.count(x) > 1})
+        if dup:
+            raise _fail(path, kind, f"two entries are named {dup[0]!r}; give one a different `name:`")
+    report = _check_keys(path, "report", data.get("report") or {}, REPORT_KEYS)
+    for key in ("external", "pairs", "scatter"):
+        if key in report and not (isinstance(report[key], list) and all(isinstance(x, str) for x in report[key])):
+            raise _fail(path, f"report.{key}", "must be a list of strings")
+    sizes = data.get("sizes") or {}
+    if not isinstance(sizes, Mapping):
+        raise _fail(path, "sizes", "must map model names to billions of parameters")
+    return Suite(
+        path=path,
+        name=str(data.get("name") or path.stem),
+        models=models,
+        tasks=tasks,
+        retries=_number(path, "top level", "retries", data.get("retries", 1), int),
+        timeout=None if data.get("timeout") is None else _number(path, "top level", "timeout", data["timeout"]),
+        max_consecutive_failures=_number(path, "top level", "max_consecutive_failures", data.get("max_consecutive_failures", 3), int, 1),
+        sizes={str(k): _number(path, "sizes", str(k), v) for k, v in sizes.items()},
+        report=report,
+    )
+
+
+def cells(suite: Suite) -> list[Cell]:
+    """Models x tasks in sweep order: all of one model's tasks, then the next model (loads stay warm in caches)."""
+    return [Cell(m, t) for m in suite.models for t in suite.tasks]
