@@ -19,6 +19,7 @@ from typing import Any
 
 from lm_eval._cli.utils import MergeDictAction
 
+from plumbing import run_folder
 from plumbing.errors import UserError
 
 log = logging.getLogger(__name__)
@@ -36,7 +37,7 @@ def add_parser(subparsers) -> argparse.ArgumentParser:
     )
     parser.add_argument("--model_args", "-a", default=None, nargs="+", action=MergeDictAction, help="'key=val,key2=val2' as in lm_eval")
     parser.add_argument("--tasks", "-t", default=None, help="comma-separated tasks or groups; 'list' prints them")
-    parser.add_argument("--output_path", "-o", default=None, help="results folder (DIR/<model>/results_<time>.json, episodes_<task>.jsonl)")
+    parser.add_argument("--output_path", "-o", default=None, help=f"results folder ({run_folder.LAYOUT})")
     parser.add_argument("--limit", "-L", type=float, default=None, help="first N episodes per task (a value < 1 is a fraction)")
     parser.add_argument("--batch_size", "-b", default="1", help="backend batch size (int or 'auto'), as in lm_eval")
     parser.add_argument("--seed", type=int, default=1234, help="stimuli, episode order and sampling seed (default 1234)")
@@ -282,14 +283,13 @@ def failure_summary(payload: dict[str, Any], argv: list[str]) -> str | None:
 def log_run(args: argparse.Namespace, payload: dict[str, Any], tasks: list[str], dir_name: str, model: str, model_args: str) -> None:
     """``--wandb_args`` / ``--hf_hub_log_args``: the results and the episodes through lm-eval's loggers
     (:mod:`multiturn.engine.run_loggers`); the episodes are read back from ``--output_path``."""
-    from pathlib import Path
-
     from multiturn.engine import run_loggers
-    from multiturn.engine.results import episodes_path, read_records
+    from plumbing.jsonio import read_jsonl
 
     episodes = {}
     if args.output_path is not None:
-        episodes = {task: read_records(episodes_path(Path(args.output_path) / dir_name, task)) for task in tasks}
+        folder = run_folder.model_dir(args.output_path, dir_name)
+        episodes = {task: read_jsonl(run_folder.episodes_path(folder, task), missing_ok=True) for task in tasks}
     if args.wandb_args:
         run_loggers.log_wandb(payload, episodes, args.wandb_args, args.wandb_config_args)
     if args.hf_hub_log_args:

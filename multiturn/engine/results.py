@@ -1,18 +1,17 @@
 """Results of ``triangulate play``: the per-episode JSONL log (with resume), task summaries, the results JSON.
 
-Layout (as lm_eval's ``--output_path``): ``DIR/<model>/results_<timestamp>.json`` and
-``DIR/<model>/episodes_<task>.jsonl``. The JSONL gets one record per finished episode, appended and
+The files (their names: :mod:`plumbing.run_folder`) are the results JSON and one episodes JSONL per
+task in the model's folder. The JSONL gets one record per finished episode, appended and
 flushed as it ends, so a killed run loses only the episodes in flight. On resume a truncated last
 line (the write a kill interrupted) is dropped, and failed episodes (backend errors, not the
 model's fault) are dropped so they are played again (:func:`compact_for_resume`). A distributed run
-streams each rank's records to ``episodes_<task>.rank<k>.jsonl`` and rank 0 folds them into the main
+streams each rank's records to its own part file and rank 0 folds them into the main
 file (:func:`append_gathered`).
 """
 
 from __future__ import annotations
 
 import json
-import logging
 import math
 import os
 from collections.abc import Iterable, Mapping, Sequence
@@ -23,15 +22,9 @@ from typing import Any
 from lm_eval.utils import handle_non_serializable
 
 from multiturn.game import TaskSpec
+from plumbing.jsonio import read_jsonl
+from plumbing.run_folder import episodes_path, new_results_path, rank_parts
 from plumbing.stats import mean_of_keys
-
-log = logging.getLogger(__name__)
-
-
-def episodes_path(model_dir: Path, task: str, rank: int | None = None) -> Path:
-    """``episodes_<task>.jsonl``; ranks of a distributed run stream to ``episodes_<task>.rank<k>.jsonl`` parts."""
-    suffix = "" if rank is None else f".rank{rank}"
-    return Path(model_dir) / f"episodes_{task}{suffix}.jsonl"
 
 
 def dumps(record: Mapping[str, Any]) -> str:
@@ -39,38 +32,12 @@ def dumps(record: Mapping[str, Any]) -> str:
     return json.dumps(record, ensure_ascii=False, default=handle_non_serializable)
 
 
-def read_records(path: Path) -> list[dict[str, Any]]:
-    """All complete records of a JSONL file; an unparseable line (a kill mid-write) is skipped with a warning."""
-    path = Path(path)
-    if not path.is_file():
-        return []
-    records: list[dict[str, Any]] = []
-    with path.open("r", encoding="utf-8") as fh:
-        for number, line in enumerate(fh, 1):
-            line = line.strip()
-            if not line:
-                continue
-            try:
-                record = json.loads(line)
-            except json.JSONDecodeError:
-                log.warning("%s:%d: dropping an incomplete record (interrupted write)", path, number)
-                continue
-            if isinstance(record, dict) and "id" in record:
-                records.append(record)
-    return records
-
-
-def rank_parts(model_dir: Path, task: str) -> list[Path]:
-    """The ``episodes_<task>.rank<k>.jsonl`` parts a distributed run left in ``model_dir``."""
-    return sorted(Path(model_dir).glob(f"episodes_{task}.rank*.jsonl"))
-
-
 def finished_records(paths: Iterable[Path]) -> dict[str, dict[str, Any]]:
     """id -> record over several files, keeping only episodes that finished (not ``failed``); first wins."""
     done: dict[str, dict[str, Any]] = {}
     for path in paths:
-        for record in read_records(path):
-            if record.get("failed"):
+        for record in read_jsonl(path, missing_ok=True):
+            if record.get("failed") or "id" not in record:
                 continue
             done.setdefault(str(record["id"]), record)
     return done
@@ -91,7 +58,7 @@ def rewrite_records(path: Path, records: Iterable[Mapping[str, Any]]) -> None:
 
 def compact_for_resume(model_dir: Path, task: str, *, overwrite: bool = False) -> None:
     """Before a run (rank 0 only): with ``overwrite`` delete the task's episode files; else fold the rank
-    parts of an interrupted run into ``episodes_<task>.jsonl``, keeping only finished episodes (a
+    parts of an interrupted run into the task's episodes file, keeping only finished episodes (a
     truncated line and failed episodes are dropped, so they are played again)."""
     main = episodes_path(model_dir, task)
     parts = rank_parts(model_dir, task)
@@ -135,11 +102,6 @@ class EpisodeWriter:
 
     def __exit__(self, *exc) -> None:
         self.close()
-
-
-def timestamp() -> str:
-    """lm-eval's file date id: ISO time with ':' replaced by '-'."""
-    return datetime.now().isoformat().replace(":", "-")
 
 
 def stderr_of_mean(values: Iterable[float]) -> float | str:
@@ -261,11 +223,11 @@ def results_payload(
 
 
 def write_results(model_dir: Path, payload: Mapping[str, Any]) -> Path:
-    """Write ``results_<timestamp>.json`` into ``model_dir`` atomically (a hidden temporary file, then a
+    """Write a new results JSON (:func:`plumbing.run_folder.new_results_path`) into ``model_dir`` atomically (a hidden temporary file, then a
     rename), so a reader never sees a half-written results file; returns its path."""
     model_dir = Path(model_dir)
     model_dir.mkdir(parents=True, exist_ok=True)
-    path = model_dir / f"results_{timestamp()}.json"
+    path = new_results_path(model_dir)
     text = json.dumps(payload, indent=2, ensure_ascii=False, default=handle_non_serializable)
     tmp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
     try:

@@ -1,20 +1,20 @@
-"""Read results folders written by ``lm_eval --output_path`` and ``triangulate play --output_path``.
+"""Results files of ``lm_eval --output_path`` and ``triangulate play --output_path`` as :class:`Run` objects.
 
-Both write ``<dir>/<model>/results_<date>.json`` in lm-eval's shape: ``results[task]["<metric>,<filter>"]``,
-``configs[task]``, ``group_subtasks`` and ``config.model_args`` (a dict from lm_eval's CLI, a string
-from its Python API). lm_eval adds ``samples_<task>_<date>.jsonl`` with ``--log_samples``; play adds
-``episodes_<task>.jsonl``. Models are identified from ``config``, never from folder names.
+Both write a results JSON per run (the layout: :mod:`plumbing.run_folder`) in lm-eval's shape:
+``results[task]["<metric>,<filter>"]``, ``configs[task]``, ``group_subtasks`` and ``config.model_args``
+(a dict from lm_eval's CLI, a string from its Python API), next to lm_eval's logged samples
+(``--log_samples``) or play's episodes. Models are identified from ``config``, never from folder names.
 """
 
 from __future__ import annotations
 
-import json
 import math
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from plumbing import run_folder
 from plumbing.errors import UserError
 
 #: model_args keys naming the model, in lm-eval's own order (evaluation_tracker._get_model_name).
@@ -32,7 +32,7 @@ class Run:
     results: dict[str, dict[str, Any]]
     configs: dict[str, dict[str, Any]] = field(default_factory=dict)
     group_subtasks: dict[str, list[str]] = field(default_factory=dict)
-    samples: dict[str, Path] = field(default_factory=dict)  # task -> samples / episodes JSONL
+    samples: dict[str, Path] = field(default_factory=dict)  # task -> its samples / episodes JSONL
     n_samples: dict[str, int] = field(default_factory=dict)  # task -> samples scored (lm-eval's ``n-samples``, effective)
 
     def top_level_tasks(self, max_members: int = 12) -> list[str]:
@@ -82,31 +82,11 @@ def model_id(config: Mapping[str, Any]) -> str:
     return str(name)
 
 
-def find_results_files(root: Path) -> list[Path]:
-    """Every ``results_*.json`` under ``root`` (a file is taken as is)."""
-    root = Path(root)
-    if root.is_file():
-        return [root]
-    if not root.is_dir():
-        raise UserError(f"results path {root} does not exist")
-    files = sorted(p for p in root.rglob("results_*.json") if p.is_file())
-    if not files:
-        raise UserError(f"no results_*.json under {root}; pass folders written by lm_eval/triangulate play --output_path")
-    return files
-
-
 def read_run(path: Path) -> Run:
     """Parse one results JSON; unreadable or foreign files raise a one-line UserError."""
-    try:
-        data = json.loads(Path(path).read_text(encoding="utf-8"))
-    except (OSError, UnicodeDecodeError, json.JSONDecodeError) as exc:
-        raise UserError(f"cannot read results file {path}: {exc.__class__.__name__}: {exc}") from None
-    if not isinstance(data, dict) or not isinstance(data.get("results"), dict):
-        raise UserError(f"{path} is not an lm-eval results file (no 'results' object)")
+    data = run_folder.read_results(path)
     config = data.get("config") or {}
-    if not isinstance(config, dict):
-        raise UserError(f"{path}: 'config' is not an object")
-    date = Path(path).stem.removeprefix("results_")
+    date = run_folder.results_date(path)
     run = Run(
         model=model_id(config),
         path=Path(path),
@@ -116,12 +96,10 @@ def read_run(path: Path) -> Run:
         group_subtasks={str(k): list(v) for k, v in (data.get("group_subtasks") or {}).items() if isinstance(v, list)},
         n_samples=_n_samples(data.get("n-samples")),
     )
-    folder = Path(path).parent
     for task in run.results:
-        for candidate in (folder / f"samples_{task}_{date}.jsonl", folder / f"episodes_{task}.jsonl"):
-            if candidate.is_file():
-                run.samples[task] = candidate
-                break
+        records = run_folder.task_records_file(Path(path).parent, task, date)
+        if records is not None:
+            run.samples[task] = records
     return run
 
 
