@@ -169,7 +169,8 @@ def run(args: argparse.Namespace) -> int:
         return _list_tasks()
 
     from multiturn import registry
-    from multiturn.backends.loading import load_lm, model_args_string, sanitized_model_name
+    from multiturn.backends.loading import load_lm, model_args_string
+    from multiturn.backends.naming import is_embedded, model_folder_name, model_name
     from multiturn.backends.retry import RetryPolicy
     from multiturn.engine.runner import run_tasks
     from multiturn.engine.scheduler import DEFAULT_MAX_LIVE
@@ -205,16 +206,13 @@ def run(args: argparse.Namespace) -> int:
         extra_config.update(judge_model=judge_model, judge_model_args=model_args_string(judge_args))
 
     install_log_scrubber()  # again: loading a backend may have added log handlers
-    from multiturn.backends.default_model import DEFAULT_MODEL_NAME
-    from multiturn.backends.loading import NAME_KEYS, redact_model_args
-
-    shown = redact_model_args(model_args)
-    embedded = args.model is None and not args.model_args
-    dir_name = DEFAULT_MODEL_NAME if embedded else sanitized_model_name(model, model_args)
+    embedded = is_embedded(args.model, args.model_args)
+    named = (None, None) if embedded else (model, model_args)
+    dir_name = model_folder_name(*named)
     config = {
         "model": model,
         "model_args": model_args_string(model_args),
-        "model_name": DEFAULT_MODEL_NAME if embedded else next((str(shown[k]) for k in NAME_KEYS if k in shown), model),
+        "model_name": model_name(*named),
         "batch_size": batch_size,
         "device": args.device,
         "limit": _limit(args.limit),

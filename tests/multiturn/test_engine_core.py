@@ -8,9 +8,9 @@ import pytest
 
 from multiturn.backends.retry import RetryPolicy
 from multiturn.backends.scripted import ScriptedLM
+from multiturn.engine.runner import run_task
 from plumbing.jsonio import read_jsonl
 from plumbing.run_folder import episodes_path
-from multiturn.engine.runner import run_task
 from tests.support.engine_helpers import BrokenLM, CountTask, echo_last
 
 NO_WAIT = RetryPolicy(attempts=3, base_delay=0.0, sleep=lambda s: None)

@@ -97,11 +97,10 @@ def adopt_default_model_folder(output: Path) -> Path | None:
     same ``model_name``/``model_name_sanitized``. Returns the folder, or None when there was nothing to move."""
     import json
 
-    from lm_eval.utils import sanitize_model_name
+    from multiturn.backends.default_model import DEFAULT_MODEL, DEFAULT_MODEL_NAME, default_model_args
+    from multiturn.backends.naming import model_folder_name
 
-    from multiturn.backends.default_model import DEFAULT_MODEL_NAME, smollm2_dir
-
-    source = output / sanitize_model_name(str(smollm2_dir()))
+    source = output / model_folder_name(DEFAULT_MODEL, default_model_args(device=None))  # lm-eval's name for it
     if not source.is_dir():
         return None
     target = output / DEFAULT_MODEL_NAME

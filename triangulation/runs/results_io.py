@@ -14,11 +14,9 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from multiturn.backends.naming import model_id
 from plumbing import run_folder
-from plumbing.errors import UserError
 
-#: model_args keys naming the model, in lm-eval's own order (evaluation_tracker._get_model_name).
-MODEL_KEYS = ("peft", "delta", "pretrained", "model", "path", "engine")
 NON_METRIC_KEYS = {"alias", "name", "sample_len", "samples", " "}
 
 
@@ -41,45 +39,6 @@ class Run:
         GlobalGroup subsets) are listed with their members."""
         members = {t for g, subs in self.group_subtasks.items() if g in self.results and len(subs) > max_members for t in subs}
         return [t for t in self.results if t not in members]
-
-
-def parse_model_args(model_args: Any) -> dict[str, str]:
-    """``config.model_args`` as a dict: lm_eval's CLI stores a dict, its Python API a ``k=v,k2=v2`` string."""
-    if model_args is None:
-        return {}
-    if isinstance(model_args, Mapping):
-        return {str(k): str(v) for k, v in model_args.items()}
-    if isinstance(model_args, str):
-        out: dict[str, str] = {}
-        for part in model_args.split(","):
-            if "=" in part:
-                k, v = part.split("=", 1)
-                out[k.strip()] = v.strip()
-        return out
-    raise UserError(f"config.model_args has an unexpected type {type(model_args).__name__}")
-
-
-def model_id(config: Mapping[str, Any]) -> str:
-    """The model a results file scored, from ``config`` (not from the folder name).
-
-    The first of peft/delta/pretrained/model/path/engine in ``model_args`` (lm-eval's rule), a GGUF
-    file's stem when ``gguf_file`` is given, the last path component when the value is a local path
-    (``/x/y/Llama-3-8B`` -> ``Llama-3-8B``; hub ids ``org/name`` stay whole); else ``config.model``.
-    """
-    args = parse_model_args(config.get("model_args"))
-    if args.get("gguf_file"):
-        return Path(args["gguf_file"]).name.removesuffix(".gguf")
-    for key in MODEL_KEYS:
-        value = args.get(key)
-        if value:
-            value = value.rstrip("/")
-            if value.startswith(("/", "./", "../", "~")) or value.count("/") > 1:
-                value = value.rsplit("/", 1)[-1]
-            return value
-    name = config.get("model_name") or config.get("model")
-    if not name:
-        raise UserError("results file has no config.model_args or config.model to identify the model")
-    return str(name)
 
 
 def read_run(path: Path) -> Run:

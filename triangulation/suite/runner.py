@@ -320,8 +320,8 @@ def _effective_model_args(m: ModelSpec) -> Any:
 
 
 def _report_model_name(m: ModelSpec) -> str:
-    """The name the report gives this model's results (:func:`triangulation.runs.results_io.model_id`)."""
-    from triangulation.runs.results_io import model_id
+    """The name the report gives this model's results (:func:`multiturn.backends.naming.model_id`)."""
+    from multiturn.backends.naming import model_id
 
     try:
         return model_id({"model_args": _effective_model_args(m), "model": m.model or "hf"})
