@@ -22,9 +22,9 @@ from pathlib import Path
 from typing import Any
 
 from multiturn.engine import results as res
+from multiturn.engine.record import read_episodes
 from multiturn.game import Request, TaskSpec
 from plumbing import run_folder
-from plumbing.jsonio import read_jsonl
 
 
 class ReplayDiverged(Exception):
@@ -134,7 +134,7 @@ def rescore_run(
         path = run_folder.episodes_path(model_dir, name)
         records = list(res.finished_records([path]).values())
         finished = {str(r["id"]) for r in records}
-        failed = [r for r in read_jsonl(path, missing_ok=True) if r.get("failed") and str(r.get("id")) not in finished]
+        failed = [r for r in read_episodes(path) if r.get("failed") and str(r["id"]) not in finished]
         n_original = int(old.get("n-samples", {}).get(name, {}).get("original", len(records) + len(failed)))
         reports.append(rescore_task(task, records + failed, n_original, judge))
     groups = {g: m for g, m in registry.group_names().items() if g in (config.get("tasks") or []) and any(t in names for t in m)}

@@ -21,23 +21,18 @@ from typing import Any
 
 from lm_eval.utils import handle_non_serializable
 
+from multiturn.engine.record import dumps, read_episodes
 from multiturn.game import TaskSpec
-from plumbing.jsonio import read_jsonl
 from plumbing.run_folder import episodes_path, new_results_path, rank_parts
 from plumbing.stats import mean_of_keys
-
-
-def dumps(record: Mapping[str, Any]) -> str:
-    """One JSON line (NaN kept as lm-eval writes it; numpy values converted)."""
-    return json.dumps(record, ensure_ascii=False, default=handle_non_serializable)
 
 
 def finished_records(paths: Iterable[Path]) -> dict[str, dict[str, Any]]:
     """id -> record over several files, keeping only episodes that finished (not ``failed``); first wins."""
     done: dict[str, dict[str, Any]] = {}
     for path in paths:
-        for record in read_jsonl(path, missing_ok=True):
-            if record.get("failed") or "id" not in record:
+        for record in read_episodes(path):
+            if record.get("failed"):
                 continue
             done.setdefault(str(record["id"]), record)
     return done

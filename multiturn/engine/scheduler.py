@@ -20,6 +20,7 @@ from typing import Any
 from tqdm.auto import tqdm
 
 from multiturn.backends.retry import BackendFailure, RetryPolicy, call_backend
+from multiturn.engine.record import EpisodeRecord, make_record
 from multiturn.game import Game, Request, TaskSpec
 
 #: roles --gen_kwargs applies to (the evaluated model's turns); the judge gets --judge_gen_kwargs.
@@ -163,21 +164,16 @@ def play_episodes(
     return records
 
 
-def episode_record(task: TaskSpec, ep: Episode, seed: int) -> dict[str, Any]:
-    """The JSONL record of one finished (or failed) episode."""
-    record: dict[str, Any] = {
-        "id": ep.id,
-        "task": task.name,
-        "seed": seed,
-        "failed": ep.error is not None,
-        "error": ep.error,
-        "instance": ep.instance,
-        "transcript": list(ep.game.transcript) or ep.calls,
-        "scores": {} if ep.error is not None else dict(ep.game.scores()),
-        # every model call's role and reply in play order: `triangulate score` replays them through the game
-        "calls": [{"role": c["role"], "reply": c["reply"]} for c in ep.calls],
-    }
-    if ep.error is None:
-        for key, value in ep.game.record().items():
-            record.setdefault(key, value)
-    return record
+def episode_record(task: TaskSpec, ep: Episode, seed: int) -> EpisodeRecord:
+    """The record of one finished (or failed) episode (:func:`multiturn.engine.record.make_record`)."""
+    failed = ep.error is not None
+    return make_record(
+        task=task.name,
+        instance=ep.instance,
+        seed=seed,
+        calls=ep.calls,
+        transcript=ep.game.transcript,
+        scores={} if failed else ep.game.scores(),
+        extras={} if failed else ep.game.record(),
+        error=ep.error,
+    )

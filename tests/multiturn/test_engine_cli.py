@@ -12,6 +12,8 @@ from pathlib import Path
 
 from multiturn.backends.loading import redact_model_args
 from multiturn.backends.naming import model_folder_name, model_label, model_name, parse_model_args
+from multiturn.engine.record import read_episodes
+from plumbing import run_folder
 
 REPO = Path(__file__).resolve().parents[2]
 HELPER = [sys.executable, str(REPO / "tests" / "support" / "engine_helpers.py")]
@@ -60,7 +62,7 @@ def test_play_writes_lm_eval_shaped_results_and_episodes(tmp_path):
     assert payload["config"]["model"] == "scripted-count" and "versions" in payload
     assert payload["config"]["lm_class"] and "prefix_cache" not in payload["config"]  # not an hf model
     assert "SECRET123" not in results.read_text() and "api_key=<redacted>" in payload["config"]["model_args"]
-    records = [json.loads(line) for line in (model_dir / "episodes_count_test.jsonl").read_text().splitlines()]
+    records = read_episodes(run_folder.episodes_path(model_dir, "count_test"))
     assert [r["id"] for r in records] and sorted(r["id"] for r in records) == ["ep000", "ep001", "ep002", "ep003"]
     assert all({"transcript", "scores", "instance"} <= set(r) for r in records)
 

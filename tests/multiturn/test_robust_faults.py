@@ -22,6 +22,7 @@ import pytest
 from multiturn.backends.retry import RetryPolicy
 from multiturn.backends.scripted import ScriptedLM
 from multiturn.engine import results as res
+from multiturn.engine.record import read_episodes
 from multiturn.engine.runner import run_task
 from multiturn.game import Game, Request, TaskSpec
 from plumbing import run_folder
@@ -125,7 +126,7 @@ def _jsonl(tmp_path: Path, task: TaskSpec, model: str = "m") -> Path:
 
 
 def _lines(path: Path) -> list[dict]:
-    return [json.loads(line) for line in path.read_text(encoding="utf-8").splitlines() if line.strip()]
+    return read_episodes(path)
 
 
 # --- a backend that raises on 20% of requests ------------------------------------------------------

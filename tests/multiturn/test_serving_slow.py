@@ -14,6 +14,7 @@ from pathlib import Path
 import pytest
 
 from multiturn.backends.naming import model_folder_name
+from multiturn.engine.record import read_episodes
 from tests.multiturn.test_interactive_play_slow import data_with_splat
 from tests.support.serving import Server, exported_smollm2
 
@@ -35,7 +36,7 @@ def _env(upstream: Path) -> dict[str, str]:
 
 
 def _records(path: Path) -> list[dict]:
-    return [json.loads(line) for line in path.read_text().splitlines() if line.strip()]
+    return read_episodes(path)
 
 
 ENGINES = [

@@ -20,6 +20,7 @@ from pathlib import Path
 
 from tqdm.auto import tqdm
 
+from multiturn.engine.record import read_episodes
 from plumbing import run_folder
 from plumbing.errors import UserError
 from plumbing.jsonio import read_jsonl
@@ -112,8 +113,10 @@ def load_episodes(roots: Iterable[Path]) -> dict[str, list[Episode]]:
     :func:`plumbing.jsonio.torn_lines`)."""
     tasks: dict[str, list[Episode]] = defaultdict(list)
     for task, model, kind, path in find_episode_files(roots):
-        for record in read_jsonl(path):
-            tasks[task].append(from_record(record, model) if kind == "play" else from_sample(record, model, task))
+        if kind == "play":
+            tasks[task].extend(from_record(record, model) for record in read_episodes(path))
+        else:
+            tasks[task].extend(from_sample(record, model, task) for record in read_jsonl(path))
     return dict(sorted(tasks.items()))
 
 

@@ -23,6 +23,7 @@ import pandas as pd
 
 from custom_metrics.connections import matched_names, reasoning_flags, score_connections
 from custom_metrics.globalgroup import doc_pool
+from multiturn.engine.record import read_episodes
 from plumbing.errors import UserError
 from plumbing.jsonio import read_jsonl
 from plumbing.run_folder import is_episodes_file, is_samples_file
@@ -187,7 +188,7 @@ def by_game(runs: Iterable[Run]) -> pd.DataFrame:
                 files[run.model] = Path(path)
     rows = []
     for model in sorted(static.keys() & episodes.keys()):
-        played = {str(r["id"]): r for r in read_jsonl(episodes[model]) if "id" in r and not r.get("failed")}
+        played = {str(r["id"]): r for r in read_episodes(episodes[model]) if not r.get("failed")}
         for sample in read_jsonl(static[model]):
             doc = sample.get("doc") if isinstance(sample.get("doc"), dict) else {}
             game = played.get(str(doc.get("id")))
