@@ -44,7 +44,9 @@ def test_old_records_read_unchanged_and_each_family_repeats_replies_there():
     for record in records:
         replies = {c["reply"] for c in record["calls"] if c["reply"]}
         assert replies & set(_strings(record)), record["task"]
-    long_repeated = {r["task"] for r in records if {c["reply"] for c in r["calls"] if len(c["reply"] or "") >= MIN_REF_CHARS} & set(_strings(r))}
+    long_repeated = {
+        r["task"] for r in records if {c["reply"] for c in r["calls"] if len(c["reply"] or "") >= MIN_REF_CHARS} & set(_strings(r))
+    }
     assert {"taboo", "splat_easy", "connections_interactive", "referencegame"} <= long_repeated
 
 
@@ -74,7 +76,9 @@ def test_make_record_keeps_the_prompt_only_when_the_game_keeps_no_transcript():
     plain = make_record(task="t", instance={"id": 1}, seed=3, calls=calls, transcript=[], scores={"acc": 1.0}, extras={"trials": [1]})
     assert plain["id"] == "1" and plain["transcript"] == calls and plain["calls"] == [{"role": "player", "reply": "4"}]
     assert plain["trials"] == [1] and plain["failed"] is False
-    failed = make_record(task="t", instance={"id": 1}, seed=3, calls=calls, transcript=[], scores={"acc": 1.0}, extras={"x": 1}, error="boom")
+    failed = make_record(
+        task="t", instance={"id": 1}, seed=3, calls=calls, transcript=[], scores={"acc": 1.0}, extras={"x": 1}, error="boom"
+    )
     assert failed["failed"] and failed["scores"] == {} and "x" not in failed
 
 
