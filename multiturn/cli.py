@@ -169,11 +169,8 @@ def run(args: argparse.Namespace) -> int:
         return _list_tasks()
 
     from multiturn import registry
-    from multiturn.backends.loading import load_lm, model_args_string
-    from multiturn.backends.naming import is_embedded, model_folder_name, model_name
     from multiturn.backends.retry import RetryPolicy
     from multiturn.engine.runner import run_tasks
-    from multiturn.engine.scheduler import DEFAULT_MAX_LIVE
 
     check_gen_kwargs(args.gen_kwargs, "--gen_kwargs")
     check_gen_kwargs(args.judge_gen_kwargs, "--judge_gen_kwargs")
@@ -188,44 +185,10 @@ def run(args: argparse.Namespace) -> int:
         from plumbing.jsonio import ensure_output_dir
 
         ensure_output_dir(args.output_path, "--output_path")
-    prefix_cache = False if getattr(args, "no_prefix_cache", False) else None  # None: on (the default)
-    lm, model, model_args = load_lm(args.model, args.model_args, batch_size=batch_size, device=args.device, prefix_cache=prefix_cache)
-    lms: dict[str, Any] = {"player": lm, "player_b": lm, "judge": lm}
-    extra_config: dict[str, Any] = {}
-    if "player_b" in roles and (args.model_b or args.model_args_b):
-        lm_b, model_b, args_b = load_lm(
-            args.model_b or model, args.model_args_b, batch_size=batch_size, device=args.device, prefix_cache=prefix_cache
-        )
-        lms["player_b"] = lm_b
-        extra_config.update(model_b=model_b, model_args_b=model_args_string(args_b))
-    if "judge" in roles and (args.judge_model or args.judge_model_args):
-        judge, judge_model, judge_args = load_lm(
-            args.judge_model or model, args.judge_model_args, batch_size=batch_size, device=args.device, prefix_cache=prefix_cache
-        )
-        lms["judge"] = judge
-        extra_config.update(judge_model=judge_model, judge_model_args=model_args_string(judge_args))
-
+    lms, model, model_args, extra_config = load_backends(args, roles, batch_size)
     install_log_scrubber()  # again: loading a backend may have added log handlers
-    embedded = is_embedded(args.model, args.model_args)
-    named = (None, None) if embedded else (model, model_args)
-    dir_name = model_folder_name(*named)
-    config = {
-        "model": model,
-        "model_args": model_args_string(model_args),
-        "model_name": model_name(*named),
-        "batch_size": batch_size,
-        "device": args.device,
-        "limit": _limit(args.limit),
-        "gen_kwargs": dict(args.gen_kwargs or {}),
-        "judge_gen_kwargs": dict(args.judge_gen_kwargs or {}),
-        "task_args": task_args,
-        "random_seed": args.seed,
-        "max_live": args.max_live if args.max_live is not None else DEFAULT_MAX_LIVE,
-        "request_timeout": args.request_timeout,
-        "tasks": names,
-        **decoding_config(lm),
-        **extra_config,
-    }
+    dir_name, config = run_config(args, model, model_args, lms["player"], batch_size, task_args, names)
+    config.update(extra_config)
     payload, path = run_tasks(
         names,
         lms,
@@ -253,6 +216,65 @@ def run(args: argparse.Namespace) -> int:
         print(summary, file=sys.stderr)
         return 1
     return 0
+
+
+def run_config(
+    args: argparse.Namespace,
+    model: str,
+    model_args: dict[str, Any],
+    lm: Any,
+    batch_size: int | str,
+    task_args: dict[str, Any],
+    names: list[str],
+) -> tuple[str, dict[str, Any]]:
+    """The model's folder name (:mod:`multiturn.backends.naming`) and the run's ``config`` for the results JSON."""
+    from multiturn.backends.loading import model_args_string
+    from multiturn.backends.naming import is_embedded, model_folder_name, model_name
+    from multiturn.engine.scheduler import DEFAULT_MAX_LIVE
+
+    named = (None, None) if is_embedded(args.model, args.model_args) else (model, model_args)
+    config = {
+        "model": model,
+        "model_args": model_args_string(model_args),
+        "model_name": model_name(*named),
+        "batch_size": batch_size,
+        "device": args.device,
+        "limit": _limit(args.limit),
+        "gen_kwargs": dict(args.gen_kwargs or {}),
+        "judge_gen_kwargs": dict(args.judge_gen_kwargs or {}),
+        "task_args": task_args,
+        "random_seed": args.seed,
+        "max_live": args.max_live if args.max_live is not None else DEFAULT_MAX_LIVE,
+        "request_timeout": args.request_timeout,
+        "tasks": names,
+        **decoding_config(lm),
+    }
+    return model_folder_name(*named), config
+
+
+def load_backends(
+    args: argparse.Namespace, roles: set[str], batch_size: int | str
+) -> tuple[dict[str, Any], str, dict[str, Any], dict[str, Any]]:
+    """The backend of every role: ``--model`` plays, and also ``player_b`` and ``judge`` unless
+    ``--model_b``/``--judge_model`` (or their model_args) give those roles their own (only for tasks
+    that have the role). Returns ``(lms by role, model, model_args, config entries of the other models)``."""
+    from multiturn.backends.loading import load_lm, model_args_string
+
+    prefix_cache = False if getattr(args, "no_prefix_cache", False) else None  # None: on (the default)
+    lm, model, model_args = load_lm(args.model, args.model_args, batch_size=batch_size, device=args.device, prefix_cache=prefix_cache)
+    lms: dict[str, Any] = {"player": lm, "player_b": lm, "judge": lm}
+    extra_config: dict[str, Any] = {}
+    others = (
+        ("player_b", args.model_b, args.model_args_b, "model_b", "model_args_b"),
+        ("judge", args.judge_model, args.judge_model_args, "judge_model", "judge_model_args"),
+    )
+    for role, other, other_args, model_key, args_key in others:
+        if role in roles and (other or other_args):
+            lms[role], name, loaded = load_lm(
+                other or model, other_args, batch_size=batch_size, device=args.device, prefix_cache=prefix_cache
+            )
+            extra_config.update({model_key: name, args_key: model_args_string(loaded)})
+    return lms, model, model_args, extra_config
 
 
 def failure_summary(payload: dict[str, Any], argv: list[str]) -> str | None:

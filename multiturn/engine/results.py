@@ -180,41 +180,47 @@ def results_payload(
         out["n-samples"][task] = res.get("n_samples", {})
     for group, members in (groups or {}).items():
         present = [m for m in members if m in task_results]
-        if not present:
-            continue
-        shared = [k for k in task_results[present[0]]["metrics"] if all(k in task_results[m]["metrics"] for m in present)]
-        sizes = [int(task_results[m].get("n_samples", {}).get("effective", 0)) for m in present]
-        entry = {"alias": group, "name": group, "sample_len": sum(sizes)}
-        for metric in shared:
-            vals = [task_results[m]["metrics"][metric] for m in present]
-            ok = [float(v) for v in vals if isinstance(v, (int, float)) and not math.isnan(float(v))]
-            entry[f"{metric},none"] = sum(ok) / len(ok) if len(ok) == len(vals) and ok else float("nan")
-            entry[f"{metric}_stderr,none"] = "N/A"
-        from multiturn.registry import group_aggregator
-
-        custom = group_aggregator(group)
-        if custom is not None:  # the group's own rule (e.g. clembench's clemscore) instead of the mean
-            for metric, value in custom({m: dict(task_results[m]["metrics"]) for m in present}).items():
-                entry[f"{metric},none"] = value
-                entry[f"{metric}_stderr,none"] = "N/A"
-                shared.append(metric)
-        if shared:
-            entry["sample_count"] = {f"{metric},none": sum(sizes) for metric in shared}
-        # lm-eval 0.4.13 (evaluator_utils.EvalAcc.collect): every group's entry goes into `results`, and
-        # a group with an aggregation also into `groups`; `group_subtasks` lists each group's members.
-        results[group] = entry
-        if shared:
-            group_results[group] = dict(entry)
-        out["group_subtasks"][group] = present
-        hib = {}
-        for m in present:
-            hib.update(task_results[m].get("higher_is_better", {}))
-        out["higher_is_better"][group] = {k: v for k, v in hib.items() if k in shared}
-        out["versions"][group] = "N/A"  # lm-eval: a group without metadata.version
-        out["n-shot"][group] = 0
+        if present:
+            add_group(out, group, present, task_results)
     if not group_results:  # lm-eval writes `groups` only when a group has an aggregation
         del out["groups"]
     return out
+
+
+def add_group(out: dict[str, Any], group: str, present: Sequence[str], task_results: Mapping[str, Mapping[str, Any]]) -> None:
+    """Add group ``group`` of members ``present`` to the results payload ``out``, as lm-eval does: every
+    metric all members report as the unweighted mean of their values, or the group's own rule."""
+    results, group_results = out["results"], out.setdefault("groups", {})
+    shared = [k for k in task_results[present[0]]["metrics"] if all(k in task_results[m]["metrics"] for m in present)]
+    sizes = [int(task_results[m].get("n_samples", {}).get("effective", 0)) for m in present]
+    entry = {"alias": group, "name": group, "sample_len": sum(sizes)}
+    for metric in shared:
+        vals = [task_results[m]["metrics"][metric] for m in present]
+        ok = [float(v) for v in vals if isinstance(v, (int, float)) and not math.isnan(float(v))]
+        entry[f"{metric},none"] = sum(ok) / len(ok) if len(ok) == len(vals) and ok else float("nan")
+        entry[f"{metric}_stderr,none"] = "N/A"
+    from multiturn.registry import group_aggregator
+
+    custom = group_aggregator(group)
+    if custom is not None:  # the group's own rule (e.g. clembench's clemscore) instead of the mean
+        for metric, value in custom({m: dict(task_results[m]["metrics"]) for m in present}).items():
+            entry[f"{metric},none"] = value
+            entry[f"{metric}_stderr,none"] = "N/A"
+            shared.append(metric)
+    if shared:
+        entry["sample_count"] = {f"{metric},none": sum(sizes) for metric in shared}
+    # lm-eval 0.4.13 (evaluator_utils.EvalAcc.collect): every group's entry goes into `results`, and
+    # a group with an aggregation also into `groups`; `group_subtasks` lists each group's members.
+    results[group] = entry
+    if shared:
+        group_results[group] = dict(entry)
+    out["group_subtasks"][group] = present
+    hib = {}
+    for m in present:
+        hib.update(task_results[m].get("higher_is_better", {}))
+    out["higher_is_better"][group] = {k: v for k, v in hib.items() if k in shared}
+    out["versions"][group] = "N/A"  # lm-eval: a group without metadata.version
+    out["n-shot"][group] = 0
 
 
 def write_results(model_dir: Path, payload: Mapping[str, Any]) -> Path:

@@ -136,24 +136,7 @@ def play_episodes(
             live = still
             if not waiting:
                 continue
-            groups: dict[tuple[str, str], list[tuple[Episode, Request, dict[str, Any]]]] = {}
-            for ep, request in waiting:
-                kwargs = merged_gen_kwargs(task, request, gen_kwargs_override, judge_gen_kwargs)
-                groups.setdefault((request.role, _gen_key(kwargs)), []).append((ep, request, kwargs))
-            failed: set[int] = set()
-            for (role, _), members in groups.items():
-                lm = lms.get(role) or lms["player"]
-                prompts = [lm.apply_chat_template(request.messages) for _, request, _ in members]
-                replies = call_backend(lm, prompts, members[0][2], retry)
-                for (ep, request, _), reply in zip(members, replies):
-                    last = request.messages[-1]["content"] if request.messages else ""
-                    if isinstance(reply, BackendFailure):
-                        ep.error = reply.message
-                        ep.calls.append({"role": role, "prompt": last, "reply": None, "error": reply.message})
-                        failed.add(id(ep))
-                    else:
-                        ep.calls.append({"role": role, "prompt": last, "reply": reply})
-                        ep.game.on_reply(reply)
+            failed = send_step(task, waiting, lms, retry, gen_kwargs_override, judge_gen_kwargs)
             if failed:
                 for ep in live:
                     if id(ep) in failed:
@@ -162,6 +145,37 @@ def play_episodes(
     finally:
         bar.close()
     return records
+
+
+def send_step(
+    task: TaskSpec,
+    waiting: Sequence[tuple[Episode, Request]],
+    lms: Mapping[str, Any],
+    retry: RetryPolicy,
+    gen_kwargs_override: Mapping[str, Any] | None = None,
+    judge_gen_kwargs: Mapping[str, Any] | None = None,
+) -> set[int]:
+    """One lockstep step: the waiting requests grouped by role and generation kwargs, each group sent in
+    one backend call, each reply handed to its game; returns ``id()`` of the episodes whose call failed."""
+    groups: dict[tuple[str, str], list[tuple[Episode, Request, dict[str, Any]]]] = {}
+    for ep, request in waiting:
+        kwargs = merged_gen_kwargs(task, request, gen_kwargs_override, judge_gen_kwargs)
+        groups.setdefault((request.role, _gen_key(kwargs)), []).append((ep, request, kwargs))
+    failed: set[int] = set()
+    for (role, _), members in groups.items():
+        lm = lms.get(role) or lms["player"]
+        prompts = [lm.apply_chat_template(request.messages) for _, request, _ in members]
+        replies = call_backend(lm, prompts, members[0][2], retry)
+        for (ep, request, _), reply in zip(members, replies):
+            last = request.messages[-1]["content"] if request.messages else ""
+            if isinstance(reply, BackendFailure):
+                ep.error = reply.message
+                ep.calls.append({"role": role, "prompt": last, "reply": None, "error": reply.message})
+                failed.add(id(ep))
+            else:
+                ep.calls.append({"role": role, "prompt": last, "reply": reply})
+                ep.game.on_reply(reply)
+    return failed
 
 
 def episode_record(task: TaskSpec, ep: Episode, seed: int) -> EpisodeRecord:

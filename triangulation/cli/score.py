@@ -18,6 +18,7 @@ from typing import Any
 from lm_eval._cli.utils import MergeDictAction
 
 from plumbing import run_folder
+from plumbing.jsonio import torn_lines
 
 HELP = "recompute a run's metrics from its stored transcripts and samples with the current code (no model calls)"
 
@@ -39,44 +40,50 @@ def add_parser(subparsers) -> argparse.ArgumentParser:
 
 
 def run(args: argparse.Namespace) -> int:
+    tasks = [t.strip() for t in args.tasks.split(",") if t.strip()] if args.tasks else None
+    judge = _judge(args) if args.judge_model or args.judge_model_args else None
+    with torn_lines() as torn:
+        total_changes = sum(rescore_folder(args, model_dir, tasks, judge) for model_dir in run_folder.model_dirs(Path(args.run_dir)))
+    print(f"{total_changes} metric value(s) changed")
+    if torn:
+        print(f"triangulate score: {torn.describe()}", file=sys.stderr)
+    return 0
+
+
+def rescore_folder(args: argparse.Namespace, model_dir: Path, tasks: list[str] | None, judge) -> int:
+    """Re-score one model folder's play and lm-eval tasks, write the new results; returns the metric values changed."""
     from multiturn.engine.rescore import changed_metrics, judge_agreement, rescore_run
     from multiturn.engine.results import write_results
     from triangulation.runs.rescore_samples import rescore_lm_eval_run
 
-    tasks = [t.strip() for t in args.tasks.split(",") if t.strip()] if args.tasks else None
-    judge = _judge(args) if args.judge_model or args.judge_model_args else None
-    total_changes = 0
-    for model_dir in run_folder.model_dirs(Path(args.run_dir)):
-        print(f"== {model_dir}")
-        if run_folder.play_tasks(model_dir):
-            payload, reports, old = rescore_run(model_dir, tasks, judge=judge)
-            if reports:
-                path = write_results(model_dir, payload)
-                total_changes += _print_changes(changed_metrics(old, payload), path)
-                for report in reports:
-                    print(f"  {report.task}: {report.changed_episodes} episode(s) scored differently", end="")
-                    print(
-                        f"; {len(report.diverged)} kept their stored scores (replay diverged: {next(iter(report.diverged.values()))})"
-                        if report.diverged
-                        else ""
-                    )
-                    if judge is not None and report.judged:
-                        from multiturn.games.splat import judge_label
-
-                        agreement = judge_agreement(report.judged, judge_label)
-                        print(
-                            f"  {report.task}: judges agree on {agreement['agreement']:.3f} of {agreement['n_parsed']} verdicts (Cohen's kappa {agreement['cohen_kappa']:.3f}; stored judge vs {args.judge_model or 'the new judge'})"
-                        )
-        lm_tasks = list(run_folder.samples_files(model_dir, tasks))
-        if lm_tasks:
-            old = run_folder.latest_results(model_dir, lm_tasks)
-            payload = rescore_lm_eval_run(model_dir, old, lm_tasks)
+    changes = 0
+    print(f"== {model_dir}")
+    if run_folder.play_tasks(model_dir):
+        payload, reports, old = rescore_run(model_dir, tasks, judge=judge)
+        if reports:
             path = write_results(model_dir, payload)
-            total_changes += _print_changes(
-                changed_metrics({"results": {t: old.get("results", {}).get(t, {}) for t in lm_tasks}}, payload), path
-            )
-    print(f"{total_changes} metric value(s) changed")
-    return 0
+            changes += _print_changes(changed_metrics(old, payload), path)
+            for report in reports:
+                print(f"  {report.task}: {report.changed_episodes} episode(s) scored differently", end="")
+                print(
+                    f"; {len(report.diverged)} kept their stored scores (replay diverged: {next(iter(report.diverged.values()))})"
+                    if report.diverged
+                    else ""
+                )
+                if judge is not None and report.judged:
+                    from multiturn.games.splat import judge_label
+
+                    agreement = judge_agreement(report.judged, judge_label)
+                    print(
+                        f"  {report.task}: judges agree on {agreement['agreement']:.3f} of {agreement['n_parsed']} verdicts (Cohen's kappa {agreement['cohen_kappa']:.3f}; stored judge vs {args.judge_model or 'the new judge'})"
+                    )
+    lm_tasks = list(run_folder.samples_files(model_dir, tasks))
+    if lm_tasks:
+        old = run_folder.latest_results(model_dir, lm_tasks)
+        payload = rescore_lm_eval_run(model_dir, old, lm_tasks)
+        path = write_results(model_dir, payload)
+        changes += _print_changes(changed_metrics({"results": {t: old.get("results", {}).get(t, {}) for t in lm_tasks}}, payload), path)
+    return changes
 
 
 def _print_changes(changes: list[tuple[str, str, Any, Any]], path: Path) -> int:
