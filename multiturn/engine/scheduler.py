@@ -143,7 +143,7 @@ def play_episodes(
             for (role, _), members in groups.items():
                 lm = lms.get(role) or lms["player"]
                 prompts = [lm.apply_chat_template(request.messages) for _, request, _ in members]
-                replies = call_backend(lm, prompts, members[0][2], retry)
+                replies = call_backend(lm, prompts, members[0][2], retry, task=task.name, role=role)
                 for (ep, request, _), reply in zip(members, replies):
                     last = request.messages[-1]["content"] if request.messages else ""
                     if isinstance(reply, BackendFailure):

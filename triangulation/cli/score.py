@@ -115,7 +115,7 @@ def _judge(args: argparse.Namespace):
 
     def judge(task, request) -> str:
         kwargs = merged_gen_kwargs(task, request, None, dict(args.judge_gen_kwargs or {}) or None)
-        [reply] = call_backend(lm, [lm.apply_chat_template(request.messages)], kwargs, policy)
+        [reply] = call_backend(lm, [lm.apply_chat_template(request.messages)], kwargs, policy, task=task.name, role=request.role)
         if isinstance(reply, BackendFailure):
             print(f"triangulate score: the new judge failed: {reply.message}", file=sys.stderr)
             return ""
