@@ -93,6 +93,7 @@ class EpisodeSummary:
     why: str = ""
     facts: list[tuple[str, str]] = field(default_factory=list)
     facts_title: str = ""
+    outcome: str = ""  # one or two words for the episode list ("solved", ...); "" = the viewer's default
 
 
 class Game(abc.ABC):
@@ -223,9 +224,11 @@ def new_messages(before: list[Message], request: Request) -> list[TurnView]:
         common += 1
     out = []
     for message in request.messages[common:]:
-        speaker = request.role if message.get("role") == "assistant" else "gm"
-        to = "" if speaker != "gm" else ("system prompt" if message.get("role") == "system" else request.role)
-        out.append(TurnView(speaker, str(message.get("content", "")), to=to))
+        text = str(message.get("content", ""))
+        if message.get("role") == "assistant":  # a turn the game wrote into this role's history
+            out.append(TurnView(request.role, text, why="in the history as this role's turn, written by the game (not a model reply)"))
+        elif text:  # an empty message (e.g. clembench's empty system prompt) shows nothing
+            out.append(TurnView("gm", text, to="system prompt" if message.get("role") == "system" else request.role))
     return out
 
 

@@ -419,7 +419,10 @@ class SplatTask(TaskSpec):
         instance, n = record.get("instance") or {}, len(record.get("rounds") or [])
         why = f"The judge accepted the answer in round {n}." if record.get("hit") else f"No answer accepted in {n} rounds."
         facts = [(key, str(instance[key])) for key in ("title", "story", "answer", "level_label") if key in instance]
-        return EpisodeSummary(why + " Accuracy = solved; rounds = questions used.", facts, "the puzzle (the judge sees the answer)")
+        outcome = "solved" if record.get("hit") else "not solved"
+        return EpisodeSummary(
+            why + " Accuracy = solved; rounds = questions used.", facts, "the puzzle (the judge sees the answer)", outcome
+        )
 
     def chance_reply(self, request: Request, rng: random.Random) -> str:
         """The judge: a random label; the player: a yes/no question about a random word of the puzzle's story."""

@@ -129,8 +129,9 @@ class ClemGame(Game):
         events = self.log.events()
         start = max((i for i, e in enumerate(events) if e["to"] == "GM" and e["from"] != "GM"), default=len(events) - 1) + 1
         own = [e["action"] for e in events[start:] if e["from"] == "GM" and e["to"] == "GM"]
-        readings = [f"{a['type']}: {a['content']}" for a in own if a["type"] not in ("metadata", "info")]
         bad = [f"{a['type']}: {a['content']}" for a in own if "invalid" in a["type"] or "abort" in str(a["content"]).lower()]
+        readings = [f"{a['type']}: {a['content']}" for a in own if a["type"] not in ("metadata", "info")]
+        readings = [r for r in readings if r not in bad]
         why = f"{bad[0]}; {self.expected_format(request)}" if bad else ""
         return TurnView(request.role, reply, reading="; ".join(readings) or None, verdict=False if bad else None, why=why)
 
