@@ -183,6 +183,11 @@ class TaskSpec(abc.ABC):
         """The scores explained and the stimuli shown above the turns (default: nothing)."""
         return EpisodeSummary()
 
+    def judge_label(self, reply: str) -> Any:
+        """A judge reply's verdict, for comparing two judges (``triangulate score --judge_model``); None:
+        unparseable (default: tasks without a judge role)."""
+        return None
+
     def chance_reply(self, request: Request, rng: random.Random) -> str | None:
         """The reply of a player that follows the format the request asks for and knows nothing (the
         ``random`` model draws every choice from ``rng``); None: no form of its own (the chance player

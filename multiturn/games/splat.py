@@ -424,6 +424,9 @@ class SplatTask(TaskSpec):
             why + " Accuracy = solved; rounds = questions used.", facts, "the puzzle (the judge sees the answer)", outcome
         )
 
+    def judge_label(self, reply: str) -> str:
+        return judge_label(reply)
+
     def chance_reply(self, request: Request, rng: random.Random) -> str:
         """The judge: a random label; the player: a yes/no question about a random word of the puzzle's story."""
         if request.role == "judge":
