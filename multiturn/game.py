@@ -3,7 +3,7 @@
 A *task* (``TaskSpec``) names a test, lists its episodes' instances and aggregates their scores. A
 *game* (``Game``) is one episode's state machine: it says what it wants to send next (a ``Request``
 for one of its model-played roles), takes the reply, and keeps its own parsing, rules and scoring.
-Programmatic roles (a questioner, Wordle's feedback, a judge's bookkeeping) are code inside the game.
+Programmatic roles (a questioner, a game's feedback, a judge's bookkeeping) are code inside the game.
 
 The scheduler (:mod:`multiturn.engine.scheduler`, driven by :mod:`multiturn.engine.runner`) owns the loop: at each step it asks every live game for its
 next request, sends all requests of one role in one ``generate_until`` call, and hands each reply
@@ -232,7 +232,7 @@ def new_messages(before: list[Message], request: Request) -> list[TurnView]:
         text = str(message.get("content", ""))
         if message.get("role") == "assistant":  # a turn the game wrote into this role's history
             out.append(TurnView(request.role, text, why="in the history as this role's turn, written by the game (not a model reply)"))
-        elif text:  # an empty message (e.g. clembench's empty system prompt) shows nothing
+        elif text:  # an empty message (e.g. an empty system prompt) shows nothing
             out.append(TurnView("gm", text, to="system prompt" if message.get("role") == "system" else request.role))
     return out
 

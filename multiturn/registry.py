@@ -63,7 +63,7 @@ TaskFactory = Callable[..., TaskSpec]
 @dataclass(frozen=True)
 class Group:
     """A named list of tasks; ``aggregate({member: {metric: value}}) -> {metric: value}`` replaces the
-    plain mean of the members' metrics in the results JSON (e.g. clembench's clemscore)."""
+    plain mean of the members' metrics in the results JSON (e.g. a benchmark-wide score)."""
 
     members: tuple[str, ...]
     aggregate: Callable[[dict], dict] | None = None
