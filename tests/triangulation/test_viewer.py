@@ -168,6 +168,19 @@ def test_unparsed_replies_say_what_the_parser_expected(tmp_path):
     assert "unparsed" in html and "the parser expects" in html
 
 
+def test_a_record_of_no_known_task_shows_its_stored_transcript():
+    from triangulation.viewer.episodes import from_record
+
+    record = {
+        "id": "x1",
+        "task": "retired_game",
+        "transcript": [{"role": "user", "content": "hi"}, {"role": "player", "content": "yo"}, {"t": 1}],
+    }
+    episode = from_record(record, "m")
+    assert [(t.role, t.text) for t in episode.turns] == [("gm", "hi"), ("player", "yo"), ("gm", '{"t": 1}')]
+    assert episode.task == "retired_game" and episode.why == ""
+
+
 def test_right_to_left_model_text_is_isolated():
     from multiturn.game import TurnView
     from triangulation.viewer.pages import render_turn
