@@ -222,11 +222,12 @@ def views_by_replay(task: TaskSpec, record: Mapping[str, Any]) -> list[TurnView]
 
 def new_messages(before: list[Message], request: Request) -> list[TurnView]:
     """The request's messages after the longest prefix it shares with what its role saw ``before``."""
-    common = 0
-    for old, new in zip(before, request.messages):
-        if old.get("role") != new.get("role") or old.get("content") != new.get("content"):
-            break
-        common += 1
+    common = len(before) if request.messages[: len(before)] == before else 0  # the usual case: the history grew
+    if not common:
+        for old, new in zip(before, request.messages):
+            if old.get("role") != new.get("role") or old.get("content") != new.get("content"):
+                break
+            common += 1
     out = []
     for message in request.messages[common:]:
         text = str(message.get("content", ""))
