@@ -86,3 +86,14 @@ def test_registered_for_lm_eval_and_play():
     assert isinstance(lm, RandomLM) and lm.seed == 5 and name == "random"
     scores = lm.loglikelihood([type("R", (), {"args": ("ctx", " a")})()])
     assert len(scores) == 1 and not math.isnan(scores[0][0])
+
+
+def test_every_family_says_its_own_chance_reply(results):
+    """Each family's game module gives the form of its first request (no family is left to the generic reply)."""
+    from multiturn import registry
+
+    for task_name in FAMILY_TASKS.values():
+        task = registry.get_task(task_name)
+        game = task.make_game(task.instances(seed=1)[0], 1)
+        request = game.next_request()
+        assert task.chance_reply(request, random.Random(0)) is not None, task_name
