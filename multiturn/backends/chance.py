@@ -112,6 +112,13 @@ def generic_reply(messages: list[dict[str, str]], rng: random.Random) -> str:
     return " ".join(rng.choice(words) for _ in range(3))
 
 
+def request_role(req: Any) -> str | None:
+    """The role the engine put on a request (``doc["role"]``; lm-eval's own requests carry a dataset doc)."""
+    doc = getattr(req, "doc", None)
+    role = doc.get("role") if isinstance(doc, dict) else None
+    return role if isinstance(role, str) else None
+
+
 @register_model(NAME)
 class RandomLM(LM):
     """Random well-formed replies (``generate_until``) and random log-likelihoods (multiple choice)."""
@@ -137,7 +144,7 @@ class RandomLM(LM):
                 messages_of(req.args[0]),
                 self._rng(req.args[0]),
                 getattr(req, "task_name", None),
-                (getattr(req, "doc", None) or {}).get("role"),
+                request_role(req),
             )
             for req in requests
         ]
