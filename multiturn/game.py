@@ -198,26 +198,33 @@ class TaskSpec(abc.ABC):
 def views_by_replay(task: TaskSpec, record: Mapping[str, Any]) -> list[TurnView]:
     """Replay ``record["calls"]`` through ``task.make_game``: for every model call, the messages its role
     had not seen yet (the whole history at a role's first call, system prompt included) and the reply
-    read by ``Game.reply_view``. [] when the record has no calls or the replay does not fit them."""
-    calls = record.get("calls")
+    read by ``Game.reply_view``. Where the current game code plays the record differently (it asks
+    another role, ends early, or fails on it), the remaining stored replies follow as they are, saying
+    so. [] when the record has no calls or its first call already does not fit."""
+    calls = list(record.get("calls") or [])
     if not calls or record.get("failed"):
         return []
+    views: list[TurnView] = []
+    done = 0
     try:
         game = task.make_game(record["instance"], int(record.get("seed", 1234)))
-        views: list[TurnView] = []
         seen: dict[str, list[Message]] = {}
         for call in calls:
             request = None if game.done else game.next_request()
             if request is None or request.role != call.get("role"):
-                return []
+                break
             views.extend(new_messages(seen.get(request.role, []), request))
             reply = "" if call.get("reply") is None else str(call["reply"])
             seen[request.role] = [*request.messages, {"role": "assistant", "content": reply}]
             game.on_reply(reply)
             views.append(game.reply_view(request, reply))
-        return views
-    except Exception:  # a record the current game code cannot replay (older data): shown as stored
+            done += 1
+    except Exception:  # a record the current game code cannot replay (older data): the rest as stored
+        pass
+    if done == 0:
         return []
+    why = "stored reply: the current game code plays this record differently from here, so no prompt or reading is shown"
+    return views + [TurnView(str(c.get("role", "player")), str(c.get("reply") or ""), why=why) for c in calls[done:]]
 
 
 def new_messages(before: list[Message], request: Request) -> list[TurnView]:

@@ -195,3 +195,29 @@ def test_chat_history_prompts_are_shown_as_messages():
     history = json.dumps([{"role": "system", "content": "be brief"}, {"role": "user", "content": "group [a, b]"}])
     assert sample_prompt({"arguments": {"gen_args_0": {"arg_0": history}}}) == "[system] be brief\n\n[user] group [a, b]"
     assert sample_prompt({"arguments": [["plain prompt", {}]]}) == "plain prompt"
+
+
+def test_a_record_the_current_game_plays_differently_shows_the_rest_as_stored():
+    """A replay that stops fitting (here: the record has more replies than the game asks for) keeps the
+    turns it could read and lists the remaining stored replies, saying why they have no reading."""
+    from multiturn import registry
+    from multiturn.engine.scheduler import play_episodes
+    from multiturn.game import views_by_replay
+
+    task = registry.get_task("lnt")
+    instance = task.instances(seed=1)[0]
+    instance["trials"] = instance["trials"][:1]
+
+    class Says:
+        def apply_chat_template(self, messages, add_generation_prompt=True):
+            return json.dumps(messages)
+
+        def generate_until(self, requests, disable_tqdm=False):
+            return ["vowel" for _ in requests]
+
+    [record] = play_episodes(task, [instance], {"player": Says()}, seed=1, progress=False)
+    record["calls"].append({"role": "player", "reply": "an extra reply"})
+    views = views_by_replay(task, record)
+    assert views[-2].reading == "vowel" and views[-1].text == "an extra reply" and "plays this record differently" in views[-1].why
+    record["calls"][0]["role"] = "judge"  # the first call already does not fit: the stored transcript instead
+    assert views_by_replay(task, record) == []
