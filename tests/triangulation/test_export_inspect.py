@@ -17,8 +17,6 @@ from tests.support.played_run import EVIL, build_data, play
 from triangulation.cli.main import main
 from triangulation.viewer.episodes import from_record
 
-pytest.importorskip("inspect_ai", reason="inspect-ai is the 'inspect' extra: pip install -e '.[test,inspect]'")
-
 DATE = "2026-01-01T00-00-00.000001"
 GG_DOC = {
     "words": ["a1", "a2", "b1", "b2"],
@@ -28,14 +26,14 @@ GG_DOC = {
 GG_REPLY = f"Group X: [a1, b1]\nGroup Y: [a2, b2] {EVIL}"
 
 
-def write_lm_eval_samples(folder: Path) -> None:
-    """An lm-eval 0.4.13 results JSON and ``--log_samples`` file of ``globalgroup_zh`` (two samples)."""
+def write_lm_eval_samples(folder: Path, date: str = DATE, f1s: tuple[float, ...] = (0.5, 0.0)) -> None:
+    """An lm-eval 0.4.13 results JSON and ``--log_samples`` file of ``globalgroup_zh`` (one sample per F1)."""
     folder.mkdir(parents=True)
     results = {"globalgroup_zh": {"group_f1,none": 0.25, "group_f1_stderr,none": 0.25, "solved,none": 0.0, "alias": "globalgroup_zh"}}
     config = {"model": "hf", "model_args": "pretrained=org/m"}
-    (folder / f"results_{DATE}.json").write_text(json.dumps({"results": results, "config": config}))
+    (folder / f"results_{date}.json").write_text(json.dumps({"results": results, "config": config}))
     lines = []
-    for doc_id, f1 in ((0, 0.5), (1, 0.0)):
+    for doc_id, f1 in enumerate(f1s):
         lines.append(
             {
                 "doc_id": doc_id,
@@ -49,7 +47,7 @@ def write_lm_eval_samples(folder: Path) -> None:
                 "solved": 0.0,
             }
         )
-    (folder / f"samples_globalgroup_zh_{DATE}.jsonl").write_text("".join(json.dumps(x) + "\n" for x in lines))
+    (folder / f"samples_globalgroup_zh_{date}.jsonl").write_text("".join(json.dumps(x) + "\n" for x in lines))
 
 
 @pytest.fixture(scope="module")
@@ -63,6 +61,7 @@ def runs(upstream, tmp_path_factory) -> Path:
     play(out, ["nback_verbal_1", "connections_interactive"], RandomLM(seed=7), "random")
     play(out, ["nback_verbal_1"], ScriptedLM(lambda messages: f"m {EVIL}", name="evil"), "scripted-evil")
     write_lm_eval_samples(out / "org__m")
+    write_lm_eval_samples(out / "older" / "org__m", date="2025-01-01T00-00-00.000001", f1s=(1.0, 1.0, 1.0))  # an older run: left out
     return out
 
 

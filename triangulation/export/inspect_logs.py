@@ -192,24 +192,33 @@ def created_at(run: Run | None, source: Path) -> str:
     return datetime.fromtimestamp(source.stat().st_mtime, tz=timezone.utc).isoformat(timespec="seconds")
 
 
+def latest_sources(found: list[tuple[str, str, str, Path]]) -> dict[tuple[str, str], tuple[str, Path, Run | None]]:
+    """(model, task) -> (kind, file, run) of the newest run of that model x task (by the results file's date,
+    as the report picks it), among the episode and sample files found."""
+    best: dict[tuple[str, str], tuple[tuple[str, float], str, Path, Run | None]] = {}
+    for task, model, kind, path in found:
+        run = latest_run_with(path.parent, task)
+        rank = (run.date if run else "", path.stat().st_mtime)
+        if (model, task) not in best or rank > best[(model, task)][0]:
+            best[(model, task)] = (rank, kind, path, run)
+    return {key: (kind, path, run) for key, (_, kind, path, run) in best.items()}
+
+
 def export_inspect(run_dirs: Iterable[Path], out: Path) -> list[Path]:
-    """Write one ``.eval`` log per model x task found under ``run_dirs`` into ``out``; returns their paths."""
+    """Write one ``.eval`` log per model x task found under ``run_dirs`` (the newest run of each) into ``out``;
+    returns their paths."""
     require_inspect()
     from inspect_ai.log import write_eval_log
 
     found = find_episode_files([Path(d) for d in run_dirs])
     if not found:
         raise UserError("no episodes_<task>.jsonl or samples_<task>_<date>.jsonl under " + ", ".join(map(str, run_dirs)))
-    groups: dict[tuple[str, str], tuple[list[Episode], Path]] = {}
-    for task, model, kind, path in found:
-        episodes, _ = groups.setdefault((model, task), ([], path))
-        for record in iter_jsonl(path):
-            if isinstance(record, dict):
-                episodes.append(from_record(record, model) if kind == "play" else from_sample(record, model, task))
     out.mkdir(parents=True, exist_ok=True)
     written = []
-    for (model, task), (episodes, path) in sorted(groups.items()):
-        log = build_log(task, model, episodes, latest_run_with(path.parent, task), path)
+    for (model, task), (kind, path, run) in sorted(latest_sources(found).items()):
+        records = [r for r in iter_jsonl(path) if isinstance(r, dict)]
+        episodes = [from_record(r, model) if kind == "play" else from_sample(r, model, task) for r in records]
+        log = build_log(task, model, episodes, run, path)
         target = out / f"{log.eval.created[:19].replace(':', '-')}_{slug(task)}_{slug(model)}.eval"
         write_eval_log(log, str(target))
         written.append(target)
