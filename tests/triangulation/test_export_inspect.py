@@ -152,6 +152,17 @@ def test_missing_inspect_is_a_one_line_error(runs, tmp_path, monkeypatch, capsys
     assert "triangulate[inspect]" in err and len(err.strip().splitlines()) == 1
 
 
+def test_export_usage_errors_are_one_line(tmp_path, capsys):
+    from triangulation.cli.main import build_parser
+
+    assert "export" in build_parser().format_help()
+    (tmp_path / "empty").mkdir()
+    for folder, says in ((tmp_path / "empty", "no episodes_<task>.jsonl"), (tmp_path / "missing", "no such folder")):
+        assert main(["export", "inspect", str(folder), "--out", str(tmp_path / "logs")]) == 2
+        err = capsys.readouterr().err
+        assert says in err and len(err.strip().splitlines()) == 1
+
+
 @pytest.mark.slow  # runs `inspect view bundle`, serves it on 127.0.0.1 and drives Chromium (~30 s)
 def test_inspect_view_bundle_shows_the_conversation_and_its_score_escaped(logs, tmp_path):
     from tests.support.browser import page_text, serve_folder
