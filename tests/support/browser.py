@@ -82,7 +82,7 @@ def page_text(url: str, until: str, timeout: float = 60.0, expression: str = "do
         os.dup2(r, 3)
         os.dup2(w, 4)
 
-    with tempfile.TemporaryDirectory(prefix="chromium-profile-") as profile:
+    with tempfile.TemporaryDirectory(prefix="chromium-profile-", ignore_cleanup_errors=True) as profile:
         proc = subprocess.Popen(
             [chromium(), *FLAGS, "--remote-debugging-pipe", f"--user-data-dir={profile}", "about:blank"],
             pass_fds=(3, 4),
@@ -121,9 +121,13 @@ def page_text(url: str, until: str, timeout: float = 60.0, expression: str = "do
                     break
                 time.sleep(0.3)
             return text
-        finally:
-            proc.kill()
-            proc.wait()
+        finally:  # close the browser (and its child processes) before its profile folder is removed
+            try:
+                os.write(to_chrome[1], json.dumps({"id": next_id + 1, "method": "Browser.close", "params": {}}).encode() + b"\0")
+                proc.wait(timeout=15)
+            except (OSError, subprocess.TimeoutExpired):
+                proc.kill()
+                proc.wait()
             os.close(to_chrome[1])
             os.close(from_chrome[0])
 
