@@ -80,8 +80,9 @@ def log_of(logs: Path, task: str, model: str):
 
 
 def records(runs: Path, model: str, task: str) -> list[dict]:
-    path = runs / model / f"episodes_{task}.jsonl"
-    return [json.loads(line) for line in path.read_text(encoding="utf-8").splitlines()]
+    from multiturn.engine.record import read_episodes
+
+    return list(read_episodes(runs / model / f"episodes_{task}.jsonl"))
 
 
 def test_one_log_per_model_and_task(logs):

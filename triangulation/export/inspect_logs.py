@@ -25,11 +25,11 @@ from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any
 
+from plumbing import run_folder
 from plumbing.errors import UserError
-from plumbing.jsonio import iter_jsonl
 from triangulation.runs.results_io import Run, metric_values, read_run
-from triangulation.viewer.episodes import Episode, Turn, from_record, from_sample
-from triangulation.viewer.pages import find_episode_files
+from triangulation.viewer.episodes import Episode, Turn
+from triangulation.viewer.pages import file_episodes, find_episode_files
 
 SCORER = "triangulate"
 #: facts titles that are the gold / hidden solution of a play episode (the others describe the setup)
@@ -137,7 +137,7 @@ def eval_results(run: Run | None, task: str, n: int):
 
 def latest_run_with(folder: Path, task: str) -> Run | None:
     """The newest ``results_*.json`` in ``folder`` that scored ``task`` (None when none did)."""
-    for path in sorted(folder.glob("results_*.json"), reverse=True):
+    for path in sorted(folder.glob(run_folder.RESULTS_GLOB), key=run_folder.results_date, reverse=True):
         run = read_run(path)
         if task in run.results:
             return run
@@ -216,9 +216,7 @@ def export_inspect(run_dirs: Iterable[Path], out: Path) -> list[Path]:
     out.mkdir(parents=True, exist_ok=True)
     written = []
     for (model, task), (kind, path, run) in sorted(latest_sources(found).items()):
-        records = [r for r in iter_jsonl(path) if isinstance(r, dict)]
-        episodes = [from_record(r, model) if kind == "play" else from_sample(r, model, task) for r in records]
-        log = build_log(task, model, episodes, run, path)
+        log = build_log(task, model, file_episodes(task, model, kind, path), run, path)
         target = out / f"{log.eval.created[:19].replace(':', '-')}_{slug(task)}_{slug(model)}.eval"
         write_eval_log(log, str(target))
         written.append(target)
