@@ -119,12 +119,16 @@ def load_episodes(roots: Iterable[Path]) -> dict[str, list[Episode]]:
     :func:`plumbing.jsonio.torn_lines`)."""
     tasks: dict[str, list[Episode]] = defaultdict(list)
     for task, model, kind, path in find_episode_files(roots):
-        if kind == "play":
-            spec = play_task(task, task_args_of(path.parent, task))
-            tasks[task].extend(from_record(record, model, spec) for record in read_episodes(path))
-        else:
-            tasks[task].extend(from_sample(record, model, task) for record in read_jsonl(path))
+        tasks[task].extend(file_episodes(task, model, kind, path))
     return dict(sorted(tasks.items()))
+
+
+def file_episodes(task: str, model: str, kind: str, path: Path) -> list[Episode]:
+    """The episodes of one file that :func:`find_episode_files` found (kind ``"play"`` or ``"samples"``)."""
+    if kind == "play":
+        spec = play_task(task, task_args_of(path.parent, task))
+        return [from_record(record, model, spec) for record in read_episodes(path)]
+    return [from_sample(record, model, task) for record in read_jsonl(path)]
 
 
 # --- rendering ---------------------------------------------------------------------------------
