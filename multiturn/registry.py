@@ -36,6 +36,7 @@ from plumbing.registry import Registry
 FAMILY_MODULES: tuple[str, ...] = (
     "multiturn.games.nback",
     "multiturn.games.flexibility",
+    "multiturn.games.flexibility_triangulating",
     "multiturn.games.clem",
     "multiturn.games.splat",
     "multiturn.games.connections_interactive",

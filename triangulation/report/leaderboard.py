@@ -21,7 +21,7 @@ CHANCE_MODELS: dict[str, str] = {"random": "chance (random player)"}
 #: chance levels stated analytically in a paper: label -> {benchmark: value}. DESIGN.md (Kennedy & Nowak
 #: 2024, WCST and LNT): "chance-level bounds 0.75 (WCST) and 0.857 (LNT) as the paper states".
 ANALYTIC_CHANCE: dict[str, dict[str, float]] = {
-    "chance bound (Kennedy & Nowak 2024)": {"wcst": 0.75, "lnt": 0.857},
+    "chance bound (Kennedy & Nowak 2024)": {"wcst": 0.75, "lnt": 0.857, "wcst_triangulating": 0.75, "lnt_triangulating": 0.857},
 }
 
 
