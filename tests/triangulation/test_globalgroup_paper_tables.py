@@ -13,7 +13,14 @@ from __future__ import annotations
 import pandas as pd
 import pytest
 
-from triangulation.report.analyses.globalgroup import cultural_differences, difficulty_table, four_by_four, pca_kmeans
+from triangulation.report.analyses.globalgroup import (
+    cultural_differences,
+    difficulty_table,
+    four_by_four,
+    nyt_colour_table,
+    pca_kmeans,
+    tag_table,
+)
 
 # Seed 000 Table 10, GPT-3.5-Turbo row (es es-en zh zh-en hi hi-en ar ar-en en) and its Mean (Table 3)
 TABLE10_GPT35 = [0.128, 0.130, 0.054, 0.041, 0.026, 0.024, 0.054, 0.036, -0.047]
@@ -129,3 +136,42 @@ def test_figure2_pca_on_4x4_subsets_with_two_kmeans_clusters():
         != coords.loc["open-a", "cluster"]
         == coords.loc["open-b", "cluster"]
     )
+
+
+def _tagged_group(subset, g, w, f1, tag=None, colour=None):
+    return {
+        "model": "m",
+        "subset": subset,
+        "setting": subset if (g, w) == (4, 4) else f"{subset}_{g}x{w}",
+        "f1": f1,
+        "tag": tag,
+        "colour": colour,
+        "culturally_related": None,
+    }
+
+
+def test_tables_7_to_9_count_only_4_group_4_word_games():
+    """Seed 000 Tables 7-8: "across each non-NYT 4-group, 4-word game"; Table 9: "across each 4-group,
+    4-word nyt shuf. game". Groups of a 2x4 en game (F1 1.0) and a 4x3 nyt_shuf game (F1 1.0) are left out.
+
+    Everyday: 4x4 en groups 0.5 and 0.25 -> 0.375 (pooling the 2x4 group 1.0 in would give 0.583);
+    Linguistic: 0.6 (nyt_shuf groups are not in Tables 7-8); Table 9 yellow: 4x4 nyt_shuf 0.2 and 0.4 ->
+    0.3 (with the 4x3 game's 1.0: 0.533)."""
+    groups = pd.DataFrame(
+        [
+            _tagged_group("en", 4, 4, 0.5, tag="Everyday"),
+            _tagged_group("es", 4, 4, 0.25, tag="Everyday"),
+            _tagged_group("en", 2, 4, 1.0, tag="Everyday"),
+            _tagged_group("en", 4, 4, 0.6, tag="Linguistic"),
+            _tagged_group("nyt_shuf", 4, 4, 0.2, tag="Everyday", colour="yellow"),
+            _tagged_group("nyt_shuf", 4, 4, 0.4, tag="Everyday", colour="yellow"),
+            _tagged_group("nyt_shuf", 4, 3, 1.0, tag="Everyday", colour="yellow"),
+            _tagged_group("nyt_shuf", 4, 4, 0.8, tag="Linguistic", colour="purple"),
+        ]
+    )
+    tags = tag_table(groups)
+    assert tags.loc["Everyday", "m"] == pytest.approx(0.375)
+    assert tags.loc["Linguistic", "m"] == pytest.approx(0.6)
+    colours = nyt_colour_table(groups)
+    assert list(colours.index) == ["yellow", "purple"]
+    assert colours.loc["yellow", "m"] == pytest.approx(0.3) and colours.loc["purple", "m"] == pytest.approx(0.8)

@@ -192,7 +192,8 @@ def cultural_differences(groups: pd.DataFrame) -> pd.DataFrame:
     "averaged across all dataset subsets (excluding nyt-seq and nyt-shuf)" (Table 3). Model x subset:
     mean F1 of non-culturally-related minus culturally-related groups of the subset's 4x4 games, and
     ``Mean`` = the unweighted mean over the subsets (NaN where a subset lacks either kind)."""
-    data = groups[(groups["setting"] == groups["subset"]) & ~groups["subset"].astype(str).isin(CULTURE_EXCLUDED)]
+    data = four_by_four_groups(groups)
+    data = data[~data["subset"].astype(str).isin(CULTURE_EXCLUDED)]
     data = data.dropna(subset=["culturally_related"])
     if data.empty:
         return pd.DataFrame()
@@ -205,6 +206,35 @@ def cultural_differences(groups: pd.DataFrame) -> pd.DataFrame:
     diff = diff[order]
     diff["Mean"] = diff.mean(axis=1, skipna=True)
     return diff
+
+
+def four_by_four_groups(groups: pd.DataFrame) -> pd.DataFrame:
+    """The rows of 4-group, 4-word games: the setting is the bare subset (``setting`` adds ``_<g>x<w>``
+    otherwise), so games of the ``globalgroup_settings`` tasks (other sizes, same subset) stay out."""
+    return groups[groups["setting"] == groups["subset"]]
+
+
+def tag_table(groups: pd.DataFrame) -> pd.DataFrame:
+    """Seed 000 Tables 7-8 (App. I.1): "The averaged performance on groups, separated by tag, by model
+    across each non-NYT 4-group, 4-word game". Tag x model: mean per-group F1 over the non-NYT 4x4 games
+    (smaller games score higher, Table 4, and must not be pooled in)."""
+    data = four_by_four_groups(groups)
+    data = data[data["subset"].astype(str).str[:3] != "nyt"].dropna(subset=["tag"])
+    if data.empty:
+        return pd.DataFrame()
+    return data.pivot_table(index="tag", columns="model", values="f1", aggfunc="mean")
+
+
+def nyt_colour_table(groups: pd.DataFrame) -> pd.DataFrame:
+    """Seed 000 Table 9 (App. I.2): "The averaged results on Connections groupings ... across each 4-group,
+    4-word nyt shuf. game ... divided by the Connections color difficulty". Colour x model: mean per-group
+    F1 over the nyt_shuf 4x4 games, colours in the order yellow, green, blue, purple."""
+    data = four_by_four_groups(groups)
+    data = data[data["subset"].astype(str) == "nyt_shuf"].dropna(subset=["colour"])
+    if data.empty:
+        return pd.DataFrame()
+    table = data.pivot_table(index="colour", columns="model", values="f1", aggfunc="mean")
+    return table.reindex([c for c in COLOURS if c in table.index] + [c for c in table.index if c not in COLOURS])
 
 
 #: Table 10's column order
@@ -291,18 +321,14 @@ def build(runs: list[Run], outdir: Path) -> Section | None:
                 "Mean F1, non-culturally minus culturally related groups, 4x4 games per subset; Mean over subsets (Tables 10 and 3)",
             )
         )
-    nyt = groups[groups["subset"].astype(str).str.startswith("nyt_shuf")]
-    data = groups[groups["subset"].astype(str).str[:3] != "nyt"].dropna(subset=["tag"])
-    if not data.empty:
-        table = data.pivot_table(index="tag", columns="model", values="f1", aggfunc="mean")
+    table = tag_table(groups)
+    if not table.empty:
         table.to_csv(outdir / "globalgroup_tags.csv")
-        section.blocks.append(Table(table, "Per-group F1 by tag type (Tables 7-8)"))
-    nyt = nyt.dropna(subset=["colour"])
-    if not nyt.empty:
-        table = nyt.pivot_table(index="colour", columns="model", values="f1", aggfunc="mean")
-        table = table.reindex([c for c in COLOURS if c in table.index] + [c for c in table.index if c not in COLOURS])
+        section.blocks.append(Table(table, "Per-group F1 by tag type, non-NYT 4x4 games (Tables 7-8)"))
+    table = nyt_colour_table(groups)
+    if not table.empty:
         table.to_csv(outdir / "globalgroup_nyt_colours.csv")
-        section.blocks.append(Table(table, "nyt_shuf per-group F1 by Connections colour (Table 9)"))
+        section.blocks.append(Table(table, "nyt_shuf per-group F1 by Connections colour, 4x4 games (Table 9)"))
     if len(f1) >= 3 and not four_by_four(f1).empty:
         coords = pca_kmeans(four_by_four(f1))
         coords.to_csv(outdir / "globalgroup_pca.csv")
