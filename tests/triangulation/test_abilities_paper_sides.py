@@ -19,6 +19,7 @@ import pandas as pd
 import pytest
 
 from triangulation.report.abilities import (
+    ability_matrix,
     apply_subtask_exclusions,
     assessment_members,
     load_taxonomy,
@@ -193,3 +194,30 @@ def test_a_later_run_without_subtasks_keeps_its_own_bbh_value(tmp_path):
     table = pd.DataFrame({"leaderboard_bbh": [0.9]}, index=["org/m1"])
     fixed, notes = apply_subtask_exclusions(table, [read_run(newer), old], load_taxonomy())
     assert fixed.loc["org/m1", "leaderboard_bbh"] == 0.9 and notes == {}
+
+
+def test_figure7_matrix_leaves_out_wordle_and_image_game():
+    """Seed 003 App. I, Figure 7: "Correlation of cognitive abilities with Large QA benchmarks and Interactive
+    Games. The correlation matrix does not include results on Wordle and Image Game".
+
+    Four models; working memory (nback_verbal_3_triangulating) [1, 2, 3, 4]. Columns: mmlu [1, 2, 3, 4]
+    -> tau 1; taboo [4, 3, 2, 1] -> tau -1; wordle_withclue [1, 2, 4, 3] -> (5 - 1) / 6 = 0.667
+    (5 concordant pairs, 1 discordant); wordle and imagegame are not columns. Figure 3's interactive side
+    keeps them."""
+    scores = pd.DataFrame(
+        {
+            "nback_verbal_3_triangulating": [1, 2, 3, 4],
+            "mmlu": [1, 2, 3, 4],
+            "taboo": [4, 3, 2, 1],
+            "wordle_withclue": [1, 2, 4, 3],
+            "wordle": [0, 0, 0, 1],
+            "imagegame": [0, 1, 0, 0],
+        },
+        index=MODELS,
+    ).astype(float)
+    taxonomy = load_taxonomy()
+    tau, p = ability_matrix(scores, taxonomy)
+    assert list(tau.columns) == ["mmlu", "taboo", "wordle_withclue"]
+    assert list(tau.index) == ["Working Memory"]
+    assert tau.loc["Working Memory"].tolist() == pytest.approx([1.0, -1.0, 4 / 6])
+    assert {"wordle", "imagegame"} <= set(assessment_members(scores, taxonomy)["interactive"])
