@@ -186,6 +186,59 @@ def difficulty_table(games: pd.DataFrame, column: str) -> pd.DataFrame:
     return table
 
 
+#: Table 12 (App. K.2): "2 ranges for the ARI and word overlap scores, creating 4 combinations (C1-4)" and
+#: "C5 ... representing the easiest cases": name -> ((ARI low, high, low closed), (overlap low, high, low closed))
+TABLE12 = {
+    "C1": ((-1.0, 0.0, True), (0.0, 1.5, True)),
+    "C2": ((-1.0, 0.0, True), (1.5, 3.0, False)),
+    "C3": ((0.0, 1.0, False), (0.0, 1.5, True)),
+    "C4": ((0.0, 1.0, False), (1.5, 3.0, False)),
+    "C5": ((0.5, 1.0, False), (0.0, 0.75, True)),
+}
+
+
+def _within(values: pd.Series, low: float, high: float, closed_low: bool) -> pd.Series:
+    return ((values >= low) if closed_low else (values > low)) & (values <= high)
+
+
+def difficulty_combinations(games: pd.DataFrame) -> pd.DataFrame:
+    """Seed 000 Table 12 (App. K.2): over 4-group, 4-word games, excluding nyt-seq, one column per
+    combination C1-C5 of ARI and word-overlap ranges (C1 ARI [-1.0, 0.0] and overlap [0.0, 1.5], C2 ARI
+    [-1.0, 0.0] and (1.5, 3.0], C3 (0.0, 1.0] and [0.0, 1.5], C4 (0.0, 1.0] and (1.5, 3.0], C5 ARI
+    (0.5, 1.0] and overlap [0.0, 0.75]; a game can be in C3 and C5) holding True where the game falls
+    in it, plus ``integrated_difficulty`` (App. K.3). ``games``: subset, n_groups, group_size, ari,
+    canprop_overlap (one row per game, or per model and game)."""
+    from custom_metrics.difficulty import integrated_difficulty
+
+    data = games[(pd.to_numeric(games["n_groups"], errors="coerce") == 4) & (pd.to_numeric(games["group_size"], errors="coerce") == 4)]
+    data = data[~data["subset"].astype(str).isin(TABLE4_EXCLUDED)].dropna(subset=["ari", "canprop_overlap"])
+    ari, overlap = data["ari"].astype(float), data["canprop_overlap"].astype(float)
+    flags = {name: _within(ari, *a) & _within(overlap, *o) for name, (a, o) in TABLE12.items()}
+    out = data.assign(**flags)
+    out["integrated_difficulty"] = [integrated_difficulty(4, a, o) for a, o in zip(ari, overlap)]
+    return out
+
+
+def game_counts(combos: pd.DataFrame) -> pd.DataFrame:
+    """Table 12's "Game Count" rows: combination x subset, number of games (of one model's games when
+    several models played them)."""
+    if combos.empty:
+        return pd.DataFrame()
+    one = combos[combos["model"] == combos["model"].iloc[0]] if "model" in combos else combos
+    counts = one.groupby("subset")[list(TABLE12)].sum().T.astype(int)
+    order = [s for s in (*SUBSET_ORDER, "nyt_shuf") if s in counts.columns]
+    return counts[order + [c for c in counts.columns if c not in order]]
+
+
+def combination_f1(combos: pd.DataFrame) -> pd.DataFrame:
+    """Table 12's F1 rows: (combination, model) x subset, mean game F1 of the games in the combination."""
+    parts = [combos[combos[name]].assign(combination=name) for name in TABLE12]
+    data = pd.concat(parts) if parts else pd.DataFrame()
+    if data.empty or "group_f1" not in data:
+        return pd.DataFrame()
+    return data.pivot_table(index=["combination", "model"], columns="subset", values="group_f1", aggfunc="mean")
+
+
 def cultural_differences(groups: pd.DataFrame) -> pd.DataFrame:
     """Seed 000 Tables 3 and 10: "the average difference in performance in groups labeled as
     non-culturally-related versus culturally-related in 4x4 games per dataset subset" (Table 10) and
@@ -311,6 +364,12 @@ def build(runs: list[Run], outdir: Path) -> Section | None:
         if not table.empty:
             table.to_csv(outdir / f"globalgroup_by_{column}.csv")
             section.blocks.append(Table(table, f"Game F1 by {caption}, nyt-seq excluded (Table 4)"))
+    combos = difficulty_combinations(games)
+    if not combos.empty:
+        game_counts(combos).to_csv(outdir / "globalgroup_table12_counts.csv")
+        table = combination_f1(combos)
+        table.to_csv(outdir / "globalgroup_table12_f1.csv")
+        section.blocks.append(Table(table, "Game F1 by ARI x word-overlap combination C1-C5, 4x4 games, nyt-seq excluded (Table 12)"))
     groups = group_frame(records, colour_lookup(runs))
     culture = cultural_differences(groups)
     if not culture.empty:
