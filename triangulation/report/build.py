@@ -12,7 +12,14 @@ from tqdm.auto import tqdm
 from plumbing.errors import UserError
 from triangulation.html import Image, Section, Table, Text, render_page
 from triangulation.report import plots
-from triangulation.report.abilities import Taxonomy, apply_subtask_exclusions, assessment_members, group_members, static_vs_interactive
+from triangulation.report.abilities import (
+    Taxonomy,
+    ability_matrix,
+    apply_subtask_exclusions,
+    assessment_members,
+    group_members,
+    static_vs_interactive,
+)
 from triangulation.report.analyses import clembench as analyses_clembench
 from triangulation.report.analyses import connections as analyses_connections
 from triangulation.report.analyses import figures_triangulating
@@ -77,7 +84,9 @@ def collect_scores(runs: list[Run], externals: list[External], taxonomy: Taxonom
     table = table.dropna(axis=1, how="all")  # e.g. a game no model of a release played
     table.index = table.index.map(str)
     table.index.name = "model"
-    return Scores(table=table.sort_index(), metrics=metrics, sources=sources)
+    table = table.sort_index()
+    table.attrs["metrics"] = dict(metrics)  # read by discriminative.scale_scores (each metric's known range)
+    return Scores(table=table, metrics=metrics, sources=sources)
 
 
 def parse_pairs(specs: list[str], models: list[str]) -> list[tuple[str, str]]:
@@ -201,7 +210,30 @@ def abilities_sections(table: pd.DataFrame, taxonomy: Taxonomy, groups: dict[str
         else:
             sec.blocks.append(Text("No benchmark in the scores maps to an ability of the taxonomy.", note=True))
         sections.append(sec)
+    sections.append(figure7_section(table, taxonomy, groups, out))
     return sections
+
+
+def figure7_section(table: pd.DataFrame, taxonomy: Taxonomy, groups: dict[str, list[str]], out: Path) -> Section:
+    """Seed 003 Figure 7: abilities x each large QA benchmark and game, without Wordle and Image Game."""
+    sec = Section("Abilities x benchmarks and games (seed 003, Figure 7)")
+    sec.blocks.append(
+        Text(
+            "As the paper's Figure 7 (App. I): \"The correlation matrix does not include results on Wordle and Image Game "
+            "as model performances' were too low\": Wordle and Image Game are left out here (only here: the other figures keep them).",
+            note=True,
+        )
+    )
+    tau, p = ability_matrix(table, taxonomy, groups)
+    if tau.empty or tau.columns.empty:
+        sec.blocks.append(Text("No ability and no static or interactive benchmark in the scores.", note=True))
+        return sec
+    tau.to_csv(out / "triangulating_fig7_tau.csv")
+    sec.blocks += [
+        Table(tau, "Kendall tau-b, ability x benchmark"),
+        Image(plots.heatmap(tau, p, out / "triangulating_fig7.png", "Abilities x benchmarks, Kendall tau-b (* p < 0.05)"), "Figure 7"),
+    ]
+    return sec
 
 
 def overview_section(scores: Scores, runs: list[Run], externals: list[External], taxonomy: Taxonomy) -> Section:

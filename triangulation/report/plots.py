@@ -28,17 +28,17 @@ def _short(label: str, width: int = 28) -> str:
 
 
 def heatmap(tau: pd.DataFrame, p: pd.DataFrame, path: Path, title: str = "Kendall tau-b (* p < 0.05)") -> Path:
-    """Benchmark x benchmark tau heatmap; cells show tau with * where p < 0.05 (only * beyond 30
-    benchmarks); blank = undefined (fewer than two common models or a constant side)."""
-    k = len(tau)
-    size = max(4.0, 0.55 * k + 2.5)
-    fig, ax = plt.subplots(figsize=(size + 1, size))
+    """Benchmark x benchmark (or any rows x columns) tau heatmap; cells show tau with * where p < 0.05
+    (only * beyond 30 benchmarks); blank = undefined (fewer than two common models or a constant side)."""
+    rows, cols = tau.shape
+    k = max(rows, cols)
+    fig, ax = plt.subplots(figsize=(max(4.0, 0.55 * cols + 2.5) + 1, max(4.0, 0.55 * rows + 2.5)))
     data = tau.to_numpy(dtype=float)
     im = ax.imshow(np.ma.masked_invalid(data), cmap="RdBu_r", vmin=-1, vmax=1)
-    ax.set_xticks(range(k), [_short(c) for c in tau.columns], rotation=60, ha="right", fontsize=8)
-    ax.set_yticks(range(k), [_short(c) for c in tau.index], fontsize=8)
-    for i in range(k):
-        for j in range(k):
+    ax.set_xticks(range(cols), [_short(c) for c in tau.columns], rotation=60, ha="right", fontsize=8)
+    ax.set_yticks(range(rows), [_short(c) for c in tau.index], fontsize=8)
+    for i in range(rows):
+        for j in range(cols):
             v = data[i, j]
             if math.isnan(v):
                 continue
