@@ -34,6 +34,7 @@ class Run:
     group_subtasks: dict[str, list[str]] = field(default_factory=dict)
     samples: dict[str, Path] = field(default_factory=dict)  # task -> samples / episodes JSONL
     n_samples: dict[str, int] = field(default_factory=dict)  # task -> samples scored (lm-eval's ``n-samples``, effective)
+    n_total: dict[str, int] = field(default_factory=dict)  # task -> samples of the whole task (``n-samples``, original)
 
     def top_level_tasks(self, max_members: int = 12) -> list[str]:
         """Tasks to list as benchmarks: a group of more than ``max_members`` tasks (mmlu's subjects,
@@ -115,6 +116,7 @@ def read_run(path: Path) -> Run:
         configs={str(k): v for k, v in (data.get("configs") or {}).items() if isinstance(v, dict)},
         group_subtasks={str(k): list(v) for k, v in (data.get("group_subtasks") or {}).items() if isinstance(v, list)},
         n_samples=_n_samples(data.get("n-samples")),
+        n_total=_n_samples(data.get("n-samples"), "original"),
     )
     folder = Path(path).parent
     for task in run.results:
@@ -125,11 +127,11 @@ def read_run(path: Path) -> Run:
     return run
 
 
-def _n_samples(entry: Any) -> dict[str, int]:
-    """lm-eval's ``n-samples`` ({task: {"original": N, "effective": M}}) -> {task: M}."""
+def _n_samples(entry: Any, which: str = "effective") -> dict[str, int]:
+    """lm-eval's ``n-samples`` ({task: {"original": N, "effective": M}}) -> {task: M} (``which="original"``: N)."""
     out: dict[str, int] = {}
     for task, counts in (entry or {}).items() if isinstance(entry, dict) else ():
-        value = counts.get("effective", counts.get("original")) if isinstance(counts, dict) else None
+        value = counts.get(which, counts.get("original")) if isinstance(counts, dict) else None
         if isinstance(value, int) and not isinstance(value, bool) and value > 0:
             out[str(task)] = value
     return out
