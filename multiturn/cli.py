@@ -186,6 +186,9 @@ def run(args: argparse.Namespace) -> int:
         from plumbing.jsonio import ensure_output_dir
 
         ensure_output_dir(args.output_path, "--output_path")
+        if not args.overwrite and (done := nothing_to_play(args, names, task_args)) is not None:
+            print(f"triangulate play: nothing left to play; no model loaded, no new results file: {done}")
+            return 0
     prefix_cache = False if getattr(args, "no_prefix_cache", False) else None  # None: on (the default)
     lm, model, model_args = load_lm(args.model, args.model_args, batch_size=batch_size, device=args.device, prefix_cache=prefix_cache)
     lms: dict[str, Any] = {"player": lm, "player_b": lm, "judge": lm}
@@ -254,6 +257,24 @@ def run(args: argparse.Namespace) -> int:
         print(summary, file=sys.stderr)
         return 1
     return 0
+
+
+def nothing_to_play(args: argparse.Namespace, names: list[str], task_args: dict[str, Any]):
+    """The results file that already holds this run when a resume would play nothing (before any model loads)."""
+    from multiturn.backends.default_model import DEFAULT_MODEL_NAME
+    from multiturn.backends.loading import sanitized_model_name
+    from multiturn.engine.runner import unchanged_results
+
+    embedded = args.model is None and not args.model_args
+    dir_name = DEFAULT_MODEL_NAME if embedded else sanitized_model_name(args.model, args.model_args)
+    config = {
+        "limit": _limit(args.limit),
+        "random_seed": args.seed,
+        "task_args": task_args,
+        "gen_kwargs": dict(args.gen_kwargs or {}),
+        "judge_gen_kwargs": dict(args.judge_gen_kwargs or {}),
+    }
+    return unchanged_results(names, args.output_path, dir_name, config, limit=_limit(args.limit), seed=args.seed, task_args=task_args)
 
 
 def failure_summary(payload: dict[str, Any], argv: list[str]) -> str | None:

@@ -177,3 +177,57 @@ def run_tasks(
     )
     path = res.write_results(Path(output_dir) / model_name, payload) if output_dir is not None else None
     return payload, path
+
+
+#: run-config keys that change what a resumed run would write (the model is the folder)
+RESUME_KEYS = ("limit", "random_seed", "task_args", "gen_kwargs", "judge_gen_kwargs")
+
+
+def unchanged_results(
+    names: Sequence[str],
+    output_dir: str | Path,
+    model_name: str,
+    config: Mapping[str, Any],
+    *,
+    limit: int | float | None,
+    seed: int,
+    task_args: Mapping[str, Any] | None = None,
+) -> Path | None:
+    """The results file a resume of ``names`` would only write again, or None when there is work to do.
+
+    Nothing is left when every wanted episode of every task has finished in ``episodes_<task>.jsonl`` (no
+    rank parts of an interrupted distributed run), and the newest results file, written after every one of
+    those episode files, reports each task over exactly those episodes with the same :data:`RESUME_KEYS` of
+    the run config. Checked before any model is loaded.
+    """
+    import json
+
+    from multiturn import registry
+
+    model_dir = Path(output_dir) / model_name
+    episode_files = []
+    counts: dict[str, int] = {}
+    for name in registry.expand(list(names)):
+        path = res.episodes_path(model_dir, name)
+        if not path.is_file() or res.rank_parts(model_dir, name):
+            return None
+        wanted = [str(i["id"]) for i in select_instances(registry.get_task(name, task_args).instances(seed), limit)]
+        done = res.finished_records([path])
+        if any(i not in done for i in wanted):
+            return None
+        episode_files.append(path)
+        counts[name] = len(wanted)
+    files = sorted(model_dir.glob("results_*.json"), key=lambda p: p.stat().st_mtime)
+    if not files or files[-1].stat().st_mtime < max(p.stat().st_mtime for p in episode_files):
+        return None
+    try:
+        data = json.loads(files[-1].read_text(encoding="utf-8"))
+    except (OSError, json.JSONDecodeError):
+        return None
+    old_config = data.get("config") or {}
+    if any(json.dumps(old_config.get(k), sort_keys=True) != json.dumps(config.get(k), sort_keys=True) for k in RESUME_KEYS):
+        return None
+    samples = data.get("n-samples") or {}
+    if any((samples.get(t) or {}).get("effective") != n or t not in data.get("results", {}) for t, n in counts.items()):
+        return None
+    return files[-1]

@@ -63,8 +63,8 @@ def run(args: argparse.Namespace) -> int:
         if any(model_dir.glob("episodes_*.jsonl")):
             payload, reports, old = rescore_run(model_dir, tasks, judge=judge)
             if reports:
-                path = write_results(model_dir, payload)
-                total_changes += _print_changes(changed_metrics(old, payload), path)
+                changes = changed_metrics(old, payload)
+                total_changes += _print_changes(changes, write_results(model_dir, payload) if changes else None)
                 for report in reports:
                     print(f"  {report.task}: {report.changed_episodes} episode(s) scored differently", end="")
                     print(
@@ -83,20 +83,20 @@ def run(args: argparse.Namespace) -> int:
         if lm_tasks:
             old = latest_results(model_dir, lm_tasks)
             payload = rescore_lm_eval_run(model_dir, old, lm_tasks)
-            path = write_results(model_dir, payload)
-            total_changes += _print_changes(
-                changed_metrics({"results": {t: old.get("results", {}).get(t, {}) for t in lm_tasks}}, payload), path
-            )
+            changes = changed_metrics({"results": {t: old.get("results", {}).get(t, {}) for t in lm_tasks}}, payload)
+            total_changes += _print_changes(changes, write_results(model_dir, payload) if changes else None)
     print(f"{total_changes} metric value(s) changed")
     return 0
 
 
-def _print_changes(changes: list[tuple[str, str, Any, Any]], path: Path) -> int:
+def _print_changes(changes: list[tuple[str, str, Any, Any]], path: Path | None) -> int:
+    """Print the changed metrics and the new results file; nothing changed = no new file, and it says so."""
     for task, key, before, after in changes:
         print(f"  {task}  {key}: {_fmt(before)} -> {_fmt(after)}")
-    if not changes:
-        print("  no metric changed")
-    print(f"  results: {path}")
+    if path is None:
+        print("  no metric changed: no new results file written")
+    else:
+        print(f"  results: {path}")
     return len(changes)
 
 
