@@ -25,6 +25,15 @@ SECRET_KEY_PATTERN = re.compile(r"(api[_-]?key|secret|password|passwd|credential
 NAME_KEYS: tuple[str, ...] = ("peft", "delta", "pretrained", "model", "path", "engine")
 
 _LM_CLASS_OVERRIDES: dict[str, Callable[..., Any]] = {}
+#: the quantisation tag at the end of a GGUF file stem (``.Q4_1``, ``.Q4_K_M``, ``.IQ2_XS``, ``.F16``, ``.BF16``)
+GGUF_QUANT = re.compile(r"\.(I?Q\d\w*|B?F16|F32)$", re.IGNORECASE)
+
+
+def gguf_model_name(gguf_file: str) -> str:
+    """The one name of a GGUF model in folders and reports: the file stem with its quantisation tag joined by
+    ``-`` (``SmolLM2-135M-Instruct.Q4_1.gguf`` -> ``SmolLM2-135M-Instruct-Q4_1``; dots of a version stay)."""
+    stem = re.split(r"[\\/]", str(gguf_file))[-1].removesuffix(".gguf")
+    return GGUF_QUANT.sub(lambda m: "-" + m.group(1), stem)
 
 
 def register_lm_class(model: str, lm_class: Callable[..., Any]) -> None:
@@ -163,12 +172,37 @@ class SecretScrubber(logging.Filter):
         return True
 
 
+class OnceFilter(logging.Filter):
+    """Lets a WARNING (or INFO) line through once per process: lm-eval repeats its ``--metadata`` hint per
+    task load and transformers its cache notices per model call. Errors always pass. Lines of the loggers in
+    :attr:`BY_LINE` count as repeats when they come from the same source line (the hint names each task)."""
+
+    BY_LINE = ("lm_eval.api.task", "transformers")
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.seen: set[tuple[str, str]] = set()
+
+    def filter(self, record: logging.LogRecord) -> bool:
+        if record.levelno >= logging.ERROR:
+            return True
+        by_line = record.levelno >= logging.WARNING and record.name.startswith(self.BY_LINE)
+        key = (record.name, f"{record.pathname}:{record.lineno}" if by_line else record.getMessage())
+        if key in self.seen:
+            return False
+        self.seen.add(key)
+        return True
+
+
 def install_log_scrubber() -> None:
-    """Put :class:`SecretScrubber` on every handler of the root and ``lm_eval`` loggers (idempotent)."""
-    for logger in (logging.getLogger(), logging.getLogger("lm_eval")):
+    """Put :class:`SecretScrubber` and :class:`OnceFilter` on every handler of the root, ``lm_eval`` and
+    ``transformers`` loggers (idempotent)."""
+    for logger in (logging.getLogger(), logging.getLogger("lm_eval"), logging.getLogger("transformers")):
         for handler in logger.handlers:
             if not any(isinstance(f, SecretScrubber) for f in handler.filters):
                 handler.addFilter(SecretScrubber())
+            if not any(isinstance(f, OnceFilter) for f in handler.filters):
+                handler.addFilter(OnceFilter())
 
 
 def redact_url(value: str) -> str:

@@ -96,3 +96,28 @@ def test_credentials_in_model_args_are_scrubbed_from_what_lm_eval_writes(monkeyp
     assert all(key not in text for text in written.values())
     assert all("<redacted>" in text for text in written.values())
     assert "http://x" in written["results_x.json"]
+
+
+def test_eval_of_the_chance_player_writes_to_a_stable_random_folder():
+    """lm-eval names a model without a name key with a new random id each run; `--model random` gets
+    ``model=random`` so its files land in ``OUTPUT/random/`` as `triangulate play --model random` writes them."""
+    assert eval_cli.with_chance_name(["--model", "random", "--tasks", "x"]) == [
+        "--model",
+        "random",
+        "--tasks",
+        "x",
+        "--model_args",
+        "model=random",
+    ]
+    assert eval_cli.with_chance_name(["--model=random", "--model_args", "seed=3"])[-1] == "seed=3,model=random"
+    assert eval_cli.with_chance_name(["--model", "random", "--model_args=seed=3"])[-1] == "--model_args=seed=3,model=random"
+    for unchanged in (["--model", "hf", "--model_args", "pretrained=x"], ["--model", "random", "--model_args", "model=mine"]):
+        assert eval_cli.with_chance_name(unchanged) == unchanged
+
+
+def test_one_name_per_gguf_model_in_folders_and_reports():
+    from multiturn.backends.default_model import DEFAULT_MODEL_NAME, GGUF_FILE
+    from multiturn.backends.loading import gguf_model_name
+
+    assert gguf_model_name(GGUF_FILE) == DEFAULT_MODEL_NAME == "SmolLM2-135M-Instruct-Q4_1"
+    assert gguf_model_name("/m/Llama-3.2-1B-Instruct.Q4_K_M.gguf") == "Llama-3.2-1B-Instruct-Q4_K_M"  # version dots stay

