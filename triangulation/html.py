@@ -151,7 +151,8 @@ def render_leaderboard(board: Leaderboard) -> str:
             note = board.notes.get((model, col), "")
             if v is None or (isinstance(v, float) and math.isnan(v)):
                 why = board.why.get((model, col), "")
-                cells.append(f"<td data-v='' class='why'>{esc('undefined: ' + why)}</td>" if why else "<td data-v=''></td>")
+                extra = f"<span class='cell'>{esc(note)}</span>" if note else ""
+                cells.append(f"<td data-v='' class='why'>{esc('undefined: ' + why)}{extra}</td>" if why else "<td data-v=''></td>")
                 continue
             err = "" if se is None or math.isnan(float(se)) else f" <span class='se'>&plusmn; {esc(fmt(float(se), board.digits))}</span>"
             extra = f"<span class='cell'>{esc(note)}</span>" if note else ""

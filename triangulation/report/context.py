@@ -41,12 +41,10 @@ class ReportContext:
     scatter: list[str] | None = None
     episode_pages: dict[str, Path] = field(default_factory=dict)
     cells: dict[tuple[str, str], Cell] = field(default_factory=dict)  # (model, benchmark) -> item-level facts
-    references: pd.DataFrame = field(default_factory=pd.DataFrame)  # published rows scored by our code (model x benchmark)
-    reference_sources: dict[str, str] = field(default_factory=dict)  # reference row -> its source
 
     @property
     def table(self) -> pd.DataFrame:
-        """Model x benchmark main metric (results and --external tables; no reference rows)."""
+        """Model x benchmark main metric (results and --external tables; published reference rows are not in it)."""
         return self.scores.table
 
     @cached_property

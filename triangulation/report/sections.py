@@ -21,9 +21,9 @@ from triangulation.report.analyses import clembench as analyses_clembench
 from triangulation.report.analyses import connections as analyses_connections
 from triangulation.report.analyses import figures_triangulating
 from triangulation.report.analyses import globalgroup as analyses_globalgroup
+from triangulation.report.analyses.published import references_section
 from triangulation.report.context import ReportContext, Skipped
 from triangulation.report.discriminative import default_pairs, pair_table, ratio_table
-from triangulation.report.references import references_section
 from triangulation.report.top import external_leaderboards, kendall_section, leaderboard_section, overview_section
 
 Built = list[Section | Skipped]

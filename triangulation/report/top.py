@@ -192,7 +192,7 @@ def overview_section(ctx: ReportContext) -> Section:
             Table(reliability, "reliability per benchmark"),
         ]
     for label, models in scores.single_source_models().items():
-        sec.blocks.append(Text(f"Models found only in {label} ({len(models)}): {', '.join(models)}"))
+        sec.blocks.append(Text(f"Models found only in {label} ({len(models)}): {', '.join(models)}", note=True))
     return sec
 
 
