@@ -132,10 +132,25 @@ def cells(runs: list[Run], overrides: Mapping[str, Any], tasks: set[str]) -> dic
     for run in sorted(runs, key=lambda r: r.date):
         for task in run.results:
             if task in tasks:
-                cell = run_cell(run, task, overrides)
+                cell = run_cell(run, task, overrides) or group_cell(run, task, overrides)
                 if cell is not None:
                     out[(run.model, task)] = cell
     return out
+
+
+def group_cell(run: Run, group: str, overrides: Mapping[str, Any], depth: int = 0) -> Cell | None:
+    """A group's cell pools its members' items (recursively: lm_pragmatics -> its 7 tests -> 5 seeds each)."""
+    members = run.group_subtasks.get(group, [])
+    parts = [run_cell(run, m, overrides) or (group_cell(run, m, overrides, depth + 1) if depth < 4 else None) for m in members]
+    parts = [c for c in parts if c is not None]
+    if not parts:
+        return None
+    totals = [c.n_total for c in parts]
+    return Cell(
+        scores=[s for c in parts for s in c.scores],
+        parsed=[v for c in parts for v in c.parsed] if all(c.parsed for c in parts) else [],
+        n_total=sum(totals) if all(t is not None for t in totals) else None,  # type: ignore[misc]
+    )
 
 
 def why_undefined(cell: Cell | None) -> str:

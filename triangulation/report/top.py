@@ -112,15 +112,18 @@ def external_leaderboards(ctx: ReportContext) -> list[Section | Skipped]:
 def reliability_table(ctx: ReportContext) -> pd.DataFrame:
     """Per benchmark evaluated here: items per model (min-max), split-half reliability over the models with
     at least :data:`~triangulation.report.cells.MIN_ITEMS_SPLIT_HALF` items, and the spread over seeds."""
+    from triangulation.runs.results_io import seed_replicas
+
     rows = []
-    for task in sorted({t for _, t in ctx.cells}):
+    replicated = {g for r in ctx.runs for g, subs in r.group_subtasks.items() if seed_replicas(g, subs) and g in ctx.table.columns}
+    for task in sorted({t for _, t in ctx.cells} | replicated):
         ns = [c.n for (_, t), c in ctx.cells.items() if t == task]
         rel, k = split_half(ctx.cells, task)
         spread = seed_spread(ctx, task)
         rows.append(
             {
                 "benchmark": task,
-                "items per model": f"{min(ns)}-{max(ns)}" if min(ns) != max(ns) else str(ns[0]),
+                "items per model": "" if not ns else f"{min(ns)}-{max(ns)}" if min(ns) != max(ns) else str(ns[0]),
                 "split-half (Spearman-Brown)": rel,
                 "models used": k,
                 "seed spread (max - min)": spread,
@@ -130,14 +133,20 @@ def reliability_table(ctx: ReportContext) -> pd.DataFrame:
 
 
 def seed_spread(ctx: ReportContext, task: str) -> float:
-    """Largest max - min of the main metric over results of one model and ``task`` that ran with different seeds."""
-    from triangulation.runs.results_io import main_metric
+    """Largest max - min of the main metric over the seed replicas of ``task`` in one model's results
+    (``<task>_seed_<k>`` members, or results files of ``task`` run with different seeds); NaN without repeats."""
+    from triangulation.runs.results_io import main_metric, seed_replicas
 
     by_model: dict[str, dict[str, float]] = {}
     for run in ctx.runs:
-        if task in run.results:
+        members = run.group_subtasks.get(task, [])
+        if seed_replicas(task, members):
+            for member in members:
+                if member in run.results:
+                    by_model.setdefault(run.model, {})[member] = main_metric(member, run, ctx.taxonomy.main_metrics)[1]
+        elif task in run.results:
             seed = str((run.configs.get(task) or {}).get("seed", run.date))
-            by_model.setdefault(run.model, {})[seed] = main_metric(task, run, ctx.taxonomy.main_metrics)[1]
+            by_model.setdefault(run.model, {})[f"run {seed}"] = main_metric(task, run, ctx.taxonomy.main_metrics)[1]
     spreads = [max(v.values()) - min(v.values()) for v in by_model.values() if len(v) > 1]
     return max(spreads) if spreads else math.nan
 
@@ -173,7 +182,7 @@ def overview_section(ctx: ReportContext) -> Section:
     reliability = reliability_table(ctx)
     known = reliability[["split-half (Spearman-Brown)", "seed spread (max - min)"]].notna().any().any() if not reliability.empty else False
     if not reliability.empty and not known:
-        most = max(c.n for c in ctx.cells.values())
+        most = max((c.n for c in ctx.cells.values()), default=0)
         sec.blocks.append(
             Text(
                 f"Reliability: split-half needs >= {MIN_ITEMS_SPLIT_HALF} items per model on 3 models and seed spread needs "

@@ -39,9 +39,22 @@ class Run:
     def top_level_tasks(self, max_members: int = 12) -> list[str]:
         """Tasks to list as benchmarks: a group of more than ``max_members`` tasks (mmlu's subjects,
         bbh's 24 tasks) stands for its members; smaller groups (the seven clembench games, the
-        GlobalGroup subsets) are listed with their members."""
-        members = {t for g, subs in self.group_subtasks.items() if g in self.results and len(subs) > max_members for t in subs}
+        GlobalGroup subsets) are listed with their members. A group of seed replicas (``<group>_seed_<k>``, the
+        lm_pragmatics prompt orders) stands for them too: their spread is the group's seed spread, not a benchmark."""
+        members = {
+            t
+            for g, subs in self.group_subtasks.items()
+            if g in self.results and (len(subs) > max_members or seed_replicas(g, subs))
+            for t in subs
+        }
         return [t for t in self.results if t not in members]
+
+
+def seed_replicas(group: str, members: list[str]) -> bool:
+    """True when every member of ``group`` is ``<group>_seed_<k>``: one benchmark run under several seeds."""
+    import re
+
+    return bool(members) and all(re.fullmatch(rf"{re.escape(group)}_seed_\d+", m) for m in members)
 
 
 def parse_model_args(model_args: Any) -> dict[str, str]:
