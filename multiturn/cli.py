@@ -182,13 +182,9 @@ def run(args: argparse.Namespace) -> int:
     roles = {role for name in expanded for role in registry.get_task(name, task_args).roles}
 
     batch_size = _batch_size(str(args.batch_size))
-    if args.output_path is not None:  # checked before any model is loaded
-        from plumbing.jsonio import ensure_output_dir
-
-        ensure_output_dir(args.output_path, "--output_path")
-        if not args.overwrite and (done := nothing_to_play(args, names, task_args)) is not None:
-            print(f"triangulate play: nothing left to play; no model loaded, no new results file: {done}")
-            return 0
+    if args.output_path is not None and (done := nothing_to_play(args, names, task_args)) is not None:
+        print(f"triangulate play: nothing left to play; no model loaded, no new results file: {done}")
+        return 0
     prefix_cache = False if getattr(args, "no_prefix_cache", False) else None  # None: on (the default)
     lm, model, model_args = load_lm(args.model, args.model_args, batch_size=batch_size, device=args.device, prefix_cache=prefix_cache)
     lms: dict[str, Any] = {"player": lm, "player_b": lm, "judge": lm}
@@ -260,10 +256,16 @@ def run(args: argparse.Namespace) -> int:
 
 
 def nothing_to_play(args: argparse.Namespace, names: list[str], task_args: dict[str, Any]):
-    """The results file that already holds this run when a resume would play nothing (before any model loads)."""
+    """Check ``--output_path`` (before any model is loaded); then the results file that already holds this run
+    when a resume would play nothing, else None."""
     from multiturn.backends.default_model import DEFAULT_MODEL_NAME
     from multiturn.backends.loading import sanitized_model_name
     from multiturn.engine.runner import unchanged_results
+    from plumbing.jsonio import ensure_output_dir
+
+    ensure_output_dir(args.output_path, "--output_path")
+    if args.overwrite:
+        return None
 
     embedded = args.model is None and not args.model_args
     dir_name = DEFAULT_MODEL_NAME if embedded else sanitized_model_name(args.model, args.model_args)
