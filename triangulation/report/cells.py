@@ -161,7 +161,7 @@ def why_undefined(cell: Cell | None) -> str:
         return "0% parsed"
     if cell.parsed:
         return f"{cell.parse_share:.0%} parsed, score undefined"
-    return "no item scored" if cell.n else ""
+    return "no item scored" if cell.n and all(math.isnan(v) for v in cell.scores) else ""
 
 
 def cell_note(cell: Cell) -> str:
