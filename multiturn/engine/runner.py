@@ -196,9 +196,10 @@ def unchanged_results(
     """The results file a resume of ``names`` would only write again, or None when there is work to do.
 
     Nothing is left when every wanted episode of every task has finished in ``episodes_<task>.jsonl`` (no
-    rank parts of an interrupted distributed run), and the newest results file, written after every one of
-    those episode files, reports each task over exactly those episodes with the same :data:`RESUME_KEYS` of
-    the run config. Checked before any model is loaded.
+    rank parts of an interrupted distributed run), and the newest results file that reports all these tasks
+    (lm-eval runs of the model share the folder), written after every one of those episode files, reports
+    each over exactly those episodes with the same :data:`RESUME_KEYS` of the run config. Checked before any
+    model is loaded.
     """
     import json
 
@@ -217,17 +218,21 @@ def unchanged_results(
             return None
         episode_files.append(path)
         counts[name] = len(wanted)
-    files = sorted(model_dir.glob("results_*.json"), key=lambda p: p.stat().st_mtime)
-    if not files or files[-1].stat().st_mtime < max(p.stat().st_mtime for p in episode_files):
+    for path in sorted(model_dir.glob("results_*.json"), key=lambda p: p.stat().st_mtime, reverse=True):
+        try:  # lm-eval runs of the same model share the folder: the newest file that reports these tasks
+            data = json.loads(path.read_text(encoding="utf-8"))
+        except (OSError, json.JSONDecodeError):
+            continue
+        if isinstance(data, dict) and all(t in (data.get("results") or {}) for t in counts):
+            break
+    else:
         return None
-    try:
-        data = json.loads(files[-1].read_text(encoding="utf-8"))
-    except (OSError, json.JSONDecodeError):
+    if path.stat().st_mtime < max(p.stat().st_mtime for p in episode_files):
         return None
     old_config = data.get("config") or {}
     if any(json.dumps(old_config.get(k), sort_keys=True) != json.dumps(config.get(k), sort_keys=True) for k in RESUME_KEYS):
         return None
     samples = data.get("n-samples") or {}
-    if any((samples.get(t) or {}).get("effective") != n or t not in data.get("results", {}) for t, n in counts.items()):
+    if any((samples.get(t) or {}).get("effective") != n for t, n in counts.items()):
         return None
-    return files[-1]
+    return path

@@ -227,9 +227,12 @@ def test_play_twice_writes_one_results_file_and_the_second_play_loads_no_model(m
 
     play("2")
     [first] = (tmp_path / "scripted").glob("results_*.json")
+    lm_eval = tmp_path / "scripted" / "results_2099-01-01T00-00-00.json"  # a later lm-eval run of the model, other tasks
+    lm_eval.write_text(json.dumps({"results": {"lm_pragmatics": {"acc,none": 0.25}}, "config": {"model": "hf"}}))
     out = play("2")
     assert "nothing left to play" in out and "no model loaded" in out and str(first) in out
-    assert list((tmp_path / "scripted").glob("results_*.json")) == [first] and loads == ["scripted"]
+    assert sorted((tmp_path / "scripted").glob("results_*.json")) == sorted([first, lm_eval]) and loads == ["scripted"]
+    lm_eval.unlink()
     play("3")  # one more episode: the model loads, a new results file holds the three
     files = sorted((tmp_path / "scripted").glob("results_*.json"))
     assert len(files) == 2 and loads == ["scripted", "scripted"]
