@@ -2,7 +2,7 @@
 
 The pieces it puts together: :mod:`multiturn.engine.scheduler` plays the episodes in lockstep (with
 :mod:`multiturn.backends.retry` for backend calls), :mod:`multiturn.engine.results` appends each finished episode to
-``episodes_<task>.jsonl`` as it ends, resumes a killed run from that file and builds the results
+the task's episodes file (:mod:`plumbing.run_folder`) as it ends, resumes a killed run from that file and builds the results
 JSON, and :mod:`multiturn.engine.distributed` shards the pending episodes over the ranks of an
 ``accelerate launch`` run (rank 0 gathers the records, writes them and computes the metrics).
 """
@@ -21,6 +21,7 @@ from multiturn.engine import results as res
 from multiturn.engine.distributed import barrier, gather_to_rank0, rank_and_world, shard
 from multiturn.engine.scheduler import DEFAULT_MAX_LIVE, play_episodes
 from multiturn.game import TaskSpec
+from plumbing import run_folder
 from plumbing.errors import UserError
 
 
@@ -74,7 +75,7 @@ def run_task(
 ) -> dict[str, Any]:
     """Play one task and return its summary (``metrics``, ``stderr``, ``n_samples``, ``records``, ...).
 
-    With ``output_dir`` the records go to ``output_dir/model_name/episodes_<task>.jsonl`` and an
+    With ``output_dir`` the records go to the task's episodes file in ``output_dir/model_name`` and an
     existing file is resumed (finished episodes skipped) unless ``overwrite``. Under a distributed
     LM every rank must call this; only rank 0's return value holds the metrics (others get
     ``{"task": ..., "rank": r}``).
@@ -92,14 +93,14 @@ def run_task(
     main_path: Path | None = None
     write_path: Path | None = None
     if output_dir is not None:
-        model_dir = Path(output_dir) / model_name
-        main_path = res.episodes_path(model_dir, task.name)
+        model_dir = run_folder.model_dir(output_dir, model_name)
+        main_path = run_folder.episodes_path(model_dir, task.name)
         if rank == 0:
             res.compact_for_resume(model_dir, task.name, overwrite=overwrite)
         barrier(lm)
         all_done = res.finished_records([main_path])
         done = {i: all_done[i] for i in wanted if i in all_done}
-        write_path = main_path if world <= 1 else res.episodes_path(model_dir, task.name, rank)
+        write_path = main_path if world <= 1 else run_folder.episodes_path(model_dir, task.name, rank)
 
     pending = [inst for inst in instances if str(inst["id"]) not in done]
     mine = shard(pending, rank, world)
@@ -175,7 +176,7 @@ def run_tasks(
         model_name_sanitized=model_name,
         total_seconds=time.perf_counter() - started,
     )
-    path = res.write_results(Path(output_dir) / model_name, payload) if output_dir is not None else None
+    path = res.write_results(run_folder.model_dir(output_dir, model_name), payload) if output_dir is not None else None
     return payload, path
 
 
@@ -195,7 +196,7 @@ def unchanged_results(
 ) -> Path | None:
     """The results file a resume of ``names`` would only write again, or None when there is work to do.
 
-    Nothing is left when every wanted episode of every task has finished in ``episodes_<task>.jsonl`` (no
+    Nothing is left when every wanted episode of every task has finished in its episodes file (no
     rank parts of an interrupted distributed run), and the newest results file that reports all these tasks
     (lm-eval runs of the model share the folder), written after every one of those episode files, reports
     each over exactly those episodes with the same :data:`RESUME_KEYS` of the run config. Checked before any
@@ -205,12 +206,12 @@ def unchanged_results(
 
     from multiturn import registry
 
-    model_dir = Path(output_dir) / model_name
+    model_dir = run_folder.model_dir(output_dir, model_name)
     episode_files = []
     counts: dict[str, int] = {}
     for name in registry.expand(list(names)):
-        path = res.episodes_path(model_dir, name)
-        if not path.is_file() or res.rank_parts(model_dir, name):
+        path = run_folder.episodes_path(model_dir, name)
+        if not path.is_file() or run_folder.rank_parts(model_dir, name):
             return None
         wanted = [str(i["id"]) for i in select_instances(registry.get_task(name, task_args).instances(seed), limit)]
         done = res.finished_records([path])
@@ -218,21 +219,22 @@ def unchanged_results(
             return None
         episode_files.append(path)
         counts[name] = len(wanted)
-    for path in sorted(model_dir.glob("results_*.json"), key=lambda p: p.stat().st_mtime, reverse=True):
+    newest = max(p.stat().st_mtime for p in episode_files)
+    if not run_folder.has_results(model_dir):
+        return None
+    for results in sorted(run_folder.results_files(model_dir), key=lambda p: p.stat().st_mtime, reverse=True):
         try:  # lm-eval runs of the same model share the folder: the newest file that reports these tasks
-            data = json.loads(path.read_text(encoding="utf-8"))
-        except (OSError, json.JSONDecodeError):
+            data = run_folder.read_results(results)
+        except UserError:
             continue
-        if isinstance(data, dict) and all(t in (data.get("results") or {}) for t in counts):
+        if all(t in data["results"] for t in counts):
             break
     else:
         return None
-    if path.stat().st_mtime < max(p.stat().st_mtime for p in episode_files):
-        return None
     old_config = data.get("config") or {}
-    if any(json.dumps(old_config.get(k), sort_keys=True) != json.dumps(config.get(k), sort_keys=True) for k in RESUME_KEYS):
+    if results.stat().st_mtime < newest or any(
+        json.dumps(old_config.get(k), sort_keys=True) != json.dumps(config.get(k), sort_keys=True) for k in RESUME_KEYS
+    ):
         return None
     samples = data.get("n-samples") or {}
-    if any((samples.get(t) or {}).get("effective") != n for t, n in counts.items()):
-        return None
-    return path
+    return None if any((samples.get(t) or {}).get("effective") != n for t, n in counts.items()) else results

@@ -117,7 +117,7 @@ def test_eval_of_the_chance_player_writes_to_a_stable_random_folder():
 
 def test_one_name_per_gguf_model_in_folders_and_reports():
     from multiturn.backends.default_model import DEFAULT_MODEL_NAME, GGUF_FILE
-    from multiturn.backends.loading import gguf_model_name
+    from multiturn.backends.naming import gguf_model_name
 
     assert gguf_model_name(GGUF_FILE) == DEFAULT_MODEL_NAME == "SmolLM2-135M-Instruct-Q4_1"
     assert gguf_model_name("/m/Llama-3.2-1B-Instruct.Q4_K_M.gguf") == "Llama-3.2-1B-Instruct-Q4_K_M"  # version dots stay

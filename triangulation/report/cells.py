@@ -1,9 +1,9 @@
 """What stands behind each leaderboard cell: its n, the share of replies that parsed, the score on items
 with a parsed reply, an interval for small (``--limit``) runs, and the odd/even halves for reliability.
 
-Read from the item-level records a run wrote next to its results: ``episodes_<task>.jsonl`` of
-``triangulate play`` (per-episode ``scores``) and ``samples_<task>_<date>.jsonl`` of lm-eval
-``--log_samples`` (per-document metric values). No family is named here: the parse share is the first
+Read from the item-level records a run wrote next to its results (``Run.samples``): the episodes of
+``triangulate play`` (per-episode ``scores``) and the samples of lm-eval ``--log_samples`` (per-document
+metric values). No family is named here: the parse share is the first
 per-item metric named in :data:`PARSE_METRICS` that a task reports.
 
 The papers report a score per model and benchmark; the parse share, the score on parsed items, the
@@ -19,7 +19,7 @@ from typing import Any
 
 import numpy as np
 
-from plumbing.jsonio import iter_jsonl
+from plumbing.jsonio import read_jsonl
 from triangulation.runs.results_io import Run, main_metric
 
 #: per-item metrics that say which share of a model's replies the task could read (1 = every reply parsed):
@@ -90,7 +90,7 @@ def item_records(run: Run, task: str) -> list[Mapping[str, Any]]:
     path = run.samples.get(task)
     if path is None:
         return []
-    records = list(iter_jsonl(path, skip_bad_last_line=True))
+    records = list(read_jsonl(path))  # scores are plain values: no need to decode an episode record's replies
     if records and "scores" in records[0] and "doc_id" not in records[0]:
         return [r["scores"] for r in records if not r.get("failed") and isinstance(r.get("scores"), Mapping)]
     filters = [r.get("filter") for r in records]
