@@ -1,7 +1,9 @@
 """``triangulate eval ARGS...``: lm-eval's own command line with our task folder on the include path.
 
 Every argument goes to lm-eval untouched (``run`` is implied as with ``lm_eval``; ``ls``/``validate``
-work too), from any working directory. A user ``--include_path DIR`` is kept and ours is added, so
+work too) but ``--rerun``: a run whose results are already in its model's folder (same model, tasks,
+limit, chat template; :func:`unchanged_eval`) is not run again, loads no model and writes nothing, unless
+``--rerun`` is given, from any working directory. A user ``--include_path DIR`` is kept and ours is added, so
 ``--tasks`` can mix both folders' tasks. A run that names no model (no ``--model``/``--model_args``/
 ``--config``) uses the embedded SmolLM2-135M-Instruct, the project's default model.
 """
@@ -82,8 +84,9 @@ def run_passthrough(argv: list[str]) -> int:
     from lm_eval._cli import HarnessCLI
     from lm_eval.utils import setup_logging
 
-    named = with_default_model(argv)
-    embedded = named != list(argv)
+    rerun = "--rerun" in argv
+    named = with_default_model([a for a in argv if a != "--rerun"])
+    embedded = named != [a for a in argv if a != "--rerun"]
     argv = with_chance_name(named)
     setup_logging()
     cli = HarnessCLI()
@@ -104,6 +107,9 @@ def run_passthrough(argv: list[str]) -> int:
     model_args = getattr(args, "model_args", None)
     register_secrets(model_args if isinstance(model_args, (str, dict)) else None)
     install_log_scrubber()
+    if not rerun and (done := unchanged_eval(args, embedded)) is not None:
+        print(f"triangulate eval: nothing to evaluate; no model loaded, no new results file: {done} (--rerun to run again)")
+        return 0
     started = time.time()
     if embedded:
         name_embedded_model_in_tracker()
@@ -122,6 +128,45 @@ def run_passthrough(argv: list[str]) -> int:
             if embedded:
                 adopt_default_model_folder(Path(output))
     return 0
+
+
+def unchanged_eval(args: argparse.Namespace, embedded: bool) -> Path | None:
+    """The results file that already holds this evaluation, or None (run it).
+
+    The newest results file of the model's folder that reports every ``--tasks`` name must have the same
+    ``--model``, ``--model_args``, ``--limit`` and chat-template use, no ``--gen_kwargs``, and, with
+    ``--log_samples``, a samples file per task. Runs that set seeds, few-shot counts, a system instruction,
+    ``--samples`` or a cache always run (the check stays conservative)."""
+    from multiturn.backends.default_model import DEFAULT_MODEL_NAME
+    from multiturn.backends.naming import model_folder_name, parse_model_args
+    from plumbing import run_folder
+
+    output, tasks = getattr(args, "output_path", None), getattr(args, "tasks", None)
+    settings = ("seed", "num_fewshot", "system_instruction", "samples", "use_cache", "gen_kwargs", "predict_only")
+    if not output or not tasks or any(getattr(args, k, None) for k in settings):
+        return None
+    folder = run_folder.model_dir(output, DEFAULT_MODEL_NAME if embedded else model_folder_name(args.model, args.model_args))
+    if not run_folder.has_results(folder):
+        return None
+    names = list(tasks) if isinstance(tasks, list) else [t for t in str(tasks).split(",") if t]
+    wanted = {str(k): str(v) for k, v in parse_model_args(args.model_args).items()}
+    for path in sorted(run_folder.results_files(folder), key=lambda p: p.stat().st_mtime, reverse=True):
+        data = run_folder.read_results(path)
+        if not all(t in data["results"] or t in (data.get("groups") or {}) for t in names):
+            continue
+        config = data.get("config") or {}
+        same = (
+            config.get("model") == args.model
+            and {str(k): str(v) for k, v in parse_model_args(config.get("model_args")).items()} == wanted
+            and config.get("limit") == (float(args.limit) if args.limit is not None else None)
+            and not config.get("gen_kwargs")
+            and bool(data.get("chat_template")) == bool(getattr(args, "apply_chat_template", False))
+        )
+        date = run_folder.results_date(path)
+        leaves = data.get("configs") or data["results"]  # groups have no samples file of their own
+        logged = all(run_folder.task_records_file(folder, t, date) is not None for t in leaves)
+        return path if same and (logged or not getattr(args, "log_samples", False)) else None
+    return None
 
 
 def name_embedded_model_in_tracker() -> None:
