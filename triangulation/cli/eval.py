@@ -135,14 +135,14 @@ def unchanged_eval(args: argparse.Namespace, embedded: bool) -> Path | None:
 
     The newest results file of the model's folder that reports every ``--tasks`` name must have the same
     ``--model``, ``--model_args``, ``--limit`` and chat-template use, no ``--gen_kwargs``, and, with
-    ``--log_samples``, a samples file per task. Runs that set seeds, few-shot counts, a system instruction,
+    ``--log_samples``, a samples file per task. Runs that set seeds, few-shot counts, a system instruction, ``--metadata``,
     ``--samples`` or a cache always run (the check stays conservative)."""
     from multiturn.backends.default_model import DEFAULT_MODEL_NAME
     from multiturn.backends.naming import model_folder_name, parse_model_args
     from plumbing import run_folder
 
     output, tasks = getattr(args, "output_path", None), getattr(args, "tasks", None)
-    settings = ("seed", "num_fewshot", "system_instruction", "samples", "use_cache", "gen_kwargs", "predict_only")
+    settings = ("seed", "num_fewshot", "system_instruction", "samples", "use_cache", "gen_kwargs", "predict_only", "metadata")
     if not output or not tasks or any(getattr(args, k, None) for k in settings):
         return None
     folder = run_folder.model_dir(output, DEFAULT_MODEL_NAME if embedded else model_folder_name(args.model, args.model_args))
