@@ -1,4 +1,4 @@
-"""The leaderboard: run models first, the chance player relabelled "chance", the analytic chance levels,
+"""The leaderboard: run models first, the chance player relabelled "chance", the levels the play tasks state,
 standard errors from the results files, chance rows out of the correlations."""
 
 from __future__ import annotations

@@ -14,6 +14,7 @@ from triangulation.html import render_page
 from triangulation.report.abilities import Taxonomy, apply_subtask_exclusions
 from triangulation.report.context import ReportContext
 from triangulation.report.external import External
+from triangulation.report.leaderboard_file import write_leaderboard_files
 from triangulation.runs.results_io import Run, main_metric
 from triangulation.viewer.pages import write_viewer
 
@@ -105,6 +106,7 @@ def build_report(
     out.mkdir(parents=True, exist_ok=True)
     scores = collect_scores(runs, externals, taxonomy, include_subtasks)
     scores.table.to_csv(out / "scores.csv")
+    write_leaderboard_files(scores.table, scores.metrics, {r.model for r in runs}, out)  # Open LLM Leaderboard shape
     ctx = ReportContext(
         runs=runs,
         externals=externals,

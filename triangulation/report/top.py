@@ -20,7 +20,7 @@ from triangulation.report import plots
 from triangulation.report.cells import MIN_ITEMS_SPLIT_HALF, cell_note, split_half, why_undefined
 from triangulation.report.context import ReportContext, Skipped
 from triangulation.report.kendall import MIN_MODELS, WARN_BELOW, kendall_pairs
-from triangulation.report.leaderboard import ANALYTIC_CHANCE, CHANCE_MODELS, leaderboard, stderr_table
+from triangulation.report.leaderboard import CHANCE_MODELS, leaderboard, reference_levels, stderr_table
 
 #: rows of the benchmark-pair table on the page (kendall_pairs.csv has all)
 MAX_PAIRS_SHOWN = 60
@@ -47,18 +47,18 @@ def leaderboard_note(ctx: ReportContext, reference: list[str]) -> str:
     chance_hint = (
         "" if any(m in CHANCE_MODELS for m in ctx.table.index) else " (run `triangulate play/eval --model random` to add the chance player)"
     )
-    ideal = [label for label in ANALYTIC_CHANCE if label in reference]
+    levels = [label for label in reference_levels([str(c) for c in ctx.table.columns]) if label in reference]
     return (
         "Main metric of each benchmark (its metric is listed under Sources and models), ± the standard error lm-eval or "
-        "triangulate play reported. Under it: n (items or episodes scored; `of N (--limit)` and a 95% interval when the "
+        "triangulate play reported. Under it: n (items or episodes scored; `n/N (--limit)` and a 95% interval when the "
         "run scored part of the task), the share of replies that parsed, and the score on items with a parsed reply "
         "(our variant, shown when some replies did not parse). An undefined cell says why. Click a header to sort; a "
         f"linked benchmark opens its episodes. Italic rows are reference points: {', '.join(reference) or 'none'}{chance_hint}; "
         "they are left out of the correlations."
         + (
-            f" {ideal[0]}: the accuracy of an ideal learner that errs once on every rule switch, as Kennedy & Nowak "
-            "(2024) compute it: close to the ceiling, not a chance level."
-            if ideal
+            f" {', '.join(levels)}: a level the paper states for the task, not a model; an ideal learner errs once on "
+            "every rule switch (Kennedy & Nowak 2024): close to the ceiling, not a chance level."
+            if levels
             else ""
         )
     )
