@@ -19,6 +19,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
+from plumbing.errors import UserError
 from triangulation.html import Section, Table, Text
 from triangulation.report.context import ReportContext, Skipped
 from triangulation.report.leaderboard import CHANCE_MODELS, is_chance
@@ -80,12 +81,16 @@ def connections_ranking(ctx: ReportContext) -> tuple[pd.DataFrame, str] | None:
         for m, g in played.items()
         if m in ctx.table.index and CONNECTIONS in ctx.table.columns
     ]
-    for label, answers in load_published_answers().items():
+    try:
+        answers_by_model, humans = load_published_answers(), load_human_scores()
+    except UserError:  # the report also reads runs made elsewhere: no built data, no published rows
+        answers_by_model, humans = {}, {}
+    for label, answers in answers_by_model.items():
         values = [v for v in rescored(answers, docs, metric) if not math.isnan(v)]
         if values:
             rows.append({"model": label, "score": float(np.mean(values)), "games": len(values), "source": SOURCE_ANSWERS})
     if metric == "unweighted_clustering":  # the humans' published score is that one
-        for level, games in load_human_scores().items():
+        for level, games in humans.items():
             values = [float(g["unweighted_clustering"]) for g in games if str(g["id"]) in docs]
             if values:
                 rows.append(
@@ -151,7 +156,11 @@ def references_section(ctx: ReportContext) -> Section | Skipped:
         table.to_csv(ctx.out / "published_connections_ranking.csv")
         games = max(table["games"])
         sec.blocks.append(Table(table, f"NYT Connections: {metric} (mean over up to {games} games played here)"))
-        if not (table["source"] == SOURCE_HUMANS).any():
+        if not (table["source"] == SOURCE_ANSWERS).any():
+            sec.blocks.append(
+                Text("No published replies: they come with the built Connections data (`triangulate data build`).", warn=True)
+            )
+        elif not (table["source"] == SOURCE_HUMANS).any():
             sec.blocks.append(
                 Text("The novice and expert humans played none of these games (they played 100 and 50 of the 438).", note=True)
             )
