@@ -72,20 +72,6 @@ def collect_scores(runs: list[Run], externals: list[External], taxonomy: Taxonom
     return Scores(table=table.sort_index(), metrics=metrics, sources=sources)
 
 
-def parse_pairs(specs: list[str], models: list[str]) -> list[tuple[str, str]]:
-    """``A,B`` -> (A, B); unknown models raise a UserError listing the known ones."""
-    pairs = []
-    for spec in specs:
-        a, sep, b = spec.partition(",")
-        if not sep or not a or not b:
-            raise UserError(f"--pair wants MODEL_A,MODEL_B, got {spec!r}")
-        for m in (a, b):
-            if m not in models:
-                raise UserError(f"--pair: unknown model {m!r}; known: {', '.join(models)}")
-        pairs.append((a, b))
-    return pairs
-
-
 def build_report(
     runs: list[Run],
     externals: list[External],

@@ -13,6 +13,8 @@ import math
 
 import pandas as pd
 
+from plumbing.errors import UserError
+
 
 def percent_scale(column: pd.Series) -> pd.Series:
     """Put a benchmark on 0-100: scores all within [0, 1] are fractions and are multiplied by 100."""
@@ -43,3 +45,17 @@ def ratio_table(scores: pd.DataFrame, pairs: list[tuple[str, str]]) -> pd.DataFr
     table = pd.DataFrame(cols)
     table.index.name = "benchmark"
     return table
+
+
+def parse_pairs(specs: list[str], models: list[str]) -> list[tuple[str, str]]:
+    """``A,B`` -> (A, B); unknown models raise a UserError listing the known ones."""
+    pairs = []
+    for spec in specs:
+        a, sep, b = spec.partition(",")
+        if not sep or not a or not b:
+            raise UserError(f"--pair wants MODEL_A,MODEL_B, got {spec!r}")
+        for m in (a, b):
+            if m not in models:
+                raise UserError(f"--pair: unknown model {m!r}; known: {', '.join(models)}")
+        pairs.append((a, b))
+    return pairs

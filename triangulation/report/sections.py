@@ -23,7 +23,7 @@ from triangulation.report.analyses import figures_triangulating
 from triangulation.report.analyses import globalgroup as analyses_globalgroup
 from triangulation.report.analyses.published import references_section
 from triangulation.report.context import ReportContext, Skipped
-from triangulation.report.discriminative import default_pairs, pair_table, ratio_table
+from triangulation.report.discriminative import default_pairs, pair_table, parse_pairs, ratio_table
 from triangulation.report.top import external_leaderboards, kendall_section, leaderboard_section, overview_section
 
 Built = list[Section | Skipped]
@@ -89,8 +89,6 @@ def triangulating_figures(ctx: ReportContext) -> Built:
 
 def discriminative(ctx: ReportContext) -> Built:
     """Seed 003 Figure 2 for the chosen model pairs."""
-    from triangulation.report.build import parse_pairs
-
     title = "Discriminative power (seed 003, Figure 2)"
     chosen = parse_pairs(ctx.pairs, list(ctx.table.index)) or default_pairs(ctx.run_models)
     if not chosen:
