@@ -69,7 +69,9 @@ def collect_scores(runs: list[Run], externals: list[External], taxonomy: Taxonom
     table = table.dropna(axis=1, how="all")  # e.g. a game no model of a release played
     table.index = table.index.map(str)
     table.index.name = "model"
-    return Scores(table=table.sort_index(), metrics=metrics, sources=sources)
+    table = table.sort_index()
+    table.attrs["metrics"] = dict(metrics)  # read by discriminative.scale_scores (each metric's known range)
+    return Scores(table=table, metrics=metrics, sources=sources)
 
 
 def build_report(

@@ -43,20 +43,19 @@ def _short(label: str, width: int = 28) -> str:
 
 
 def heatmap(tau: pd.DataFrame, p: pd.DataFrame, path: Path, title: str = "Kendall tau-b (* p < 0.05)") -> Path:
-    """Benchmark x benchmark tau heatmap with full labels (the figure grows with the longest); cells show tau
-    with * where p < 0.05 (only * beyond 30 benchmarks); blank = undefined (fewer than two common models or
-    a constant side)."""
-    k = len(tau)
-    longest = max((len(str(c)) for c in tau.columns), default=0)
-    label_in = 0.075 * longest  # inches of an 8-pt label
-    size = max(4.0, 0.45 * k + 1.5)
-    fig, ax = plt.subplots(figsize=(size + label_in + 1.2, size + label_in * 0.75))
+    """Benchmark x benchmark (or any rows x columns) tau heatmap with full labels (the figure grows with the
+    longest); cells show tau with * where p < 0.05 (only * beyond 30 benchmarks); blank = undefined (fewer
+    than two common models or a constant side)."""
+    rows, cols = tau.shape
+    k = max(rows, cols)
+    label_in = 0.075 * max((len(str(c)) for c in [*tau.columns, *tau.index]), default=0)  # inches of an 8-pt label
+    fig, ax = plt.subplots(figsize=(max(4.0, 0.45 * cols + 1.5) + label_in + 1.2, max(4.0, 0.45 * rows + 1.5) + label_in * 0.75))
     data = tau.to_numpy(dtype=float)
     im = ax.imshow(np.ma.masked_invalid(data), cmap="RdBu_r", vmin=-1, vmax=1)
-    ax.set_xticks(range(k), [str(c) for c in tau.columns], rotation=60, ha="right", rotation_mode="anchor", fontsize=8)
-    ax.set_yticks(range(k), [str(c) for c in tau.index], fontsize=8)
-    for i in range(k):
-        for j in range(k):
+    ax.set_xticks(range(cols), [str(c) for c in tau.columns], rotation=60, ha="right", rotation_mode="anchor", fontsize=8)
+    ax.set_yticks(range(rows), [str(c) for c in tau.index], fontsize=8)
+    for i in range(rows):
+        for j in range(cols):
             v = data[i, j]
             if math.isnan(v):
                 continue

@@ -16,7 +16,7 @@ import pandas as pd
 from triangulation.html import Image, Items, Leaderboard, Section, Table, Text
 from triangulation.report import plots
 from triangulation.report import summary as summary_module
-from triangulation.report.abilities import assessment_members, group_members, static_vs_interactive
+from triangulation.report.abilities import ability_matrix, assessment_members, group_members, static_vs_interactive
 from triangulation.report.analyses import clembench as analyses_clembench
 from triangulation.report.analyses import connections as analyses_connections
 from triangulation.report.analyses import figures_triangulating
@@ -82,6 +82,23 @@ def abilities(ctx: ReportContext) -> Built:
     return out
 
 
+def abilities_by_benchmark(ctx: ReportContext) -> Built:
+    """Seed 003 Figure 7: abilities x each large QA benchmark and game, without Wordle and Image Game."""
+    title = "Abilities x benchmarks and games (seed 003, Figure 7)"
+    if len(ctx.models) < 3:
+        return [Skipped(title, f"needs >= 3 models (a Kendall tau per cell), has {len(ctx.models)}")]
+    tau, p = ability_matrix(ctx.models, ctx.taxonomy, group_members(ctx.runs))
+    if tau.empty or tau.columns.empty or tau.isna().all().all():
+        return [Skipped(title, "no ability and no static or interactive benchmark scored by >= 3 common models")]
+    tau.to_csv(ctx.out / "triangulating_fig7_tau.csv")
+    note = (
+        "As the paper's Figure 7 (App. I): \"The correlation matrix does not include results on Wordle and Image Game "
+        "as model performances' were too low\": Wordle and Image Game are left out here (only here: the other figures keep them)."
+    )
+    heat = plots.heatmap(tau, p, ctx.out / "triangulating_fig7.png", "Abilities x benchmarks, Kendall tau-b (* p < 0.05)")
+    return [Section(title, [Text(note, note=True), Table(tau, "Kendall tau-b, ability x benchmark"), Image(heat, "Figure 7")])]
+
+
 def triangulating_figures(ctx: ReportContext) -> Built:
     tau, p, n = ctx.kendall
     return list(figures_triangulating.build(ctx.models, ctx.taxonomy, tau, p, n, ctx.out, ctx.sizes, ctx.scatter))
@@ -141,6 +158,7 @@ SECTIONS: list[SectionBuilder] = [
     overview,
     kendall,
     abilities,
+    abilities_by_benchmark,
     triangulating_figures,
     discriminative,
     globalgroup,
