@@ -287,3 +287,14 @@ def test_ctrl_c_stops_the_server_and_every_cell(tmp_path, fake, monkeypatch):
     assert _pids_gone(fake["workers"])
     [argv] = _lines(fake["starts"])
     assert list_models(f"http://127.0.0.1:{argv[argv.index('--port') + 1]}/v1") is None  # nothing answers there any more
+
+
+def test_dry_run_shows_the_served_cells_commands(tmp_path, fake, capsys):
+    from triangulation.cli.main import main
+
+    suite = write_suite(tmp_path, [VLLM_MODEL], PLAY[:2])
+    assert main(["suite", str(suite), "-o", str(tmp_path / "out"), "--dry_run"]) == 0
+    lines = capsys.readouterr().out.splitlines()
+    assert lines[0] == "m1: engine vllm: one server for its cells at http://127.0.0.1:PORT/v1"
+    assert all("--model local-chat-completions" in ln and "base_url=http://127.0.0.1:PORT/v1/chat/completions" in ln for ln in lines[1:])
+    assert len(lines) == 3 and not _lines(fake["starts"])  # nothing started

@@ -98,7 +98,8 @@ class ServerProcess:
     def start(self) -> ServerProcess:
         self.log.parent.mkdir(parents=True, exist_ok=True)
         with self.log.open("a", encoding="utf-8") as fh:
-            fh.write(f"=== {time.strftime('%Y-%m-%d %H:%M:%S')} {shlex.join(self.argv)}\n")
+            command = shlex.join(self.argv).replace("\n", "\\n")  # one line
+            fh.write(f"=== {time.strftime('%Y-%m-%d %H:%M:%S')} {command}\n")
             fh.flush()
             try:
                 self.proc = subprocess.Popen(
@@ -216,12 +217,13 @@ class Endpoint:
         return ("local-completions" if completions else "local-chat-completions"), text
 
 
-def embedded_model_folder() -> Path:
+def embedded_model_folder(export: bool = True) -> Path:
     """The embedded SmolLM2 as a transformers folder that vLLM can load (exported once, then cached)."""
     from multiturn.backends.default_model import DEFAULT_MODEL_NAME, export_transformers_folder
     from plumbing.paths import cache_root
 
-    return export_transformers_folder(cache_root() / "served" / DEFAULT_MODEL_NAME)
+    folder = cache_root() / "served" / DEFAULT_MODEL_NAME
+    return export_transformers_folder(folder) if export else folder
 
 
 def vllm_argv(path: str, port: int, model_args: Mapping[str, Any], gpus: int, serve_args: Iterable[str]) -> list[str]:
@@ -239,12 +241,12 @@ def vllm_argv(path: str, port: int, model_args: Mapping[str, Any], gpus: int, se
     return argv + extra
 
 
-def served_path(model: str | None, model_args: Any) -> tuple[str, dict[str, Any]]:
+def served_path(model: str | None, model_args: Any, export: bool = True) -> tuple[str, dict[str, Any]]:
     """The weights ``vllm serve`` loads (``pretrained=`` of an ``hf``/``vllm`` model; the embedded SmolLM2
-    when the model names none) and the parsed model_args."""
+    when the model names none, exported unless ``export`` is false) and the parsed model_args."""
     args = parse_args(model_args)
     if model is None and model_args is None:
-        return str(embedded_model_folder()), {"dtype": "float32", "max_length": 4096}
+        return str(embedded_model_folder(export)), {"dtype": "float32", "max_length": 4096}
     path = args.get("pretrained") or args.get("model")
     if not path:
         raise UserError("engine: vllm needs `pretrained=` (a Hub id or a local folder) in the model's model_args")
@@ -260,6 +262,15 @@ def start_vllm(
     argv = vllm_argv(path, port, args, gpus, serve_args)
     server = ServerProcess(argv, log, f"http://127.0.0.1:{port}/v1", env=env).start()
     return Endpoint(server.base_url, model=path, tokenizer=path, server=server)
+
+
+def planned_endpoint(engine: str, model: str | None, model_args: Any, base_url: str | None, api_key_env: str | None) -> Endpoint:
+    """The endpoint a served model's cells will use, without starting anything (``--dry_run``): a vLLM
+    server's port is only known once it starts (shown as ``PORT``)."""
+    if engine == "api":
+        return api_endpoint(base_url or "", model_args, api_key_env)
+    path, _ = served_path(model, model_args, export=False)
+    return Endpoint("http://127.0.0.1:PORT/v1", model=path, tokenizer=path)
 
 
 def api_endpoint(base_url: str, model_args: Any, api_key_env: str | None) -> Endpoint:
