@@ -221,7 +221,11 @@ class Sweep:
         endpoint = start_vllm(model.model, model.model_args, log, gpus=model.gpus, serve_args=model.serve_args, env=env)
         self._endpoints.append(endpoint)
         started = time.monotonic()
-        endpoint.server.wait_ready(model.serve_timeout)
+        try:
+            endpoint.server.wait_ready(model.serve_timeout)
+        except BaseException:  # exited early (its workers may not have), timed out, or Ctrl-C
+            endpoint.server.stop()
+            raise
         self._say(f"suite: {model.name}: vllm serve answered on {endpoint.base_url} after {time.monotonic() - started:.0f} s")
         return endpoint
 
