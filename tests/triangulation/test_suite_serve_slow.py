@@ -40,12 +40,12 @@ SUITE = {
     "name": "served",
     "retries": 1,
     "defaults": {"limit": 1, "seed": 1234, "gen_kwargs": {"max_gen_toks": 16, "temperature": 0}},
-    "models": [{"name": "smollm2", "engine": "vllm", "num_concurrent": 4, "serve_timeout": 900, "serve_args": ["--max-num-seqs", "8"]}],
+    "models": [{"name": "smollm2", "engine": "vllm", "num_concurrent": 1, "serve_timeout": 900, "serve_args": ["--optimization-level", "0"]}],
     "tasks": [
         {"eval": "connections", "name": "gen"},  # generate_until: local-chat-completions
         {"eval": "lm_pragmatics_irony", "name": "ll"},  # multiple_choice: local-completions (prompt logprobs)
         {"play": "nback_verbal_1", "name": "nback"},
-        {"play": "taboo", "name": "taboo", "limit": 3},
+        {"play": "taboo", "name": "taboo", "limit": 3},  # num_concurrent 1: one episode at a time, so the kill lands between two
     ],
 }
 
@@ -101,10 +101,18 @@ def test_vllm_served_once_for_the_sweep_and_a_rerun_after_the_server_dies_comple
     assert log.read_text().count("POST /v1/chat/completions") >= sum(len(r["calls"]) for r in final if r["id"] in played)
 
     # every cell reached the server through its client: chat for generation and play, completions for loglikelihood
-    for task, model in (("gen", "local-chat-completions"), ("ll", "local-completions"), ("nback", "local-chat-completions")):
-        [results] = (out / "runs" / "smollm2" / task).rglob("results_*.json")
-        config = json.loads(results.read_text())["config"]
-        assert config["model"] == model, (task, config["model"])
-    ll = json.loads(next((out / "runs" / "smollm2" / "ll").rglob("results_*.json")).read_text())
-    assert ll["n-samples"]["lm_pragmatics_irony"]["effective"] == 1 and "acc,none" in ll["results"]["lm_pragmatics_irony"]
+    done = {}
+    for task in status2:
+        folder = out / "runs" / "smollm2" / task
+        marker = json.loads((folder / ".suite_done.json").read_text())  # the results of the run that finished it
+        done[task] = json.loads((folder / marker["results"][-1]).read_text())
+    assert {t: r["config"]["model"] for t, r in done.items()} == {
+        "gen": "local-chat-completions",
+        "ll": "local-completions",
+        "nback": "local-chat-completions",
+        "taboo": "local-chat-completions",
+    }
+    assert done["gen"]["n-samples"]["connections"]["effective"] == 1
+    irony = done["ll"]["results"]["lm_pragmatics_irony"]  # a group of 5 seeded variants, 1 document each
+    assert irony["sample_count"]["acc,none"] == 5 and 0 <= irony["acc,none"] <= 1
     assert "POST /v1/completions" in log.read_text()

@@ -31,6 +31,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from multiturn.backends.naming import is_embedded, parse_model_args
 from plumbing.errors import UserError
 
 VLLM_ENV = "TRIANGULATE_VLLM"
@@ -169,17 +170,6 @@ def vllm_command() -> list[str]:
     return [found]
 
 
-def parse_args(model_args: str | Mapping[str, Any] | None) -> dict[str, Any]:
-    """``model_args`` (a ``k=v,k2=v2`` string or a mapping) as a dict."""
-    if model_args is None:
-        return {}
-    if isinstance(model_args, Mapping):
-        return dict(model_args)
-    from lm_eval.utils import simple_parse_args_string
-
-    return simple_parse_args_string(model_args)
-
-
 @dataclass
 class Endpoint:
     """Where a model's cells send their requests, and how they authenticate."""
@@ -244,8 +234,8 @@ def vllm_argv(path: str, port: int, model_args: Mapping[str, Any], gpus: int, se
 def served_path(model: str | None, model_args: Any, export: bool = True) -> tuple[str, dict[str, Any]]:
     """The weights ``vllm serve`` loads (``pretrained=`` of an ``hf``/``vllm`` model; the embedded SmolLM2
     when the model names none, exported unless ``export`` is false) and the parsed model_args."""
-    args = parse_args(model_args)
-    if model is None and model_args is None:
+    args = parse_model_args(model_args)
+    if is_embedded(model, model_args):
         return str(embedded_model_folder(export)), {"dtype": "float32", "max_length": 4096}
     path = args.get("pretrained") or args.get("model")
     if not path:
@@ -275,7 +265,7 @@ def planned_endpoint(engine: str, model: str | None, model_args: Any, base_url: 
 
 def api_endpoint(base_url: str, model_args: Any, api_key_env: str | None) -> Endpoint:
     """An existing OpenAI-compatible endpoint; ``model_args`` names the served model (``model=``)."""
-    args = parse_args(model_args)
+    args = parse_model_args(model_args)
     name = args.pop("model", None) or args.pop("pretrained", None)
     if not name:
         raise UserError("engine: api needs `model=` (the name the endpoint serves) in the model's model_args")

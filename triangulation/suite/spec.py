@@ -19,6 +19,7 @@ from typing import Any
 
 import yaml
 
+from multiturn.backends.naming import model_label, parse_model_args
 from plumbing.errors import UserError
 
 SUITE_KEYS = {"name", "description", "models", "tasks", "defaults", "retries", "timeout", "max_consecutive_failures", "sizes", "report"}
@@ -180,7 +181,7 @@ def _model(path: Path, i: int, entry: Any) -> ModelSpec:
     args = entry.get("model_args")
     if args is not None and not isinstance(args, (str, Mapping)):
         raise _fail(path, where, "model_args must be a 'k=v,k2=v2' string or a mapping")
-    name = entry.get("name") or _default_model_label(entry.get("model"), args)
+    name = entry.get("name") or model_label(entry.get("model"), args)
     if not isinstance(name, str) or not LABEL.match(name):
         raise _fail(path, where, f"name {name!r} must be letters, digits, '.', '_', '+', '-' (it names a folder)")
     size = entry.get("size")
@@ -219,7 +220,7 @@ def _serving(path: Path, where: str, entry: dict[str, Any]) -> dict[str, Any]:
         out["serve_args"] = _serve_args(path, where, entry.get("serve_args"))
         if entry.get("model") not in (None, "hf", "vllm"):
             raise _fail(path, where, f"engine: vllm serves an hf/vllm model's weights, not model {entry['model']!r}")
-        if entry.get("model_args") is not None and not _arg(entry["model_args"], "pretrained"):
+        if entry.get("model_args") is not None and not parse_model_args(entry["model_args"]).get("pretrained"):
             raise _fail(path, where, "engine: vllm needs pretrained=<Hub id or folder> in model_args")
     if engine == "api":
         base_url = entry.get("base_url")
@@ -228,7 +229,7 @@ def _serving(path: Path, where: str, entry: dict[str, Any]) -> dict[str, Any]:
         key_env = entry.get("api_key_env")
         if key_env is not None and not (isinstance(key_env, str) and ENV_NAME.match(key_env)):
             raise _fail(path, where, "api_key_env names the environment variable that holds the key (not the key itself)")
-        if not _arg(entry.get("model_args"), "model"):
+        if not parse_model_args(entry.get("model_args")).get("model"):
             raise _fail(path, where, "engine: api needs model=<the served model's name> in model_args")
         out.update(base_url=base_url.rstrip("/"), api_key_env=key_env)
     return out
@@ -242,25 +243,6 @@ def _serve_args(path: Path, where: str, value: Any) -> tuple[str, ...]:
     if isinstance(value, list) and all(isinstance(a, (str, int, float)) and not isinstance(a, bool) for a in value):
         return tuple(str(a) for a in value)
     raise _fail(path, where, "serve_args must be a list of `vllm serve` flags or one string of them")
-
-
-def _arg(model_args: Any, key: str) -> Any:
-    """One key of ``model_args`` (a ``k=v,...`` string or a mapping), or None."""
-    if isinstance(model_args, Mapping):
-        return model_args.get(key)
-    if isinstance(model_args, str):
-        pairs = dict(p.split("=", 1) for p in model_args.split(",") if "=" in p)
-        return pairs.get(key)
-    return None
-
-
-def _default_model_label(model: str | None, model_args: Any) -> str:
-    if model is None and model_args is None:
-        return "smollm2"
-    from triangulation.runs.results_io import model_id
-
-    raw = model_id({"model_args": model_args, "model": model})
-    return re.sub(r"[^A-Za-z0-9._+-]+", "_", raw).strip("_") or "model"
 
 
 def _task(path: Path, i: int, entry: Any, defaults: dict[str, Any]) -> TaskSpec:
