@@ -248,6 +248,9 @@ class Sweep:
             self._tick()
             return outcome
 
+        for cell in todo:  # lm-eval's task index once, here, rather than in several threads at once
+            if cell.task.runner == "eval":
+                needs_completions(cell.task.tasks)
         with ThreadPoolExecutor(max_workers=len(todo), thread_name_prefix="cell") as pool:
             try:
                 return list(pool.map(one, todo))
