@@ -64,9 +64,8 @@ def run_variant(suite: dict, workdir: Path, env: dict[str, str], timeout: float)
     for row in status:
         counts[row["status"]] = counts.get(row["status"], 0) + 1
     server_log = next(out.glob("logs/*/server.log"), None)
-    ready = None
-    if proc.stderr:
-        ready = next((ln.split("after ")[-1] for ln in proc.stderr.splitlines() if "vllm serve answered" in ln), None)
+    said = (proc.stdout or "") + (proc.stderr or "")
+    ready = next((ln.split("after ")[-1] for ln in said.splitlines() if "vllm serve answered" in ln), None)
     return {
         "seconds": round(seconds, 1),
         "cells": counts,
