@@ -59,7 +59,10 @@ def run_variant(suite: dict, workdir: Path, env: dict[str, str], timeout: float)
     start = time.perf_counter()
     proc = subprocess.run(cmd, env=env, capture_output=True, text=True, timeout=timeout)
     seconds = time.perf_counter() - start
-    status = json.loads((out / "suite_status.json").read_text())["cells"] if (out / "suite_status.json").exists() else []
+    try:
+        status = json.loads((out / "suite_status.json").read_text())["cells"]
+    except (OSError, ValueError, KeyError):  # the sweep died before writing it (see its stderr)
+        status = [{"cell": "suite", "status": "crashed", "detail": (proc.stderr or "").strip()[-200:]}]
     counts: dict[str, int] = {}
     for row in status:
         counts[row["status"]] = counts.get(row["status"], 0) + 1
