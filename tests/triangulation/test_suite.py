@@ -296,10 +296,10 @@ def test_smoke_suite_with_smollm2_and_a_scripted_model(tmp_path):
     assert first.returncode == 0, first.stderr[-3000:]
     assert set(status(out).values()) == {"done"} and len(status(out)) == 4
     scores = pd.read_csv(out / "report" / "scores.csv", index_col=0)
-    assert {"SmolLM2-135M-Instruct.Q4_1", "scripted-b"} <= set(scores.index)
+    assert {"SmolLM2-135M-Instruct-Q4_1", "scripted-b"} <= set(scores.index)
     assert {"connections", "taboo"} <= set(scores.columns)
     sizes = pd.read_csv(out / "model_sizes.csv", index_col=0)
-    assert sizes.at["SmolLM2-135M-Instruct.Q4_1", "size_b"] == pytest.approx(0.1345, abs=0.001)  # counted from the GGUF
+    assert sizes.at["SmolLM2-135M-Instruct-Q4_1", "size_b"] == pytest.approx(0.1345, abs=0.001)  # counted from the GGUF
     mtime = (out / "runs" / "smollm2" / "taboo" / ".suite_done.json").stat().st_mtime
     second = run_suite_cli(suite, out, tmp_path / "work2.log")
     assert second.returncode == 0

@@ -16,6 +16,8 @@ from typing import Any
 
 import pandas as pd
 
+from plumbing.errors import UserError
+
 #: the known range of a main metric, when it is not [0, 1] (``None``: unbounded, shown as it is).
 #: clembench's scores are 0-100 (seed 002 Sec. 2), as are EQ-Bench's and SPLAT's O/A (seed 004 eq. 5);
 #: Connections' clustering scores are 0-4 and 0-10 (seed 001 eq. 1-2).
@@ -97,3 +99,17 @@ def ratio_table(scores: pd.DataFrame, pairs: list[tuple[str, str]]) -> pd.DataFr
     table = pd.DataFrame(cols)
     table.index.name = "benchmark"
     return table
+
+
+def parse_pairs(specs: list[str], models: list[str]) -> list[tuple[str, str]]:
+    """``A,B`` -> (A, B); unknown models raise a UserError listing the known ones."""
+    pairs = []
+    for spec in specs:
+        a, sep, b = spec.partition(",")
+        if not sep or not a or not b:
+            raise UserError(f"--pair wants MODEL_A,MODEL_B, got {spec!r}")
+        for m in (a, b):
+            if m not in models:
+                raise UserError(f"--pair: unknown model {m!r}; known: {', '.join(models)}")
+        pairs.append((a, b))
+    return pairs
