@@ -40,7 +40,9 @@ SUITE = {
     "name": "served",
     "retries": 1,
     "defaults": {"limit": 1, "seed": 1234, "gen_kwargs": {"max_gen_toks": 16, "temperature": 0}},
-    "models": [{"name": "smollm2", "engine": "vllm", "num_concurrent": 1, "serve_timeout": 900, "serve_args": ["--optimization-level", "0"]}],
+    "models": [
+        {"name": "smollm2", "engine": "vllm", "num_concurrent": 1, "serve_timeout": 900, "serve_args": ["--optimization-level", "0"]}
+    ],
     "tasks": [
         {"eval": "connections", "name": "gen"},  # generate_until: local-chat-completions
         {"eval": "lm_pragmatics_irony", "name": "ll"},  # multiple_choice: local-completions (prompt logprobs)
