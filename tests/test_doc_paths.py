@@ -1,12 +1,12 @@
 """Every repository path a README or ``docs/`` page names in backticks exists, so the maps stay true.
 
-Checked, in every ``README.md`` of the repository (test data aside) and ``docs/*.md``:
+Checked, in the top ``README.md``, every ``README.md`` of the project's folders (test data aside) and ``docs/*.md``:
 
 - a backticked path whose first component is a top-level entry of the repository (``multiturn/...``,
   ``tests/...``) or a folder beside the README (``engine/record.py`` in ``multiturn/README.md``);
 - every backticked file or folder in the first column of a table (the module tables), read from the
   README's folder;
-- a backticked dotted module of the project (``multiturn.backends.chance``, ``plumbing.run_folder.latest``):
+- a backticked dotted module of the project (``multiturn.backends.chance``, ``plumbing.run_folder.latest_results``):
   the module must exist, and a trailing name must occur in it.
 
 ``{a,b}`` is expanded, ``*`` and ``<placeholder>`` match any name (at least one file must match). Other
@@ -30,14 +30,10 @@ DOTTED = re.compile(rf"^(?:{'|'.join(PACKAGES)})(?:\.[A-Za-z_]\w*)+")
 
 
 def doc_files() -> list[Path]:
-    """The READMEs (not those of test data) and the docs pages."""
-    readmes = [p for p in REPO.rglob("README.md") if not _ignored(p)]
-    return sorted(readmes + list((REPO / "docs").glob("*.md")))
-
-
-def _ignored(path: Path) -> bool:
-    parts = path.relative_to(REPO).parts
-    return parts[0] in {"tests", "build", "dist"} or any(p.startswith(".") or p.endswith(".egg-info") for p in parts)
+    """The top README, every README of the project's folders (not those of test data) and the docs pages."""
+    folders = [REPO / name for name in (*PACKAGES, "suites", "benchmarks")]
+    readmes = [p for folder in folders for p in folder.rglob("README.md")]
+    return sorted([REPO / "README.md", *readmes, *(REPO / "docs").glob("*.md")])
 
 
 def expand_braces(text: str) -> list[str]:
