@@ -169,8 +169,10 @@ def _last_line(path: Path) -> str:
     return lines[-1][:300] if lines else ""
 
 
-def run_cell(root: Path, cell: Cell, launcher: tuple[str, ...] | list[str], attempts: int, timeout: float | None) -> Outcome:
-    """Run one cell (up to ``attempts`` times); on success write its marker."""
+def run_cell(
+    root: Path, cell: Cell, launcher: tuple[str, ...] | list[str], attempts: int, timeout: float | None, env: dict[str, str] | None = None
+) -> Outcome:
+    """Run one cell (up to ``attempts`` times, in ``env``); on success write its marker."""
     folder = cell_dir(root, cell)
     folder.mkdir(parents=True, exist_ok=True)
     log = root / "logs" / cell.model.name / f"{cell.task.name}.log"
@@ -186,11 +188,7 @@ def run_cell(root: Path, cell: Cell, launcher: tuple[str, ...] | list[str], atte
         with open(log, "a", encoding="utf-8") as fh:
             fh.write(f"\n=== {time.strftime('%Y-%m-%d %H:%M:%S')} attempt {attempt}/{attempts}: {shlex.join(_redacted(argv))}\n")
             fh.flush()
-            try:
-                proc = subprocess.run(argv, stdout=fh, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL, timeout=limit)
-                code = proc.returncode
-            except subprocess.TimeoutExpired:
-                code = None
+            code = run_child(argv, fh, env, limit)
         results = _results_since(folder, t0)
         if code == 0 and results:
             _write_marker(root, cell, results, time.time() - started, attempt)
@@ -206,49 +204,116 @@ def run_cell(root: Path, cell: Cell, launcher: tuple[str, ...] | list[str], atte
     return Outcome(cell, "failed", attempts, time.time() - started, f"{detail} (log: {log})")
 
 
+_LIVE: set[subprocess.Popen] = set()  # cells running now (any thread): stopped when the sweep is interrupted
+_LIVE_LOCK = threading.Lock()
+_STOP = threading.Event()  # set when the sweep is interrupted: no thread starts another cell
+
+
+def run_child(argv: list[str], fh: Any, env: dict[str, str] | None, timeout: float | None) -> int | None:
+    """Run ``argv`` with output to ``fh``; its exit status, or None when it ran past ``timeout`` (then killed)."""
+    with _LIVE_LOCK:
+        if _STOP.is_set():
+            return -signal.SIGINT
+        proc = subprocess.Popen(argv, stdout=fh, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL, env=env)
+        _LIVE.add(proc)
+    try:
+        return proc.wait(timeout=timeout)
+    except subprocess.TimeoutExpired:
+        proc.kill()
+        proc.wait()
+        return None
+    finally:
+        if proc.poll() is None:  # interrupted in this thread (Ctrl-C, SIGTERM): the cell goes too
+            proc.kill()
+            proc.wait()
+        with _LIVE_LOCK:
+            _LIVE.discard(proc)
+
+
+def stop_children() -> None:
+    """Kill every cell process still running (another thread's too), e.g. on Ctrl-C."""
+    with _LIVE_LOCK:
+        _STOP.set()
+        procs = list(_LIVE)
+    for proc in procs:
+        if proc.poll() is None:
+            proc.kill()
+
+
 def _redacted(argv: list[str]) -> list[str]:
     from multiturn.backends.loading import scrub_secrets
 
     return [scrub_secrets(a) for a in argv]
 
 
+def run_model(
+    suite: Suite,
+    model: ModelSpec,
+    root: Path,
+    launcher: tuple[str, ...] | list[str],
+    attempts: int,
+    env: dict[str, str] | None = None,
+    bar: Any = None,
+) -> list[Outcome]:
+    """One model's cells one after another in ``env`` (its GPUs): finished ones skipped, the rest skipped after
+    ``max_consecutive_failures`` failures in a row; ``bar`` (a tqdm) advances per cell."""
+    outcomes: list[Outcome] = []
+    streak = 0
+    for task in suite.tasks:
+        if _STOP.is_set():
+            break
+        cell = Cell(model, task)
+        if is_done(root, cell):
+            outcome = Outcome(cell, "skipped-done")
+        elif streak >= suite.max_consecutive_failures:
+            outcome = Outcome(cell, "skipped-model-failed", detail=f"{model.name} failed {streak} cells in a row")
+        else:
+            if bar is not None:
+                bar.set_postfix_str(cell.label, refresh=True)
+            outcome = run_cell(root, cell, launcher, attempts, suite.timeout, env)
+            streak = 0 if outcome.status == "done" else streak + 1
+            if outcome.status == "failed" and bar is not None:
+                bar.write(f"suite: {cell.label} failed after {outcome.attempts} attempt(s): {outcome.detail}")
+        outcomes.append(outcome)
+        if bar is not None:
+            bar.update()
+    return outcomes
+
+
 def run_suite(
-    suite: Suite, root: Path, launcher: tuple[str, ...] | list[str] = DEFAULT_LAUNCHER, retries: int | None = None, report: bool = True
+    suite: Suite,
+    root: Path,
+    launcher: tuple[str, ...] | list[str] = DEFAULT_LAUNCHER,
+    retries: int | None = None,
+    report: bool = True,
+    gpus: list[str] | None = None,
 ) -> SuiteResult:
-    """Every cell (finished ones skipped), then the report over ``root``; returns each cell's outcome."""
+    """Every cell (finished ones skipped), the models of one wave at once on their GPUs
+    (:mod:`triangulation.suite.placement`), then the report over ``root``; returns each cell's outcome."""
     from tqdm.auto import tqdm
 
+    from triangulation.suite.placement import place, waves
+
+    placements = place(suite.models, gpus or [])  # a model too big for the node: an error before anything runs
     root.mkdir(parents=True, exist_ok=True)
+    _STOP.clear()
     attempts = 1 + (suite.retries if retries is None else retries)
     result = SuiteResult()
-    streak: dict[str, int] = {}
-    plan = cells(suite)
     names = [_report_model_name(m) for m in suite.models]
     for dup in sorted({n for n in names if names.count(n) > 1}):
         print(
             f"suite: warning: several models are named {dup!r} in results (same model_args name key); the report keeps the latest run of each task",
             file=sys.stderr,
         )
-    bar = tqdm(total=len(plan), desc=f"suite {suite.name}", unit="cell", dynamic_ncols=True)
+    bar = tqdm(total=len(cells(suite)), desc=f"suite {suite.name}", unit="cell", dynamic_ncols=True)
     previous = _terminate_on_sigterm()
+    by_model: dict[str, list[Outcome]] = {}
     try:
-        for cell in plan:
-            bar.set_postfix_str(cell.label, refresh=True)
-            if is_done(root, cell):
-                result.outcomes.append(Outcome(cell, "skipped-done"))
-            elif streak.get(cell.model.name, 0) >= suite.max_consecutive_failures:
-                result.outcomes.append(
-                    Outcome(cell, "skipped-model-failed", detail=f"{cell.model.name} failed {streak[cell.model.name]} cells in a row")
-                )
-            else:
-                outcome = run_cell(root, cell, launcher, attempts, suite.timeout)
-                result.outcomes.append(outcome)
-                streak[cell.model.name] = 0 if outcome.status == "done" else streak.get(cell.model.name, 0) + 1
-                if outcome.status == "failed":
-                    bar.write(f"suite: {cell.label} failed after {outcome.attempts} attempt(s): {outcome.detail}")
-            bar.update()
+        for wave in waves(placements):
+            by_model.update(_run_wave(suite, wave, root, launcher, attempts, bar))
     finally:
         bar.close()
+        result.outcomes = [o for m in suite.models for o in by_model.get(m.name, [])]
         write_status(root, suite, result)
         if previous is not None:
             signal.signal(signal.SIGTERM, previous)
@@ -259,6 +324,40 @@ def run_suite(
         except UserError as exc:  # the cells' outcomes still get summarised
             result.report_error = " ".join(str(exc).split())
     return result
+
+
+def _run_wave(
+    suite: Suite, wave: list, root: Path, launcher: tuple[str, ...] | list[str], attempts: int, bar: Any
+) -> dict[str, list[Outcome]]:
+    """The models of one wave at once, each in its own thread with its GPUs; Ctrl-C/SIGTERM stops every cell."""
+    from triangulation.suite.placement import gpu_env
+
+    done: dict[str, list[Outcome]] = {}
+    if len(wave) == 1:
+        p = wave[0]
+        done[p.model.name] = run_model(suite, p.model, root, launcher, attempts, gpu_env(p), bar)
+        return done
+    errors: list[BaseException] = []
+
+    def work(p) -> None:
+        try:
+            done[p.model.name] = run_model(suite, p.model, root, launcher, attempts, gpu_env(p), bar)
+        except BaseException as exc:  # noqa: BLE001  (re-raised in the main thread)
+            errors.append(exc)
+
+    threads = [threading.Thread(target=work, args=(p,), name=f"suite-{p.model.name}", daemon=True) for p in wave]
+    for t in threads:
+        t.start()
+    try:
+        for t in threads:
+            while t.is_alive():
+                t.join(timeout=0.5)
+    except BaseException:
+        stop_children()
+        raise
+    if errors:
+        raise errors[0]
+    return done
 
 
 def _terminate_on_sigterm():
@@ -272,21 +371,25 @@ def _terminate_on_sigterm():
     return signal.signal(signal.SIGTERM, handler)
 
 
+def outcome_row(o: Outcome, executor: str = "local", job_id: str | None = None) -> dict[str, Any]:
+    """A cell's row in ``suite_status.json``."""
+    return {
+        "cell": o.cell.label,
+        "model": o.cell.model.name,
+        "task": o.cell.task.name,
+        "status": o.status,
+        "attempts": o.attempts,
+        "seconds": round(o.seconds, 1),
+        "detail": o.detail,
+        "executor": executor,
+        "job_id": job_id,
+    }
+
+
 def write_status(root: Path, suite: Suite, result: SuiteResult) -> Path:
     path = root / "suite_status.json"
-    rows = [
-        {
-            "cell": o.cell.label,
-            "model": o.cell.model.name,
-            "task": o.cell.task.name,
-            "status": o.status,
-            "attempts": o.attempts,
-            "seconds": round(o.seconds, 1),
-            "detail": o.detail,
-        }
-        for o in result.outcomes
-    ]
-    path.write_text(json.dumps({"suite": str(suite.path), "cells": rows}, indent=1), encoding="utf-8")
+    rows = [outcome_row(o) for o in result.outcomes]
+    path.write_text(json.dumps({"suite": str(suite.path), "executor": "local", "cells": rows}, indent=1), encoding="utf-8")
     return path
 
 

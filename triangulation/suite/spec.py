@@ -20,8 +20,24 @@ import yaml
 
 from plumbing.errors import UserError
 
-SUITE_KEYS = {"name", "description", "models", "tasks", "defaults", "retries", "timeout", "max_consecutive_failures", "sizes", "report"}
-MODEL_KEYS = {"name", "model", "model_args", "size", "apply_chat_template", "judge", "player_b", "batch_size", "device"}
+SUITE_KEYS = {
+    "name",
+    "description",
+    "models",
+    "tasks",
+    "defaults",
+    "retries",
+    "timeout",
+    "max_consecutive_failures",
+    "sizes",
+    "report",
+    "slurm",
+}
+MODEL_KEYS = {"name", "model", "model_args", "size", "apply_chat_template", "judge", "player_b", "batch_size", "device", "gpus"}
+#: model fields that only place or label a model (Figure 1's size, GPUs it runs on): changing them reruns nothing
+NOT_FINGERPRINTED = {"size", "gpus"}
+#: the ``slurm:`` block (``--executor slurm``): resources of each model's job
+SLURM_KEYS = {"partition", "time", "gpus_per_model", "cpus", "mem", "sbatch", "setup"}
 ROLE_KEYS = {"model", "model_args"}
 #: options a task entry (or ``defaults``) may set; the runner each applies to is in ``EVAL_ONLY``/``PLAY_ONLY``
 OPTION_KEYS = {
@@ -55,6 +71,11 @@ class ModelSpec:
     player_b: dict[str, Any] | None = None
     batch_size: str | None = None
     device: str | None = None
+    gpus: int | None = None  # GPUs the model needs (`--gpus` placement, its SLURM job); None = the default, 1
+
+    @property
+    def gpu_count(self) -> int:
+        return 1 if self.gpus is None else self.gpus
 
 
 @dataclass(frozen=True)
@@ -76,6 +97,7 @@ class Suite:
     max_consecutive_failures: int = 3
     sizes: dict[str, float] = field(default_factory=dict)
     report: dict[str, Any] = field(default_factory=dict)
+    slurm: dict[str, Any] = field(default_factory=dict)
 
 
 @dataclass(frozen=True)
@@ -89,8 +111,8 @@ class Cell:
 
     def fingerprint(self) -> str:
         """Hash of everything that decides the cell's results (a changed entry is run again; ``size`` only
-        labels Figure 1, so changing it reruns nothing)."""
-        model = {k: v for k, v in self.model.__dict__.items() if k != "size"}
+        labels Figure 1 and ``gpus`` only places the model, so changing them reruns nothing)."""
+        model = {k: v for k, v in self.model.__dict__.items() if k not in NOT_FINGERPRINTED}
         blob = json.dumps(
             {"model": model, "task": [self.task.runner, list(self.task.tasks), self.task.options]},
             sort_keys=True,
@@ -173,6 +195,7 @@ def _model(path: Path, i: int, entry: Any) -> ModelSpec:
         player_b=_role(path, f"{where}.player_b", entry.get("player_b")),
         batch_size=None if entry.get("batch_size") is None else str(entry["batch_size"]),
         device=entry.get("device"),
+        gpus=None if entry.get("gpus") is None else _number(path, where, "gpus", entry["gpus"], int),
     )
 
 
@@ -234,6 +257,7 @@ def load_suite(path: Path | str) -> Suite:
     for key in ("external", "pairs", "scatter"):
         if key in report and not (isinstance(report[key], list) and all(isinstance(x, str) for x in report[key])):
             raise _fail(path, f"report.{key}", "must be a list of strings")
+    slurm = _slurm(path, data.get("slurm"))
     sizes = data.get("sizes") or {}
     if not isinstance(sizes, Mapping):
         raise _fail(path, "sizes", "must map model names to billions of parameters")
@@ -247,7 +271,23 @@ def load_suite(path: Path | str) -> Suite:
         max_consecutive_failures=_number(path, "top level", "max_consecutive_failures", data.get("max_consecutive_failures", 3), int, 1),
         sizes={str(k): _number(path, "sizes", str(k), v) for k, v in sizes.items()},
         report=report,
+        slurm=slurm,
     )
+
+
+def _slurm(path: Path, value: Any) -> dict[str, Any]:
+    """The ``slurm:`` block: ``partition``, ``time`` (minutes or "H:MM:SS"), ``gpus_per_model`` (overrides each
+    model's ``gpus``), ``cpus`` and ``mem`` (per job, e.g. "32G"), ``sbatch`` (extra options, a mapping),
+    ``setup`` (shell lines run before each job, e.g. ``module load cuda``)."""
+    block = _check_keys(path, "slurm", value or {}, SLURM_KEYS)
+    for key in ("gpus_per_model", "cpus"):
+        if key in block:
+            _number(path, "slurm", key, block[key], int)
+    if "sbatch" in block and not isinstance(block["sbatch"], Mapping):
+        raise _fail(path, "slurm.sbatch", "must be a mapping of sbatch options (e.g. account: myproj, qos: high)")
+    if "setup" in block and not (isinstance(block["setup"], list) and all(isinstance(x, str) for x in block["setup"])):
+        raise _fail(path, "slurm.setup", "must be a list of shell lines")
+    return block
 
 
 def cells(suite: Suite) -> list[Cell]:
