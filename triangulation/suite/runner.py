@@ -240,10 +240,29 @@ def stop_children() -> None:
             proc.kill()
 
 
+MODEL_ARGS_FLAGS = ("--model_args", "--judge_model_args", "--model_args_b")
+
+
 def _redacted(argv: list[str]) -> list[str]:
+    """``argv`` for logs and plans: the credentials of its model_args flags and the environment scrubbed."""
     from multiturn.backends.loading import scrub_secrets
 
-    return [scrub_secrets(a) for a in argv]
+    model_args = [_as_model_args(argv[i + 1]) for i, a in enumerate(argv[:-1]) if a in MODEL_ARGS_FLAGS]
+    out = []
+    for a in argv:
+        for args in model_args:
+            a = scrub_secrets(a, args)
+        out.append(scrub_secrets(a))
+    return out
+
+
+def _as_model_args(value: str) -> str | dict[str, Any]:
+    """A ``--model_args`` value as written by :func:`cell_argv`: a JSON object or ``k=v,...``."""
+    try:
+        parsed = json.loads(value)
+    except ValueError:
+        return value
+    return parsed if isinstance(parsed, dict) else value
 
 
 def run_model(
