@@ -19,7 +19,11 @@ def test_dry_run_writes_the_plan_with_counts(tmp_path):
             "defaults": {"seed": 3},
             "models": [
                 {**scripted("alpha"), "gpus": 2},
-                {"name": "remote", "model": "local-chat-completions", "model_args": f"model=m,base_url=http://127.0.0.1:9/v1,api_key={SECRET}"},
+                {
+                    "name": "remote",
+                    "model": "local-chat-completions",
+                    "model_args": f"model=m,base_url=http://127.0.0.1:9/v1,api_key={SECRET}",
+                },
             ],
             "tasks": [
                 {"eval": "connections", "limit": 2},
@@ -46,9 +50,14 @@ def test_dry_run_writes_the_plan_with_counts(tmp_path):
     assert cells["connections"]["tokenizer"] == "SmolLM2-135M-Instruct (embedded)"  # "alpha" is no local tokenizer
     # LNT has a fixed number of trials: two episodes are exactly twice one
     assert cells["lnt1"]["requests"] > 1 and cells["lnt2"]["requests"] == 2 * cells["lnt1"]["requests"]
-    assert cells["lnt2"]["prompt_tokens"] == 2 * cells["lnt1"]["prompt_tokens"] or cells["lnt2"]["prompt_tokens"] > cells["lnt1"]["prompt_tokens"]
+    assert (
+        cells["lnt2"]["prompt_tokens"] == 2 * cells["lnt1"]["prompt_tokens"]
+        or cells["lnt2"]["prompt_tokens"] > cells["lnt1"]["prompt_tokens"]
+    )
     wino = cells["winogrande"]
-    assert wino["requests"] is None and wino["prompt_tokens"] is None and wino["tokenizer"] is None and wino["note"].startswith("not counted")
+    assert (
+        wino["requests"] is None and wino["prompt_tokens"] is None and wino["tokenizer"] is None and wino["note"].startswith("not counted")
+    )
     assert "--limit 2" in cells["connections"]["command"] and "play --tasks lnt" in cells["lnt1"]["command"]
     assert "api_key=<redacted>" in remote["cells"][0]["command"]
     assert plan["totals"]["alpha"]["cells_not_counted"] == 1
