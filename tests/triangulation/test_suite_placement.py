@@ -4,10 +4,13 @@ with their own ``CUDA_VISIBLE_DEVICES``."""
 
 from __future__ import annotations
 
+import os
 import random
+import signal
 import stat
 import subprocess
 import sys
+import time
 from collections import Counter
 
 import pytest
@@ -121,3 +124,61 @@ def test_a_wave_runs_its_models_at_once_on_their_own_gpus(tmp_path):
     assert set(starts) == set(ends) == {"6", "7"}  # one cell per GPU
     assert max(starts.values()) < min(ends.values()), "the two models did not run at the same time"
     assert status(out) == {"alpha/lnt": "done", "beta/lnt": "done"}
+
+
+def test_sigterm_stops_every_cell_of_a_wave(tmp_path):
+    """SIGTERM to a sweep running two models at once ends both cell processes, not only the main thread's."""
+    pids = tmp_path / "pids.log"
+    wrapper = tmp_path / "launch.sh"
+    wrapper.write_text(f'#!/bin/sh\necho "$$" >> {pids}\nexec {sys.executable} {HELPER} "$@"\n')
+    suite = write_suite(
+        tmp_path,
+        {
+            "defaults": {"limit": 3, "seed": 1},
+            "models": [scripted("alpha", delay=2), scripted("beta", delay=2)],
+            "tasks": [{"play": "lnt"}],
+        },
+    )
+    cmd = [
+        sys.executable,
+        "-m",
+        "triangulation",
+        "suite",
+        str(suite),
+        "-o",
+        str(tmp_path / "out"),
+        "--gpus",
+        "0,1",
+        "--launcher",
+        f"sh {wrapper}",
+    ]
+    proc = subprocess.Popen(cmd, cwd=ROOT, env=suite_env(tmp_path / "w.log"), stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    try:
+        deadline = time.time() + 300
+        while len(_read_lines(pids)) < 2 and time.time() < deadline:
+            time.sleep(0.2)
+        cells = [int(p) for p in _read_lines(pids)]
+        assert len(cells) == 2, "the two cells never started together"
+        proc.send_signal(signal.SIGTERM)
+        assert proc.wait(timeout=60) != 0
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+    time.sleep(0.5)
+    alive = [pid for pid in cells if _alive(pid)]
+    for pid in alive:  # clean up before failing
+        os.kill(pid, signal.SIGKILL)
+    assert not alive, f"cell processes left running: {alive}"
+
+
+def _read_lines(path) -> list[str]:
+    return path.read_text().split() if path.is_file() else []
+
+
+def _alive(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    with open(f"/proc/{pid}/stat") as fh:  # a zombie (exited, not yet reaped by init) is not running
+        return fh.read().split()[2] != "Z"

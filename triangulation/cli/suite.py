@@ -66,7 +66,7 @@ def add_parser(subparsers) -> argparse.ArgumentParser:
 
 def run(args: argparse.Namespace) -> int:
     from plumbing.errors import UserError
-    from triangulation.suite.placement import gpu_inventory, place
+    from triangulation.suite.placement import Placement, gpu_inventory, place
     from triangulation.suite.runner import DEFAULT_LAUNCHER, run_suite, summary
     from triangulation.suite.spec import load_suite
 
@@ -87,8 +87,11 @@ def run(args: argparse.Namespace) -> int:
             return slurm.run_slurm(suite, root, launcher, attempts, report=not args.no_report, no_wait=args.no_wait)
     if args.no_wait:
         raise UserError("--no_wait goes with --executor slurm")
-    gpus = gpu_inventory(args.gpus)
-    placements = place(suite.models, gpus)  # a model too big for the node: one line, before anything starts
+    if args.executor == "slurm":  # SLURM places each model's job: every model may run at once
+        gpus, placements = [], [Placement(m, None, 0) for m in suite.models]
+    else:
+        gpus = gpu_inventory(args.gpus)
+        placements = place(suite.models, gpus)  # a model too big for the node: one line, before anything starts
     if args.dry_run:
         from triangulation.suite.plan import print_plan, write_plan
 
