@@ -9,7 +9,9 @@ Layout of ``--output_path DIR``::
     DIR/suite_status.json                every cell's status after the last run
     DIR/report/                          `triangulate report` over DIR/runs (+ the suite's external tables)
 
-A cell runs in a subprocess so a crash (out of memory, a segfault in a backend) stays in that cell. A
+A cell runs in a subprocess so a crash (out of memory, a segfault in a backend) stays in that cell. The
+models of one wave (:mod:`triangulation.suite.placement`) run at once, a thread each, their cells seeing
+only their GPUs; one model's cells run one after another. A
 cell whose marker holds the same fingerprint is skipped; a failed cell is retried ``retries`` times; a
 model that fails ``max_consecutive_failures`` cells in a row has its remaining cells skipped. The
 exit status is 1 when any cell failed or was skipped, else 0.
