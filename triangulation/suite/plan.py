@@ -20,6 +20,7 @@ cell says which (``tokenizer``). Commands have secrets redacted (:func:`multitur
 
 from __future__ import annotations
 
+import functools
 import json
 import os
 import shlex
@@ -110,13 +111,11 @@ def force_offline() -> None:
 def count_eval(task: TaskSpec, model: ModelSpec, tok: Any) -> Counts:
     """Requests and prompt tokens of an lm-eval cell, built by lm-eval as a run builds them."""
     from lm_eval.evaluator_utils import get_sample_size
-    from lm_eval.tasks import TaskManager, get_task_dict
-
-    from lm_eval_tasks import TASKS_DIR
+    from lm_eval.tasks import get_task_dict
 
     o = task.options
     try:
-        task_dict = get_task_dict(list(task.tasks), TaskManager(include_path=[str(TASKS_DIR)]))
+        task_dict = get_task_dict(list(task.tasks), _task_manager())
     except Exception as exc:  # noqa: BLE001  (data not local, unknown task: the plan says so and goes on)
         return None, None, f"not counted: {_one_line(exc)}"
     requests = tokens = 0
@@ -145,6 +144,16 @@ def count_eval(task: TaskSpec, model: ModelSpec, tok: Any) -> Counts:
             if inst.request_type == "loglikelihood":
                 tokens += n_tokens(tok, str(inst.arguments[1]))
     return requests, tokens, "lm-eval's requests"
+
+
+@functools.cache
+def _task_manager() -> Any:
+    """lm-eval's task index with our task folder (as `triangulate eval` builds it), once per process."""
+    from lm_eval.tasks import TaskManager
+
+    from lm_eval_tasks import TASKS_DIR
+
+    return TaskManager(include_path=[str(TASKS_DIR)])
 
 
 def _leaf_tasks(task_dict: Any) -> list[Any]:

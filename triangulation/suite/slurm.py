@@ -250,7 +250,13 @@ def run_slurm(suite: Suite, root: Path, launcher: Sequence[str], attempts: int, 
     if no_wait:
         print(f"suite: not waiting; where it stands: triangulate suite {suite.path} --output_path {root} --status")
         return 0
-    rows = wait(suite, root)
+    try:
+        rows = wait(suite, root)
+    except KeyboardInterrupt:  # the jobs are the cluster's now: they go on
+        print(
+            f"suite: stopped waiting; the jobs go on (scancel them to stop): triangulate suite {suite.path} --output_path {root} --status"
+        )
+        return 130
     write_status_rows(root, suite, rows)
     return finish(suite, root, rows, report, alive=set())
 
