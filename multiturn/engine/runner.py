@@ -2,7 +2,7 @@
 
 The pieces it puts together: :mod:`multiturn.engine.scheduler` plays the episodes in lockstep (with
 :mod:`multiturn.backends.retry` for backend calls), :mod:`multiturn.engine.results` appends each finished episode to
-``episodes_<task>.jsonl`` as it ends, resumes a killed run from that file and builds the results
+the task's episodes file (:mod:`plumbing.run_folder`) as it ends, resumes a killed run from that file and builds the results
 JSON, and :mod:`multiturn.engine.distributed` shards the pending episodes over the ranks of an
 ``accelerate launch`` run (rank 0 gathers the records, writes them and computes the metrics).
 """
@@ -21,6 +21,7 @@ from multiturn.engine import results as res
 from multiturn.engine.distributed import barrier, gather_to_rank0, rank_and_world, shard
 from multiturn.engine.scheduler import DEFAULT_MAX_LIVE, play_episodes
 from multiturn.game import TaskSpec
+from plumbing import run_folder
 from plumbing.errors import UserError
 
 
@@ -74,7 +75,7 @@ def run_task(
 ) -> dict[str, Any]:
     """Play one task and return its summary (``metrics``, ``stderr``, ``n_samples``, ``records``, ...).
 
-    With ``output_dir`` the records go to ``output_dir/model_name/episodes_<task>.jsonl`` and an
+    With ``output_dir`` the records go to the task's episodes file in ``output_dir/model_name`` and an
     existing file is resumed (finished episodes skipped) unless ``overwrite``. Under a distributed
     LM every rank must call this; only rank 0's return value holds the metrics (others get
     ``{"task": ..., "rank": r}``).
@@ -92,14 +93,14 @@ def run_task(
     main_path: Path | None = None
     write_path: Path | None = None
     if output_dir is not None:
-        model_dir = Path(output_dir) / model_name
-        main_path = res.episodes_path(model_dir, task.name)
+        model_dir = run_folder.model_dir(output_dir, model_name)
+        main_path = run_folder.episodes_path(model_dir, task.name)
         if rank == 0:
             res.compact_for_resume(model_dir, task.name, overwrite=overwrite)
         barrier(lm)
         all_done = res.finished_records([main_path])
         done = {i: all_done[i] for i in wanted if i in all_done}
-        write_path = main_path if world <= 1 else res.episodes_path(model_dir, task.name, rank)
+        write_path = main_path if world <= 1 else run_folder.episodes_path(model_dir, task.name, rank)
 
     pending = [inst for inst in instances if str(inst["id"]) not in done]
     mine = shard(pending, rank, world)
@@ -175,5 +176,5 @@ def run_tasks(
         model_name_sanitized=model_name,
         total_seconds=time.perf_counter() - started,
     )
-    path = res.write_results(Path(output_dir) / model_name, payload) if output_dir is not None else None
+    path = res.write_results(run_folder.model_dir(output_dir, model_name), payload) if output_dir is not None else None
     return payload, path

@@ -18,6 +18,7 @@ from typing import Any
 
 import yaml
 
+from multiturn.backends.naming import model_label
 from plumbing.errors import UserError
 
 SUITE_KEYS = {
@@ -181,7 +182,7 @@ def _model(path: Path, i: int, entry: Any) -> ModelSpec:
     args = entry.get("model_args")
     if args is not None and not isinstance(args, (str, Mapping)):
         raise _fail(path, where, "model_args must be a 'k=v,k2=v2' string or a mapping")
-    name = entry.get("name") or _default_model_label(entry.get("model"), args)
+    name = entry.get("name") or model_label(entry.get("model"), args)
     if not isinstance(name, str) or not LABEL.match(name):
         raise _fail(path, where, f"name {name!r} must be letters, digits, '.', '_', '+', '-' (it names a folder)")
     size = entry.get("size")
@@ -197,15 +198,6 @@ def _model(path: Path, i: int, entry: Any) -> ModelSpec:
         device=entry.get("device"),
         gpus=None if entry.get("gpus") is None else _number(path, where, "gpus", entry["gpus"], int),
     )
-
-
-def _default_model_label(model: str | None, model_args: Any) -> str:
-    if model is None and model_args is None:
-        return "smollm2"
-    from triangulation.runs.results_io import model_id
-
-    raw = model_id({"model_args": model_args, "model": model})
-    return re.sub(r"[^A-Za-z0-9._+-]+", "_", raw).strip("_") or "model"
 
 
 def _task(path: Path, i: int, entry: Any, defaults: dict[str, Any]) -> TaskSpec:
