@@ -28,12 +28,13 @@ the stimuli only) and each trial is scored by exact match of the stripped reply.
 
 from __future__ import annotations
 
+import random
 from collections.abc import Mapping, Sequence
 from statistics import NormalDist
 from typing import Any
 
 from datasets_build.nback import KINDS, MATCH, NON_MATCH, load_nback
-from multiturn.game import Game, Request, TaskSpec
+from multiturn.game import EpisodeSummary, Game, Request, TaskSpec, TurnView
 from multiturn.registry import register, register_group
 
 CLIP = (0.01, 0.99)
@@ -149,6 +150,14 @@ class NBackGame(Game):
     def record(self) -> dict[str, Any]:
         return {"trials": [{k: t[k] for k in ("stimulus", "target", "parsed", "correct")} for t in self.transcript]}
 
+    def reply_view(self, request: Request, reply: str) -> TurnView:
+        t = self.transcript[-1]
+        rule = "exactly 'm' or '-'" if self.parse is parse_exact else "'m' or '-' (spaces, quotes, backticks and a final period ignored)"
+        why = f"trial {t['trial'] + 1}: letter {t['stimulus']}, expected {t['target']}"
+        if t["parsed"] is None:
+            why = f"unparsed: the parser expects {rule}; {why}"
+        return TurnView(request.role, reply, reading=t["parsed"], verdict=bool(t["correct"]), why=why)
+
 
 class NBackTask(TaskSpec):
     """``nback_<kind>_<n>``: Gong et al.'s base blocks for one variant."""
@@ -170,6 +179,29 @@ class NBackTask(TaskSpec):
 
     def make_game(self, instance: Mapping[str, Any], seed: int) -> Game:
         return NBackGame(instance, keep_replies=self.keep_replies, exact=self.exact)
+
+    def summary(self, record: Mapping[str, Any]) -> EpisodeSummary:
+        """Trials right, hits and false alarms; the block's stimuli, targets and parsed replies above."""
+        instance, trials = record.get("instance") or {}, list(record.get("trials") or record.get("transcript") or [])
+        right = sum(bool(t.get("correct")) for t in trials)
+        targets = [t.get("target") for t in trials]
+        hits = sum(1 for t in trials if t.get("target") == MATCH and t.get("parsed") == MATCH)
+        fas = sum(1 for t in trials if t.get("target") != MATCH and t.get("parsed") == MATCH)
+        why = (
+            f"{right} of {len(trials)} trials answered as expected (m when the letter equals the one "
+            f"{instance.get('n', 'n')} back, - otherwise); hits {hits} of {targets.count(MATCH)} targets, "
+            f"false alarms {fas} of {len(targets) - targets.count(MATCH)} non-targets."
+        )
+        facts = [
+            ("stimuli", str(instance.get("stimuli", ""))),
+            ("targets", str(instance.get("targets", ""))),
+            ("replies", "".join(str(t.get("parsed") or "?") for t in trials)),
+        ]
+        return EpisodeSummary(why, facts, "the block")
+
+    def chance_reply(self, request: Request, rng: random.Random) -> str:
+        """A fair coin between the two answers."""
+        return rng.choice([MATCH, NON_MATCH])
 
     def higher_is_better(self) -> dict[str, bool]:
         return {

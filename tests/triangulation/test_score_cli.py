@@ -148,6 +148,11 @@ class JudgedTask(TaskSpec):
     def make_game(self, instance: Mapping[str, Any], seed: int):
         return JudgedGame(instance)
 
+    def judge_label(self, reply: str) -> str | None:
+        """How this task reads a judge's verdict (what the agreement report compares)."""
+        word = reply.strip().rstrip(".").lower()
+        return word if word in ("yes", "no") else None
+
 
 def test_judge_model_re_judges_the_judge_turns_and_agreement_is_reported(tmp_path, capsys):
     if "judged_test" not in registry.task_names():

@@ -21,6 +21,7 @@ from triangulation.report.discriminative import default_pairs, pair_table, ratio
 from triangulation.report.external import External
 from triangulation.report.kendall import kendall_tables
 from triangulation.report.leaderboard import without_chance
+from triangulation.report.leaderboard_file import write_leaderboard_files
 from triangulation.report.top import kendall_section, leaderboard_section, needs_models
 from triangulation.runs.results_io import Run, main_metric
 from triangulation.viewer.pages import write_viewer
@@ -111,6 +112,7 @@ def build_report(
     scores = collect_scores(runs, externals, taxonomy, include_subtasks)
     table = scores.table
     table.to_csv(out / "scores.csv")
+    write_leaderboard_files(table, scores.metrics, {r.model for r in runs}, out)  # Open LLM Leaderboard shape
     steps.update()
 
     episode_pages = write_viewer(sorted({r.path.parent for r in runs}), out / "episodes") if runs else {}

@@ -13,15 +13,16 @@ or generated clembench folder instead.
 
 from __future__ import annotations
 
+import random
 from collections.abc import Mapping
 from functools import partial
 from pathlib import Path
 from typing import Any
 
 from datasets_build.clembench_upstream import CLEMBENCH_GAMES, MULTILINGUAL_LANGUAGES
-from multiturn.game import Game, TaskSpec
+from multiturn.game import EpisodeSummary, Game, Request, TaskSpec
 from multiturn.games.clem.catalog import GAMES, ROLES, candidate_instances
-from multiturn.games.clem.common import CLEM_GEN_KWARGS
+from multiturn.games.clem.common import CLEM_GEN_KWARGS, episode_summary
 from multiturn.games.clem.replay import play_game, replay_episode
 from multiturn.games.clem.scoring import aggregate, game_summary
 from multiturn.registry import register, register_group
@@ -65,6 +66,14 @@ class ClemTask(TaskSpec):
         out = mean_of_keys(episode_scores)
         out.update(game_summary(episode_scores))
         return out
+
+    def summary(self, record: Mapping[str, Any]) -> EpisodeSummary:
+        return episode_summary(record)
+
+    def chance_reply(self, request: Request, rng: random.Random) -> str | None:
+        """The game's own random reply of the right form (its class's ``chance_reply``)."""
+        factory = GAMES[self.game]
+        return getattr(factory, "func", factory).chance_reply(request, rng)
 
     def higher_is_better(self) -> dict[str, bool]:
         return {"main_score": True, "played": True, "quality": True, "clemscore": True, "aborted": False, "lose": False, "success": True}

@@ -20,9 +20,11 @@ The token-count prompt truncation v1.6 applies to OpenAI models only is not appl
 
 from __future__ import annotations
 
+import random
 from collections.abc import Mapping
 from typing import Any
 
+from multiturn.game import Request, TurnView
 from multiturn.games.clem.common import NAN, PLAYER_A, PLAYER_B, ClemGame, MasterLoop, outcome_scores
 from multiturn.games.clem.wordle_prompts import WordlePrompts
 
@@ -98,8 +100,51 @@ def speed_score(n_guesses: int, game_name: str) -> float:
     return {4: 50.0, 5: 30.0}.get(n_guesses, 20.0)
 
 
+_WORDS: list[str] = []
+
+
+def legal_words() -> list[str]:
+    """The legal Wordle words (clembench's recognised list, carried by the built ``clembench`` dataset's
+    Wordle rows), sorted so that a seeded choice is reproducible."""
+    if not _WORDS:
+        from datasets_build.clembench import load_clembench
+
+        _WORDS.extend(sorted(load_clembench("wordle")[0]["english_words"]))
+    return _WORDS
+
+
+def feedback_tiles(feedback: str) -> list[tuple[str, str]]:
+    """``c<red> r<green> ...`` as (letter, colour) tiles."""
+    return [(part.split("<")[0], part.split("<")[1].rstrip(">")) for part in feedback.split(" ") if "<" in part]
+
+
 class WordleGame(ClemGame):
     game_name = "wordle"
+
+    @staticmethod
+    def chance_reply(request: Request, rng: random.Random) -> str:
+        """The critic: a random yes/no; the guesser: a random legal word."""
+        if request.role == PLAYER_B:
+            return f"agreement: {rng.choice(['yes', 'no'])}\nexplanation: a random opinion"
+        return f"guess: {rng.choice(legal_words())}\nexplanation: a random legal word"
+
+    def expected_format(self, request: Request) -> str:
+        if request.role == PLAYER_B:
+            return "the critic must reply 'agreement: yes|no' and 'explanation: ...', each on its own line"
+        return "the guesser must reply 'guess: <a 5-letter English word>' and 'explanation: ...', each on its own line"
+
+    def reply_view(self, request: Request, reply: str) -> TurnView:
+        """The generic view, with the guesser's error (re-prompted) and the letter feedback as tiles."""
+        view = super().reply_view(request, reply)
+        error = self.critic_error if request.role == PLAYER_B else self.guesser_error
+        if error and not view.why:
+            view.verdict, view.why = False, f"{error}: {self.expected_format(request)} (re-prompted)"
+        shown = getattr(self, "_tiles_shown", 0)
+        if len(self.turn_results) > shown:
+            self._tiles_shown = len(self.turn_results)
+            view.tiles = feedback_tiles(self.turn_results[-1][1])
+            view.verdict = all(colour == "green" for _, colour in view.tiles)
+        return view
 
     def __init__(
         self,
