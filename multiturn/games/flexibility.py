@@ -226,6 +226,12 @@ class SwitchingGame(Game):
             self.awaiting_feedback_reply = False
             self.transcript[-1]["feedback_reply"] = reply
             return
+        entry = self.score_trial(reply)
+        self.awaiting_feedback_reply = entry["feedback"] is not None and self.trial < self.n_trials
+
+    def score_trial(self, reply: str) -> dict[str, Any]:
+        """Judge the reply to the current trial, set the feedback (None when it did not parse), move the
+        streak and the rule, append the transcript entry and go to the next trial; returns the entry."""
         trial = self.instance["trials"][self.trial]
         verdict = self.judge(trial, reply)
         entry = {"trial": self.trial, "rule": self.rule, "response": reply, **verdict, "feedback": None}
@@ -238,9 +244,9 @@ class SwitchingGame(Game):
                 self.rule = self.next_rule()
                 self.streak = 0
                 self.n_switches += 1
-            self.awaiting_feedback_reply = self.trial + 1 < self.n_trials
         self.transcript.append(entry)
         self.trial += 1
+        return entry
 
     def scores(self) -> dict[str, float]:
         """Seed 003 App. E.2.1: "the accuracy was computed only on the trials for which response parsing
@@ -404,11 +410,11 @@ class LNTTask(_FlexibilityTask):
         return {"accuracy": True, "accuracy_all_trials": True, "parse_rate": True}
 
 
-def cognitive_flexibility(member_metrics: Mapping[str, Mapping[str, float]]) -> dict[str, float]:
+def cognitive_flexibility(member_metrics: Mapping[str, Mapping[str, float]], members: Sequence[str] = ("wcst", "lnt")) -> dict[str, float]:
     """Seed 003 App. E.2.1: "the accuracy was computed only on the trials for which response parsing
     was successful. We then averaged the accuracy obtained on both subtasks to compute the final
-    score" -> the mean of the WCST and LNT parsed-only ``accuracy`` values."""
-    accuracies = [member_metrics.get(task, {}).get("accuracy", float("nan")) for task in ("wcst", "lnt")]
+    score" -> the mean of the WCST and LNT (``members``) parsed-only ``accuracy`` values."""
+    accuracies = [member_metrics.get(task, {}).get("accuracy", float("nan")) for task in members]
     return {"cognitive_flexibility": sum(accuracies) / 2}  # NaN unless both tests were scored
 
 

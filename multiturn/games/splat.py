@@ -24,7 +24,9 @@ instead of the judge model's own retelling (two extra judge calls upstream: an a
 the puzzle, then the story after "I am ready. Please show me the story."), so a weak judge cannot
 leak the answer before play starts and every player sees the same puzzle; the player does not
 first reply to its role prompt alone (role prompt and story form its first turn). One judge call
-per question (``judge_times`` = 1, the authors' default; the paper used 5 with a majority vote).
+per question (``judge_times`` = 1, the authors' default; "(5)" with a majority vote is a comment in their
+``config.yaml``, not the paper). Each puzzle is played once: the paper's R, the number of replays
+(``game_times`` in their config), is 1 (seed 004 Sec. 5.2: "We set R = 1 and the max round is 15").
 For partial runs ``*_avg`` averages the difficulties present (the authors' ``Avg`` of Acc and O/A
 divides by 3 even when a difficulty has no puzzle). Our addition: an empty player turn uses up its
 round without a judge call and is answered with :data:`EMPTY_TURN_REPLY`.
@@ -75,6 +77,10 @@ from plumbing.errors import UserError
 from plumbing.stats import nanmean
 
 MAX_ROUNDS = 15  # config.yaml game.max_round
+#: seed 004 Sec. 5.2 "We set R = 1": each puzzle played once (R = replays, ``game_times`` in the authors' config.yaml)
+REPLAYS = 1
+#: judge calls per question (``judge_times`` in config.yaml, default 1; "(5)" there is a comment, not the paper)
+JUDGE_TIMES = 1
 DIFFICULTIES = ("easy", "medium", "hard")
 SUCCESS_WORD = "congratulations"
 JUDGE_WORDS = ("yes", "no", "irrelevant")
@@ -448,7 +454,15 @@ class SplatTask(TaskSpec):
 
     def config(self) -> dict[str, Any]:
         cfg = super().config()
-        cfg.update({"max_rounds": self.max_rounds, "difficulty": self.difficulty or "all", "human_labels": self.labels_path})
+        cfg.update(
+            {
+                "max_rounds": self.max_rounds,
+                "difficulty": self.difficulty or "all",
+                "human_labels": self.labels_path,
+                "replays": REPLAYS,
+                "judge_calls_per_question": JUDGE_TIMES,
+            }
+        )
         return cfg
 
 

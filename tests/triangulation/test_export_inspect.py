@@ -111,7 +111,7 @@ def test_play_episodes_round_trip_with_roles_scores_and_results(runs, logs):
     acc = sample.scores["accuracy"]
     assert acc.value == recs[0]["scores"]["accuracy"]
     assert acc.explanation == episode.why and "trials answered as expected" in acc.explanation
-    assert acc.answer.splitlines()[0] == "unparsed (neither m nor -)"  # our parsed reading of the replies
+    assert acc.answer.splitlines()[0].startswith("unparsed: the parser expects 'm' or '-'")  # our parsed reading of the replies
     results = json.loads(next((runs / "scripted-evil").glob("results_*.json")).read_text())["results"]["nback_verbal_1"]
     metrics = {s.name: s.metrics[s.name].value for s in log.results.scores}
     assert metrics["accuracy"] == results["accuracy,none"] and log.results.total_samples == len(recs)
@@ -125,7 +125,7 @@ def test_lm_eval_samples_round_trip_with_gold_and_parsed_groups(logs):
     assert sample.input == "Group these: [a1, a2, b1, b2]" and sample.messages[1].text == GG_REPLY
     assert sample.target == "A: a1, a2\nB: b1, b2"  # the gold groups
     assert sample.scores["group_f1"].value == 0.5 and log.samples[1].scores["group_f1"].value == 0.0
-    assert sample.scores["group_f1"].answer == "parsed Group X: a1, b1\nparsed Group Y: a2, b2"
+    assert sample.scores["group_f1"].answer == "Group X: a1, b1; Group Y: a2, b2"
     assert "process_results" in sample.scores["group_f1"].explanation
     group_f1 = next(s for s in log.results.scores if s.name == "group_f1")
     assert group_f1.metrics["group_f1"].value == 0.25 and group_f1.metrics["stderr"].value == 0.25
@@ -181,8 +181,8 @@ def test_inspect_view_bundle_shows_the_conversation_and_its_score_escaped(logs, 
         scripts = page_text(url + "/", until="", expression="[...document.scripts].map(s => s.textContent).join('\\n')")
         gg = page_text(url + "/" + page.format(urllib.parse.quote(gg_log), "0"), until="Group X: [a1, b1]")
     assert f"m {EVIL}" in text  # the model's reply is on the page as text (escaped, not markup)
-    assert "Sample nback_verbal_1_block00" in text and "unparsed (neither m nor -)" in text  # the parsed reading
+    assert "Sample nback_verbal_1_block00" in text and "the parser expects 'm' or '-'" in text  # the parsed reading
     assert "SCORES" in text.upper() and "accuracy" in text  # its scores
     assert "alert(1)" not in scripts
     assert "Group these: [a1, a2, b1, b2]" in gg and "Group X: [a1, b1]" in gg  # the prompt and the reply
-    assert "A: a1, a2" in gg and "group_f1" in gg.lower() and "parsed Group X: a1, b1" in gg  # gold, score, our reading
+    assert "A: a1, a2" in gg and "group_f1" in gg.lower() and "Group X: a1, b1; Group Y: a2, b2" in gg  # gold, score, our reading

@@ -13,7 +13,7 @@ from tests.triangulation.test_report_fakes import run_report, three_model_result
 from triangulation.report.external import read_external
 from triangulation.report.leaderboard_file import AVERAGE, chance_level, leaderboard_frames, normalise
 
-KN = "chance bound (Kennedy & Nowak 2024)"
+NONE = "none known (0, as for generative tasks)"
 
 
 def test_normalisation_clips_at_zero_and_needs_a_scale():
@@ -23,13 +23,13 @@ def test_normalisation_clips_at_zero_and_needs_a_scale():
     assert math.isnan(normalise(0.5, 1.0, 1.0)) and math.isnan(normalise(math.nan, 0.0, 1.0))
 
 
-def test_chance_from_our_chance_row_else_analytic_else_zero():
+def test_chance_from_our_chance_row_else_zero_never_the_ideal_learner():
     table = pd.DataFrame(
         {"wcst": [0.9, 0.6, 0.3], "lnt": [0.95, math.nan, math.nan], "mmlu": [0.5, math.nan, 0.25], "nback_dprime": [2.5, 0.4, -0.1]},
         index=["org/a", "org/b", "random"],
     )
-    assert chance_level(table, "wcst") == (0.3, "chance (random player)")  # measured beats analytic
-    assert chance_level(table, "lnt") == (0.857, KN)  # no chance row score: the paper's level
+    assert chance_level(table, "wcst") == (0.3, "chance (random player)")
+    assert chance_level(table, "lnt") == (0.0, NONE)  # the ideal learner's 0.857 is a ceiling, not chance
     assert chance_level(table, "mmlu") == (0.25, "chance (random player)")
     rows, bounds = leaderboard_frames(table, ["wcst", "lnt", "mmlu", "nback_dprime"], ["org/a", "org/b"])
     assert list(rows.columns) == [
@@ -45,7 +45,7 @@ def test_chance_from_our_chance_row_else_analytic_else_zero():
         "nback_dprime Raw",
     ]
     a = rows.set_index("fullname").loc["org/a"]
-    assert a["wcst"] == pytest.approx(100 * (0.9 - 0.3) / 0.7) and a["lnt"] == pytest.approx(100 * (0.95 - 0.857) / (1 - 0.857))
+    assert a["wcst"] == pytest.approx(100 * (0.9 - 0.3) / 0.7) and a["lnt"] == pytest.approx(95.0)
     assert a["mmlu"] == pytest.approx(100 * 0.25 / 0.75) and a["nback_dprime Raw"] == 2.5  # d' keeps only its raw column
     assert a[AVERAGE] == pytest.approx((a["wcst"] + a["lnt"] + a["mmlu"]) / 3)
     b = rows.set_index("fullname").loc["org/b"]

@@ -61,8 +61,8 @@ def rescore_folder(args: argparse.Namespace, model_dir: Path, tasks: list[str] |
     if run_folder.play_tasks(model_dir):
         payload, reports, old = rescore_run(model_dir, tasks, judge=judge)
         if reports:
-            path = write_results(model_dir, payload)
-            changes += _print_changes(changed_metrics(old, payload), path)
+            changed = changed_metrics(old, payload)
+            changes += _print_changes(changed, write_results(model_dir, payload) if changed else None)
             for report in reports:
                 print(f"  {report.task}: {report.changed_episodes} episode(s) scored differently", end="")
                 print(
@@ -81,17 +81,19 @@ def rescore_folder(args: argparse.Namespace, model_dir: Path, tasks: list[str] |
     if lm_tasks:
         old = run_folder.latest_results(model_dir, lm_tasks)
         payload = rescore_lm_eval_run(model_dir, old, lm_tasks)
-        path = write_results(model_dir, payload)
-        changes += _print_changes(changed_metrics({"results": {t: old.get("results", {}).get(t, {}) for t in lm_tasks}}, payload), path)
+        changed = changed_metrics({"results": {t: old.get("results", {}).get(t, {}) for t in lm_tasks}}, payload)
+        changes += _print_changes(changed, write_results(model_dir, payload) if changed else None)
     return changes
 
 
-def _print_changes(changes: list[tuple[str, str, Any, Any]], path: Path) -> int:
+def _print_changes(changes: list[tuple[str, str, Any, Any]], path: Path | None) -> int:
+    """Print the changed metrics and the new results file; nothing changed = no new file, and it says so."""
     for task, key, before, after in changes:
         print(f"  {task}  {key}: {_fmt(before)} -> {_fmt(after)}")
-    if not changes:
-        print("  no metric changed")
-    print(f"  results: {path}")
+    if path is None:
+        print("  no metric changed: no new results file written")
+    else:
+        print(f"  results: {path}")
     return len(changes)
 
 

@@ -1,6 +1,8 @@
 """``triangulate suite SUITE.yaml --output_path DIR``: evaluate many models on many tasks, then report.
 
 Each model x task cell runs as its own `triangulate eval` (lm-eval) or `triangulate play` process;
+a model with `engine: vllm` is served once (`vllm serve`, or the command in $TRIANGULATE_VLLM) and its
+cells run at once as clients of that server (`engine: api`: an existing endpoint, `base_url:`);
 finished cells are skipped on a rerun, failed ones are retried, a failing model is recorded and the
 sweep goes on (exit status 1 at the end), and `triangulate report` runs over DIR. On a GPU node the
 models are placed on the GPUs (`--gpus`, each model's `gpus:`) and the models of a wave run at once;

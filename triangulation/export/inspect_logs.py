@@ -25,10 +25,11 @@ from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any
 
+from multiturn.game import TurnView
 from plumbing import run_folder
 from plumbing.errors import UserError
 from triangulation.runs.results_io import Run, metric_values, read_run
-from triangulation.viewer.episodes import Episode, Turn
+from triangulation.viewer.episodes import Episode
 from triangulation.viewer.pages import file_episodes, find_episode_files
 
 SCORER = "triangulate"
@@ -56,26 +57,28 @@ def finite(value: Any) -> float | None:
     return out if math.isfinite(out) else None
 
 
-def chat_message(turn: Turn, model: str):
+def chat_message(turn: TurnView, model: str):
     """One viewer turn as an Inspect chat message (our role, addressee and parsed notes in its metadata)."""
     from inspect_ai.model import ChatMessageAssistant, ChatMessageSystem, ChatMessageUser
 
     meta: dict[str, Any] = {"role": turn.role}
     if turn.to:
         meta["to"] = turn.to
-    if turn.notes:
-        meta["parsed"] = list(turn.notes)
+    if turn.reading is not None:
+        meta["parsed"] = turn.reading
+    if turn.why:
+        meta["why"] = turn.why
     if turn.verdict is not None:
         meta["correct"] = turn.verdict
     if turn.role == "gm":
-        cls = ChatMessageSystem if turn.to == "system" else ChatMessageUser
+        cls = ChatMessageSystem if turn.to == "system prompt" else ChatMessageUser
         return cls(content=turn.text, metadata=meta)
     return ChatMessageAssistant(content=turn.text, model=model, metadata=meta)
 
 
 def parsed_reading(episode: Episode) -> str:
-    """What we read from the model's replies: the notes on its turns, one per line."""
-    return "\n".join(note for t in episode.turns if t.role != "gm" for note in t.notes)
+    """What we read from the model's replies, one line per reply: our reading, or why it did not parse."""
+    return "\n".join(t.reading if t.reading is not None else (t.why or "unparsed") for t in episode.turns if t.role != "gm")
 
 
 def gold(episode: Episode) -> str:

@@ -10,8 +10,8 @@ normalized to 0", shown on a 0-100 scale; the average is the mean of the normali
     normalised = 100 * max(0, (raw - chance) / (max - chance))
 
 ``chance`` is our chance player's score on the benchmark (the ``random`` model's row,
-:data:`~triangulation.report.leaderboard.CHANCE_MODELS`), else the analytic chance level a paper states
-(:data:`~triangulation.report.leaderboard.ANALYTIC_CHANCE`), else 0 (as the leaderboard does for generative
+:data:`~triangulation.report.leaderboard.CHANCE_MODELS`), else a chance level a task states
+(``TaskSpec.reference_levels`` labelled chance; an ideal learner's level is a ceiling and is never used), else 0 (as the leaderboard does for generative
 tasks). ``max`` is 1 for a metric whose scores all lie in [0, 1], 100 for one in [0, 100]; a benchmark on
 another scale (d', counts) keeps its raw column and has no normalised one. ``Average ⬆️`` is the mean of a
 model's normalised scores (over the benchmarks it has). ``leaderboard_bounds.csv`` lists each benchmark's
@@ -28,7 +28,7 @@ from pathlib import Path
 
 import pandas as pd
 
-from triangulation.report.leaderboard import ANALYTIC_CHANCE, CHANCE_MODELS
+from triangulation.report.leaderboard import CHANCE_MODELS, reference_levels
 
 AVERAGE = "Average ⬆️"  # the Open LLM Leaderboard's column name (the --external reader knows it)
 RAW_SUFFIX = " Raw"  # "IFEval Raw" next to "IFEval" in the leaderboard's contents table
@@ -41,8 +41,8 @@ def chance_level(table: pd.DataFrame, benchmark: str) -> tuple[float, str]:
             value = table.at[model, benchmark]
             if isinstance(value, (int, float)) and math.isfinite(value):
                 return float(value), label
-    for label, levels in ANALYTIC_CHANCE.items():
-        if benchmark in levels:
+    for label, levels in reference_levels([benchmark]).items():
+        if "chance" in label.lower() and benchmark in levels:  # an ideal learner is a ceiling, not chance
             return float(levels[benchmark]), label
     return 0.0, "none known (0, as for generative tasks)"
 

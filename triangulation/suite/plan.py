@@ -1,6 +1,6 @@
 """``triangulate suite --dry_run``: the size of a sweep before it starts, written to ``DIR/suite_plan.json``.
 
-Shape: ``{"models": [{"name", "gpus": [ids], "wave": k, "cells": [{"name", "command", "requests",
+Shape: ``{"models": [{"name", "gpus": [ids], "wave": k, "engine", "server", "cells": [{"name", "command", "requests",
 "prompt_tokens", "tokenizer", "done", "note"}]}], "gpus": [...], "totals": {...}}``. Counts come from the
 data on this machine only (``HF_DATASETS_OFFLINE``/``HF_HUB_OFFLINE`` are forced; nothing is
 downloaded) and are ``null`` where the data is not local (``note`` says why):
@@ -208,6 +208,7 @@ def build_plan(
 ) -> dict[str, Any]:
     """The plan (see the module docstring); counts are shared between models with the same tokenizer."""
     from triangulation.suite.runner import _redacted, cell_argv, cell_dir, is_done
+    from triangulation.suite.serve import planned_endpoint
 
     force_offline()
     tokenizers = Tokenizers()
@@ -215,6 +216,8 @@ def build_plan(
     models = []
     for p in placements:
         tok, tok_name = tokenizers.for_model(p.model)
+        m = p.model
+        endpoint = planned_endpoint(m.engine, m.model, m.model_args, m.base_url, m.api_key_env) if m.served else None
         rows = []
         for task in suite.tasks:
             cell = Cell(p.model, task)
@@ -227,7 +230,7 @@ def build_plan(
             rows.append(
                 {
                     "name": task.name,
-                    "command": shlex.join(_redacted(cell_argv(cell, cell_dir(root, cell), launcher))),
+                    "command": shlex.join(_redacted(cell_argv(cell, cell_dir(root, cell), launcher, endpoint=endpoint))),
                     "requests": requests,
                     "prompt_tokens": tokens,
                     "tokenizer": tok_name if tokens is not None else None,
@@ -235,7 +238,8 @@ def build_plan(
                     "note": note,
                 }
             )
-        models.append({"name": p.model.name, "gpus": list(p.gpus or []), "wave": p.wave, "cells": rows})
+        server = None if endpoint is None else endpoint.base_url
+        models.append({"name": m.name, "gpus": list(p.gpus or []), "wave": p.wave, "engine": m.engine, "server": server, "cells": rows})
     return {"suite": str(suite.path), "gpus": list(gpus), "models": models, "totals": totals(models)}
 
 
@@ -273,6 +277,8 @@ def print_plan(plan: dict[str, Any], root: Path) -> None:
         gpus = ",".join(m["gpus"]) or "-"
         t = plan["totals"][m["name"]]
         print(f"{m['name']}: wave {m['wave']}, GPUs {gpus}: {_fmt(t['requests'])} requests, {_fmt(t['prompt_tokens'])} prompt tokens")
+        if m.get("server"):
+            print(f"{m['name']}: engine {m['engine']}: one server for its cells at {m['server']}")
         for c in m["cells"]:
             state = "done" if c["done"] else "to run"
             print(f"  {c['name']}: {state}: {_fmt(c['requests'])} requests, {_fmt(c['prompt_tokens'])} tokens: {c['command']}")

@@ -2,8 +2,8 @@
 
 Models that need the same resources go out as one job array (submitit's ``batch``). A job runs its
 model's cells inside the allocation exactly as the local executor does
-(:func:`triangulation.suite.runner.run_model`: finished cells skipped, retries, the model's GPUs as
-SLURM gives them), writing to the shared ``--output_path``. Resources come from the suite's ``slurm:``
+(:meth:`triangulation.suite.runner.Sweep.run_model`: finished cells skipped, retries, served once with
+``engine: vllm``, the model's GPUs as SLURM gives them), writing to the shared ``--output_path``. Resources come from the suite's ``slurm:``
 block (``partition``, ``time`` in minutes or ``[D-]H:MM:SS``, ``gpus_per_model``, ``cpus``, ``mem``,
 ``sbatch`` extra options, ``setup`` shell lines) and each model's ``gpus:`` (which wins over
 ``gpus_per_model``).
@@ -34,7 +34,7 @@ from pathlib import Path
 from typing import Any
 
 from plumbing.errors import UserError
-from triangulation.suite.runner import Outcome, is_done, outcome_row, run_model, run_report, write_sizes
+from triangulation.suite.runner import Outcome, Sweep, is_done, outcome_row, run_report, write_sizes
 from triangulation.suite.spec import Cell, ModelSpec, Suite, load_suite
 
 JOBS_FILE = "slurm_jobs.json"
@@ -91,7 +91,7 @@ def job_main(suite_path: str, root: str, model_name: str, launcher: list[str], a
     """Inside the SLURM job: the model's cells as locally; writes DIR/status/<model>.json."""
     suite = load_suite(suite_path)
     model = next(m for m in suite.models if m.name == model_name)
-    outcomes = run_model(suite, model, Path(root), launcher, attempts)
+    outcomes = Sweep(suite, Path(root), launcher, attempts).run_model(model, [Cell(model, t) for t in suite.tasks])
     import submitit
 
     job_id = submitit.JobEnvironment().job_id  # "123" or, in an array, "123_4"

@@ -25,7 +25,9 @@ from multiturn.games.clem.catalog import GAMES, ROLES, candidate_instances
 from multiturn.games.clem.common import CLEM_GEN_KWARGS, episode_summary
 from multiturn.games.clem.replay import play_game, replay_episode
 from multiturn.games.clem.scoring import aggregate, game_summary
+from multiturn.games.clem.wordle import SPEED_VERSIONS
 from multiturn.registry import register, register_group
+from plumbing.errors import UserError
 from plumbing.stats import mean_of_keys
 
 __all__ = [
@@ -79,9 +81,28 @@ class ClemTask(TaskSpec):
         return {"main_score": True, "played": True, "quality": True, "clemscore": True, "aborted": False, "lose": False, "success": True}
 
 
+class WordleTask(ClemTask):
+    """A Wordle game; task option ``speed`` = ``v1.6`` (default) or ``v1.5`` (:func:`wordle.speed_score`)."""
+
+    def __init__(self, name: str, game: str, roles: tuple[str, ...], *, instances: str | None = None, speed: str = "v1.6"):
+        super().__init__(name, game, roles, instances=instances)
+        if speed not in SPEED_VERSIONS:
+            raise UserError(f"--task_args speed: one of {', '.join(SPEED_VERSIONS)}, got {speed!r}")
+        self.speed = speed
+
+    def make_game(self, instance: Mapping[str, Any], seed: int) -> Game:
+        return GAMES[self.game](instance, speed=self.speed)
+
+    def config(self) -> dict[str, Any]:
+        cfg = super().config()
+        cfg["speed"] = self.speed
+        return cfg
+
+
 def _register() -> None:
     for name in CLEMBENCH_GAMES:
-        register(name)(partial(ClemTask, name, name, ROLES[name]))
+        task = WordleTask if name.startswith("wordle") else ClemTask
+        register(name)(partial(task, name, name, ROLES[name]))
     for lang in MULTILINGUAL_LANGUAGES:
         name = f"referencegame_{lang}"
         register(name)(partial(ClemTask, name, "referencegame", ROLES["referencegame"]))

@@ -8,7 +8,9 @@ crossword clue to the first prompt; ``wordle_withcritic`` lets a second player (
 disagree with each first guess before the guesser commits to a guess (``agreement: yes|no``).
 
 Main score (clembench's "speed"): for ``wordle`` 100 / 50 / 30 / 20 when solved in <=3 / 4 / 5 / 6
-guesses; for the variants round(100 / guesses, 2); 0 when lost; NaN when aborted.
+guesses; for the variants round(100 / guesses, 2); 0 when lost; NaN when aborted. Task option
+``--task_args speed=v1.5``: clembench v1.5's rule (round(100 / guesses, 2) for standard Wordle too),
+the version seed 003 ran (App. E).
 
 The letter feedback is v1.6's, not standard Wordle's (:func:`first_unmarked_occurrence_feedback`);
 the prompts and re-prompts are v1.6's (:mod:`multiturn.games.clem.wordle_prompts`).
@@ -91,9 +93,18 @@ def guess_error(word: str, words: frozenset[str], length: int = 5) -> str | None
     return None
 
 
-def speed_score(n_guesses: int, game_name: str) -> float:
-    """clembench v1.6 Main Score of a won game (``ComputeMetrics.speed``)."""
-    if game_name != "wordle":
+#: ``speed`` task option: clembench v1.6's Main Score (default) or v1.5's (seed 003 App. E ran v1.5)
+SPEED_VERSIONS = ("v1.6", "v1.5")
+
+
+def speed_score(n_guesses: int, game_name: str, version: str = "v1.6") -> float:
+    """clembench Main Score of a won game (``ComputeMetrics.speed``). v1.6 (f8d61d6, "updated evaluation for
+    classic variant"): standard ``wordle`` 100 / 50 / 30 / 20 for <= 3 / 4 / 5 / 6 guesses, the variants
+    round(100 / guesses, 2). v1.5 (e4c18b9): "If the game is won in the first turn, speed is 100, if the
+    game is won in the second turn, speed is 100/2, 3rd turn is 100/3 and so on" for every variant."""
+    if version not in SPEED_VERSIONS:
+        raise ValueError(f"speed must be one of {', '.join(SPEED_VERSIONS)}, got {version!r}")
+    if game_name != "wordle" or version == "v1.5":
         return round(100 / n_guesses, 2)
     if n_guesses <= 3:
         return 100.0
@@ -152,9 +163,11 @@ class WordleGame(ClemGame):
         model_names: Mapping[str, str] | None = None,
         game_name: str | None = None,
         words: frozenset[str] | None = None,
+        speed: str = "v1.6",
     ):
         if game_name:
             self.game_name = game_name
+        self.speed_version = speed
         # the allowed-word list travels with each built Wordle row (``english_words``)
         self.words = words if words is not None else frozenset(instance["english_words"])
         super().__init__(instance, model_names)
@@ -400,7 +413,7 @@ class WordleGame(ClemGame):
         status = getattr(self, "final_status", "ABORTED")
         aborted = status == "ABORTED"
         won = status == "WIN"
-        main = speed_score(len(self.turn_results), self.game_name) if won else 0.0
+        main = speed_score(len(self.turn_results), self.game_name, self.speed_version) if won else 0.0
         requests = self.guesser_req_count + self.critic_req_count
         parsed = self.guesser_parsed_req_count + self.critic_parsed_req_count
         return outcome_scores(aborted, won, NAN if aborted else main, requests, parsed)
