@@ -295,6 +295,9 @@ def test_dry_run_shows_the_served_cells_commands(tmp_path, fake, capsys):
     suite = write_suite(tmp_path, [VLLM_MODEL], PLAY[:2])
     assert main(["suite", str(suite), "-o", str(tmp_path / "out"), "--dry_run"]) == 0
     lines = capsys.readouterr().out.splitlines()
-    assert lines[0] == "m1: engine vllm: one server for its cells at http://127.0.0.1:PORT/v1"
-    assert all("--model local-chat-completions" in ln and "base_url=http://127.0.0.1:PORT/v1/chat/completions" in ln for ln in lines[1:])
-    assert len(lines) == 3 and not _lines(fake["starts"])  # nothing started
+    assert "m1: engine vllm: one server for its cells at http://127.0.0.1:PORT/v1" in lines
+    commands = [ln for ln in lines if ": to run: " in ln]
+    assert all("--model local-chat-completions" in ln and "base_url=http://127.0.0.1:PORT/v1/chat/completions" in ln for ln in commands)
+    assert len(commands) == 2 and not _lines(fake["starts"])  # nothing started
+    plan = json.loads((tmp_path / "out" / "suite_plan.json").read_text())
+    assert plan["models"][0]["server"] == "http://127.0.0.1:PORT/v1" and plan["models"][0]["engine"] == "vllm"

@@ -4,7 +4,10 @@ Each model x task cell runs as its own `triangulate eval` (lm-eval) or `triangul
 a model with `engine: vllm` is served once (`vllm serve`, or the command in $TRIANGULATE_VLLM) and its
 cells run at once as clients of that server (`engine: api`: an existing endpoint, `base_url:`);
 finished cells are skipped on a rerun, failed ones are retried, a failing model is recorded and the
-sweep goes on (exit status 1 at the end), and `triangulate report` runs over DIR. Suite files:
+sweep goes on (exit status 1 at the end), and `triangulate report` runs over DIR. On a GPU node the
+models are placed on the GPUs (`--gpus`, each model's `gpus:`) and the models of a wave run at once;
+`--dry_run` writes DIR/suite_plan.json (placement, commands, request and prompt-token counts);
+`--executor slurm` submits one job per model (then `--status`). Suite files:
 suites/smoke.yaml (every task family, --limit 1, the embedded model), suites/triangulating.yaml
 (seed 003's battery).
 """
@@ -31,8 +34,31 @@ def add_parser(subparsers) -> argparse.ArgumentParser:
         help="runs, logs, status and report folder (reused: finished cells are skipped)",
     )
     p.add_argument("--retries", type=int, default=None, help="extra attempts per failed cell (default: the suite's `retries`, else 1)")
-    p.add_argument("--dry_run", action="store_true", help="print each cell's command and whether it is finished; run nothing")
+    p.add_argument(
+        "--dry_run",
+        action="store_true",
+        help="write DIR/suite_plan.json (each model's GPUs, wave, cells with commands, request and prompt-token counts) and print it; run nothing",
+    )
+    p.add_argument(
+        "--gpus",
+        default=None,
+        metavar="IDS",
+        help="GPUs to place models on, e.g. 0,1,2,3 (default: CUDA_VISIBLE_DEVICES, else every GPU `nvidia-smi -L` lists; none on a CPU machine)",
+    )
     p.add_argument("--no_report", action="store_true", help="run the cells only")
+    p.add_argument(
+        "--executor",
+        choices=("local", "slurm"),
+        default="local",
+        help="local: cells on this machine, the models of a wave at once on their GPUs (default); slurm: one job per model "
+        "through submitit, resources from the suite's `slurm:` block and each model's `gpus:`",
+    )
+    p.add_argument("--no_wait", action="store_true", help="--executor slurm: submit and return at once (then --status)")
+    p.add_argument(
+        "--status",
+        action="store_true",
+        help="where a SLURM sweep in DIR stands (suite_status.json updated; the report once every cell is done)",
+    )
     p.add_argument(
         "--launcher", default=None, metavar="CMD", help="how to start `triangulate` for a cell (default: this Python with -m triangulation)"
     )
@@ -42,8 +68,9 @@ def add_parser(subparsers) -> argparse.ArgumentParser:
 
 def run(args: argparse.Namespace) -> int:
     from plumbing.errors import UserError
-    from triangulation.suite.runner import DEFAULT_LAUNCHER, cell_argv, cell_dir, is_done, run_suite, summary
-    from triangulation.suite.spec import cells, load_suite
+    from triangulation.suite.placement import Placement, gpu_inventory, place
+    from triangulation.suite.runner import DEFAULT_LAUNCHER, run_suite, summary
+    from triangulation.suite.spec import load_suite
 
     suite = load_suite(args.suite)
     if args.retries is not None and args.retries < 0:
@@ -52,19 +79,27 @@ def run(args: argparse.Namespace) -> int:
     root = args.output_path
     if root.exists() and not root.is_dir():
         raise UserError(f"--output_path {root} is a file, not a folder")
-    if args.dry_run:
-        from triangulation.suite.serve import planned_endpoint
+    if args.status or args.executor == "slurm":
+        from triangulation.suite import slurm
 
-        for model in suite.models:
-            endpoint = None
-            if model.served:
-                endpoint = planned_endpoint(model.engine, model.model, model.model_args, model.base_url, model.api_key_env)
-                print(f"{model.name}: engine {model.engine}: one server for its cells at {endpoint.base_url}")
-            for cell in (c for c in cells(suite) if c.model is model):
-                state = "done" if is_done(root, cell) else "to run"
-                print(f"{cell.label}: {state}: {shlex.join(cell_argv(cell, cell_dir(root, cell), launcher, endpoint=endpoint))}")
+        if args.status:
+            return slurm.status_command(suite, root, report=not args.no_report)
+        if not args.dry_run:
+            attempts = 1 + (suite.retries if args.retries is None else args.retries)
+            return slurm.run_slurm(suite, root, launcher, attempts, report=not args.no_report, no_wait=args.no_wait)
+    if args.no_wait:
+        raise UserError("--no_wait goes with --executor slurm")
+    if args.executor == "slurm":  # SLURM places each model's job: every model may run at once
+        gpus, placements = [], [Placement(m, None, 0) for m in suite.models]
+    else:
+        gpus = gpu_inventory(args.gpus)
+        placements = place(suite.models, gpus)  # a model too big for the node: one line, before anything starts
+    if args.dry_run:
+        from triangulation.suite.plan import print_plan, write_plan
+
+        print_plan(write_plan(suite, root, placements, launcher, gpus), root)
         return 0
-    result = run_suite(suite, root, launcher=launcher, retries=args.retries, report=not args.no_report)
+    result = run_suite(suite, root, launcher=launcher, retries=args.retries, report=not args.no_report, gpus=gpus)
     print(summary(result), file=sys.stderr if result.exit_code else sys.stdout)
     if result.report is not None:
         print(f"report: {result.report}")

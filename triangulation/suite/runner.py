@@ -9,7 +9,9 @@ Layout of ``--output_path DIR``::
     DIR/suite_status.json                every cell's status after the last run
     DIR/report/                          `triangulate report` over DIR/runs (+ the suite's external tables)
 
-A cell runs in a subprocess so a crash (out of memory, a segfault in a backend) stays in that cell. A
+A cell runs in a subprocess so a crash (out of memory, a segfault in a backend) stays in that cell. The
+models of one wave (:mod:`triangulation.suite.placement`) run at once, a thread each, their cells and
+server seeing only their GPUs. A
 cell whose marker holds the same fingerprint is skipped; a failed cell is retried ``retries`` times; a
 model that fails ``max_consecutive_failures`` cells in a row has its remaining cells skipped. The
 exit status is 1 when any cell failed or was skipped, else 0.
@@ -183,7 +185,7 @@ class Sweep:
         self._procs: set[subprocess.Popen] = set()
         self._endpoints: list[Endpoint] = []
 
-    def run_model(self, model: ModelSpec, model_cells: list[Cell], gpus: list[int] | None = None) -> list[Outcome]:
+    def run_model(self, model: ModelSpec, model_cells: list[Cell], gpus: list[str] | None = None) -> list[Outcome]:
         """Every cell of ``model`` (finished ones skipped); ``gpus``: the devices its server and cells see
         (``CUDA_VISIBLE_DEVICES``; None leaves the environment as it is)."""
         env = dict(os.environ)
@@ -215,7 +217,7 @@ class Sweep:
             self._endpoints.append(endpoint)
             return endpoint
         log = self.root / "logs" / model.name / "server.log"
-        endpoint = start_vllm(model.model, model.model_args, log, gpus=model.gpus, serve_args=model.serve_args, env=env)
+        endpoint = start_vllm(model.model, model.model_args, log, gpus=model.gpu_count, serve_args=model.serve_args, env=env)
         self._endpoints.append(endpoint)
         started = time.monotonic()
         try:
@@ -346,19 +348,47 @@ class Sweep:
         (self.bar.write if self.bar is not None else print)(line)
 
 
+MODEL_ARGS_FLAGS = ("--model_args", "--judge_model_args", "--model_args_b")
+
+
 def _redacted(argv: list[str]) -> list[str]:
+    """``argv`` for logs and plans: the credentials of its model_args flags and the environment scrubbed."""
     from multiturn.backends.loading import scrub_secrets
 
-    return [scrub_secrets(a) for a in argv]
+    model_args = [_as_model_args(argv[i + 1]) for i, a in enumerate(argv[:-1]) if a in MODEL_ARGS_FLAGS]
+    out = []
+    for a in argv:
+        for args in model_args:
+            a = scrub_secrets(a, args)
+        out.append(scrub_secrets(a))
+    return out
+
+
+def _as_model_args(value: str) -> str | dict[str, Any]:
+    """A ``--model_args`` value as written by :func:`cell_argv`: a JSON object or ``k=v,...``."""
+    try:
+        parsed = json.loads(value)
+    except ValueError:
+        return value
+    return parsed if isinstance(parsed, dict) else value
 
 
 def run_suite(
-    suite: Suite, root: Path, launcher: tuple[str, ...] | list[str] = DEFAULT_LAUNCHER, retries: int | None = None, report: bool = True
+    suite: Suite,
+    root: Path,
+    launcher: tuple[str, ...] | list[str] = DEFAULT_LAUNCHER,
+    retries: int | None = None,
+    report: bool = True,
+    gpus: list[str] | None = None,
 ) -> SuiteResult:
-    """Every cell (finished ones skipped), model by model, then the report over ``root``; returns each
-    cell's outcome. Ctrl-C or SIGTERM stops every cell and server started, then re-raises."""
+    """Every cell (finished ones skipped), the models of one wave at once on their GPUs
+    (:mod:`triangulation.suite.placement`), then the report over ``root``; returns each cell's outcome.
+    Ctrl-C or SIGTERM stops every cell and server started, then re-raises."""
     from tqdm.auto import tqdm
 
+    from triangulation.suite.placement import place, waves
+
+    placements = place(suite.models, gpus or [])  # a model too big for the node: an error before anything runs
     root.mkdir(parents=True, exist_ok=True)
     attempts = 1 + (suite.retries if retries is None else retries)
     result = SuiteResult()
@@ -372,19 +402,16 @@ def run_suite(
     bar = tqdm(total=len(plan), desc=f"suite {suite.name}", unit="cell", dynamic_ncols=True)
     sweep = Sweep(suite, root, launcher, attempts, bar=bar)
     previous = _terminate_on_sigterm()
+    by_model: dict[str, list[Outcome]] = {}
     try:
-        for model in suite.models:
-            bar.set_postfix_str(model.name, refresh=True)
-            outcomes = sweep.run_model(model, [c for c in plan if c.model is model])
-            result.outcomes += outcomes
-            for o in outcomes:
-                if o.status == "failed":
-                    bar.write(f"suite: {o.cell.label} failed after {o.attempts} attempt(s): {o.detail}")
+        for wave in waves(placements):
+            by_model.update(_run_wave(sweep, wave, plan))
     except BaseException:
         sweep.stop()
         raise
     finally:
         bar.close()
+        result.outcomes = [o for m in suite.models for o in by_model.get(m.name, [])]
         write_status(root, suite, result)
         if previous is not None:
             signal.signal(signal.SIGTERM, previous)
@@ -395,6 +422,37 @@ def run_suite(
         except UserError as exc:  # the cells' outcomes still get summarised
             result.report_error = " ".join(str(exc).split())
     return result
+
+
+def _run_wave(sweep: Sweep, wave: list, plan: list[Cell]) -> dict[str, list[Outcome]]:
+    """The models of one wave at once, a thread each with its GPUs (the main thread waits, so Ctrl-C and
+    SIGTERM reach it and :meth:`Sweep.stop` ends every model's cells and servers)."""
+    done: dict[str, list[Outcome]] = {}
+    errors: list[BaseException] = []
+
+    def work(p) -> None:
+        try:
+            outcomes = sweep.run_model(p.model, [c for c in plan if c.model is p.model], None if p.gpus is None else list(p.gpus))
+        except BaseException as exc:  # noqa: BLE001  (re-raised in the main thread)
+            errors.append(exc)
+            return
+        done[p.model.name] = outcomes
+        for o in outcomes:
+            if o.status == "failed":
+                sweep._say(f"suite: {o.cell.label} failed after {o.attempts} attempt(s): {o.detail}")
+
+    if len(wave) == 1:  # in the main thread, as one model at a time always ran
+        work(wave[0])
+    else:
+        threads = [threading.Thread(target=work, args=(p,), name=f"suite-{p.model.name}", daemon=True) for p in wave]
+        for t in threads:
+            t.start()
+        for t in threads:
+            while t.is_alive():
+                t.join(timeout=0.5)
+    if errors:
+        raise errors[0]
+    return done
 
 
 def _terminate_on_sigterm():
@@ -408,21 +466,25 @@ def _terminate_on_sigterm():
     return signal.signal(signal.SIGTERM, handler)
 
 
+def outcome_row(o: Outcome, executor: str = "local", job_id: str | None = None) -> dict[str, Any]:
+    """A cell's row in ``suite_status.json``."""
+    return {
+        "cell": o.cell.label,
+        "model": o.cell.model.name,
+        "task": o.cell.task.name,
+        "status": o.status,
+        "attempts": o.attempts,
+        "seconds": round(o.seconds, 1),
+        "detail": o.detail,
+        "executor": executor,
+        "job_id": job_id,
+    }
+
+
 def write_status(root: Path, suite: Suite, result: SuiteResult) -> Path:
     path = root / "suite_status.json"
-    rows = [
-        {
-            "cell": o.cell.label,
-            "model": o.cell.model.name,
-            "task": o.cell.task.name,
-            "status": o.status,
-            "attempts": o.attempts,
-            "seconds": round(o.seconds, 1),
-            "detail": o.detail,
-        }
-        for o in result.outcomes
-    ]
-    path.write_text(json.dumps({"suite": str(suite.path), "cells": rows}, indent=1), encoding="utf-8")
+    rows = [outcome_row(o) for o in result.outcomes]
+    path.write_text(json.dumps({"suite": str(suite.path), "executor": "local", "cells": rows}, indent=1), encoding="utf-8")
     return path
 
 

@@ -22,16 +22,31 @@ import yaml
 from multiturn.backends.naming import model_label, parse_model_args
 from plumbing.errors import UserError
 
-SUITE_KEYS = {"name", "description", "models", "tasks", "defaults", "retries", "timeout", "max_consecutive_failures", "sizes", "report"}
+SUITE_KEYS = {
+    "name",
+    "description",
+    "models",
+    "tasks",
+    "defaults",
+    "retries",
+    "timeout",
+    "max_consecutive_failures",
+    "sizes",
+    "report",
+    "slurm",
+}
 MODEL_KEYS = {"name", "model", "model_args", "size", "apply_chat_template", "judge", "player_b", "batch_size", "device"}
 #: how a model is run: ``hf`` (each cell loads it, as lm-eval does), ``vllm`` (served once for all its cells),
 #: ``api`` (an existing OpenAI-compatible endpoint); see triangulation/suite/serve.py
 ENGINES = ("hf", "vllm", "api")
 SERVE_KEYS = {"engine", "gpus", "serve_args", "base_url", "api_key_env", "num_concurrent", "serve_timeout"}
 MODEL_KEYS |= SERVE_KEYS
-#: model keys that do not change a cell's results (left out of its fingerprint)
+#: model keys that do not change a cell's results (left out of its fingerprint): Figure 1's size, where and
+#: how it is placed and served
 NOT_RESULTS = {"size", "gpus", "num_concurrent", "serve_timeout", "api_key_env"}
 ENV_NAME = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*$")
+#: the ``slurm:`` block (``--executor slurm``): resources of each model's job
+SLURM_KEYS = {"partition", "time", "gpus_per_model", "cpus", "mem", "sbatch", "setup"}
 ROLE_KEYS = {"model", "model_args"}
 #: options a task entry (or ``defaults``) may set; the runner each applies to is in ``EVAL_ONLY``/``PLAY_ONLY``
 OPTION_KEYS = {
@@ -66,7 +81,8 @@ class ModelSpec:
     batch_size: str | None = None
     device: str | None = None
     engine: str = "hf"  # hf | vllm | api
-    gpus: int = 1  # GPUs of its server (vLLM's tensor-parallel size) or of each cell
+    #: GPUs it needs: `--gpus` placement, its SLURM job, its server's tensor-parallel size; None = the default, 1
+    gpus: int | None = None
     serve_args: tuple[str, ...] = ()  # extra `vllm serve` flags
     base_url: str | None = None  # engine api: http://HOST:PORT/v1
     api_key_env: str | None = None  # engine api: the environment variable that holds the key (never the key)
@@ -76,6 +92,10 @@ class ModelSpec:
     @property
     def served(self) -> bool:
         return self.engine != "hf"
+
+    @property
+    def gpu_count(self) -> int:
+        return 1 if self.gpus is None else self.gpus
 
 
 @dataclass(frozen=True)
@@ -97,6 +117,7 @@ class Suite:
     max_consecutive_failures: int = 3
     sizes: dict[str, float] = field(default_factory=dict)
     report: dict[str, Any] = field(default_factory=dict)
+    slurm: dict[str, Any] = field(default_factory=dict)
 
 
 @dataclass(frozen=True)
@@ -110,7 +131,7 @@ class Cell:
 
     def fingerprint(self) -> str:
         """Hash of everything that decides the cell's results (a changed entry is run again; ``size`` only
-        labels Figure 1, so changing it reruns nothing)."""
+        labels Figure 1 and ``gpus`` only places the model, so changing them reruns nothing)."""
         defaults = ModelSpec(name="", model=None).__dict__
         model = {k: v for k, v in self.model.__dict__.items() if k not in NOT_RESULTS and not (k in SERVE_KEYS and v == defaults[k])}
         blob = json.dumps(
@@ -207,7 +228,7 @@ def _serving(path: Path, where: str, entry: dict[str, Any]) -> dict[str, Any]:
         raise _fail(path, where, f"engine must be one of {', '.join(ENGINES)}, got {engine!r}")
     out: dict[str, Any] = {"engine": engine}
     if "gpus" in entry:
-        out["gpus"] = _number(path, where, "gpus", entry["gpus"], int, 1)
+        out["gpus"] = _number(path, where, "gpus", entry["gpus"], int, 1 if engine == "vllm" else 0)  # 0: needs none (api, CPU)
     if "num_concurrent" in entry:
         out["num_concurrent"] = _number(path, where, "num_concurrent", entry["num_concurrent"], int, 1)
     if "serve_timeout" in entry:
@@ -294,6 +315,7 @@ def load_suite(path: Path | str) -> Suite:
     for key in ("external", "pairs", "scatter"):
         if key in report and not (isinstance(report[key], list) and all(isinstance(x, str) for x in report[key])):
             raise _fail(path, f"report.{key}", "must be a list of strings")
+    slurm = _slurm(path, data.get("slurm"))
     sizes = data.get("sizes") or {}
     if not isinstance(sizes, Mapping):
         raise _fail(path, "sizes", "must map model names to billions of parameters")
@@ -307,7 +329,23 @@ def load_suite(path: Path | str) -> Suite:
         max_consecutive_failures=_number(path, "top level", "max_consecutive_failures", data.get("max_consecutive_failures", 3), int, 1),
         sizes={str(k): _number(path, "sizes", str(k), v) for k, v in sizes.items()},
         report=report,
+        slurm=slurm,
     )
+
+
+def _slurm(path: Path, value: Any) -> dict[str, Any]:
+    """The ``slurm:`` block: ``partition``, ``time`` (minutes or "H:MM:SS"), ``gpus_per_model`` (overrides each
+    model's ``gpus``), ``cpus`` and ``mem`` (per job, e.g. "32G"), ``sbatch`` (extra options, a mapping),
+    ``setup`` (shell lines run before each job, e.g. ``module load cuda``)."""
+    block = _check_keys(path, "slurm", value or {}, SLURM_KEYS)
+    for key in ("gpus_per_model", "cpus"):
+        if key in block:
+            _number(path, "slurm", key, block[key], int)
+    if "sbatch" in block and not isinstance(block["sbatch"], Mapping):
+        raise _fail(path, "slurm.sbatch", "must be a mapping of sbatch options (e.g. account: myproj, qos: high)")
+    if "setup" in block and not (isinstance(block["setup"], list) and all(isinstance(x, str) for x in block["setup"])):
+        raise _fail(path, "slurm.setup", "must be a list of shell lines")
+    return block
 
 
 def cells(suite: Suite) -> list[Cell]:

@@ -1,0 +1,285 @@
+"""``triangulate suite --dry_run``: the size of a sweep before it starts, written to ``DIR/suite_plan.json``.
+
+Shape: ``{"models": [{"name", "gpus": [ids], "wave": k, "engine", "server", "cells": [{"name", "command", "requests",
+"prompt_tokens", "tokenizer", "done", "note"}]}], "gpus": [...], "totals": {...}}``. Counts come from the
+data on this machine only (``HF_DATASETS_OFFLINE``/``HF_HUB_OFFLINE`` are forced; nothing is
+downloaded) and are ``null`` where the data is not local (``note`` says why):
+
+- an ``eval:`` cell: lm-eval builds the task's requests exactly as a run would (its few-shot examples,
+  chat template, ``limit``); ``requests`` counts them, ``prompt_tokens`` sums the tokens of each
+  request's context (plus the continuation of a log-likelihood request: the model reads both).
+- a ``play:`` cell: its episodes are played by the chance player (:mod:`multiturn.backends.chance`,
+  well-formed random replies) and every request of every role is counted as the engine renders it. A
+  real model's episodes can end earlier or later than chance's (a Wordle solved early, a game aborted
+  on a format error), so this is an estimate of the same order, not an exact count.
+
+Tokens are counted with the model's own tokenizer when it is local (``pretrained=`` of an ``hf`` /
+``vllm`` / ``local-*`` model, its ``tokenizer=`` if given), else with the embedded SmolLM2's, and each
+cell says which (``tokenizer``). Commands have secrets redacted (:func:`multiturn.backends.loading.scrub_secrets`).
+"""
+
+from __future__ import annotations
+
+import functools
+import json
+import os
+import shlex
+import sys
+from collections.abc import Callable, Sequence
+from pathlib import Path
+from typing import Any
+
+from triangulation.suite.placement import Placement
+from triangulation.suite.spec import Cell, ModelSpec, Suite, TaskSpec
+
+PLAN_FILE = "suite_plan.json"
+SMOLLM2 = "SmolLM2-135M-Instruct (embedded)"
+Counts = tuple[int | None, int | None, str]  # requests, prompt tokens, note
+
+
+class Tokenizers:
+    """Each model's tokenizer (local files only) or the embedded SmolLM2's, loaded once each."""
+
+    def __init__(self) -> None:
+        self._cache: dict[str, Any] = {}
+
+    def for_model(self, model: ModelSpec) -> tuple[Any, str]:
+        source = _tokenizer_source(model)
+        if source is not None:
+            tok = self._load(source)
+            if tok is not None:
+                return tok, source
+        return self._load(SMOLLM2), SMOLLM2
+
+    def _load(self, source: str) -> Any:
+        if source not in self._cache:
+            from transformers import AutoTokenizer
+
+            try:
+                if source == SMOLLM2:
+                    from multiturn.backends.default_model import GGUF_FILE, smollm2_dir
+
+                    self._cache[source] = AutoTokenizer.from_pretrained(smollm2_dir(), gguf_file=GGUF_FILE)
+                else:
+                    self._cache[source] = AutoTokenizer.from_pretrained(source, local_files_only=True)
+            except Exception:  # noqa: BLE001  (not on this machine: the fallback says so)
+                self._cache[source] = None
+        return self._cache[source]
+
+
+def _tokenizer_source(model: ModelSpec) -> str | None:
+    from multiturn.backends.loading import parse_model_args
+
+    if model.model is None and model.model_args is None:
+        return SMOLLM2
+    args = parse_model_args(model.model_args)
+    if args.get("gguf_file"):
+        return None  # a GGUF's tokenizer: SmolLM2's stands in (the only GGUF we embed)
+    source = args.get("tokenizer") or args.get("pretrained") or args.get("model")
+    return str(source) if source else None
+
+
+def render(tok: Any, messages: list[dict[str, str]]) -> str:
+    """A chat as the model reads it: its chat template when it has one, else the contents one per line."""
+    if getattr(tok, "chat_template", None):
+        try:
+            return tok.apply_chat_template(messages, tokenize=False, add_generation_prompt=True)
+        except Exception:  # noqa: BLE001  (a template refusing a role order: plain text is close enough)
+            pass
+    return "\n".join(m.get("content", "") for m in messages)
+
+
+def n_tokens(tok: Any, text: str) -> int:
+    return len(tok(text, add_special_tokens=False)["input_ids"])
+
+
+def force_offline() -> None:
+    """No downloads during a plan: the Hub and datasets read local caches only."""
+    os.environ["HF_DATASETS_OFFLINE"] = "1"
+    os.environ["HF_HUB_OFFLINE"] = "1"
+    try:
+        import datasets.config
+        import huggingface_hub.constants
+
+        datasets.config.HF_DATASETS_OFFLINE = True
+        datasets.config.HF_HUB_OFFLINE = True
+        huggingface_hub.constants.HF_HUB_OFFLINE = True
+    except (ImportError, AttributeError):
+        pass
+
+
+def count_eval(task: TaskSpec, model: ModelSpec, tok: Any) -> Counts:
+    """Requests and prompt tokens of an lm-eval cell, built by lm-eval as a run builds them."""
+    from lm_eval.evaluator_utils import get_sample_size
+    from lm_eval.tasks import get_task_dict
+
+    o = task.options
+    try:
+        task_dict = get_task_dict(list(task.tasks), _task_manager())
+    except Exception as exc:  # noqa: BLE001  (data not local, unknown task: the plan says so and goes on)
+        return None, None, f"not counted: {_one_line(exc)}"
+    requests = tokens = 0
+    chat = (lambda history, add_generation_prompt=True: render(tok, history)) if model.apply_chat_template else None
+    for leaf in _leaf_tasks(task_dict):
+        if "num_fewshot" in o:
+            leaf.set_config(key="num_fewshot", value=o["num_fewshot"])
+        leaf.set_fewshot_seed(seed=o.get("seed", 1234))
+        try:
+            leaf.build_all_requests(
+                limit=get_sample_size(leaf, o.get("limit")),
+                apply_chat_template=model.apply_chat_template,
+                fewshot_as_multiturn=bool(o.get("fewshot_as_multiturn")),
+                chat_template=chat,
+                tokenizer_name="plan",
+            )
+        except Exception as exc:  # noqa: BLE001
+            return None, None, f"not counted ({leaf.config.task}): {_one_line(exc)}"
+        seen: dict[str, int] = {}
+        for inst in leaf.instances:
+            requests += 1
+            context = str(inst.arguments[0])
+            if context not in seen:
+                seen[context] = n_tokens(tok, context)
+            tokens += seen[context]
+            if inst.request_type == "loglikelihood":
+                tokens += n_tokens(tok, str(inst.arguments[1]))
+    return requests, tokens, "lm-eval's requests"
+
+
+@functools.cache
+def _task_manager() -> Any:
+    """lm-eval's task index with our task folder (as `triangulate eval` builds it), once per process."""
+    from lm_eval.tasks import TaskManager
+
+    from lm_eval_tasks import TASKS_DIR
+
+    return TaskManager(include_path=[str(TASKS_DIR)])
+
+
+def _leaf_tasks(task_dict: Any) -> list[Any]:
+    out: list[Any] = []
+    for value in task_dict.values():
+        if isinstance(value, dict):
+            out += _leaf_tasks(value)
+        elif value is not None and hasattr(value, "build_all_requests"):
+            out.append(value)
+    return out
+
+
+def count_play(task: TaskSpec, tok: Any) -> Counts:
+    """Requests and prompt tokens of a play cell, its episodes played by the chance player."""
+    from multiturn import registry
+    from multiturn.backends.chance import RandomLM
+    from multiturn.engine.runner import select_instances
+    from multiturn.engine.scheduler import play_episodes
+
+    o = task.options
+    seed = int(o.get("seed", 1234))
+    tally = {"requests": 0, "tokens": 0}
+
+    class Counting(RandomLM):
+        def apply_chat_template(self, chat_history: list[dict], add_generation_prompt: bool = True) -> str:
+            tally["requests"] += 1
+            tally["tokens"] += n_tokens(tok, render(tok, chat_history))
+            return super().apply_chat_template(chat_history, add_generation_prompt)
+
+    lm = Counting(seed=seed)
+    try:
+        for name in registry.expand(list(task.tasks)):
+            spec = registry.get_task(name, o.get("task_args"))
+            episodes = select_instances(spec.instances(seed), o.get("limit"))
+            play_episodes(spec, episodes, {"player": lm}, seed=seed, gen_kwargs_override=o.get("gen_kwargs"), max_live=None, progress=False)
+    except Exception as exc:  # noqa: BLE001  (data not local, unknown task)
+        return None, None, f"not counted: {_one_line(exc)}"
+    return tally["requests"], tally["tokens"], "episodes played by the chance player (an estimate)"
+
+
+def _one_line(exc: BaseException) -> str:
+    return " ".join(f"{type(exc).__name__}: {exc}".split())[:300]
+
+
+def build_plan(
+    suite: Suite,
+    root: Path,
+    placements: Sequence[Placement],
+    launcher: Sequence[str],
+    gpus: Sequence[str] = (),
+    progress: Callable[[str], None] | None = None,
+) -> dict[str, Any]:
+    """The plan (see the module docstring); counts are shared between models with the same tokenizer."""
+    from triangulation.suite.runner import _redacted, cell_argv, cell_dir, is_done
+    from triangulation.suite.serve import planned_endpoint
+
+    force_offline()
+    tokenizers = Tokenizers()
+    memo: dict[tuple[str, str, bool], Counts] = {}
+    models = []
+    for p in placements:
+        tok, tok_name = tokenizers.for_model(p.model)
+        m = p.model
+        endpoint = planned_endpoint(m.engine, m.model, m.model_args, m.base_url, m.api_key_env) if m.served else None
+        rows = []
+        for task in suite.tasks:
+            cell = Cell(p.model, task)
+            key = (json.dumps([task.runner, task.tasks, task.options], sort_keys=True, default=str), tok_name, p.model.apply_chat_template)
+            if key not in memo:
+                if progress is not None:
+                    progress(f"counting {cell.label} ({tok_name})")
+                memo[key] = count_eval(task, p.model, tok) if task.runner == "eval" else count_play(task, tok)
+            requests, tokens, note = memo[key]
+            rows.append(
+                {
+                    "name": task.name,
+                    "command": shlex.join(_redacted(cell_argv(cell, cell_dir(root, cell), launcher, endpoint=endpoint))),
+                    "requests": requests,
+                    "prompt_tokens": tokens,
+                    "tokenizer": tok_name if tokens is not None else None,
+                    "done": is_done(root, cell),
+                    "note": note,
+                }
+            )
+        server = None if endpoint is None else endpoint.base_url
+        models.append({"name": m.name, "gpus": list(p.gpus or []), "wave": p.wave, "engine": m.engine, "server": server, "cells": rows})
+    return {"suite": str(suite.path), "gpus": list(gpus), "models": models, "totals": totals(models)}
+
+
+def totals(models: list[dict[str, Any]]) -> dict[str, Any]:
+    """Per model and overall: requests and prompt tokens of the cells that were counted, and how many were not."""
+    out: dict[str, Any] = {}
+    for m in models:
+        counted = [c for c in m["cells"] if c["requests"] is not None]
+        out[m["name"]] = {
+            "requests": sum(c["requests"] for c in counted),
+            "prompt_tokens": sum(c["prompt_tokens"] for c in counted),
+            "cells_not_counted": len(m["cells"]) - len(counted),
+        }
+    out["all"] = {k: sum(v[k] for v in out.values()) for k in ("requests", "prompt_tokens", "cells_not_counted")}
+    return out
+
+
+def write_plan(
+    suite: Suite, root: Path, placements: Sequence[Placement], launcher: Sequence[str], gpus: Sequence[str] = ()
+) -> dict[str, Any]:
+    """Build the plan and write it to ``root/suite_plan.json``."""
+    plan = build_plan(suite, root, placements, launcher, gpus, progress=lambda msg: print(f"suite: {msg}", file=sys.stderr))
+    root.mkdir(parents=True, exist_ok=True)
+    (root / PLAN_FILE).write_text(json.dumps(plan, indent=1, ensure_ascii=False), encoding="utf-8")
+    return plan
+
+
+def _fmt(n: int | None) -> str:
+    return "null" if n is None else f"{n:,}"
+
+
+def print_plan(plan: dict[str, Any], root: Path) -> None:
+    """One line per cell (state, counts, command), one per model (GPUs, wave, totals), the plan's path."""
+    for m in plan["models"]:
+        gpus = ",".join(m["gpus"]) or "-"
+        t = plan["totals"][m["name"]]
+        print(f"{m['name']}: wave {m['wave']}, GPUs {gpus}: {_fmt(t['requests'])} requests, {_fmt(t['prompt_tokens'])} prompt tokens")
+        if m.get("server"):
+            print(f"{m['name']}: engine {m['engine']}: one server for its cells at {m['server']}")
+        for c in m["cells"]:
+            state = "done" if c["done"] else "to run"
+            print(f"  {c['name']}: {state}: {_fmt(c['requests'])} requests, {_fmt(c['prompt_tokens'])} tokens: {c['command']}")
+    print(f"plan: {root / PLAN_FILE}")

@@ -1,0 +1,291 @@
+"""``triangulate suite --executor slurm``: one SLURM job per model, submitted through ``submitit``.
+
+Models that need the same resources go out as one job array (submitit's ``batch``). A job runs its
+model's cells inside the allocation exactly as the local executor does
+(:meth:`triangulation.suite.runner.Sweep.run_model`: finished cells skipped, retries, served once with
+``engine: vllm``, the model's GPUs as SLURM gives them), writing to the shared ``--output_path``. Resources come from the suite's ``slurm:``
+block (``partition``, ``time`` in minutes or ``[D-]H:MM:SS``, ``gpus_per_model``, ``cpus``, ``mem``,
+``sbatch`` extra options, ``setup`` shell lines) and each model's ``gpus:`` (which wins over
+``gpus_per_model``).
+
+State on disk, beside the runs::
+
+    DIR/slurm/                 submitit's job folders (sbatch script, stdout/stderr, pickled result)
+    DIR/slurm_jobs.json        model -> its last job: id, cells it was sent for, time
+    DIR/status/<model>.json    the job's outcome per cell (written by the job when it ends)
+
+Running the same command again submits jobs only for models with unfinished cells whose last job is no
+longer queued or running (a ``scancel``-ed or timed-out job resumes; a play cell resumes its episodes).
+It then waits with a progress bar, or returns at once with ``--no_wait``; ``--status`` prints where the
+sweep stands. Whether a job is alive is asked of ``squeue`` (no accounting database needed).
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+import shutil
+import subprocess
+import sys
+import time
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any
+
+from plumbing.errors import UserError
+from triangulation.suite.runner import Outcome, Sweep, is_done, outcome_row, run_report, write_sizes
+from triangulation.suite.spec import Cell, ModelSpec, Suite, load_suite
+
+JOBS_FILE = "slurm_jobs.json"
+DEFAULT_TIME_MIN = 24 * 60
+TIME = re.compile(r"^(?:(\d+)-)?(\d+):(\d\d):(\d\d)$")
+
+
+def time_minutes(value: Any) -> int:
+    """``slurm.time``: minutes (a number) or ``[D-]H:MM:SS``."""
+    if value is None:
+        return DEFAULT_TIME_MIN
+    if isinstance(value, (int, float)) and not isinstance(value, bool) and value > 0:
+        return max(1, int(value))
+    match = TIME.match(str(value).strip())
+    if not match:
+        raise UserError(f"slurm.time: {value!r} is neither minutes nor [D-]H:MM:SS")
+    days, hours, minutes, seconds = (int(x or 0) for x in match.groups())
+    return max(1, days * 1440 + hours * 60 + minutes + (1 if seconds else 0))
+
+
+def model_gpus(suite: Suite, model: ModelSpec) -> int:
+    """GPUs of a model's job: its own ``gpus:``, else the block's ``gpus_per_model``, else 1."""
+    if model.gpus is not None:
+        return model.gpus
+    return int(suite.slurm.get("gpus_per_model", 1))
+
+
+def executor_parameters(suite: Suite, gpus: int) -> dict[str, Any]:
+    """submitit ``SlurmExecutor`` parameters of one model's job."""
+    block = suite.slurm
+    params: dict[str, Any] = {
+        "job_name": f"suite-{suite.name}",
+        "time": time_minutes(block.get("time")),
+        "nodes": 1,
+        "ntasks_per_node": 1,
+        "stderr_to_stdout": True,
+    }
+    if gpus:
+        params["gpus_per_node"] = gpus
+    if block.get("partition"):
+        params["partition"] = str(block["partition"])
+    if block.get("cpus"):
+        params["cpus_per_task"] = int(block["cpus"])
+    if block.get("mem"):
+        params["mem"] = str(block["mem"])
+    if block.get("sbatch"):
+        params["additional_parameters"] = {str(k): v for k, v in block["sbatch"].items()}
+    if block.get("setup"):
+        params["setup"] = list(block["setup"])
+    return params
+
+
+def job_main(suite_path: str, root: str, model_name: str, launcher: list[str], attempts: int) -> list[dict[str, Any]]:
+    """Inside the SLURM job: the model's cells as locally; writes DIR/status/<model>.json."""
+    suite = load_suite(suite_path)
+    model = next(m for m in suite.models if m.name == model_name)
+    outcomes = Sweep(suite, Path(root), launcher, attempts).run_model(model, [Cell(model, t) for t in suite.tasks])
+    import submitit
+
+    job_id = submitit.JobEnvironment().job_id  # "123" or, in an array, "123_4"
+    rows = [outcome_row(o, "slurm", job_id) for o in outcomes]
+    folder = Path(root) / "status"
+    folder.mkdir(parents=True, exist_ok=True)
+    _write_json(folder / f"{model_name}.json", {"model": model_name, "cells": rows})
+    return rows
+
+
+def _write_json(path: Path, data: Any) -> None:
+    tmp = path.with_name(path.name + ".tmp")
+    tmp.write_text(json.dumps(data, indent=1), encoding="utf-8")
+    os.replace(tmp, path)
+
+
+def read_jobs(root: Path) -> dict[str, dict[str, Any]]:
+    try:
+        data = json.loads((root / JOBS_FILE).read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        return {}
+    return data if isinstance(data, dict) else {}
+
+
+def active_jobs(env: dict[str, str] | None = None) -> set[str]:
+    """Ids (``123`` or ``123_4``) of the jobs queued or running now, as ``squeue`` lists them."""
+    if shutil.which("squeue") is None:
+        raise UserError("--executor slurm: `squeue` not found (install slurm-client, or run on a SLURM login node)")
+    proc = subprocess.run(["squeue", "-h", "-r", "-o", "%i"], capture_output=True, text=True, env=env, check=False)
+    if proc.returncode != 0:
+        raise UserError(f"squeue failed: {' '.join(proc.stderr.split())[:300]}")
+    return set(proc.stdout.split())
+
+
+def unfinished(suite: Suite, root: Path, model: ModelSpec) -> list[Cell]:
+    return [Cell(model, t) for t in suite.tasks if not is_done(root, Cell(model, t))]
+
+
+def submit(suite: Suite, root: Path, launcher: Sequence[str], attempts: int) -> dict[str, str]:
+    """Submit one job per model with unfinished cells and no live job; returns model -> new job id."""
+    import submitit
+
+    jobs = read_jobs(root)
+    alive = active_jobs()
+    groups: dict[int, list[ModelSpec]] = {}
+    for m in suite.models:
+        if unfinished(suite, root, m) and str(jobs.get(m.name, {}).get("job_id")) not in alive:
+            groups.setdefault(model_gpus(suite, m), []).append(m)
+    submitted: dict[str, str] = {}
+    for gpus, models in groups.items():
+        executor = submitit.SlurmExecutor(folder=root / "slurm" / "%j", max_num_timeout=0)
+        executor.update_parameters(**executor_parameters(suite, gpus), array_parallelism=len(models))
+        with executor.batch():
+            handles = [
+                executor.submit(job_main, str(suite.path.resolve()), str(root.resolve()), m.name, list(launcher), attempts) for m in models
+            ]
+        for m, job in zip(models, handles):
+            submitted[m.name] = str(job.job_id)
+            jobs[m.name] = {
+                "job_id": str(job.job_id),
+                "cells": [c.label for c in unfinished(suite, root, m)],
+                "gpus": gpus,
+                "submitted": time.strftime("%Y-%m-%dT%H:%M:%S"),
+            }
+    root.mkdir(parents=True, exist_ok=True)
+    _write_json(root / JOBS_FILE, jobs)
+    return submitted
+
+
+def cell_rows(suite: Suite, root: Path, alive: set[str]) -> list[dict[str, Any]]:
+    """Every cell's status: done (its marker), running (its job is queued or running), what its job reported,
+    or failed when its job ended without finishing it (scancel, time limit, node failure)."""
+    jobs = read_jobs(root)
+    rows = []
+    for m in suite.models:
+        job = jobs.get(m.name, {})
+        job_id = None if job.get("job_id") is None else str(job["job_id"])
+        reported = {k: r for k, r in _job_report(root, m.name).items() if str(r.get("job_id")) == job_id}
+        for t in suite.tasks:
+            cell = Cell(m, t)
+            row = {**outcome_row(Outcome(cell, "not-run"), "slurm", job_id), **reported.get(cell.label, {})}
+            if is_done(root, cell):
+                row["status"] = row["status"] if row["status"] in ("done", "skipped-done") else "done"
+            elif job_id is not None and job_id in alive and cell.label in job.get("cells", []):
+                row["status"] = "running"
+            elif job_id is not None and cell.label not in reported:
+                row["status"] = "failed"
+                row["detail"] = (
+                    f"job {job_id} ended before the cell finished (scancel, time limit, node failure); run the same command again to resume"
+                )
+            rows.append(row)
+    return rows
+
+
+def _job_report(root: Path, model: str) -> dict[str, dict[str, Any]]:
+    try:
+        data = json.loads((root / "status" / f"{model}.json").read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        return {}
+    return {r["cell"]: r for r in data.get("cells", []) if isinstance(r, dict) and "cell" in r}
+
+
+def write_status_rows(root: Path, suite: Suite, rows: list[dict[str, Any]]) -> Path:
+    path = root / "suite_status.json"
+    _write_json(path, {"suite": str(suite.path), "executor": "slurm", "cells": rows})
+    return path
+
+
+def wait(suite: Suite, root: Path, poll: float = 5.0) -> list[dict[str, Any]]:
+    """Until none of the sweep's jobs is queued or running; a progress bar of finished cells."""
+    from tqdm.auto import tqdm
+
+    ours = {str(j.get("job_id")) for j in read_jobs(root).values()}
+    total = len(suite.models) * len(suite.tasks)
+    bar = tqdm(total=total, desc=f"suite {suite.name} (slurm)", unit="cell", dynamic_ncols=True)
+    try:
+        while True:
+            alive = active_jobs() & ours
+            rows = cell_rows(suite, root, alive)
+            done = sum(r["status"] in ("done", "skipped-done") for r in rows)
+            bar.update(done - bar.n)
+            bar.set_postfix_str(f"{len(alive)} job(s) queued or running", refresh=True)
+            if not alive:
+                return rows
+            time.sleep(poll)
+    finally:
+        bar.close()
+
+
+def status_lines(suite: Suite, rows: list[dict[str, Any]], alive: set[str]) -> list[str]:
+    """One line per model (job, state, cells done), then one per unfinished cell."""
+    lines = []
+    for m in suite.models:
+        mine = [r for r in rows if r["model"] == m.name]
+        done = sum(r["status"] in ("done", "skipped-done") for r in mine)
+        job = mine[0]["job_id"] if mine else None
+        state = "no job" if job is None else ("queued or running" if str(job) in alive else "ended")
+        lines.append(f"{m.name}: {done}/{len(mine)} cells done; job {job or '-'}: {state}")
+        lines += [
+            f"  {r['task']}: {r['status']}{': ' + r['detail'] if r['detail'] else ''}"
+            for r in mine
+            if r["status"] not in ("done", "skipped-done")
+        ]
+    return lines
+
+
+DONE = ("done", "skipped-done")
+
+
+def run_slurm(suite: Suite, root: Path, launcher: Sequence[str], attempts: int, report: bool = True, no_wait: bool = False) -> int:
+    """Submit the unfinished models' jobs; wait for them (or return at once), then the status and the report."""
+    root.mkdir(parents=True, exist_ok=True)
+    submitted = submit(suite, root, launcher, attempts)
+    jobs = ", ".join(f"{m} {j}" for m, j in submitted.items()) or "none (every cell is done or its job is still queued or running)"
+    print(f"suite: submitted to SLURM: {jobs}", file=sys.stderr)
+    if no_wait:
+        print(f"suite: not waiting; where it stands: triangulate suite {suite.path} --output_path {root} --status")
+        return 0
+    try:
+        rows = wait(suite, root)
+    except KeyboardInterrupt:  # the jobs are the cluster's now: they go on
+        print(
+            f"suite: stopped waiting; the jobs go on (scancel them to stop): triangulate suite {suite.path} --output_path {root} --status"
+        )
+        return 130
+    write_status_rows(root, suite, rows)
+    return finish(suite, root, rows, report, alive=set())
+
+
+def finish(suite: Suite, root: Path, rows: list[dict[str, Any]], report: bool, alive: set[str]) -> int:
+    """With every job ended: sizes and the report (as the local executor writes them); 1 when a cell is unfinished."""
+    print("\n".join(status_lines(suite, rows, alive)), file=sys.stderr)
+    write_sizes(root, suite)
+    code = 0 if all(r["status"] in DONE for r in rows) else 1
+    if report:
+        try:
+            path = run_report(root, suite)
+        except UserError as exc:
+            print(f"suite: report failed: {' '.join(str(exc).split())}", file=sys.stderr)
+            return 1
+        if path is not None:
+            print(f"report: {path}")
+    return code
+
+
+def status_command(suite: Suite, root: Path, report: bool = True) -> int:
+    """``--status``: where the sweep stands; once no job is left and every cell is done, the report too."""
+    if not (root / JOBS_FILE).is_file():
+        raise UserError(f"{root} has no SLURM sweep ({JOBS_FILE} missing): start one with --executor slurm")
+    ours = {str(j.get("job_id")) for j in read_jobs(root).values()}
+    alive = active_jobs() & ours
+    rows = cell_rows(suite, root, alive)
+    write_status_rows(root, suite, rows)
+    if alive or not all(r["status"] in DONE for r in rows):
+        print("\n".join(status_lines(suite, rows, alive)))
+        return 0 if alive else 1
+    return finish(suite, root, rows, report, alive)
