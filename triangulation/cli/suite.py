@@ -40,7 +40,7 @@ def add_parser(subparsers) -> argparse.ArgumentParser:
 
 def run(args: argparse.Namespace) -> int:
     from plumbing.errors import UserError
-    from triangulation.suite.runner import DEFAULT_LAUNCHER, cell_argv, cell_dir, is_done, run_suite, summary
+    from triangulation.suite.runner import DEFAULT_LAUNCHER, cell_argv, cell_dir, is_done, redacted_argv, run_suite, summary
     from triangulation.suite.spec import cells, load_suite
 
     suite = load_suite(args.suite)
@@ -53,7 +53,7 @@ def run(args: argparse.Namespace) -> int:
     if args.dry_run:
         for cell in cells(suite):
             state = "done" if is_done(root, cell) else "to run"
-            print(f"{cell.label}: {state}: {shlex.join(cell_argv(cell, cell_dir(root, cell), launcher))}")
+            print(f"{cell.label}: {state}: {shlex.join(redacted_argv(cell_argv(cell, cell_dir(root, cell), launcher)))}")
         return 0
     result = run_suite(suite, root, launcher=launcher, retries=args.retries, report=not args.no_report)
     print(summary(result), file=sys.stderr if result.exit_code else sys.stdout)

@@ -29,9 +29,10 @@ import time
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Any, TextIO
 
 from plumbing.errors import UserError
+from plumbing.secrets import scrub
 from triangulation.suite.spec import Cell, ModelSpec, Suite, cells
 
 MARKER = ".suite_done.json"
@@ -184,13 +185,9 @@ def run_cell(root: Path, cell: Cell, launcher: tuple[str, ...] | list[str], atte
     for attempt in range(1, attempts + 1):
         t0 = time.time()
         with open(log, "a", encoding="utf-8") as fh:
-            fh.write(f"\n=== {time.strftime('%Y-%m-%d %H:%M:%S')} attempt {attempt}/{attempts}: {shlex.join(_redacted(argv))}\n")
+            fh.write(f"\n=== {time.strftime('%Y-%m-%d %H:%M:%S')} attempt {attempt}/{attempts}: {shlex.join(redacted_argv(argv))}\n")
             fh.flush()
-            try:
-                proc = subprocess.run(argv, stdout=fh, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL, timeout=limit)
-                code = proc.returncode
-            except subprocess.TimeoutExpired:
-                code = None
+            code = run_scrubbed(argv, fh, limit)
         results = _results_since(folder, t0)
         if code == 0 and results:
             _write_marker(root, cell, results, time.time() - started, attempt)
@@ -206,10 +203,36 @@ def run_cell(root: Path, cell: Cell, launcher: tuple[str, ...] | list[str], atte
     return Outcome(cell, "failed", attempts, time.time() - started, f"{detail} (log: {log})")
 
 
-def _redacted(argv: list[str]) -> list[str]:
-    from multiturn.backends.loading import scrub_secrets
+def redacted_argv(argv: list[str]) -> list[str]:
+    return [scrub(a) for a in argv]
 
-    return [scrub_secrets(a) for a in argv]
+
+def run_scrubbed(argv: list[str], log: TextIO, timeout: float | None) -> int | None:
+    """Run ``argv`` with its stdout and stderr written to ``log`` line by line through the secret scrubber
+    (:func:`plumbing.secrets.scrub`); the exit status, or None when it ran past ``timeout`` (then killed)."""
+    proc = subprocess.Popen(argv, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL)
+
+    def pump() -> None:
+        for raw in iter(proc.stdout.readline, b""):
+            log.write(scrub(raw.decode("utf-8", errors="replace")))
+            log.flush()
+
+    reader = threading.Thread(target=pump, daemon=True)
+    reader.start()
+    try:
+        code: int | None = proc.wait(timeout=timeout)
+    except subprocess.TimeoutExpired:
+        proc.kill()
+        proc.wait()
+        code = None
+    except BaseException:  # SIGTERM (SystemExit) or Ctrl-C: the cell goes with the suite
+        proc.kill()
+        proc.wait()
+        raise
+    finally:
+        reader.join(timeout=10)
+        proc.stdout.close()
+    return code
 
 
 def run_suite(

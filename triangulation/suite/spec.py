@@ -19,6 +19,7 @@ from typing import Any
 import yaml
 
 from plumbing.errors import UserError
+from plumbing.secrets import register_model_args
 
 SUITE_KEYS = {"name", "description", "models", "tasks", "defaults", "retries", "timeout", "max_consecutive_failures", "sizes", "report"}
 MODEL_KEYS = {"name", "model", "model_args", "size", "apply_chat_template", "judge", "player_b", "batch_size", "device"}
@@ -163,14 +164,16 @@ def _model(path: Path, i: int, entry: Any) -> ModelSpec:
     if not isinstance(name, str) or not LABEL.match(name):
         raise _fail(path, where, f"name {name!r} must be letters, digits, '.', '_', '+', '-' (it names a folder)")
     size = entry.get("size")
+    judge, player_b = _role(path, f"{where}.judge", entry.get("judge")), _role(path, f"{where}.player_b", entry.get("player_b"))
+    register_model_args(args, *((role or {}).get("model_args") for role in (judge, player_b)))  # scrubbed from every line
     return ModelSpec(
         name=name,
         model=entry.get("model"),
         model_args=dict(args) if isinstance(args, Mapping) else args,
         size=None if size is None else _number(path, where, "size", size),
         apply_chat_template=bool(entry.get("apply_chat_template", True)),
-        judge=_role(path, f"{where}.judge", entry.get("judge")),
-        player_b=_role(path, f"{where}.player_b", entry.get("player_b")),
+        judge=judge,
+        player_b=player_b,
         batch_size=None if entry.get("batch_size") is None else str(entry["batch_size"]),
         device=entry.get("device"),
     )
