@@ -63,6 +63,11 @@ def add_parser(subparsers) -> argparse.ArgumentParser:
     )
     parser.add_argument("--device", default=None, help="device for local backends (cpu, cuda, cuda:0, mps)")
     parser.add_argument("--overwrite", action="store_true", help="discard earlier episodes of these tasks instead of resuming")
+    parser.add_argument(
+        "--wait_lock",
+        action="store_true",
+        help="when another process is writing these tasks in --output_path, wait for it instead of stopping with an error",
+    )
     parser.add_argument("--model_b", default=None, help="lm-eval model for the second player (default: the evaluated model)")
     parser.add_argument("--model_args_b", default=None, nargs="+", action=MergeDictAction, help="model_args for --model_b")
     parser.add_argument("--judge_model", default=None, help="lm-eval model for judge roles (default: the evaluated model)")
@@ -236,6 +241,7 @@ def run(args: argparse.Namespace) -> int:
         limit=_limit(args.limit),
         seed=args.seed,
         overwrite=args.overwrite,
+        wait_lock=getattr(args, "wait_lock", False),
         gen_kwargs_override=dict(args.gen_kwargs or {}) or None,
         judge_gen_kwargs=dict(args.judge_gen_kwargs or {}) or None,
         task_args=task_args,

@@ -22,6 +22,7 @@ from multiturn.engine.distributed import barrier, gather_to_rank0, rank_and_worl
 from multiturn.engine.scheduler import DEFAULT_MAX_LIVE, play_episodes
 from multiturn.game import TaskSpec
 from plumbing.errors import UserError
+from plumbing.locks import lock_all
 
 
 def select_instances(instances: Sequence[Mapping[str, Any]], limit: int | float | None) -> list[dict[str, Any]]:
@@ -147,6 +148,7 @@ def run_tasks(
     model_name: str = "model",
     config: Mapping[str, Any] | None = None,
     task_args: Mapping[str, Any] | None = None,
+    wait_lock: bool = False,
     **kwargs: Any,
 ) -> tuple[dict[str, Any] | None, Path | None]:
     """Run tasks and groups by name; on rank 0 build the lm-eval-shaped results and write them.
@@ -154,6 +156,10 @@ def run_tasks(
     Returns ``(payload, results_path)``; ``(None, None)`` on ranks other than 0. ``kwargs`` go to
     :func:`run_task` (limit, seed, overwrite, gen_kwargs_override, judge_gen_kwargs, progress, max_live, retry);
     ``task_args`` go to every task's factory (each takes the options it declares).
+
+    With ``output_dir``, rank 0 holds the lock of every task's episode file (:mod:`plumbing.locks`) from before
+    the first episode until the results file is written: a second process on the same folder and task gets a
+    one-line error naming this one's PID, or waits with ``wait_lock``.
     """
     from multiturn import registry
 
@@ -161,12 +167,28 @@ def run_tasks(
     requested_groups = {name: groups[name] for name in names if name in groups}
     started = time.perf_counter()
     summaries: dict[str, dict[str, Any]] = {}
-    for name in registry.expand(list(names)):
-        summary = run_task(registry.get_task(name, task_args), lms, output_dir=output_dir, model_name=model_name, **kwargs)
-        if "metrics" in summary:
-            summaries[name] = summary
-    if rank_and_world(lms["player"])[0] != 0:
-        return None, None
+    expanded = registry.expand(list(names))
+    rank = rank_and_world(lms["player"])[0]
+    locked = [res.episodes_path(Path(output_dir) / model_name, name) for name in expanded] if output_dir is not None and rank == 0 else []
+    with lock_all(locked, wait=wait_lock):
+        for name in expanded:
+            summary = run_task(registry.get_task(name, task_args), lms, output_dir=output_dir, model_name=model_name, **kwargs)
+            if "metrics" in summary:
+                summaries[name] = summary
+        if rank != 0:
+            return None, None
+        return _write_payload(summaries, requested_groups, config, model_name, output_dir, started)
+
+
+def _write_payload(
+    summaries: Mapping[str, dict[str, Any]],
+    requested_groups: Mapping[str, list[str]],
+    config: Mapping[str, Any] | None,
+    model_name: str,
+    output_dir: str | Path | None,
+    started: float,
+) -> tuple[dict[str, Any], Path | None]:
+    """The lm-eval-shaped results of ``summaries``, written to ``output_dir/model_name`` when given."""
     payload = res.results_payload(
         summaries,
         groups=requested_groups,
