@@ -23,6 +23,7 @@ from typing import Any
 from lm_eval.utils import handle_non_serializable
 
 from multiturn.game import TaskSpec
+from plumbing.errors import UserError
 from plumbing.stats import mean_of_keys
 
 log = logging.getLogger(__name__)
@@ -103,6 +104,48 @@ def compact_for_resume(model_dir: Path, task: str, *, overwrite: bool = False) -
         rewrite_records(main, kept.values())
         for path in parts:
             path.unlink(missing_ok=True)
+
+
+#: the run settings that change a task's episodes: resuming under other values is refused
+MODEL_SETTING_KEYS = ("model", "model_args", "model_b", "model_args_b", "judge_model", "judge_model_args")
+
+
+def settings_path(model_dir: Path, task: str) -> Path:
+    """``episodes_<task>.settings.json``: the settings the task's stored episodes were played with."""
+    return Path(model_dir) / f"episodes_{task}.settings.json"
+
+
+def _settings_diff(old: Mapping[str, Any], new: Mapping[str, Any]) -> str:
+    keys = [k for k in dict.fromkeys([*old, *new]) if _canonical(old.get(k)) != _canonical(new.get(k))]
+    return "; ".join(f"{k}: {_canonical(old.get(k))} -> {_canonical(new.get(k))}" for k in keys)
+
+
+def _canonical(value: Any) -> str:
+    return json.dumps(value, sort_keys=True, ensure_ascii=False, default=str)
+
+
+def check_resume_settings(model_dir: Path, task: str, settings: Mapping[str, Any], *, overwrite: bool = False) -> None:
+    """Before a run (rank 0, under the task's lock): stored episodes are resumed only when they were played with
+    the same ``settings`` (model and its args, task options, seed, gen_kwargs, limit, the task's scoring
+    version); otherwise a one-line ``UserError`` names what changed and offers ``--overwrite`` or a new folder.
+    Records the settings for the next run (files from before this check carry none and are adopted)."""
+    path = settings_path(model_dir, task)
+    main = episodes_path(model_dir, task)
+    has_episodes = main.is_file() and main.stat().st_size > 0 or bool(rank_parts(model_dir, task))
+    if has_episodes and not overwrite and path.is_file():
+        from plumbing.jsonio import read_json
+
+        old = read_json(path, "run settings")
+        if isinstance(old, dict) and _canonical(old) != _canonical(settings):
+            raise UserError(
+                f"{main} holds episodes played with other settings ({_settings_diff(old, settings)}); "
+                "resume with the same settings, pass --overwrite to start this task over, or choose a new --output_path"
+            )
+    if overwrite or not path.is_file() or not has_episodes:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        tmp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
+        tmp.write_text(json.dumps(dict(settings), indent=1, sort_keys=True, ensure_ascii=False, default=str), encoding="utf-8")
+        os.replace(tmp, path)
 
 
 def append_gathered(main_path: Path, task: str, records: Iterable[Mapping[str, Any]]) -> None:

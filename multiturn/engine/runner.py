@@ -58,6 +58,40 @@ def _seed_everything(seed: int) -> None:
         pass
 
 
+def _episode_settings(
+    task: TaskSpec,
+    seed: int,
+    limit: int | float | None,
+    gen_kwargs: Mapping[str, Any] | None,
+    judge_gen_kwargs: Mapping[str, Any] | None,
+) -> dict[str, Any]:
+    """The task's part of the settings a resume must match: its config and scoring version, seed, limit, gen_kwargs."""
+    return {
+        "task": task.config(),
+        "scoring_version": getattr(task, "version", 1.0),
+        "seed": seed,
+        "limit": limit,
+        "gen_kwargs": dict(gen_kwargs or {}),
+        "judge_gen_kwargs": dict(judge_gen_kwargs or {}),
+    }
+
+
+def _resume(
+    task: TaskSpec, lm: Any, model_dir: Path, wanted: list[str], settings: Mapping[str, Any], overwrite: bool
+) -> tuple[Path, Path, dict[str, dict[str, Any]]]:
+    """Rank 0 checks the stored episodes' settings and compacts the file; every rank then reads the finished
+    episodes among ``wanted``. Returns (main file, the file this rank writes, id -> finished record)."""
+    rank, world = rank_and_world(lm)
+    main_path = res.episodes_path(model_dir, task.name)
+    if rank == 0:
+        res.check_resume_settings(model_dir, task.name, settings, overwrite=overwrite)
+        res.compact_for_resume(model_dir, task.name, overwrite=overwrite)
+    barrier(lm)
+    all_done = res.finished_records([main_path])
+    write_path = main_path if world <= 1 else res.episodes_path(model_dir, task.name, rank)
+    return main_path, write_path, {i: all_done[i] for i in wanted if i in all_done}
+
+
 def run_task(
     task: TaskSpec,
     lms: Mapping[str, Any],
@@ -72,11 +106,14 @@ def run_task(
     progress: bool = True,
     max_live: int | None = DEFAULT_MAX_LIVE,
     retry: RetryPolicy | None = None,
+    model_settings: Mapping[str, Any] | None = None,
 ) -> dict[str, Any]:
     """Play one task and return its summary (``metrics``, ``stderr``, ``n_samples``, ``records``, ...).
 
     With ``output_dir`` the records go to ``output_dir/model_name/episodes_<task>.jsonl`` and an
-    existing file is resumed (finished episodes skipped) unless ``overwrite``. Under a distributed
+    existing file is resumed (finished episodes skipped) unless ``overwrite``, and only when it was played
+    with the same settings (``model_settings`` + the task's config and scoring version, seed, limit and
+    gen_kwargs: :func:`multiturn.engine.results.check_resume_settings`). Under a distributed
     LM every rank must call this; only rank 0's return value holds the metrics (others get
     ``{"task": ..., "rank": r}``).
     """
@@ -93,14 +130,8 @@ def run_task(
     main_path: Path | None = None
     write_path: Path | None = None
     if output_dir is not None:
-        model_dir = Path(output_dir) / model_name
-        main_path = res.episodes_path(model_dir, task.name)
-        if rank == 0:
-            res.compact_for_resume(model_dir, task.name, overwrite=overwrite)
-        barrier(lm)
-        all_done = res.finished_records([main_path])
-        done = {i: all_done[i] for i in wanted if i in all_done}
-        write_path = main_path if world <= 1 else res.episodes_path(model_dir, task.name, rank)
+        settings = {**dict(model_settings or {}), **_episode_settings(task, seed, limit, gen_kwargs_override, judge_gen_kwargs)}
+        main_path, write_path, done = _resume(task, lm, Path(output_dir) / model_name, wanted, settings, overwrite)
 
     pending = [inst for inst in instances if str(inst["id"]) not in done]
     mine = shard(pending, rank, world)
@@ -170,9 +201,11 @@ def run_tasks(
     expanded = registry.expand(list(names))
     rank = rank_and_world(lms["player"])[0]
     locked = [res.episodes_path(Path(output_dir) / model_name, name) for name in expanded] if output_dir is not None and rank == 0 else []
+    model_settings = {k: (config or {})[k] for k in res.MODEL_SETTING_KEYS if k in (config or {})}
     with lock_all(locked, wait=wait_lock):
         for name in expanded:
-            summary = run_task(registry.get_task(name, task_args), lms, output_dir=output_dir, model_name=model_name, **kwargs)
+            task = registry.get_task(name, task_args)
+            summary = run_task(task, lms, output_dir=output_dir, model_name=model_name, model_settings=model_settings, **kwargs)
             if "metrics" in summary:
                 summaries[name] = summary
         if rank != 0:

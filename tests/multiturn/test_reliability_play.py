@@ -10,6 +10,8 @@ import sys
 import time
 from pathlib import Path
 
+import pytest
+
 from triangulation.cli.main import main
 
 HOLD = """
@@ -67,3 +69,39 @@ def test_the_lock_goes_with_a_killed_holder(tmp_path):
 
 def _results(out: Path) -> dict:
     return json.loads(sorted((out / "random").glob("results_*.json"))[-1].read_text())
+
+
+@pytest.mark.parametrize(
+    "changed, named",
+    [
+        (["--seed", "2"], "seed: 1 -> 2"),
+        (["--gen_kwargs", "temperature=0.7"], "gen_kwargs"),
+        (["--model_args", "seed=9"], "model_args"),
+        (["--limit", "2"], "limit: 3 -> 2"),
+    ],
+)
+def test_resume_with_changed_settings_is_refused(tmp_path, capsys, changed, named):
+    assert main(play(tmp_path)) == 0
+    before = _results(tmp_path)
+    argv = play(tmp_path)
+    for flag, value in zip(changed[::2], changed[1::2]):
+        if flag in argv:
+            argv[argv.index(flag) + 1] = value
+        else:
+            argv += [flag, value]
+    capsys.readouterr()
+    assert main(argv) == 2
+    err = capsys.readouterr().err.strip()
+    assert len(err.splitlines()) == 1 and named in err and "--overwrite" in err and "--output_path" in err
+    assert _results(tmp_path) == before  # no new results file claiming the new settings
+    assert main([*argv, "--overwrite"]) == 0  # starting over is allowed
+    assert _results(tmp_path)["config"] != before["config"]
+
+
+def test_task_args_change_is_refused_and_same_settings_resume(tmp_path, capsys, built_data):
+    base = play(tmp_path, tasks="splat_easy")
+    assert main([*base, "--task_args", "max_rounds=5"]) == 0
+    capsys.readouterr()
+    assert main([*base, "--task_args", "max_rounds=6"]) == 2
+    assert "max_rounds" in capsys.readouterr().err
+    assert main([*base, "--task_args", "max_rounds=5"]) == 0  # the same settings resume
