@@ -9,13 +9,14 @@ from __future__ import annotations
 
 import base64
 import html
-import json
 import math
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 import pandas as pd
+
+from plumbing.jsonio import clean_text, dumps
 
 CSS = """
 body{font-family:system-ui,-apple-system,Segoe UI,sans-serif;margin:2em auto;max-width:1200px;color:#222;padding:0 1em}
@@ -81,7 +82,8 @@ class Section:
 
 
 def esc(value: Any) -> str:
-    return html.escape(str(value), quote=True)
+    """``value`` as HTML text (lone surrogates replaced: :func:`plumbing.jsonio.clean_text`)."""
+    return html.escape(clean_text(str(value))[0], quote=True)
 
 
 #: characters that must not appear raw inside ``<script>``: a ``</script>`` or ``<!--`` in model text would
@@ -92,7 +94,7 @@ SCRIPT_TABLE = str.maketrans(SCRIPT_ESCAPES)
 
 def script_json(value: Any) -> str:
     """JSON safe to embed inside ``<script type="application/json">``: ``<``, ``>``, ``&``, U+2028/9 as ``\\uXXXX``."""
-    return json.dumps(value, ensure_ascii=False, allow_nan=False).translate(SCRIPT_TABLE)
+    return dumps(value, allow_nan=False).translate(SCRIPT_TABLE)
 
 
 def fmt(value: Any, digits: int = 3) -> str:

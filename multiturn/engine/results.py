@@ -23,6 +23,7 @@ from typing import Any
 from lm_eval.utils import handle_non_serializable
 
 from multiturn.game import TaskSpec
+from plumbing import jsonio
 from plumbing.errors import UserError
 from plumbing.stats import mean_of_keys
 
@@ -36,8 +37,9 @@ def episodes_path(model_dir: Path, task: str, rank: int | None = None) -> Path:
 
 
 def dumps(record: Mapping[str, Any]) -> str:
-    """One JSON line (NaN kept as lm-eval writes it; numpy values converted)."""
-    return json.dumps(record, ensure_ascii=False, default=handle_non_serializable)
+    """One JSON line (NaN kept as lm-eval writes it; numpy values converted) through the one encoder
+    (:func:`plumbing.jsonio.dumps`: a reply's lone surrogates are replaced and counted in the record)."""
+    return jsonio.dumps(dict(record), count=True, default=handle_non_serializable)
 
 
 def read_records(path: Path) -> list[dict[str, Any]]:
@@ -309,7 +311,7 @@ def write_results(model_dir: Path, payload: Mapping[str, Any]) -> Path:
     model_dir = Path(model_dir)
     model_dir.mkdir(parents=True, exist_ok=True)
     path = model_dir / f"results_{timestamp()}.json"
-    text = json.dumps(payload, indent=2, ensure_ascii=False, default=handle_non_serializable)
+    text = jsonio.dumps(payload, indent=2, default=handle_non_serializable)
     tmp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
     try:
         with tmp.open("w", encoding="utf-8") as fh:

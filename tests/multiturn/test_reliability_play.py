@@ -105,3 +105,21 @@ def test_task_args_change_is_refused_and_same_settings_resume(tmp_path, capsys, 
     assert main([*base, "--task_args", "max_rounds=6"]) == 2
     assert "max_rounds" in capsys.readouterr().err
     assert main([*base, "--task_args", "max_rounds=5"]) == 0  # the same settings resume
+
+
+def test_a_lone_surrogate_in_a_reply_is_replaced_counted_and_resumable(tmp_path, built_data):
+    """A server answering ``"m \\ud800"`` (valid JSON, not encodable as UTF-8): the run finishes, the record
+    holds U+FFFD and the count, a rerun resumes, and the viewer renders it."""
+    from tests.support.fake_chat import FakeChatServer
+
+    with FakeChatServer('"m \\ud800"') as server:
+        argv = ["play", "--model", "local-chat-completions", "--model_args", f"model=fake,base_url={server.url()},tokenizer_backend=None"]
+        argv += ["--tasks", "nback_verbal_1", "--limit", "1", "--output_path", str(tmp_path)]
+        assert main(argv) == 0
+        assert main(argv) == 0  # the rerun resumes the finished episode
+    [episodes] = list(tmp_path.rglob("episodes_nback_verbal_1.jsonl"))
+    [record] = [json.loads(line) for line in episodes.read_text(encoding="utf-8").splitlines()]
+    assert record["replaced_surrogates"] > 0 and "m \ufffd" in json.dumps(record, ensure_ascii=False)
+    assert not list(tmp_path.rglob("*.tmp"))
+    assert main(["view", str(tmp_path), "--out", str(tmp_path / "view")]) == 0
+    assert "\ufffd" in (tmp_path / "view" / "nback_verbal_1.html").read_text(encoding="utf-8")

@@ -10,6 +10,7 @@ import pandas as pd
 from tqdm.auto import tqdm
 
 from plumbing.errors import UserError
+from plumbing.jsonio import write_text
 from triangulation.html import Image, Section, Table, Text, render_page
 from triangulation.report import plots
 from triangulation.report.abilities import Taxonomy, apply_subtask_exclusions, assessment_members, group_members, static_vs_interactive
@@ -164,7 +165,7 @@ def build_report(
     steps.update()
     steps.close()
     path = out / "report.html"
-    path.write_text(render_page(title, sections), encoding="utf-8")
+    write_text(path, render_page(title, sections))
     return path
 
 

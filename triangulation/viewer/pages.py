@@ -20,7 +20,7 @@ from pathlib import Path
 
 from tqdm.auto import tqdm
 
-from plumbing.jsonio import iter_jsonl
+from plumbing.jsonio import iter_jsonl, write_text
 from triangulation.html import esc, script_json
 from triangulation.viewer.episodes import ROLE_LABELS, Episode, Turn, from_record, from_sample
 
@@ -265,7 +265,7 @@ def write_viewer(roots: Iterable[Path], out: Path) -> dict[str, Path]:
         for part in range(1, parts + 1):
             chunk = episodes[(part - 1) * EPISODES_PER_FILE : part * EPISODES_PER_FILE]
             nav = part_nav(task, part, parts, len(episodes))
-            (out / page_name(task, part)).write_text(render_task_page(task, chunk, nav=nav), encoding="utf-8")
+            write_text((out / page_name(task, part)), render_task_page(task, chunk, nav=nav))
         pages[task] = (out / page_name(task), episodes)
-    (out / "index.html").write_text(render_index(pages), encoding="utf-8")
+    write_text((out / "index.html"), render_index(pages))
     return {task: path for task, (path, _) in pages.items()}

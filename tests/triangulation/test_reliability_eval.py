@@ -1,0 +1,61 @@
+"""Issue 23 for `triangulate eval`, `view` and `report`: hostile bytes in stored records (item 4) and an output
+path that cannot be written, refused before any model call (item 6)."""
+
+from __future__ import annotations
+
+import json
+import os
+import time
+from pathlib import Path
+
+import pytest
+
+from triangulation.cli.main import main
+
+
+def test_eval_refuses_an_unwritable_output_path_before_any_model_call(tmp_path, capsys):
+    started = time.time()
+    code = main(["eval", "--model", "random", "--tasks", "globalgroup_zh", "--limit", "1", "--output_path", "/proc/x/out"])
+    err = capsys.readouterr().err.strip().splitlines()
+    assert code == 2 and len(err) == 1 and "--output_path /proc/x/out is not a writable folder" in err[0]
+    assert time.time() - started < 60
+
+
+def _episode_file(root: Path) -> Path:
+    """A stored play run whose record holds JSON-escaped lone surrogates (as another tool may write them)."""
+    folder = root / "m"
+    folder.mkdir(parents=True)
+    record = {
+        "id": "0",
+        "task": "nback_verbal_1",
+        "transcript": [{"role": "user", "content": "hi"}, {"role": "assistant", "content": "m \ud800 \udfff"}],
+        "scores": {"accuracy": 1.0},
+    }
+    (folder / "episodes_nback_verbal_1.jsonl").write_text(json.dumps(record) + "\n", encoding="utf-8")  # ensure_ascii: \ud800
+    results = {"results": {"nback_verbal_1": {"accuracy,none": 1.0}}, "config": {"model": "m", "model_args": ""}, "model_name": "m\udc80"}
+    (folder / "results_2026-01-01T00-00-00.json").write_text(json.dumps(results), encoding="utf-8")
+    return folder
+
+
+def test_view_and_report_survive_lone_surrogates_in_stored_records(tmp_path):
+    _episode_file(tmp_path / "runs")
+    assert main(["view", str(tmp_path / "runs"), "--out", str(tmp_path / "view")]) == 0
+    assert "m \ufffd \ufffd" in (tmp_path / "view" / "nback_verbal_1.html").read_text(encoding="utf-8")
+    assert main(["report", str(tmp_path / "runs"), "--out", str(tmp_path / "report")]) == 0
+    assert (tmp_path / "report" / "report.html").stat().st_size > 0
+
+
+@pytest.mark.slow
+def test_eval_log_samples_with_a_lone_surrogate_in_the_reply(tmp_path, built_data):
+    from tests.support.fake_chat import FakeChatServer
+
+    os.environ.setdefault("OMP_NUM_THREADS", "1")
+    with FakeChatServer('"m \\ud800"') as server:
+        code = main(
+            ["eval", "--model", "local-chat-completions", "--model_args", f"model=fake,base_url={server.url()},tokenizer_backend=None"]
+            + ["--apply_chat_template", "--tasks", "globalgroup_zh", "--limit", "1", "--log_samples", "--output_path", str(tmp_path)]
+        )
+    assert code == 0
+    [samples] = list(tmp_path.rglob("samples_globalgroup_zh_*.jsonl"))
+    [sample] = [json.loads(line) for line in samples.read_text(encoding="utf-8").splitlines()]
+    assert sample["replaced_surrogates"] >= 1 and "\ufffd" in json.dumps(sample["resps"], ensure_ascii=False)
