@@ -257,6 +257,8 @@ def results_payload(
             entry[f"{metric},none"] = value
             entry[f"{metric}_stderr,none"] = res.get("stderr", {}).get(metric, "N/A")
         entry["n_failed"] = res.get("n_failed", 0)
+        if res.get("judge"):
+            entry["judge"] = res["judge"]  # "self": the evaluated model was its own judge (the report marks it)
         errors = [r.get("error") for r in res.get("records", []) if r.get("failed") and r.get("error")]
         if errors:
             entry["first_error"] = errors[0]

@@ -206,6 +206,8 @@ def run_tasks(
         for name in expanded:
             task = registry.get_task(name, task_args)
             summary = run_task(task, lms, output_dir=output_dir, model_name=model_name, model_settings=model_settings, **kwargs)
+            if "judge" in task.roles:  # SPLAT without --judge_model: the player judges itself, and the results say so
+                summary["judge"] = "self" if lms.get("judge", lms["player"]) is lms["player"] else "separate"
             if "metrics" in summary:
                 summaries[name] = summary
         if rank != 0:

@@ -123,3 +123,26 @@ def test_a_lone_surrogate_in_a_reply_is_replaced_counted_and_resumable(tmp_path,
     assert not list(tmp_path.rglob("*.tmp"))
     assert main(["view", str(tmp_path), "--out", str(tmp_path / "view")]) == 0
     assert "\ufffd" in (tmp_path / "view" / "nback_verbal_1.html").read_text(encoding="utf-8")
+
+
+@pytest.mark.parametrize("holds", [None, "taboo"])
+def test_instances_folder_without_the_game_is_refused_before_any_model_call(tmp_path, capsys, holds):
+    folder = tmp_path / "fresh"
+    (folder / "data" / holds if holds else folder).mkdir(parents=True)
+    code = main(
+        ["play", "--model", "random", "--tasks", "wordle", "--task_args", f"instances={folder}", "--output_path", str(tmp_path / "o")]
+    )
+    err = capsys.readouterr().err.strip().splitlines()
+    assert code == 2 and len(err) == 1 and "has no episodes of wordle" in err[0] and (holds or "not a built") in err[0]
+    assert not (tmp_path / "o" / "random").exists()
+
+
+def test_splat_without_a_judge_model_is_recorded_and_marked_self_judged(tmp_path, built_data):
+    assert main(play(tmp_path / "self", tasks="splat_easy")) == 0
+    assert _results(tmp_path / "self")["results"]["splat_easy"]["judge"] == "self"
+    assert main([*play(tmp_path / "sep", tasks="splat_easy"), "--judge_model", "random", "--judge_model_args", "seed=7"]) == 0
+    assert _results(tmp_path / "sep")["results"]["splat_easy"]["judge"] == "separate"
+    assert "judge" not in _results(tmp_path / "self")["results"].get("wcst", {})
+    assert main(["report", str(tmp_path / "self"), "--out", str(tmp_path / "report")]) == 0
+    html = (tmp_path / "report" / "report.html").read_text(encoding="utf-8")
+    assert "Self-judged scores" in html and "random on splat_easy" in html

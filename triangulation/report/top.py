@@ -58,6 +58,15 @@ def leaderboard_section(
             note=True,
         )
     )
+    judged_self = self_judged(runs)
+    if judged_self:
+        sec.blocks.append(
+            Text(
+                "Self-judged scores: the evaluated model was its own judge (played without --judge_model), so these "
+                "scores measure agreement with itself, not success: " + ", ".join(f"{m} on {t}" for m, t in judged_self) + ".",
+                warn=True,
+            )
+        )
     for caption, columns in column_groups(list(values.columns), external_labels):
         rows = [m for m in values.index if values.loc[m, columns].notna().any()]
         if rows:
@@ -65,6 +74,13 @@ def leaderboard_section(
                 Leaderboard(values.loc[rows, columns], errors.loc[rows, columns], links=links, reference=reference, caption=caption)
             )
     return sec
+
+
+def self_judged(runs: list[Run]) -> list[tuple[str, str]]:
+    """(model, task) of every result a player judged itself (``"judge": "self"`` in its results entry)."""
+    return sorted(
+        {(r.model, task) for r in runs for task, entry in r.results.items() if isinstance(entry, dict) and entry.get("judge") == "self"}
+    )
 
 
 def kendall_section(table: pd.DataFrame, out: Path, n_boot: int = 1000) -> Section:
