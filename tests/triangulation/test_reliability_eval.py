@@ -59,3 +59,26 @@ def test_eval_log_samples_with_a_lone_surrogate_in_the_reply(tmp_path, built_dat
     [samples] = list(tmp_path.rglob("samples_globalgroup_zh_*.jsonl"))
     [sample] = [json.loads(line) for line in samples.read_text(encoding="utf-8").splitlines()]
     assert sample["replaced_surrogates"] >= 1 and "\ufffd" in json.dumps(sample["resps"], ensure_ascii=False)
+
+
+LAUGHS = (
+    "models: [{model: random}]\ntasks:\n  - play: wcst\n    gen_kwargs:\n      a: &a [lol, lol, lol, lol, lol, lol, lol, lol, lol, lol]\n"
+    + "".join(f"      {c}: &{c} [{', '.join(['*' + p] * 10)}]\n" for p, c in zip("abcdefgh", "bcdefghi"))
+)
+
+
+@pytest.mark.parametrize(
+    "text, words",
+    [
+        (LAUGHS, "aliases expand"),  # 10^9 values once expanded, from 1 KB
+        ("models: &m [{model: random, model_args: {k: *m}}]\ntasks: [{play: wcst}]\n", "recursive alias"),
+        ("models: [{model: random}]\ntasks: [{play: wcst}]\n#" + "x" * (1 << 20) + "\n", "at most"),
+    ],
+)
+def test_hostile_suite_files_are_refused_fast_with_one_line(tmp_path, capsys, text, words):
+    path = tmp_path / "s.yaml"
+    path.write_text(text, encoding="utf-8")
+    started = time.time()
+    assert main(["suite", str(path), "--output_path", str(tmp_path / "o"), "--dry_run"]) == 2
+    err = capsys.readouterr().err.strip().splitlines()
+    assert len(err) == 1 and words in err[0] and time.time() - started < 10
