@@ -24,6 +24,7 @@ from typing import Any
 
 from multiturn.engine import results as res
 from multiturn.game import Request, TaskSpec
+from plumbing.errors import UserError
 
 
 class ReplayDiverged(Exception):
@@ -152,6 +153,7 @@ def rescore_run(
     for name in names:
         task = registry.get_task(name, task_args)
         records = list(res.finished_records([res.episodes_path(model_dir, name)]).values())
+        check_intact(res.episodes_path(model_dir, name), len(records), old.get("n-samples", {}).get(name, {}).get("effective"))
         finished = {str(r["id"]) for r in records}
         failed = [r for r in res.read_records(res.episodes_path(model_dir, name)) if r.get("failed") and str(r["id"]) not in finished]
         n_original = int(old.get("n-samples", {}).get(name, {}).get("original", len(records) + len(failed)))
@@ -165,6 +167,21 @@ def rescore_run(
         model_name_sanitized=str(old.get("model_name_sanitized", Path(model_dir).name)),
     )
     return payload, reports, old
+
+
+def check_intact(path: Path, n_finished: int, n_stored: Any) -> None:
+    """``UserError`` when the episode file is damaged: a corrupt line before the last (a truncated last line is
+    what a kill leaves, and was never counted), or fewer finished episodes than the stored results counted.
+    Re-scoring it would write a newer results file from fewer episodes, which the report would then prefer."""
+    from plumbing.jsonio import iter_jsonl
+
+    for _ in iter_jsonl(path, skip_bad_last_line=True):  # raises naming the file and line
+        pass
+    if isinstance(n_stored, int) and n_finished < n_stored:
+        raise UserError(
+            f"{path} holds {n_finished} finished episode(s), the newest results file counted {n_stored}; not re-scoring "
+            "from fewer episodes (restore the file, or play the missing episodes again: `triangulate play` resumes)"
+        )
 
 
 def changed_metrics(old: Mapping[str, Any], new: Mapping[str, Any]) -> list[tuple[str, str, Any, Any]]:

@@ -146,3 +146,19 @@ def test_splat_without_a_judge_model_is_recorded_and_marked_self_judged(tmp_path
     assert main(["report", str(tmp_path / "self"), "--out", str(tmp_path / "report")]) == 0
     html = (tmp_path / "report" / "report.html").read_text(encoding="utf-8")
     assert "Self-judged scores" in html and "random on splat_easy" in html
+
+
+@pytest.mark.parametrize("damage", ["drop_line", "corrupt_line"])
+def test_score_refuses_a_damaged_episode_file(tmp_path, capsys, damage):
+    assert main(play(tmp_path)) == 0
+    episodes = tmp_path / "random" / "episodes_wcst.jsonl"
+    lines = episodes.read_text(encoding="utf-8").splitlines(keepends=True)
+    assert len(lines) == 3
+    lines[1] = "" if damage == "drop_line" else lines[1][:40] + "\n"
+    episodes.write_text("".join(lines), encoding="utf-8")
+    before = sorted((tmp_path / "random").glob("results_*.json"))
+    capsys.readouterr()
+    assert main(["score", str(tmp_path)]) == 2
+    err = capsys.readouterr().err.strip().splitlines()
+    assert len(err) == 1 and "episodes_wcst.jsonl" in err[0]
+    assert sorted((tmp_path / "random").glob("results_*.json")) == before  # no newer results from fewer episodes
