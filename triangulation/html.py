@@ -94,7 +94,18 @@ SCRIPT_TABLE = str.maketrans(SCRIPT_ESCAPES)
 
 def script_json(value: Any) -> str:
     """JSON safe to embed inside ``<script type="application/json">``: ``<``, ``>``, ``&``, U+2028/9 as ``\\uXXXX``."""
-    return dumps(value, allow_nan=False).translate(SCRIPT_TABLE)
+    return dumps(_finite(value), allow_nan=False).translate(SCRIPT_TABLE)
+
+
+def _finite(value: Any) -> Any:
+    """``value`` with NaN and +-Infinity (not JSON; a hostile or broken record may hold them) as null."""
+    if isinstance(value, float) and not math.isfinite(value):
+        return None
+    if isinstance(value, dict):
+        return {k: _finite(v) for k, v in value.items()}
+    if isinstance(value, (list, tuple)):
+        return [_finite(v) for v in value]
+    return value
 
 
 def fmt(value: Any, digits: int = 3) -> str:

@@ -31,6 +31,8 @@ import lm_eval.models  # noqa: F401  (lm-eval fills its registry lazily, only wh
 from lm_eval.api.model import LM
 from lm_eval.api.registry import register_model
 
+from plumbing.errors import UserError
+
 NAME = "random"
 FILLER = ("thing", "place", "often", "small", "people", "use", "common", "kind", "make", "found")
 LIST_LITERAL = re.compile(r"\[([^\[\]]+)\]")
@@ -158,9 +160,19 @@ def wordle_words() -> list[str]:
 class RandomLM(LM):
     """Random well-formed replies (``generate_until``) and random log-likelihoods (multiple choice)."""
 
+    #: what lm-eval and play pass to every backend besides its model_args
+    RUNNER_KEYS = frozenset({"batch_size", "max_batch_size", "device"})
+
     def __init__(self, seed: int = 1234, **kwargs: Any):
+        """``seed`` is the only model_arg; an unknown one or a seed that is not an integer is a one-line error."""
         super().__init__()
-        self.seed = int(seed)
+        unknown = sorted(set(kwargs) - self.RUNNER_KEYS)
+        if unknown:
+            raise UserError(f"--model random takes only model_args seed=N, not {', '.join(unknown)}")
+        try:
+            self.seed = int(seed)
+        except (TypeError, ValueError):
+            raise UserError(f"--model random: model_args seed must be an integer, got {seed!r}") from None
 
     @property
     def tokenizer_name(self) -> str:

@@ -47,6 +47,10 @@ def replay(task: TaskSpec, record: Mapping[str, Any], judge: Callable[[TaskSpec,
     calls = record.get("calls")
     if calls is None:
         raise ReplayDiverged("the record has no stored calls (written before `triangulate score` existed)")
+    if not isinstance(calls, list) or not all(isinstance(c, Mapping) and "role" in c for c in calls):
+        raise ReplayDiverged("the record's calls are not a list of {role, reply} objects (a damaged or foreign record)")
+    if not isinstance(record.get("instance"), Mapping):
+        raise ReplayDiverged("the record has no instance object (a damaged or foreign record)")
     game = task.make_game(record["instance"], int(record.get("seed", 1234)))
     judged: list[tuple[str, str]] = []
     for number, call in enumerate(calls):

@@ -75,8 +75,17 @@ def finished_records(paths: Iterable[Path]) -> dict[str, dict[str, Any]]:
         for record in read_records(path):
             if record.get("failed"):
                 continue
+            if not has_numeric_scores(record):
+                log.warning("%s: episode %s has no numeric scores (a damaged record); it is played again", path, record["id"])
+                continue
             done.setdefault(str(record["id"]), record)
     return done
+
+
+def has_numeric_scores(record: Mapping[str, Any]) -> bool:
+    """``scores`` is an object of numbers (NaN allowed) or nulls, as every game writes it."""
+    scores = record.get("scores")
+    return isinstance(scores, Mapping) and all(v is None or isinstance(v, (int, float)) for v in scores.values())
 
 
 def rewrite_records(path: Path, records: Iterable[Mapping[str, Any]]) -> None:

@@ -162,3 +162,14 @@ def test_score_refuses_a_damaged_episode_file(tmp_path, capsys, damage):
     err = capsys.readouterr().err.strip().splitlines()
     assert len(err) == 1 and "episodes_wcst.jsonl" in err[0]
     assert sorted((tmp_path / "random").glob("results_*.json")) == before  # no newer results from fewer episodes
+
+
+def test_a_record_with_a_string_score_is_played_again_on_resume(tmp_path):
+    assert main(play(tmp_path)) == 0
+    episodes = tmp_path / "random" / "episodes_wcst.jsonl"
+    records = [json.loads(line) for line in episodes.read_text(encoding="utf-8").splitlines()]
+    records[0]["scores"] = {key: "high" for key in records[0]["scores"]}
+    episodes.write_text("".join(json.dumps(r) + "\n" for r in records), encoding="utf-8")
+    assert main(play(tmp_path)) == 0
+    again = [json.loads(line) for line in episodes.read_text(encoding="utf-8").splitlines()]
+    assert len(again) == 3 and all(isinstance(v, (int, float)) for r in again for v in r["scores"].values())

@@ -82,3 +82,49 @@ def test_hostile_suite_files_are_refused_fast_with_one_line(tmp_path, capsys, te
     assert main(["suite", str(path), "--output_path", str(tmp_path / "o"), "--dry_run"]) == 2
     err = capsys.readouterr().err.strip().splitlines()
     assert len(err) == 1 and words in err[0] and time.time() - started < 10
+
+
+@pytest.mark.parametrize(
+    "argv, words",
+    [
+        (["--limit", "0"], "--limit must be positive"),
+        (["--limit", "-1"], "--limit must be positive"),
+        (["--limit", "1", "--metadata", "{bad"], "Invalid JSON"),
+        (["--limit", "1", "--model_args", "seed=abc"], "seed must be an integer"),
+        (["--limit", "1", "--model_args", "sed=3"], "takes only model_args seed=N, not sed"),
+    ],
+)
+def test_eval_argument_mistakes_are_one_line(capsys, argv, words):
+    code = main(["eval", "--model", "random", "--tasks", "globalgroup_zh", *argv])
+    err = [line for line in capsys.readouterr().err.strip().splitlines() if "triangulate" in line or "Traceback" in line]
+    assert code == 2 and len(err) == 1 and words in err[0], err
+
+
+def _damaged_run(root: Path) -> Path:
+    """A play run whose record has an Infinity score, calls that are not a list and no instance."""
+    folder = root / "m"
+    folder.mkdir(parents=True)
+    record = {
+        "id": "0",
+        "task": "wcst",
+        "transcript": [{"role": "user", "content": "hi"}],
+        "scores": {"accuracy": float("inf")},
+        "calls": 5,
+    }
+    (folder / "episodes_wcst.jsonl").write_text(json.dumps(record) + "\n", encoding="utf-8")
+    results = {
+        "results": {"wcst": {"accuracy,none": float("inf"), "accuracy_stderr,none": "N/A"}},
+        "config": {"model": "m", "model_args": ""},
+        "n-samples": {"wcst": {"original": 1, "effective": 1}},
+    }
+    (folder / "results_2026-01-01T00-00-00.json").write_text(json.dumps(results), encoding="utf-8")
+    return folder
+
+
+def test_infinity_scores_and_malformed_calls_are_no_traceback(tmp_path, capsys):
+    _damaged_run(tmp_path / "runs")
+    assert main(["view", str(tmp_path / "runs"), "--out", str(tmp_path / "view")]) == 0
+    assert main(["report", str(tmp_path / "runs"), "--out", str(tmp_path / "report")]) == 0
+    assert main(["score", str(tmp_path / "runs")]) == 0
+    out = capsys.readouterr().out
+    assert "kept their stored scores" in out and "not a list" in out

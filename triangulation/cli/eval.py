@@ -60,8 +60,13 @@ def run_passthrough(argv: list[str]) -> int:
     sys.argv = ["lm_eval", *argv]
     try:
         args = cli.parse_args()  # inserts `run` like `lm_eval` does
+    except ValueError as exc:  # lm-eval's JSON arguments (--metadata '{bad', --gen_kwargs ...) raise while parsing
+        raise UserError(" ".join(str(exc).split())) from None
     finally:
         sys.argv = saved
+    limit = getattr(args, "limit", None)
+    if limit is not None and float(limit) <= 0:
+        raise UserError(f"--limit must be positive (a count, or a fraction below 1), got {limit:g}")
     if hasattr(args, "include_path"):
         args.include_path = include_paths(getattr(args, "include_path", None))
     import multiturn.backends.chance  # noqa: F401  (registers ``--model random``, the chance player)
