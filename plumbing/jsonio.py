@@ -4,6 +4,7 @@ UTF-16 surrogates (a hostile or broken server's ``"\\ud800"``), replacing each w
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import re
@@ -123,3 +124,18 @@ def ensure_output_dir(value: str | os.PathLike, flag: str) -> Path:
         reason = exc.strerror or type(exc).__name__
         raise UserError(f"{flag} {value} is not a writable folder ({reason}); choose another folder") from exc
     return path
+
+
+@contextlib.contextmanager
+def new_output_dir(value: str | os.PathLike, flag: str) -> Iterator[Path]:
+    """:func:`ensure_output_dir` for a command that may fail: a folder it created is removed again (when still
+    empty) if the block raises, so a failed ``report``/``view`` leaves no empty ``--out`` behind."""
+    path = Path(value).expanduser()
+    existed = path.exists()
+    ensure_output_dir(path, flag)
+    try:
+        yield path
+    except BaseException:
+        if not existed and path.is_dir() and not any(path.iterdir()):
+            path.rmdir()
+        raise

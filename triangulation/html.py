@@ -10,6 +10,7 @@ from __future__ import annotations
 import base64
 import html
 import math
+import re
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -81,9 +82,16 @@ class Section:
     blocks: list[Block] = field(default_factory=list)
 
 
+#: control characters (C0 but tab/newline/CR, DEL, C1) and bidirectional overrides, embeddings and isolates: shown
+#: as a visible ``<U+XXXX>`` so a reply cannot reorder or hide text on the page (the "Trojan source" trick)
+_INVISIBLE = re.compile("[\x00-\x08\x0b\x0c\x0e-\x1f\x7f-\x9f\u202a-\u202e\u2066-\u2069]")
+
+
 def esc(value: Any) -> str:
-    """``value`` as HTML text (lone surrogates replaced: :func:`plumbing.jsonio.clean_text`)."""
-    return html.escape(clean_text(str(value))[0], quote=True)
+    """``value`` as HTML text: lone surrogates replaced (:func:`plumbing.jsonio.clean_text`), control and bidi
+    override characters made visible as ``<U+XXXX>``."""
+    text = _INVISIBLE.sub(lambda m: f"<U+{ord(m.group()):04X}>", clean_text(str(value))[0])
+    return html.escape(text, quote=True)
 
 
 #: characters that must not appear raw inside ``<script>``: a ``</script>`` or ``<!--`` in model text would

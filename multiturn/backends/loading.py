@@ -170,4 +170,5 @@ def sanitized_model_name(model: str | None, model_args: str | Mapping[str, Any] 
 
     args = redact_model_args(model_args)
     name = next((str(args[k]) for k in NAME_KEYS if k in args and args[k] not in (None, "")), None)
-    return sanitize_model_name(name or model or "model")
+    folder = sanitize_model_name(name or model or "model")
+    return folder if folder.strip(".") else "model"  # `..` would write beside --output_path

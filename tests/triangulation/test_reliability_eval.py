@@ -128,3 +128,42 @@ def test_infinity_scores_and_malformed_calls_are_no_traceback(tmp_path, capsys):
     assert main(["score", str(tmp_path / "runs")]) == 0
     out = capsys.readouterr().out
     assert "kept their stored scores" in out and "not a list" in out
+
+
+def _run_with(root: Path, task: str, reply: str) -> None:
+    folder = root / "m"
+    folder.mkdir(parents=True, exist_ok=True)
+    record = {
+        "id": "0",
+        "task": task,
+        "transcript": [{"role": "user", "content": "q"}, {"role": "assistant", "content": reply}],
+        "scores": {"accuracy": 1.0},
+    }
+    (folder / f"episodes_{task}.jsonl").write_text(json.dumps(record) + "\n", encoding="utf-8")
+    results = {"results": {task: {"accuracy,none": 1.0}}, "config": {"model": "m", "model_args": ""}}
+    (folder / "results_2026-01-01T00-00-00.json").write_text(json.dumps(results), encoding="utf-8")
+
+
+def test_viewer_shows_control_and_bidi_characters_and_keeps_its_index(tmp_path):
+    _run_with(tmp_path / "runs", "index", "abc\u202edcba\x07 \u0645\u0631\u062d\u0628\u0627")
+    assert main(["view", str(tmp_path / "runs"), "--out", str(tmp_path / "view")]) == 0
+    index = (tmp_path / "view" / "index.html").read_text(encoding="utf-8")
+    assert "<table>" in index and "task_index.html" in index  # the task page did not overwrite the index
+    page = (tmp_path / "view" / "task_index.html").read_text(encoding="utf-8")
+    assert "\u202e" not in page and "\x07" not in page
+    assert "&lt;U+202E&gt;" in page and "&lt;U+0007&gt;" in page and "dir='auto'" in page
+    assert "\u0645\u0631\u062d\u0628\u0627" in page  # ordinary right-to-left text is kept
+
+
+def test_a_failed_view_or_report_leaves_no_empty_out(tmp_path):
+    (tmp_path / "empty").mkdir()
+    assert main(["view", str(tmp_path / "empty"), "--out", str(tmp_path / "v")]) == 2
+    assert main(["report", str(tmp_path / "empty"), "--out", str(tmp_path / "r")]) == 2
+    assert not (tmp_path / "v").exists() and not (tmp_path / "r").exists()
+
+
+def test_a_model_named_dot_dot_stays_inside_the_output_path():
+    from multiturn.backends.loading import sanitized_model_name
+
+    assert sanitized_model_name("random", "pretrained=..") == "model"
+    assert sanitized_model_name("random", "pretrained=.") == "model"

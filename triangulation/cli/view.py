@@ -14,7 +14,7 @@ import argparse
 from pathlib import Path
 
 from plumbing.errors import UserError
-from plumbing.jsonio import ensure_output_dir
+from plumbing.jsonio import new_output_dir
 
 
 def add_parser(subparsers) -> argparse.ArgumentParser:
@@ -36,9 +36,9 @@ def run(args: argparse.Namespace) -> int:
     for folder in args.runs:
         if not folder.exists():
             raise UserError(f"no such folder: {folder}")
-    ensure_output_dir(args.out, "--out")
-    pages = write_viewer(args.runs, args.out)
-    if not pages:
-        raise UserError(f"no episodes_*.jsonl or samples_*.jsonl under {', '.join(map(str, args.runs))}")
+    with new_output_dir(args.out, "--out"):
+        pages = write_viewer(args.runs, args.out)
+        if not pages:
+            raise UserError(f"no episodes_*.jsonl or samples_*.jsonl under {', '.join(map(str, args.runs))}")
     print(f"episodes: {args.out / 'index.html'} ({len(pages)} task pages)")
     return 0

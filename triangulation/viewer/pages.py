@@ -84,6 +84,8 @@ if(hash){var hit=-1;rows.forEach(function(r,k){if(items[r.i].id===hash)hit=k});i
 def page_name(task: str, part: int = 1) -> str:
     """The task page's file name (``<task>.html``, then ``<task>-<part>.html``; other characters replaced)."""
     stem = re.sub(r"[^A-Za-z0-9_.-]", "_", task)
+    if stem.lower() == "index" or stem.startswith("."):  # never the viewer's own index.html, never hidden
+        stem = f"task_{stem}"
     return f"{stem}.html" if part == 1 else f"{stem}-{part}.html"
 
 
@@ -142,9 +144,9 @@ def fmt_score(value: float) -> str:
 
 def render_text(text: str) -> str:
     if len(text) <= FOLD_CHARS:
-        return f"<pre>{esc(text)}</pre>"
+        return f"<pre dir='auto'>{esc(text)}</pre>"
     head = text.strip().splitlines()[0][:160] if text.strip() else ""
-    return f"<details><summary>{esc(head)} &hellip; ({len(text)} characters)</summary><pre>{esc(text)}</pre></details>"
+    return f"<details><summary>{esc(head)} &hellip; ({len(text)} characters)</summary><pre dir='auto'>{esc(text)}</pre></details>"
 
 
 def render_turn(turn: Turn) -> str:
