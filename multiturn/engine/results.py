@@ -137,7 +137,7 @@ def _canonical(value: Any) -> str:
 
 def check_resume_settings(model_dir: Path, task: str, settings: Mapping[str, Any], *, overwrite: bool = False) -> None:
     """Before a run (rank 0, under the task's lock): stored episodes are resumed only when they were played with
-    the same ``settings`` (model and its args, task options, seed, gen_kwargs, limit, the task's scoring
+    the same ``settings`` (model and its args, task options, seed, gen_kwargs, the task's scoring
     version); otherwise a one-line ``UserError`` names what changed and offers ``--overwrite`` or a new folder.
     Records the settings for the next run (files from before this check carry none and are adopted)."""
     path = settings_path(model_dir, task)

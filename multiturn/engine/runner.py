@@ -61,16 +61,16 @@ def _seed_everything(seed: int) -> None:
 def _episode_settings(
     task: TaskSpec,
     seed: int,
-    limit: int | float | None,
     gen_kwargs: Mapping[str, Any] | None,
     judge_gen_kwargs: Mapping[str, Any] | None,
 ) -> dict[str, Any]:
-    """The task's part of the settings a resume must match: its config and scoring version, seed, limit, gen_kwargs."""
+    """The task's part of the settings a resume must match: its config and scoring version, seed, gen_kwargs.
+    ``--limit`` is left out on purpose: it picks the first N of the same episodes, so a larger limit extends a
+    run and a smaller one reports a subset; neither changes an episode."""
     return {
         "task": task.config(),
         "scoring_version": getattr(task, "version", 1.0),
         "seed": seed,
-        "limit": limit,
         "gen_kwargs": dict(gen_kwargs or {}),
         "judge_gen_kwargs": dict(judge_gen_kwargs or {}),
     }
@@ -112,7 +112,7 @@ def run_task(
 
     With ``output_dir`` the records go to ``output_dir/model_name/episodes_<task>.jsonl`` and an
     existing file is resumed (finished episodes skipped) unless ``overwrite``, and only when it was played
-    with the same settings (``model_settings`` + the task's config and scoring version, seed, limit and
+    with the same settings (``model_settings`` + the task's config and scoring version, seed and
     gen_kwargs: :func:`multiturn.engine.results.check_resume_settings`). Under a distributed
     LM every rank must call this; only rank 0's return value holds the metrics (others get
     ``{"task": ..., "rank": r}``).
@@ -130,7 +130,7 @@ def run_task(
     main_path: Path | None = None
     write_path: Path | None = None
     if output_dir is not None:
-        settings = {**dict(model_settings or {}), **_episode_settings(task, seed, limit, gen_kwargs_override, judge_gen_kwargs)}
+        settings = {**dict(model_settings or {}), **_episode_settings(task, seed, gen_kwargs_override, judge_gen_kwargs)}
         main_path, write_path, done = _resume(task, lm, Path(output_dir) / model_name, wanted, settings, overwrite)
 
     pending = [inst for inst in instances if str(inst["id"]) not in done]

@@ -77,7 +77,6 @@ def _results(out: Path) -> dict:
         (["--seed", "2"], "seed: 1 -> 2"),
         (["--gen_kwargs", "temperature=0.7"], "gen_kwargs"),
         (["--model_args", "seed=9"], "model_args"),
-        (["--limit", "2"], "limit: 3 -> 2"),
     ],
 )
 def test_resume_with_changed_settings_is_refused(tmp_path, capsys, changed, named):
@@ -96,6 +95,17 @@ def test_resume_with_changed_settings_is_refused(tmp_path, capsys, changed, name
     assert _results(tmp_path) == before  # no new results file claiming the new settings
     assert main([*argv, "--overwrite"]) == 0  # starting over is allowed
     assert _results(tmp_path)["config"] != before["config"]
+
+
+def test_a_larger_limit_extends_the_run_with_the_same_episodes(tmp_path):
+    assert main(play(tmp_path)) == 0
+    episodes = tmp_path / "random" / "episodes_wcst.jsonl"
+    first = episodes.read_text(encoding="utf-8").splitlines()
+    argv = play(tmp_path)
+    argv[argv.index("--limit") + 1] = "5"
+    assert main(argv) == 0
+    lines = episodes.read_text(encoding="utf-8").splitlines()
+    assert lines[:3] == first and len(lines) == 5 and _results(tmp_path)["n-samples"]["wcst"]["effective"] == 5
 
 
 def test_task_args_change_is_refused_and_same_settings_resume(tmp_path, capsys, built_data):
