@@ -19,6 +19,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
+from plumbing import run_folder  # noqa: E402
 from triangulation.viewer.pages import write_viewer  # noqa: E402
 
 
@@ -52,7 +53,7 @@ def main() -> None:
     model_dir = root / "runs" / "bench"
     model_dir.mkdir(parents=True)
     rng = random.Random(0)
-    with (model_dir / "episodes_nback_verbal_1.jsonl").open("w") as fh:
+    with run_folder.episodes_path(model_dir, "nback_verbal_1").open("w") as fh:
         for i in range(args.episodes):
             fh.write(json.dumps(nback_record(i, rng)) + "\n")
     write_s, load_s = [], []

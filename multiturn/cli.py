@@ -19,9 +19,16 @@ from typing import Any
 
 from lm_eval._cli.utils import MergeDictAction
 
+from plumbing import run_folder
 from plumbing.errors import UserError
 
 log = logging.getLogger(__name__)
+
+
+def _add_run_folder_flags(parser: argparse.ArgumentParser) -> None:
+    """``--overwrite`` (start over) and ``--wait_lock`` (wait for another process writing the same tasks)."""
+    parser.add_argument("--overwrite", action="store_true", help="discard earlier episodes of these tasks instead of resuming")
+    parser.add_argument("--wait_lock", action="store_true", help="wait for another process writing these tasks in --output_path")
 
 
 def add_parser(subparsers) -> argparse.ArgumentParser:
@@ -36,7 +43,7 @@ def add_parser(subparsers) -> argparse.ArgumentParser:
     )
     parser.add_argument("--model_args", "-a", default=None, nargs="+", action=MergeDictAction, help="'key=val,key2=val2' as in lm_eval")
     parser.add_argument("--tasks", "-t", default=None, help="comma-separated tasks or groups; 'list' prints them")
-    parser.add_argument("--output_path", "-o", default=None, help="results folder (DIR/<model>/results_<time>.json, episodes_<task>.jsonl)")
+    parser.add_argument("--output_path", "-o", default=None, help=f"results folder ({run_folder.LAYOUT})")
     parser.add_argument("--limit", "-L", type=float, default=None, help="first N episodes per task (a value < 1 is a fraction)")
     parser.add_argument("--batch_size", "-b", default="1", help="backend batch size (int or 'auto'), as in lm_eval")
     parser.add_argument("--seed", type=int, default=1234, help="stimuli, episode order and sampling seed (default 1234)")
@@ -62,12 +69,7 @@ def add_parser(subparsers) -> argparse.ArgumentParser:
         help="task options as KEY=VALUE (e.g. max_rounds=10 human_labels=labels.csv); `--tasks list` shows each task's options",
     )
     parser.add_argument("--device", default=None, help="device for local backends (cpu, cuda, cuda:0, mps)")
-    parser.add_argument("--overwrite", action="store_true", help="discard earlier episodes of these tasks instead of resuming")
-    parser.add_argument(
-        "--wait_lock",
-        action="store_true",
-        help="when another process is writing these tasks in --output_path, wait for it instead of stopping with an error",
-    )
+    _add_run_folder_flags(parser)
     parser.add_argument("--model_b", default=None, help="lm-eval model for the second player (default: the evaluated model)")
     parser.add_argument("--model_args_b", default=None, nargs="+", action=MergeDictAction, help="model_args for --model_b")
     parser.add_argument("--judge_model", default=None, help="lm-eval model for judge roles (default: the evaluated model)")
@@ -173,10 +175,8 @@ def run(args: argparse.Namespace) -> int:
         return _list_tasks()
 
     from multiturn import registry
-    from multiturn.backends.loading import load_lm, model_args_string, sanitized_model_name
     from multiturn.backends.retry import RetryPolicy
     from multiturn.engine.runner import run_tasks
-    from multiturn.engine.scheduler import DEFAULT_MAX_LIVE
 
     check_gen_kwargs(args.gen_kwargs, "--gen_kwargs")
     check_gen_kwargs(args.judge_gen_kwargs, "--judge_gen_kwargs")
@@ -191,47 +191,10 @@ def run(args: argparse.Namespace) -> int:
         from plumbing.jsonio import ensure_output_dir
 
         ensure_output_dir(args.output_path, "--output_path")
-    prefix_cache = False if getattr(args, "no_prefix_cache", False) else None  # None: on (the default)
-    lm, model, model_args = load_lm(args.model, args.model_args, batch_size=batch_size, device=args.device, prefix_cache=prefix_cache)
-    lms: dict[str, Any] = {"player": lm, "player_b": lm, "judge": lm}
-    extra_config: dict[str, Any] = {}
-    if "player_b" in roles and (args.model_b or args.model_args_b):
-        lm_b, model_b, args_b = load_lm(
-            args.model_b or model, args.model_args_b, batch_size=batch_size, device=args.device, prefix_cache=prefix_cache
-        )
-        lms["player_b"] = lm_b
-        extra_config.update(model_b=model_b, model_args_b=model_args_string(args_b))
-    if "judge" in roles and (args.judge_model or args.judge_model_args):
-        judge, judge_model, judge_args = load_lm(
-            args.judge_model or model, args.judge_model_args, batch_size=batch_size, device=args.device, prefix_cache=prefix_cache
-        )
-        lms["judge"] = judge
-        extra_config.update(judge_model=judge_model, judge_model_args=model_args_string(judge_args))
-
+    lms, model, model_args, extra_config = load_backends(args, roles, batch_size)
     install_log_scrubber()  # again: loading a backend may have added log handlers
-    from multiturn.backends.default_model import DEFAULT_MODEL_NAME
-    from multiturn.backends.loading import NAME_KEYS, redact_model_args
-
-    shown = redact_model_args(model_args)
-    embedded = args.model is None and not args.model_args
-    dir_name = DEFAULT_MODEL_NAME if embedded else sanitized_model_name(model, model_args)
-    config = {
-        "model": model,
-        "model_args": model_args_string(model_args),
-        "model_name": DEFAULT_MODEL_NAME if embedded else next((str(shown[k]) for k in NAME_KEYS if k in shown), model),
-        "batch_size": batch_size,
-        "device": args.device,
-        "limit": _limit(args.limit),
-        "gen_kwargs": dict(args.gen_kwargs or {}),
-        "judge_gen_kwargs": dict(args.judge_gen_kwargs or {}),
-        "task_args": task_args,
-        "random_seed": args.seed,
-        "max_live": args.max_live if args.max_live is not None else DEFAULT_MAX_LIVE,
-        "request_timeout": args.request_timeout,
-        "tasks": names,
-        **decoding_config(lm),
-        **extra_config,
-    }
+    dir_name, config = run_config(args, model, model_args, lms["player"], batch_size, task_args, names)
+    config.update(extra_config)
     payload, path = run_tasks(
         names,
         lms,
@@ -262,6 +225,65 @@ def run(args: argparse.Namespace) -> int:
     return 0
 
 
+def run_config(
+    args: argparse.Namespace,
+    model: str,
+    model_args: dict[str, Any],
+    lm: Any,
+    batch_size: int | str,
+    task_args: dict[str, Any],
+    names: list[str],
+) -> tuple[str, dict[str, Any]]:
+    """The model's folder name (:mod:`multiturn.backends.naming`) and the run's ``config`` for the results JSON."""
+    from multiturn.backends.loading import model_args_string
+    from multiturn.backends.naming import is_embedded, model_folder_name, model_name
+    from multiturn.engine.scheduler import DEFAULT_MAX_LIVE
+
+    named = (None, None) if is_embedded(args.model, args.model_args) else (model, model_args)
+    config = {
+        "model": model,
+        "model_args": model_args_string(model_args),
+        "model_name": model_name(*named),
+        "batch_size": batch_size,
+        "device": args.device,
+        "limit": _limit(args.limit),
+        "gen_kwargs": dict(args.gen_kwargs or {}),
+        "judge_gen_kwargs": dict(args.judge_gen_kwargs or {}),
+        "task_args": task_args,
+        "random_seed": args.seed,
+        "max_live": args.max_live if args.max_live is not None else DEFAULT_MAX_LIVE,
+        "request_timeout": args.request_timeout,
+        "tasks": names,
+        **decoding_config(lm),
+    }
+    return model_folder_name(*named), config
+
+
+def load_backends(
+    args: argparse.Namespace, roles: set[str], batch_size: int | str
+) -> tuple[dict[str, Any], str, dict[str, Any], dict[str, Any]]:
+    """The backend of every role: ``--model`` plays, and also ``player_b`` and ``judge`` unless
+    ``--model_b``/``--judge_model`` (or their model_args) give those roles their own (only for tasks
+    that have the role). Returns ``(lms by role, model, model_args, config entries of the other models)``."""
+    from multiturn.backends.loading import load_lm, model_args_string
+
+    prefix_cache = False if getattr(args, "no_prefix_cache", False) else None  # None: on (the default)
+    lm, model, model_args = load_lm(args.model, args.model_args, batch_size=batch_size, device=args.device, prefix_cache=prefix_cache)
+    lms: dict[str, Any] = {"player": lm, "player_b": lm, "judge": lm}
+    extra_config: dict[str, Any] = {}
+    others = (
+        ("player_b", args.model_b, args.model_args_b, "model_b", "model_args_b"),
+        ("judge", args.judge_model, args.judge_model_args, "judge_model", "judge_model_args"),
+    )
+    for role, other, other_args, model_key, args_key in others:
+        if role in roles and (other or other_args):
+            lms[role], name, loaded = load_lm(
+                other or model, other_args, batch_size=batch_size, device=args.device, prefix_cache=prefix_cache
+            )
+            extra_config.update({model_key: name, args_key: model_args_string(loaded)})
+    return lms, model, model_args, extra_config
+
+
 def failure_summary(payload: dict[str, Any], argv: list[str]) -> str | None:
     """One line naming how many episodes failed on backend errors, in which tasks, and the command that
     plays exactly those again (``argv``: the command line from ``play`` on, ``--overwrite`` dropped, since a
@@ -288,14 +310,13 @@ def failure_summary(payload: dict[str, Any], argv: list[str]) -> str | None:
 def log_run(args: argparse.Namespace, payload: dict[str, Any], tasks: list[str], dir_name: str, model: str, model_args: str) -> None:
     """``--wandb_args`` / ``--hf_hub_log_args``: the results and the episodes through lm-eval's loggers
     (:mod:`multiturn.engine.run_loggers`); the episodes are read back from ``--output_path``."""
-    from pathlib import Path
-
     from multiturn.engine import run_loggers
-    from multiturn.engine.results import episodes_path, read_records
+    from multiturn.engine.record import read_episodes
 
     episodes = {}
     if args.output_path is not None:
-        episodes = {task: read_records(episodes_path(Path(args.output_path) / dir_name, task)) for task in tasks}
+        folder = run_folder.model_dir(args.output_path, dir_name)
+        episodes = {task: read_episodes(run_folder.episodes_path(folder, task)) for task in tasks}
     if args.wandb_args:
         run_loggers.log_wandb(payload, episodes, args.wandb_args, args.wandb_config_args)
     if args.hf_hub_log_args:

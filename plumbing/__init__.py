@@ -2,7 +2,10 @@
 
 - :mod:`plumbing.errors`: ``UserError``, the one exception type for mistakes a user can fix.
 - :mod:`plumbing.paths`: where built datasets, caches and upstream copies live (``$TRIANGULATE_*``).
-- :mod:`plumbing.jsonio`: JSON/JSONL reading that names file and line, writable output folders.
+- :mod:`plumbing.jsonio`: JSON/JSONL reading that names file and line (the one JSONL reader: a torn last
+  line is skipped and counted), writable output folders.
+- :mod:`plumbing.run_folder`: the run-folder layout (``results_``/``episodes_``/``samples_`` file names,
+  discovery of models and tasks, the latest results of a model, the one results-JSON reader).
 - :mod:`plumbing.stats`: NaN-aware means.
 - :mod:`plumbing.registry`: the one name -> object registry (dataset builders, generators, play
   tasks and groups) that imports its listed modules and fails loudly when one does not import.

@@ -1,18 +1,28 @@
-"""Reading JSON and JSONL files with errors that name the file (and line), output folders, and the one
-encoder for every text written to JSON, JSONL and HTML (:func:`dumps`, :func:`write_text`): it survives lone
-UTF-16 surrogates (a hostile or broken server's ``"\\ud800"``), replacing each with U+FFFD and counting them."""
+"""Reading JSON and JSONL files with errors that name the file (and line), and output folders.
+
+:func:`read_jsonl` is the one JSONL reader of the project (episode and sample files of run folders): a torn last line
+is skipped and counted, any other corrupt line is a ``UserError`` naming file and line.
+
+:func:`dumps` and :func:`write_text` are the one encoder for every text written to JSON, JSONL and HTML: they
+survive lone UTF-16 surrogates (a hostile or broken server's ``"\\ud800"``), replacing each with U+FFFD and
+counting them.
+"""
 
 from __future__ import annotations
 
-import contextlib
 import json
+import logging
 import os
 import re
 from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
 from plumbing.errors import UserError
+
+log = logging.getLogger(__name__)
+
 
 #: a lone UTF-16 surrogate (valid in a Python str and in JSON's ``\\uXXXX``, not encodable as UTF-8)
 _SURROGATE = re.compile("[\ud800-\udfff]")
@@ -79,36 +89,85 @@ def read_json(path: str | os.PathLike, what: str = "file") -> Any:
         raise UserError(f"{path}: malformed JSON ({exc})") from None
 
 
-def iter_jsonl(path: str | os.PathLike, skip_bad_last_line: bool = False) -> Iterator[dict[str, Any]]:
-    """The object records of a JSONL file (blank lines and non-object values skipped).
+class Records(list):
+    """The records of one JSONL file (a list) and how many torn last lines were skipped (0 or 1)."""
 
-    A corrupt line raises a ``UserError`` naming file and line; with ``skip_bad_last_line`` a truncated
-    last line (a run killed mid-write) is skipped instead.
+    def __init__(self, path: Path, records: list[dict[str, Any]], skipped: int = 0):
+        super().__init__(records)
+        self.path = path
+        self.skipped = skipped
+
+
+class TornLines(dict):
+    """file -> torn last lines skipped by :func:`read_jsonl` inside a :func:`torn_lines` block."""
+
+    @property
+    def count(self) -> int:
+        return sum(self.values())
+
+    def describe(self) -> str:
+        """``"2 torn last lines skipped (a run killed mid-write): a.jsonl, b.jsonl"``; "" when none."""
+        if not self:
+            return ""
+        n = self.count
+        return f"{n} torn last line{'s' if n != 1 else ''} skipped (a run killed mid-write): {', '.join(map(str, sorted(self)))}"
+
+
+_TALLIES: list[TornLines] = []
+
+
+@contextmanager
+def torn_lines() -> Iterator[TornLines]:
+    """Collect the torn last lines every :func:`read_jsonl` call skips inside the block (a file read
+    twice counts once), so a command can say how many it skipped."""
+    tally = TornLines()
+    _TALLIES.append(tally)
+    try:
+        yield tally
+    finally:
+        _TALLIES.remove(tally)
+
+
+def read_jsonl(path: str | os.PathLike, *, missing_ok: bool = False) -> Records:
+    """The records (JSON objects, one per line) of a JSONL file: the one JSONL reader.
+
+    Blank lines are ignored. A last line that is not a JSON object (the write a kill interrupted) is
+    skipped, logged and counted (``Records.skipped``, and in every open :func:`torn_lines` tally); any
+    earlier such line raises a one-line ``UserError`` naming file and line. A missing file is an error,
+    or no records with ``missing_ok``.
     """
     path = Path(path)
     try:
         fh = open(path, encoding="utf-8")
+    except FileNotFoundError:
+        if missing_ok:
+            return Records(path, [])
+        raise UserError(f"cannot read {path}: no such file") from None
     except OSError as exc:
         raise UserError(f"cannot read {path}: {exc.strerror}") from None
+    records: list[dict[str, Any]] = []
+    bad: tuple[int, str] | None = None  # (line number, why) of a bad line, an error unless it is the last
     with fh:
-        lines = fh.readlines() if skip_bad_last_line else fh
-        last = len(lines) if skip_bad_last_line else -1
-        for lineno, line in enumerate(lines, 1):
+        for lineno, line in enumerate(fh, 1):
             if not line.strip():
                 continue
+            if bad is not None:
+                raise UserError(f"{path}:{bad[0]}: {bad[1]} (a corrupt line before the last one)")
             try:
                 record = json.loads(line)
             except json.JSONDecodeError as exc:
-                if lineno == last:
-                    return
-                raise UserError(f"{path}:{lineno}: not valid JSON ({exc.msg})") from None
+                bad = (lineno, f"not valid JSON ({exc.msg})")
+                continue
             if isinstance(record, dict):
-                yield record
-
-
-def read_jsonl(path: str | os.PathLike, skip_bad_last_line: bool = False) -> list[dict[str, Any]]:
-    """:func:`iter_jsonl` as a list."""
-    return list(iter_jsonl(path, skip_bad_last_line=skip_bad_last_line))
+                records.append(record)
+            else:
+                bad = (lineno, f"not a JSON object ({type(record).__name__})")
+    if bad is None:
+        return Records(path, records)
+    log.warning("%s:%d: skipped a torn last line (%s; a run killed mid-write)", path, bad[0], bad[1])
+    for tally in _TALLIES:
+        tally[path] = 1
+    return Records(path, records, skipped=1)
 
 
 def ensure_output_dir(value: str | os.PathLike, flag: str) -> Path:
@@ -126,7 +185,7 @@ def ensure_output_dir(value: str | os.PathLike, flag: str) -> Path:
     return path
 
 
-@contextlib.contextmanager
+@contextmanager
 def new_output_dir(value: str | os.PathLike, flag: str) -> Iterator[Path]:
     """:func:`ensure_output_dir` for a command that may fail: a folder it created is removed again (when still
     empty) if the block raises, so a failed ``report``/``view`` leaves no empty ``--out`` behind."""

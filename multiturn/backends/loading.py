@@ -1,4 +1,4 @@
-"""Model backends for the side runner: lm-eval's registry, secret-free names and log lines.
+"""Model backends for the side runner: lm-eval's registry, secret-free model_args and log lines (names: :mod:`multiturn.backends.naming`).
 
 Every backend comes from lm-eval's model registry (``hf``, ``vllm``, ``local-chat-completions``, ...).
 :func:`register_lm_class` lets a later module swap in an ``LM`` subclass for one registry name
@@ -11,8 +11,8 @@ from __future__ import annotations
 import logging
 from collections.abc import Callable, Mapping
 from typing import Any
-from urllib.parse import urlsplit, urlunsplit
 
+from multiturn.backends.naming import parse_model_args, redact_url
 from plumbing.errors import UserError
 from plumbing.secrets import (  # noqa: F401  (re-exported: the scrubber's home is plumbing.secrets)
     SECRET_KEY_PATTERN,
@@ -26,8 +26,6 @@ from plumbing.secrets import (  # noqa: F401  (re-exported: the scrubber's home 
 
 log = logging.getLogger(__name__)
 
-#: model_args keys lm-eval's EvaluationTracker reads the model name from, in its order.
-NAME_KEYS: tuple[str, ...] = ("peft", "delta", "pretrained", "model", "path", "engine")
 
 _LM_CLASS_OVERRIDES: dict[str, Callable[..., Any]] = {}
 
@@ -51,17 +49,6 @@ def resolve_lm_class(model: str):
     except (ValueError, KeyError) as exc:
         known = sorted(set(model_registry.keys()) | set(_LM_CLASS_OVERRIDES))
         raise UserError(f"unknown model {model!r}; lm-eval models: {', '.join(known)}") from exc
-
-
-def parse_model_args(model_args: str | Mapping[str, Any] | None) -> dict[str, Any]:
-    """``key=val,key2=val2`` (or a dict, as lm_eval's CLI gives) -> dict, typed like lm-eval does."""
-    if model_args is None:
-        return {}
-    if isinstance(model_args, Mapping):
-        return dict(model_args)
-    from lm_eval.utils import simple_parse_args_string
-
-    return simple_parse_args_string(model_args)
 
 
 def load_lm(
@@ -131,20 +118,6 @@ def register_secrets(model_args: str | Mapping[str, Any] | None) -> None:
     register_secret_values(secret_values(model_args))
 
 
-def redact_url(value: str) -> str:
-    """Drop ``user:password@`` from a URL; other strings unchanged."""
-    try:
-        parts = urlsplit(value)
-    except ValueError:
-        return value
-    if parts.username or parts.password:
-        host = parts.hostname or ""
-        if parts.port:
-            host += f":{parts.port}"
-        return urlunsplit((parts.scheme, host, parts.path, parts.query, parts.fragment))
-    return value
-
-
 def redact_model_args(model_args: str | Mapping[str, Any] | None) -> dict[str, Any]:
     """model_args without credentials: secret-looking keys are replaced by ``"<redacted>"``, URL logins dropped."""
     out: dict[str, Any] = {}
@@ -161,14 +134,3 @@ def redact_model_args(model_args: str | Mapping[str, Any] | None) -> dict[str, A
 def model_args_string(model_args: Mapping[str, Any]) -> str:
     """A redacted dict back to lm-eval's ``key=val,...`` form (as results JSONs store it)."""
     return ",".join(f"{k}={v}" for k, v in redact_model_args(model_args).items())
-
-
-def sanitized_model_name(model: str | None, model_args: str | Mapping[str, Any] | None) -> str:
-    """The output sub-folder name, chosen as lm-eval's EvaluationTracker does (pretrained/model/... key,
-    else the registry name) so `lm_eval` and `triangulate play` runs of one model land side by side."""
-    from lm_eval.utils import sanitize_model_name
-
-    args = redact_model_args(model_args)
-    name = next((str(args[k]) for k in NAME_KEYS if k in args and args[k] not in (None, "")), None)
-    folder = sanitize_model_name(name or model or "model")
-    return folder if folder.strip(".") else "model"  # `..` would write beside --output_path

@@ -3,7 +3,7 @@
 Every episode record keeps its model calls (``calls``: role and reply in play order). :func:`replay`
 builds a fresh game from the record's instance and seed and hands it those replies in order, so the
 game's current parsing, rules and scoring decide the episode again; :func:`rescore_run` does that
-for every ``episodes_<task>.jsonl`` of a run folder and builds a new results JSON (the same shape as
+for every play task of a run folder (:mod:`plumbing.run_folder`) and builds a new results JSON (the same shape as
 ``triangulate play`` writes, :func:`multiturn.engine.results.results_payload`). A replay that the current code
 plays differently (it asks for more replies than were stored, or for another role) is reported as
 diverged and the episode keeps its stored scores: re-playing it would need the model.
@@ -15,7 +15,6 @@ agreement report (:func:`judge_agreement`).
 
 from __future__ import annotations
 
-import json
 import math
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
@@ -23,7 +22,9 @@ from pathlib import Path
 from typing import Any
 
 from multiturn.engine import results as res
+from multiturn.engine.record import read_episodes
 from multiturn.game import Request, TaskSpec
+from plumbing import run_folder
 from plumbing.errors import UserError
 
 
@@ -118,27 +119,6 @@ def same_value(a: Any, b: Any, tol: float = 1e-9) -> bool:
     return a == b
 
 
-def latest_results(model_dir: Path, tasks: Sequence[str] | None = None) -> dict[str, Any]:
-    """The newest ``results_*.json`` of a folder that reports any of ``tasks`` (the run's config: seed,
-    task_args, requested tasks); {} if none. lm-eval and play runs of one model share the folder."""
-    files = sorted(Path(model_dir).glob("results_*.json"), key=lambda p: p.stat().st_mtime)
-    for path in reversed(files):
-        try:
-            data = json.loads(path.read_text(encoding="utf-8"))
-        except (OSError, json.JSONDecodeError):
-            continue
-        if isinstance(data, dict) and isinstance(data.get("results"), dict):
-            if tasks is None or any(t in data["results"] for t in tasks):
-                return data
-    return {}
-
-
-def play_tasks_in(model_dir: Path) -> list[str]:
-    """Tasks with an ``episodes_<task>.jsonl`` in ``model_dir`` (rank parts excluded)."""
-    names = [p.name[len("episodes_") : -len(".jsonl")] for p in Path(model_dir).glob("episodes_*.jsonl")]
-    return sorted(n for n in names if ".rank" not in n)
-
-
 def rescore_run(
     model_dir: Path, tasks: Sequence[str] | None = None, judge=None
 ) -> tuple[dict[str, Any], list[TaskRescore], dict[str, Any]]:
@@ -149,17 +129,18 @@ def rescore_run(
     """
     from multiturn import registry
 
-    names = [t for t in play_tasks_in(model_dir) if tasks is None or t in tasks]
-    old = latest_results(model_dir, names)
+    names = [t for t in run_folder.play_tasks(model_dir) if tasks is None or t in tasks]
+    old = run_folder.latest_results(model_dir, names)
     config = dict(old.get("config", {}))
     task_args = dict(config.get("task_args") or {})
     reports: list[TaskRescore] = []
     for name in names:
         task = registry.get_task(name, task_args)
-        records = list(res.finished_records([res.episodes_path(model_dir, name)]).values())
-        check_intact(res.episodes_path(model_dir, name), len(records), old.get("n-samples", {}).get(name, {}).get("effective"))
+        path = run_folder.episodes_path(model_dir, name)
+        records = list(res.finished_records([path]).values())
+        check_intact(path, len(records), old.get("n-samples", {}).get(name, {}).get("effective"))
         finished = {str(r["id"]) for r in records}
-        failed = [r for r in res.read_records(res.episodes_path(model_dir, name)) if r.get("failed") and str(r["id"]) not in finished]
+        failed = [r for r in read_episodes(path) if r.get("failed") and str(r["id"]) not in finished]
         n_original = int(old.get("n-samples", {}).get(name, {}).get("original", len(records) + len(failed)))
         reports.append(rescore_task(task, records + failed, n_original, judge))
     groups = {g: m for g, m in registry.group_names().items() if g in (config.get("tasks") or []) and any(t in names for t in m)}
@@ -174,17 +155,13 @@ def rescore_run(
 
 
 def check_intact(path: Path, n_finished: int, n_stored: Any) -> None:
-    """``UserError`` when the episode file is damaged: a corrupt line before the last (a truncated last line is
-    what a kill leaves, and was never counted), or fewer finished episodes than the stored results counted.
-    Re-scoring it would write a newer results file from fewer episodes, which the report would then prefer."""
-    from plumbing.jsonio import iter_jsonl
-
-    for _ in iter_jsonl(path, skip_bad_last_line=True):  # raises naming the file and line
-        pass
+    """``UserError`` when the episode file holds fewer finished episodes than the stored results counted (a
+    damaged line, a deleted record): re-scoring it would write a newer results file from fewer episodes, which
+    the report would then prefer."""
     if isinstance(n_stored, int) and n_finished < n_stored:
         raise UserError(
-            f"{path} holds {n_finished} finished episode(s), the newest results file counted {n_stored}; not re-scoring "
-            "from fewer episodes (restore the file, or play the missing episodes again: `triangulate play` resumes)"
+            f"{path} holds {n_finished} readable finished episode(s), the newest results file counted {n_stored}; not "
+            "re-scoring from fewer episodes (restore the file, or play the missing episodes again: `triangulate play` resumes)"
         )
 
 

@@ -1,11 +1,11 @@
 """Results of ``triangulate play``: the per-episode JSONL log (with resume), task summaries, the results JSON.
 
-Layout (as lm_eval's ``--output_path``): ``DIR/<model>/results_<timestamp>.json`` and
-``DIR/<model>/episodes_<task>.jsonl``. The JSONL gets one record per finished episode, appended and
+The files (their names: :mod:`plumbing.run_folder`) are the results JSON and one episodes JSONL per
+task in the model's folder. The JSONL gets one record per finished episode, appended and
 flushed as it ends, so a killed run loses only the episodes in flight. On resume a truncated last
 line (the write a kill interrupted) is dropped, and failed episodes (backend errors, not the
 model's fault) are dropped so they are played again (:func:`compact_for_resume`). A distributed run
-streams each rank's records to ``episodes_<task>.rank<k>.jsonl`` and rank 0 folds them into the main
+streams each rank's records to its own part file and rank 0 folds them into the main
 file (:func:`append_gathered`).
 """
 
@@ -22,57 +22,21 @@ from typing import Any
 
 from lm_eval.utils import handle_non_serializable
 
+from multiturn.engine.record import dumps, read_episodes
 from multiturn.game import TaskSpec
 from plumbing import jsonio
 from plumbing.errors import UserError
+from plumbing.run_folder import episodes_path, new_results_path, rank_parts
 from plumbing.stats import mean_of_keys
 
 log = logging.getLogger(__name__)
-
-
-def episodes_path(model_dir: Path, task: str, rank: int | None = None) -> Path:
-    """``episodes_<task>.jsonl``; ranks of a distributed run stream to ``episodes_<task>.rank<k>.jsonl`` parts."""
-    suffix = "" if rank is None else f".rank{rank}"
-    return Path(model_dir) / f"episodes_{task}{suffix}.jsonl"
-
-
-def dumps(record: Mapping[str, Any]) -> str:
-    """One JSON line (NaN kept as lm-eval writes it; numpy values converted) through the one encoder
-    (:func:`plumbing.jsonio.dumps`: a reply's lone surrogates are replaced and counted in the record)."""
-    return jsonio.dumps(dict(record), count=True, default=handle_non_serializable)
-
-
-def read_records(path: Path) -> list[dict[str, Any]]:
-    """All complete records of a JSONL file; an unparseable line (a kill mid-write) is skipped with a warning."""
-    path = Path(path)
-    if not path.is_file():
-        return []
-    records: list[dict[str, Any]] = []
-    with path.open("r", encoding="utf-8") as fh:
-        for number, line in enumerate(fh, 1):
-            line = line.strip()
-            if not line:
-                continue
-            try:
-                record = json.loads(line)
-            except json.JSONDecodeError:
-                log.warning("%s:%d: dropping an incomplete record (interrupted write)", path, number)
-                continue
-            if isinstance(record, dict) and "id" in record:
-                records.append(record)
-    return records
-
-
-def rank_parts(model_dir: Path, task: str) -> list[Path]:
-    """The ``episodes_<task>.rank<k>.jsonl`` parts a distributed run left in ``model_dir``."""
-    return sorted(Path(model_dir).glob(f"episodes_{task}.rank*.jsonl"))
 
 
 def finished_records(paths: Iterable[Path]) -> dict[str, dict[str, Any]]:
     """id -> record over several files, keeping only episodes that finished (not ``failed``); first wins."""
     done: dict[str, dict[str, Any]] = {}
     for path in paths:
-        for record in read_records(path):
+        for record in read_episodes(path):
             if record.get("failed"):
                 continue
             if not has_numeric_scores(record):
@@ -103,7 +67,7 @@ def rewrite_records(path: Path, records: Iterable[Mapping[str, Any]]) -> None:
 
 def compact_for_resume(model_dir: Path, task: str, *, overwrite: bool = False) -> None:
     """Before a run (rank 0 only): with ``overwrite`` delete the task's episode files; else fold the rank
-    parts of an interrupted run into ``episodes_<task>.jsonl``, keeping only finished episodes (a
+    parts of an interrupted run into the task's episodes file, keeping only finished episodes (a
     truncated line and failed episodes are dropped, so they are played again)."""
     main = episodes_path(model_dir, task)
     parts = rank_parts(model_dir, task)
@@ -191,11 +155,6 @@ class EpisodeWriter:
         self.close()
 
 
-def timestamp() -> str:
-    """lm-eval's file date id: ISO time with ':' replaced by '-'."""
-    return datetime.now().isoformat().replace(":", "-")
-
-
 def stderr_of_mean(values: Iterable[float]) -> float | str:
     """Standard error of the mean of the non-NaN values (sample std / sqrt(n)); "N/A" below two values."""
     kept = [float(v) for v in values if v is not None and not (isinstance(v, float) and math.isnan(v))]
@@ -279,49 +238,55 @@ def results_payload(
         out["n-samples"][task] = res.get("n_samples", {})
     for group, members in (groups or {}).items():
         present = [m for m in members if m in task_results]
-        if not present:
-            continue
-        shared = [k for k in task_results[present[0]]["metrics"] if all(k in task_results[m]["metrics"] for m in present)]
-        sizes = [int(task_results[m].get("n_samples", {}).get("effective", 0)) for m in present]
-        entry = {"alias": group, "name": group, "sample_len": sum(sizes)}
-        for metric in shared:
-            vals = [task_results[m]["metrics"][metric] for m in present]
-            ok = [float(v) for v in vals if isinstance(v, (int, float)) and not math.isnan(float(v))]
-            entry[f"{metric},none"] = sum(ok) / len(ok) if len(ok) == len(vals) and ok else float("nan")
-            entry[f"{metric}_stderr,none"] = "N/A"
-        from multiturn.registry import group_aggregator
-
-        custom = group_aggregator(group)
-        if custom is not None:  # the group's own rule (e.g. clembench's clemscore) instead of the mean
-            for metric, value in custom({m: dict(task_results[m]["metrics"]) for m in present}).items():
-                entry[f"{metric},none"] = value
-                entry[f"{metric}_stderr,none"] = "N/A"
-                shared.append(metric)
-        if shared:
-            entry["sample_count"] = {f"{metric},none": sum(sizes) for metric in shared}
-        # lm-eval 0.4.13 (evaluator_utils.EvalAcc.collect): every group's entry goes into `results`, and
-        # a group with an aggregation also into `groups`; `group_subtasks` lists each group's members.
-        results[group] = entry
-        if shared:
-            group_results[group] = dict(entry)
-        out["group_subtasks"][group] = present
-        hib = {}
-        for m in present:
-            hib.update(task_results[m].get("higher_is_better", {}))
-        out["higher_is_better"][group] = {k: v for k, v in hib.items() if k in shared}
-        out["versions"][group] = "N/A"  # lm-eval: a group without metadata.version
-        out["n-shot"][group] = 0
+        if present:
+            add_group(out, group, present, task_results)
     if not group_results:  # lm-eval writes `groups` only when a group has an aggregation
         del out["groups"]
     return out
 
 
+def add_group(out: dict[str, Any], group: str, present: Sequence[str], task_results: Mapping[str, Mapping[str, Any]]) -> None:
+    """Add group ``group`` of members ``present`` to the results payload ``out``, as lm-eval does: every
+    metric all members report as the unweighted mean of their values, or the group's own rule."""
+    results, group_results = out["results"], out.setdefault("groups", {})
+    shared = [k for k in task_results[present[0]]["metrics"] if all(k in task_results[m]["metrics"] for m in present)]
+    sizes = [int(task_results[m].get("n_samples", {}).get("effective", 0)) for m in present]
+    entry = {"alias": group, "name": group, "sample_len": sum(sizes)}
+    for metric in shared:
+        vals = [task_results[m]["metrics"][metric] for m in present]
+        ok = [float(v) for v in vals if isinstance(v, (int, float)) and not math.isnan(float(v))]
+        entry[f"{metric},none"] = sum(ok) / len(ok) if len(ok) == len(vals) and ok else float("nan")
+        entry[f"{metric}_stderr,none"] = "N/A"
+    from multiturn.registry import group_aggregator
+
+    custom = group_aggregator(group)
+    if custom is not None:  # the group's own rule (e.g. clembench's clemscore) instead of the mean
+        for metric, value in custom({m: dict(task_results[m]["metrics"]) for m in present}).items():
+            entry[f"{metric},none"] = value
+            entry[f"{metric}_stderr,none"] = "N/A"
+            shared.append(metric)
+    if shared:
+        entry["sample_count"] = {f"{metric},none": sum(sizes) for metric in shared}
+    # lm-eval 0.4.13 (evaluator_utils.EvalAcc.collect): every group's entry goes into `results`, and
+    # a group with an aggregation also into `groups`; `group_subtasks` lists each group's members.
+    results[group] = entry
+    if shared:
+        group_results[group] = dict(entry)
+    out["group_subtasks"][group] = present
+    hib = {}
+    for m in present:
+        hib.update(task_results[m].get("higher_is_better", {}))
+    out["higher_is_better"][group] = {k: v for k, v in hib.items() if k in shared}
+    out["versions"][group] = "N/A"  # lm-eval: a group without metadata.version
+    out["n-shot"][group] = 0
+
+
 def write_results(model_dir: Path, payload: Mapping[str, Any]) -> Path:
-    """Write ``results_<timestamp>.json`` into ``model_dir`` atomically (a hidden temporary file, then a
+    """Write a new results JSON (:func:`plumbing.run_folder.new_results_path`) into ``model_dir`` atomically (a hidden temporary file, then a
     rename), so a reader never sees a half-written results file; returns its path."""
     model_dir = Path(model_dir)
     model_dir.mkdir(parents=True, exist_ok=True)
-    path = model_dir / f"results_{timestamp()}.json"
+    path = new_results_path(model_dir)
     text = jsonio.dumps(payload, indent=2, default=handle_non_serializable)
     tmp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
     try:

@@ -2,7 +2,7 @@
 
 The pieces it puts together: :mod:`multiturn.engine.scheduler` plays the episodes in lockstep (with
 :mod:`multiturn.backends.retry` for backend calls), :mod:`multiturn.engine.results` appends each finished episode to
-``episodes_<task>.jsonl`` as it ends, resumes a killed run from that file and builds the results
+the task's episodes file (:mod:`plumbing.run_folder`) as it ends, resumes a killed run from that file and builds the results
 JSON, and :mod:`multiturn.engine.distributed` shards the pending episodes over the ranks of an
 ``accelerate launch`` run (rank 0 gathers the records, writes them and computes the metrics).
 """
@@ -21,6 +21,7 @@ from multiturn.engine import results as res
 from multiturn.engine.distributed import barrier, gather_to_rank0, rank_and_world, shard
 from multiturn.engine.scheduler import DEFAULT_MAX_LIVE, play_episodes
 from multiturn.game import TaskSpec
+from plumbing import run_folder
 from plumbing.errors import UserError
 from plumbing.locks import lock_all
 
@@ -82,13 +83,13 @@ def _resume(
     """Rank 0 checks the stored episodes' settings and compacts the file; every rank then reads the finished
     episodes among ``wanted``. Returns (main file, the file this rank writes, id -> finished record)."""
     rank, world = rank_and_world(lm)
-    main_path = res.episodes_path(model_dir, task.name)
+    main_path = run_folder.episodes_path(model_dir, task.name)
     if rank == 0:
         res.check_resume_settings(model_dir, task.name, settings, overwrite=overwrite)
         res.compact_for_resume(model_dir, task.name, overwrite=overwrite)
     barrier(lm)
     all_done = res.finished_records([main_path])
-    write_path = main_path if world <= 1 else res.episodes_path(model_dir, task.name, rank)
+    write_path = main_path if world <= 1 else run_folder.episodes_path(model_dir, task.name, rank)
     return main_path, write_path, {i: all_done[i] for i in wanted if i in all_done}
 
 
@@ -110,7 +111,7 @@ def run_task(
 ) -> dict[str, Any]:
     """Play one task and return its summary (``metrics``, ``stderr``, ``n_samples``, ``records``, ...).
 
-    With ``output_dir`` the records go to ``output_dir/model_name/episodes_<task>.jsonl`` and an
+    With ``output_dir`` the records go to the task's episodes file in ``output_dir/model_name`` and an
     existing file is resumed (finished episodes skipped) unless ``overwrite``, and only when it was played
     with the same settings (``model_settings`` + the task's config and scoring version, seed and
     gen_kwargs: :func:`multiturn.engine.results.check_resume_settings`). Under a distributed
@@ -131,7 +132,7 @@ def run_task(
     write_path: Path | None = None
     if output_dir is not None:
         settings = {**dict(model_settings or {}), **_episode_settings(task, seed, gen_kwargs_override, judge_gen_kwargs)}
-        main_path, write_path, done = _resume(task, lm, Path(output_dir) / model_name, wanted, settings, overwrite)
+        main_path, write_path, done = _resume(task, lm, run_folder.model_dir(output_dir, model_name), wanted, settings, overwrite)
 
     pending = [inst for inst in instances if str(inst["id"]) not in done]
     mine = shard(pending, rank, world)
@@ -200,7 +201,11 @@ def run_tasks(
     summaries: dict[str, dict[str, Any]] = {}
     expanded = registry.expand(list(names))
     rank = rank_and_world(lms["player"])[0]
-    locked = [res.episodes_path(Path(output_dir) / model_name, name) for name in expanded] if output_dir is not None and rank == 0 else []
+    locked = (
+        [run_folder.episodes_path(run_folder.model_dir(output_dir, model_name), name) for name in expanded]
+        if output_dir is not None and rank == 0
+        else []
+    )
     model_settings = {k: (config or {})[k] for k in res.MODEL_SETTING_KEYS if k in (config or {})}
     with lock_all(locked, wait=wait_lock):
         for name in expanded:
@@ -232,5 +237,5 @@ def _write_payload(
         model_name_sanitized=model_name,
         total_seconds=time.perf_counter() - started,
     )
-    path = res.write_results(Path(output_dir) / model_name, payload) if output_dir is not None else None
+    path = res.write_results(run_folder.model_dir(output_dir, model_name), payload) if output_dir is not None else None
     return payload, path

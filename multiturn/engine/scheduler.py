@@ -20,6 +20,7 @@ from typing import Any
 from tqdm.auto import tqdm
 
 from multiturn.backends.retry import BackendFailure, RetryPolicy, call_backend
+from multiturn.engine.record import EpisodeRecord, make_record
 from multiturn.game import Game, Request, TaskSpec
 
 #: roles --gen_kwargs applies to (the evaluated model's turns); the judge gets --judge_gen_kwargs.
@@ -135,24 +136,7 @@ def play_episodes(
             live = still
             if not waiting:
                 continue
-            groups: dict[tuple[str, str], list[tuple[Episode, Request, dict[str, Any]]]] = {}
-            for ep, request in waiting:
-                kwargs = merged_gen_kwargs(task, request, gen_kwargs_override, judge_gen_kwargs)
-                groups.setdefault((request.role, _gen_key(kwargs)), []).append((ep, request, kwargs))
-            failed: set[int] = set()
-            for (role, _), members in groups.items():
-                lm = lms.get(role) or lms["player"]
-                prompts = [lm.apply_chat_template(request.messages) for _, request, _ in members]
-                replies = call_backend(lm, prompts, members[0][2], retry)
-                for (ep, request, _), reply in zip(members, replies):
-                    last = request.messages[-1]["content"] if request.messages else ""
-                    if isinstance(reply, BackendFailure):
-                        ep.error = reply.message
-                        ep.calls.append({"role": role, "prompt": last, "reply": None, "error": reply.message})
-                        failed.add(id(ep))
-                    else:
-                        ep.calls.append({"role": role, "prompt": last, "reply": reply})
-                        ep.game.on_reply(reply)
+            failed = send_step(task, waiting, lms, retry, gen_kwargs_override, judge_gen_kwargs)
             if failed:
                 for ep in live:
                     if id(ep) in failed:
@@ -163,21 +147,47 @@ def play_episodes(
     return records
 
 
-def episode_record(task: TaskSpec, ep: Episode, seed: int) -> dict[str, Any]:
-    """The JSONL record of one finished (or failed) episode."""
-    record: dict[str, Any] = {
-        "id": ep.id,
-        "task": task.name,
-        "seed": seed,
-        "failed": ep.error is not None,
-        "error": ep.error,
-        "instance": ep.instance,
-        "transcript": list(ep.game.transcript) or ep.calls,
-        "scores": {} if ep.error is not None else dict(ep.game.scores()),
-        # every model call's role and reply in play order: `triangulate score` replays them through the game
-        "calls": [{"role": c["role"], "reply": c["reply"]} for c in ep.calls],
-    }
-    if ep.error is None:
-        for key, value in ep.game.record().items():
-            record.setdefault(key, value)
-    return record
+def send_step(
+    task: TaskSpec,
+    waiting: Sequence[tuple[Episode, Request]],
+    lms: Mapping[str, Any],
+    retry: RetryPolicy,
+    gen_kwargs_override: Mapping[str, Any] | None = None,
+    judge_gen_kwargs: Mapping[str, Any] | None = None,
+) -> set[int]:
+    """One lockstep step: the waiting requests grouped by role and generation kwargs, each group sent in
+    one backend call, each reply handed to its game; returns ``id()`` of the episodes whose call failed."""
+    groups: dict[tuple[str, str], list[tuple[Episode, Request, dict[str, Any]]]] = {}
+    for ep, request in waiting:
+        kwargs = merged_gen_kwargs(task, request, gen_kwargs_override, judge_gen_kwargs)
+        groups.setdefault((request.role, _gen_key(kwargs)), []).append((ep, request, kwargs))
+    failed: set[int] = set()
+    for (role, _), members in groups.items():
+        lm = lms.get(role) or lms["player"]
+        prompts = [lm.apply_chat_template(request.messages) for _, request, _ in members]
+        replies = call_backend(lm, prompts, members[0][2], retry)
+        for (ep, request, _), reply in zip(members, replies):
+            last = request.messages[-1]["content"] if request.messages else ""
+            if isinstance(reply, BackendFailure):
+                ep.error = reply.message
+                ep.calls.append({"role": role, "prompt": last, "reply": None, "error": reply.message})
+                failed.add(id(ep))
+            else:
+                ep.calls.append({"role": role, "prompt": last, "reply": reply})
+                ep.game.on_reply(reply)
+    return failed
+
+
+def episode_record(task: TaskSpec, ep: Episode, seed: int) -> EpisodeRecord:
+    """The record of one finished (or failed) episode (:func:`multiturn.engine.record.make_record`)."""
+    failed = ep.error is not None
+    return make_record(
+        task=task.name,
+        instance=ep.instance,
+        seed=seed,
+        calls=ep.calls,
+        transcript=ep.game.transcript,
+        scores={} if failed else ep.game.scores(),
+        extras={} if failed else ep.game.record(),
+        error=ep.error,
+    )

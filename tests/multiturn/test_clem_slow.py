@@ -6,7 +6,9 @@ import json
 
 import pytest
 
+from multiturn.engine.record import read_episodes
 from multiturn.games.clem import CLEMBENCH_GAMES
+from plumbing import run_folder
 from triangulation.cli.main import main
 
 
@@ -24,7 +26,7 @@ def test_play_clembench_on_smollm2(upstream, built_data, tmp_path, capsys):
         entry = payload["results"][game]
         assert 0.0 <= entry["played,none"] <= 100.0
         assert entry["n_failed"] == 0
-        records = [json.loads(line) for line in (results[0].parent / f"episodes_{game}.jsonl").read_text().splitlines()]
+        records = read_episodes(run_folder.episodes_path(results[0].parent, game))
         assert len(records) == 1
         turns = records[0]["interactions"]["turns"]
         assert turns and any(e["from"] == "GM" and e["action"]["type"] == "send message" for e in turns[0])

@@ -10,7 +10,10 @@ import sys
 import time
 from pathlib import Path
 
-from multiturn.backends.loading import redact_model_args, sanitized_model_name
+from multiturn.backends.loading import redact_model_args
+from multiturn.backends.naming import model_folder_name, model_label, model_name, parse_model_args
+from multiturn.engine.record import read_episodes
+from plumbing import run_folder
 
 REPO = Path(__file__).resolve().parents[2]
 HELPER = [sys.executable, str(REPO / "tests" / "support" / "engine_helpers.py")]
@@ -59,7 +62,7 @@ def test_play_writes_lm_eval_shaped_results_and_episodes(tmp_path):
     assert payload["config"]["model"] == "scripted-count" and "versions" in payload
     assert payload["config"]["lm_class"] and "prefix_cache" not in payload["config"]  # not an hf model
     assert "SECRET123" not in results.read_text() and "api_key=<redacted>" in payload["config"]["model_args"]
-    records = [json.loads(line) for line in (model_dir / "episodes_count_test.jsonl").read_text().splitlines()]
+    records = read_episodes(run_folder.episodes_path(model_dir, "count_test"))
     assert [r["id"] for r in records] and sorted(r["id"] for r in records) == ["ep000", "ep001", "ep002", "ep003"]
     assert all({"transcript", "scores", "instance"} <= set(r) for r in records)
 
@@ -136,11 +139,19 @@ def test_accelerate_launch_shards_episodes_over_two_processes(tmp_path):
 
 
 def test_model_folder_names_follow_lm_eval_and_never_hold_secrets():
-    assert (
-        sanitized_model_name("hf", "pretrained=HuggingFaceTB/SmolLM2-135M-Instruct,dtype=float32") == "HuggingFaceTB__SmolLM2-135M-Instruct"
-    )
-    assert sanitized_model_name("openai-chat-completions", {"model": "gpt-4o", "api_key": "sk-x"}) == "gpt-4o"
-    assert sanitized_model_name("dummy", None) == "dummy"
+    assert model_folder_name("hf", "pretrained=HuggingFaceTB/SmolLM2-135M-Instruct,dtype=float32") == "HuggingFaceTB__SmolLM2-135M-Instruct"
+    assert model_folder_name("openai-chat-completions", {"model": "gpt-4o", "api_key": "sk-x"}) == "gpt-4o"
+    assert model_folder_name("dummy", None) == "dummy"
+    assert model_folder_name(None, None) == model_name(None, None) == "SmolLM2-135M-Instruct-Q4_1"  # the embedded model
+    assert model_name("local-chat-completions", "model=http://user:pw@host/m") == "http://host/m"
+    assert model_folder_name("local-chat-completions", "model=http://user:pw@host/m") == "http__host__m"
+    assert model_label("hf", "pretrained=/models/Qwen2.5-7B/") == "Qwen2.5-7B" and model_label(None, None) == "smollm2"
+    assert parse_model_args("pretrained=x,batch_size=8,trust_remote_code=True") == {
+        "pretrained": "x",
+        "batch_size": 8,
+        "trust_remote_code": True,
+    }
+    assert parse_model_args({"a": 1}) == {"a": 1} and parse_model_args(None) == {}
     red = redact_model_args("model=m,base_url=http://user:pw@host:8000/v1,token=abc,tokenizer=t")
     assert red == {"model": "m", "base_url": "http://host:8000/v1", "token": "<redacted>", "tokenizer": "t"}
 

@@ -8,8 +8,9 @@ import pytest
 
 from multiturn.backends.retry import RetryPolicy
 from multiturn.backends.scripted import ScriptedLM
-from multiturn.engine.results import episodes_path, read_records
 from multiturn.engine.runner import run_task
+from plumbing.jsonio import read_jsonl
+from plumbing.run_folder import episodes_path
 from tests.support.engine_helpers import BrokenLM, CountTask, echo_last
 
 NO_WAIT = RetryPolicy(attempts=3, base_delay=0.0, sleep=lambda s: None)
@@ -42,7 +43,7 @@ def test_backend_errors_are_retried_then_recorded_as_failed_and_the_run_goes_on(
     summary = run_task(CountTask(n_episodes=2), {"player": BrokenLM()}, progress=False, retry=retry, output_dir=tmp_path, model_name="m")
     assert sleeps == [0.5, 1.0]  # exponential backoff between the three attempts
     assert summary["n_failed"] == 2 and summary["n_samples"]["effective"] == 0
-    records = read_records(episodes_path(tmp_path / "m", "count_test"))
+    records = read_jsonl(episodes_path(tmp_path / "m", "count_test"))
     assert [r["failed"] for r in records] == [True, True]
     assert "backend down" in records[0]["error"]
 
@@ -72,12 +73,12 @@ def test_resume_skips_finished_episodes_tolerates_a_truncated_line_and_replays_f
     lm = ScriptedLM(echo_last)
     summary = run_task(task, {"player": lm}, progress=False, output_dir=tmp_path, model_name="m")
     assert lm.requests_seen == 4  # only ep002 and ep003 were played
-    ids = [r["id"] for r in read_records(path)]
+    ids = [r["id"] for r in read_jsonl(path)]
     assert sorted(ids) == ["ep000", "ep001", "ep002", "ep003"]
     assert summary["n_samples"]["effective"] == 4 and summary["metrics"]["accuracy"] == 1.0
     lm2 = ScriptedLM(echo_last)
     run_task(task, {"player": lm2}, progress=False, output_dir=tmp_path, model_name="m", overwrite=True)
-    assert lm2.requests_seen == 8 and len(read_records(path)) == 4
+    assert lm2.requests_seen == 8 and len(read_jsonl(path)) == 4
 
 
 def test_same_seed_same_order_and_gen_kwargs_override_reaches_player_only():

@@ -9,6 +9,9 @@ import subprocess
 
 import pytest
 
+from multiturn.engine.record import read_episodes
+from plumbing import run_folder
+
 TASKS = ["nback_verbal_1", "nback_spatial_2", "wcst", "lnt"]
 
 
@@ -45,7 +48,7 @@ def test_play_on_smollm2_writes_results_and_episodes(upstream, built_data, tmp_p
             assert math.isnan(entry["accuracy,none"]) and entry["accuracy_all_trials,none"] == 0.0
         else:
             assert 0.0 <= entry["accuracy,none"] <= 1.0
-        [record] = [json.loads(line) for line in (model_dir / f"episodes_{task}.jsonl").read_text().splitlines()]
+        [record] = read_episodes(run_folder.episodes_path(model_dir, task))
         assert record["failed"] is False and len(record["trials"]) in (24, 25)
         assert all(isinstance(t["response"], str) for t in record["transcript"])
     assert "dprime,none" in payload["results"]["nback_verbal_1"]

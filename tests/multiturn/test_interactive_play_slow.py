@@ -9,6 +9,9 @@ from pathlib import Path
 
 import pytest
 
+from multiturn.engine.record import read_episodes
+from plumbing import run_folder
+
 TASKS = ["splat_easy", "connections_interactive"]
 ROUND_CAP = 2  # SPLAT's 15 rounds cut to 2 to keep CI cheap; the cap is checked in the results config
 
@@ -58,7 +61,7 @@ def test_play_splat_and_interactive_connections_on_smollm2(upstream, tmp_path):
     assert 0.0 <= splat["accuracy,none"] <= 1.0 and 1.0 <= splat["rounds,none"] <= ROUND_CAP
     assert 0.0 <= splat["overall,none"] <= 100.0
     assert payload["configs"]["splat_easy"]["max_rounds"] == ROUND_CAP
-    records = [json.loads(line) for line in (model_dir / "episodes_splat_easy.jsonl").read_text().splitlines()]
+    records = read_episodes(run_folder.episodes_path(model_dir, "splat_easy"))
     assert len(records) == 2 and not any(r["failed"] for r in records)
     for record in records:
         assert record["difficulty"] == "easy" and 1 <= len(record["rounds"]) <= ROUND_CAP
@@ -70,7 +73,7 @@ def test_play_splat_and_interactive_connections_on_smollm2(upstream, tmp_path):
     assert payload["n-samples"]["connections_interactive"]["effective"] == 2
     assert 0.0 <= conn["mistakes,none"] <= 4.0 and 0.0 <= conn["groups_found,none"] <= 4.0
     assert 0.0 <= conn["weighted_clustering,none"] <= 10.0
-    records = [json.loads(line) for line in (model_dir / "episodes_connections_interactive.jsonl").read_text().splitlines()]
+    records = read_episodes(run_folder.episodes_path(model_dir, "connections_interactive"))
     assert sorted(r["id"] for r in records) == ["connections_000", "connections_001"]
     for record in records:
         assert not record["failed"] and record["events"]

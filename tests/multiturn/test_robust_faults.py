@@ -22,8 +22,10 @@ import pytest
 from multiturn.backends.retry import RetryPolicy
 from multiturn.backends.scripted import ScriptedLM
 from multiturn.engine import results as res
+from multiturn.engine.record import read_episodes
 from multiturn.engine.runner import run_task
 from multiturn.game import Game, Request, TaskSpec
+from plumbing import run_folder
 
 NO_WAIT = dict(base_delay=0.0, sleep=lambda _s: None)
 
@@ -120,11 +122,11 @@ class HangingLM(ScriptedLM):
 
 
 def _jsonl(tmp_path: Path, task: TaskSpec, model: str = "m") -> Path:
-    return res.episodes_path(tmp_path / model, task.name)
+    return run_folder.episodes_path(tmp_path / model, task.name)
 
 
 def _lines(path: Path) -> list[dict]:
-    return [json.loads(line) for line in path.read_text(encoding="utf-8").splitlines() if line.strip()]
+    return read_episodes(path)
 
 
 # --- a backend that raises on 20% of requests ------------------------------------------------------

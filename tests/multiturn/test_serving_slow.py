@@ -13,7 +13,8 @@ from pathlib import Path
 
 import pytest
 
-from multiturn.backends.loading import sanitized_model_name
+from multiturn.backends.naming import model_folder_name
+from multiturn.engine.record import read_episodes
 from tests.multiturn.test_interactive_play_slow import data_with_splat
 from tests.support.serving import Server, exported_smollm2
 
@@ -35,7 +36,7 @@ def _env(upstream: Path) -> dict[str, str]:
 
 
 def _records(path: Path) -> list[dict]:
-    return [json.loads(line) for line in path.read_text().splitlines() if line.strip()]
+    return read_episodes(path)
 
 
 ENGINES = [
@@ -144,7 +145,7 @@ def test_server_killed_mid_run_then_the_same_command_plays_exactly_the_missing_e
         "--output_path",
         str(out),
     ]
-    model_dir = out / sanitized_model_name("local-chat-completions", {"model": str(model_folder)})
+    model_dir = out / model_folder_name("local-chat-completions", {"model": str(model_folder)})
     jsonl = model_dir / "episodes_taboo.jsonl"
     try:
         run = subprocess.Popen(cmd, env=_env(upstream), stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)

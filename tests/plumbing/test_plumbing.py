@@ -7,7 +7,7 @@ import math
 import pytest
 
 from plumbing.errors import UserError
-from plumbing.jsonio import ensure_output_dir, iter_jsonl, read_json, read_jsonl
+from plumbing.jsonio import ensure_output_dir, read_json, read_jsonl, torn_lines
 from plumbing.paths import dataset_dir, upstream_dir
 from plumbing.registry import Registry
 from plumbing.stats import mean_of_keys, nanmean
@@ -30,17 +30,26 @@ def test_registry_rejects_duplicates_and_names_known_entries():
         reg.get("c")
 
 
-def test_iter_jsonl_names_file_and_line_and_can_skip_a_truncated_last_line(tmp_path):
+def test_read_jsonl_skips_and_counts_a_torn_last_line_and_names_file_and_line_of_any_other(tmp_path):
     path = tmp_path / "e.jsonl"
-    path.write_text('{"a": 1}\n\n[1, 2]\n{"a": 2}\n{"a": 3', encoding="utf-8")
-    assert read_jsonl(path, skip_bad_last_line=True) == [{"a": 1}, {"a": 2}]
-    with pytest.raises(UserError, match=r"e\.jsonl:5: not valid JSON"):
-        list(iter_jsonl(path))
+    path.write_text('{"a": 1}\n\n{"a": 2}\n{"a": 3', encoding="utf-8")
+    with torn_lines() as torn:
+        records = read_jsonl(path)
+        read_jsonl(path)  # a file read twice counts once
+    assert records == [{"a": 1}, {"a": 2}] and records.skipped == 1 and records.path == path
+    assert torn == {path: 1} and torn.count == 1 and "1 torn last line skipped" in torn.describe()
+    assert read_jsonl(path).skipped == 1  # outside the block: counted on the result only
     path.write_text('{"a": 1}\nnot json\n{"a": 2}\n', encoding="utf-8")
-    with pytest.raises(UserError, match=r"e\.jsonl:2"):
-        read_jsonl(path, skip_bad_last_line=True)  # only the LAST line may be cut off
+    with pytest.raises(UserError, match=r"e\.jsonl:2: not valid JSON"):
+        read_jsonl(path)  # only the LAST line may be cut off
+    path.write_text('{"a": 1}\n[1, 2]\n{"a": 2}\n', encoding="utf-8")
+    with pytest.raises(UserError, match=r"e\.jsonl:2: not a JSON object"):
+        read_jsonl(path)
+    path.write_text('{"a": 1}\n{"a": 2}\n\n', encoding="utf-8")
+    assert read_jsonl(path).skipped == 0
     with pytest.raises(UserError, match="cannot read"):
         read_jsonl(tmp_path / "missing.jsonl")
+    assert read_jsonl(tmp_path / "missing.jsonl", missing_ok=True) == []
 
 
 def test_read_json_errors_are_one_line(tmp_path):

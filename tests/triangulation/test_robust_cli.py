@@ -17,6 +17,9 @@ from pathlib import Path
 
 import pytest
 
+from multiturn.engine.record import read_episodes
+from plumbing import run_folder
+
 REPO = Path(__file__).resolve().parents[2]
 TRIANGULATE = [sys.executable, "-m", "triangulation"]
 LEAKY = [sys.executable, str(REPO / "tests" / "support" / "robust_helpers.py")]
@@ -261,7 +264,7 @@ def test_api_keys_never_reach_results_transcripts_or_logs(upstream, tmp_path):
     # the backend did try to leak: its log line and both kinds of error were scrubbed, not absent
     assert "api_key=<redacted>" in proc.stderr and "401 Unauthorized: key <redacted>" in proc.stderr
     assert "Bearer <redacted>" in proc.stderr and "http://alice:<redacted>@llm.example" in proc.stderr
-    records = [json.loads(line) for line in (out / "scripted-leaky" / "episodes_nback_verbal_1.jsonl").read_text().splitlines()]
+    records = read_episodes(run_folder.episodes_path(out / "scripted-leaky", "nback_verbal_1"))
     failed = [r for r in records if r["failed"]]
     assert len(failed) == 1 and "Bearer <redacted>" in failed[0]["error"]
     [results] = (out / "scripted-leaky").glob("results_*.json")
@@ -295,7 +298,7 @@ def test_play_request_timeout_end_to_end_then_the_same_command_completes(upstrea
     assert first.returncode == 1, first.stderr[-3000:]
     assert time.perf_counter() - started < 300
     jsonl = out / "scripted-hang" / "episodes_nback_verbal_1.jsonl"
-    records = [json.loads(line) for line in jsonl.read_text().splitlines()]
+    records = read_episodes(jsonl)
     assert [r["id"] for r in records if r["failed"]] == ["nback_verbal_1_block01"]
     assert "TimeoutError" in records[[r["id"] for r in records].index("nback_verbal_1_block01")]["error"]
     assert "1 of 3 episodes failed on backend errors (nback_verbal_1: 1)" in first.stderr and "Traceback" not in first.stderr
@@ -304,7 +307,7 @@ def test_play_request_timeout_end_to_end_then_the_same_command_completes(upstrea
 
     second = subprocess.run(LEAKY + args, env=_env(upstream, ROBUST_HANG="0"), cwd=tmp_path, capture_output=True, text=True, timeout=600)
     assert second.returncode == 0, second.stderr[-3000:]
-    records = [json.loads(line) for line in jsonl.read_text().splitlines()]
+    records = read_episodes(jsonl)
     assert sorted(r["id"] for r in records) == [f"nback_verbal_1_block{i:02d}" for i in range(3)] and not any(r["failed"] for r in records)
     results = sorted((out / "scripted-hang").glob("results_*.json"))
     assert json.loads(results[-1].read_text())["n-samples"]["nback_verbal_1"]["effective"] == 3

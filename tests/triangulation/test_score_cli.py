@@ -14,6 +14,7 @@ import pytest
 from multiturn import registry
 from multiturn.backends.loading import register_lm_class
 from multiturn.backends.scripted import ScriptedLM
+from multiturn.engine.record import dumps, read_episodes
 from multiturn.engine.rescore import judge_agreement, replay
 from multiturn.engine.runner import run_tasks
 from multiturn.game import Game, Request, TaskSpec
@@ -75,9 +76,9 @@ def test_replay_that_the_current_code_plays_differently_keeps_the_stored_scores(
     register_test_task_and_model()
     _play(tmp_path, "count_test", ScriptedLM(echo_last))
     jsonl = tmp_path / "m" / "episodes_count_test.jsonl"
-    records = [json.loads(line) for line in jsonl.read_text().splitlines()]
+    records = read_episodes(jsonl)
     records[0]["calls"] = records[0]["calls"][:-1]  # one stored reply short of the game
-    jsonl.write_text("".join(json.dumps(r) + "\n" for r in records))
+    jsonl.write_text("".join(dumps(r) + "\n" for r in records))
     assert main(["score", str(tmp_path)]) == 0
     out = capsys.readouterr().out
     assert "1 kept their stored scores (replay diverged: the game wants more than the" in out

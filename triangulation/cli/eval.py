@@ -16,6 +16,7 @@ from pathlib import Path
 from typing import Any
 
 from lm_eval_tasks import TASKS_DIR
+from plumbing import run_folder
 from plumbing.errors import UserError
 
 MODEL_FLAGS = ("--model", "-M", "--model_args", "-a", "--config", "-C")
@@ -137,18 +138,17 @@ def adopt_default_model_folder(output: Path) -> Path | None:
     same ``model_name``/``model_name_sanitized``. Returns the folder, or None when there was nothing to move."""
     import json
 
-    from lm_eval.utils import sanitize_model_name
+    from multiturn.backends.default_model import DEFAULT_MODEL, DEFAULT_MODEL_NAME, default_model_args
+    from multiturn.backends.naming import model_folder_name
 
-    from multiturn.backends.default_model import DEFAULT_MODEL_NAME, smollm2_dir
-
-    source = output / sanitize_model_name(str(smollm2_dir()))
+    source = output / model_folder_name(DEFAULT_MODEL, default_model_args(device=None))  # lm-eval's name for it
     if not source.is_dir():
         return None
     target = output / DEFAULT_MODEL_NAME
     target.mkdir(parents=True, exist_ok=True)
     for path in sorted(source.iterdir()):
-        if path.name.startswith("results_") and path.suffix == ".json":
-            data = json.loads(path.read_text(encoding="utf-8"))
+        if run_folder.is_results_file(path):
+            data = run_folder.read_results(path)
             data["model_name"] = data["model_name_sanitized"] = DEFAULT_MODEL_NAME
             path.write_text(json.dumps(data, indent=2, ensure_ascii=False, default=str), encoding="utf-8")
         os.replace(path, target / path.name)

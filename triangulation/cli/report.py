@@ -14,6 +14,7 @@ from pathlib import Path
 
 from lm_eval._cli.utils import MergeDictAction
 
+from plumbing import run_folder
 from triangulation.report import make_report
 
 
@@ -29,7 +30,7 @@ def add_parser(subparsers) -> argparse.ArgumentParser:
         nargs="*",
         type=Path,
         metavar="RESULTS",
-        help="folders (or results_*.json files) written by lm_eval / triangulate play --output_path",
+        help=f"folders (or {run_folder.RESULTS_GLOB} files) written by lm_eval / triangulate play --output_path",
     )
     p.add_argument(
         "--external",

@@ -1,11 +1,10 @@
 """``triangulate score RUN_DIR``: recompute a run's metrics with the current code, without calling a model.
 
 Every folder under RUN_DIR that holds results is re-scored: ``triangulate play`` tasks from their
-``episodes_<task>.jsonl`` (the stored replies replayed through the current games,
-:mod:`multiturn.engine.rescore`), lm-eval tasks from their ``samples_<task>_<date>.jsonl`` (the stored
-responses through the current filters, ``process_results`` and aggregations,
-:mod:`triangulation.runs.rescore_samples`). New ``results_<time>.json`` files are written next to the old
-ones (which are kept) and every metric that changed is printed. ``--judge_model`` re-judges the judge
+episodes files (the stored replies replayed through the current games, :mod:`multiturn.engine.rescore`),
+lm-eval tasks from their ``--log_samples`` files (the stored responses through the current filters,
+``process_results`` and aggregations, :mod:`triangulation.runs.rescore_samples`). New results files are
+written next to the old ones (which are kept) and every metric that changed is printed. ``--judge_model`` re-judges the judge
 turns of SPLAT episodes with another model and prints how often the two judges agree.
 """
 
@@ -18,7 +17,8 @@ from typing import Any
 
 from lm_eval._cli.utils import MergeDictAction
 
-from plumbing.errors import UserError
+from plumbing import run_folder
+from plumbing.jsonio import torn_lines
 
 HELP = "recompute a run's metrics from its stored transcripts and samples with the current code (no model calls)"
 
@@ -39,56 +39,51 @@ def add_parser(subparsers) -> argparse.ArgumentParser:
     return parser
 
 
-def model_dirs(run_dir: Path) -> list[Path]:
-    """Folders under (or equal to) ``run_dir`` holding a ``results_*.json`` next to episodes or samples files."""
-    if not run_dir.is_dir():
-        raise UserError(f"RUN_DIR {run_dir} is not a folder")
-    candidates = {p.parent for p in run_dir.rglob("results_*.json")}
-    found = sorted(d for d in candidates if any(d.glob("episodes_*.jsonl")) or any(d.glob("samples_*.jsonl")))
-    if not found:
-        raise UserError(f"no results with episodes_*.jsonl or samples_*.jsonl under {run_dir} (lm-eval runs need --log_samples)")
-    return found
-
-
 def run(args: argparse.Namespace) -> int:
-    from multiturn.engine.rescore import changed_metrics, judge_agreement, latest_results, rescore_run
-    from multiturn.engine.results import write_results
-    from triangulation.runs.rescore_samples import rescore_lm_eval_run, samples_files
-
     tasks = [t.strip() for t in args.tasks.split(",") if t.strip()] if args.tasks else None
     judge = _judge(args) if args.judge_model or args.judge_model_args else None
-    total_changes = 0
-    for model_dir in model_dirs(Path(args.run_dir)):
-        print(f"== {model_dir}")
-        if any(model_dir.glob("episodes_*.jsonl")):
-            payload, reports, old = rescore_run(model_dir, tasks, judge=judge)
-            if reports:
-                path = write_results(model_dir, payload)
-                total_changes += _print_changes(changed_metrics(old, payload), path)
-                for report in reports:
-                    print(f"  {report.task}: {report.changed_episodes} episode(s) scored differently", end="")
-                    print(
-                        f"; {len(report.diverged)} kept their stored scores (replay diverged: {next(iter(report.diverged.values()))})"
-                        if report.diverged
-                        else ""
-                    )
-                    if judge is not None and report.judged:
-                        from multiturn.games.splat import judge_label
-
-                        agreement = judge_agreement(report.judged, judge_label)
-                        print(
-                            f"  {report.task}: judges agree on {agreement['agreement']:.3f} of {agreement['n_parsed']} verdicts (Cohen's kappa {agreement['cohen_kappa']:.3f}; stored judge vs {args.judge_model or 'the new judge'})"
-                        )
-        lm_tasks = list(samples_files(model_dir, tasks))
-        if lm_tasks:
-            old = latest_results(model_dir, lm_tasks)
-            payload = rescore_lm_eval_run(model_dir, old, lm_tasks)
-            path = write_results(model_dir, payload)
-            total_changes += _print_changes(
-                changed_metrics({"results": {t: old.get("results", {}).get(t, {}) for t in lm_tasks}}, payload), path
-            )
+    with torn_lines() as torn:
+        total_changes = sum(rescore_folder(args, model_dir, tasks, judge) for model_dir in run_folder.model_dirs(Path(args.run_dir)))
     print(f"{total_changes} metric value(s) changed")
+    if torn:
+        print(f"triangulate score: {torn.describe()}", file=sys.stderr)
     return 0
+
+
+def rescore_folder(args: argparse.Namespace, model_dir: Path, tasks: list[str] | None, judge) -> int:
+    """Re-score one model folder's play and lm-eval tasks, write the new results; returns the metric values changed."""
+    from multiturn.engine.rescore import changed_metrics, judge_agreement, rescore_run
+    from multiturn.engine.results import write_results
+    from triangulation.runs.rescore_samples import rescore_lm_eval_run
+
+    changes = 0
+    print(f"== {model_dir}")
+    if run_folder.play_tasks(model_dir):
+        payload, reports, old = rescore_run(model_dir, tasks, judge=judge)
+        if reports:
+            path = write_results(model_dir, payload)
+            changes += _print_changes(changed_metrics(old, payload), path)
+            for report in reports:
+                print(f"  {report.task}: {report.changed_episodes} episode(s) scored differently", end="")
+                print(
+                    f"; {len(report.diverged)} kept their stored scores (replay diverged: {next(iter(report.diverged.values()))})"
+                    if report.diverged
+                    else ""
+                )
+                if judge is not None and report.judged:
+                    from multiturn.games.splat import judge_label
+
+                    agreement = judge_agreement(report.judged, judge_label)
+                    print(
+                        f"  {report.task}: judges agree on {agreement['agreement']:.3f} of {agreement['n_parsed']} verdicts (Cohen's kappa {agreement['cohen_kappa']:.3f}; stored judge vs {args.judge_model or 'the new judge'})"
+                    )
+    lm_tasks = list(run_folder.samples_files(model_dir, tasks))
+    if lm_tasks:
+        old = run_folder.latest_results(model_dir, lm_tasks)
+        payload = rescore_lm_eval_run(model_dir, old, lm_tasks)
+        path = write_results(model_dir, payload)
+        changes += _print_changes(changed_metrics({"results": {t: old.get("results", {}).get(t, {}) for t in lm_tasks}}, payload), path)
+    return changes
 
 
 def _print_changes(changes: list[tuple[str, str, Any, Any]], path: Path) -> int:

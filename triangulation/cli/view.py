@@ -3,18 +3,20 @@
     triangulate view RUN_DIR... --out DIR
 
 Writes DIR/index.html and one self-contained page per task (DIR/<task>.html) from every
-``episodes_<task>.jsonl`` (``triangulate play``) and ``samples_<task>_<date>.jsonl`` (lm-eval
-``--log_samples``) under the folders. ``triangulate report`` writes the same pages to
+episodes file (``triangulate play``) and the newest samples file (lm-eval ``--log_samples``) of each
+task under the folders. A last line torn by a killed run is skipped, and the count is printed. ``triangulate report`` writes the same pages to
 ``<report>/episodes/``.
 """
 
 from __future__ import annotations
 
 import argparse
+import sys
 from pathlib import Path
 
+from plumbing import run_folder
 from plumbing.errors import UserError
-from plumbing.jsonio import new_output_dir
+from plumbing.jsonio import new_output_dir, torn_lines
 
 
 def add_parser(subparsers) -> argparse.ArgumentParser:
@@ -36,9 +38,11 @@ def run(args: argparse.Namespace) -> int:
     for folder in args.runs:
         if not folder.exists():
             raise UserError(f"no such folder: {folder}")
-    with new_output_dir(args.out, "--out"):
+    with new_output_dir(args.out, "--out"), torn_lines() as torn:
         pages = write_viewer(args.runs, args.out)
         if not pages:
-            raise UserError(f"no episodes_*.jsonl or samples_*.jsonl under {', '.join(map(str, args.runs))}")
+            raise UserError(f"no {run_folder.RECORD_FILES} under {', '.join(map(str, args.runs))}")
     print(f"episodes: {args.out / 'index.html'} ({len(pages)} task pages)")
+    if torn:
+        print(f"triangulate view: {torn.describe()}", file=sys.stderr)
     return 0

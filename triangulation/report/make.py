@@ -2,12 +2,14 @@
 
 from __future__ import annotations
 
+import sys
 from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
+from plumbing import run_folder
 from plumbing.errors import UserError
-from plumbing.jsonio import ensure_output_dir
+from plumbing.jsonio import ensure_output_dir, torn_lines
 
 
 def make_report(
@@ -25,33 +27,38 @@ def make_report(
     judge_model_args: Any = None,
 ) -> Path:
     """Read every results file under ``results`` and the external tables, write the report into ``out``;
-    returns the path of ``report.html``."""
+    returns the path of ``report.html``. Torn last lines of episode or sample files (a killed run) are
+    left out and their count printed."""
     from tqdm.auto import tqdm
 
     from triangulation.report.abilities import load_taxonomy
     from triangulation.report.analyses.figures_triangulating import read_sizes
     from triangulation.report.build import build_report
     from triangulation.report.external import read_externals
-    from triangulation.runs.results_io import find_results_files, read_run
+    from triangulation.runs.results_io import read_run
 
     if not results and not externals:
         raise UserError("give at least one results folder or --external table")
     taxonomy = load_taxonomy(abilities)
     ensure_output_dir(out, "--out")
-    files = [f for root in results for f in find_results_files(root)]
+    files = [f for root in results for f in run_folder.results_files(root)]
     runs = [read_run(f) for f in tqdm(files, desc="reading results", unit="file", disable=len(files) < 5)]
-    return build_report(
-        runs,
-        read_externals(list(externals)),
-        taxonomy,
-        out,
-        pairs=list(pairs),
-        include_subtasks=subtasks,
-        title=title,
-        judge=connections_judge(judge_model, judge_model_args),
-        sizes=read_sizes(sizes),
-        scatter=list(scatter) or None,
-    )
+    with torn_lines() as torn:
+        path = build_report(
+            runs,
+            read_externals(list(externals)),
+            taxonomy,
+            out,
+            pairs=list(pairs),
+            include_subtasks=subtasks,
+            title=title,
+            judge=connections_judge(judge_model, judge_model_args),
+            sizes=read_sizes(sizes),
+            scatter=list(scatter) or None,
+        )
+    if torn:  # the episode pages and the analyses left those lines out
+        print(f"report: {torn.describe()}", file=sys.stderr)
+    return path
 
 
 def connections_judge(model: str | None, model_args: Any):

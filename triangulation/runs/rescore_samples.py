@@ -1,4 +1,4 @@
-"""Re-scoring an lm-eval run from its ``samples_<task>_<date>.jsonl`` files with the current task code.
+"""Re-scoring an lm-eval run from its ``--log_samples`` files (:func:`plumbing.run_folder.samples_files`) with the current task code.
 
 For every logged sample the stored raw responses (``resps``) go through the task's current filters and
 ``process_results`` (the same calls lm-eval's evaluator makes), and each metric is aggregated with the
@@ -9,26 +9,13 @@ payload (``results``, ``n-samples``, ``higher_is_better``, ...) for :mod:`triang
 
 from __future__ import annotations
 
-import json
-import re
 from collections.abc import Mapping, Sequence
 from pathlib import Path
 from types import SimpleNamespace
 from typing import Any
 
-SAMPLES_NAME = re.compile(r"^samples_(?P<task>.+)_(?P<date>\d{4}-\d{2}-\d{2}T[0-9.\-]+)\.jsonl$")
-
-
-def samples_files(model_dir: Path, tasks: Sequence[str] | None = None) -> dict[str, Path]:
-    """task -> its newest ``samples_<task>_<date>.jsonl`` in ``model_dir``."""
-    found: dict[str, tuple[str, Path]] = {}
-    for path in Path(model_dir).glob("samples_*.jsonl"):
-        match = SAMPLES_NAME.match(path.name)
-        if not match or (tasks is not None and match["task"] not in tasks):
-            continue
-        if match["task"] not in found or match["date"] > found[match["task"]][0]:
-            found[match["task"]] = (match["date"], path)
-    return {task: path for task, (_, path) in sorted(found.items())}
+from plumbing import run_folder
+from plumbing.jsonio import read_jsonl
 
 
 def load_task(name: str, metadata: Mapping[str, Any] | None = None):
@@ -72,23 +59,15 @@ def rescore_samples(task, samples: Sequence[Mapping[str, Any]], bootstrap_iters:
     return {"metrics": metrics, "stderr": stderr, "n": len(samples), "higher_is_better": task.higher_is_better()}
 
 
-def read_samples(path: Path) -> list[dict[str, Any]]:
-    out = []
-    for line in Path(path).read_text(encoding="utf-8").splitlines():
-        if line.strip():
-            out.append(json.loads(line))
-    return out
-
-
 def rescore_lm_eval_run(model_dir: Path, old: Mapping[str, Any], tasks: Sequence[str] | None = None) -> dict[str, Any]:
     """A new lm-eval results payload for every task of ``model_dir`` with a samples file (``old``: the
     run's newest results, kept for its config and each task's original sample count)."""
     payload: dict[str, Any] = {key: dict(old.get(key, {})) if isinstance(old.get(key), dict) else old.get(key) for key in old}
     payload["results"] = {}
-    for name, path in samples_files(model_dir, tasks).items():
+    for name, path in run_folder.samples_files(model_dir, tasks).items():
         metadata = (old.get("configs", {}).get(name) or {}).get("metadata")
         task = load_task(name, metadata)
-        scored = rescore_samples(task, read_samples(path))
+        scored = rescore_samples(task, read_jsonl(path))
         entry = {"name": name, "alias": (old.get("results", {}).get(name) or {}).get("alias", name), "sample_len": scored["n"]}
         for key, value in scored["metrics"].items():
             entry[key] = value

@@ -1,24 +1,22 @@
-"""Read results folders written by ``lm_eval --output_path`` and ``triangulate play --output_path``.
+"""Results files of ``lm_eval --output_path`` and ``triangulate play --output_path`` as :class:`Run` objects.
 
-Both write ``<dir>/<model>/results_<date>.json`` in lm-eval's shape: ``results[task]["<metric>,<filter>"]``,
-``configs[task]``, ``group_subtasks`` and ``config.model_args`` (a dict from lm_eval's CLI, a string
-from its Python API). lm_eval adds ``samples_<task>_<date>.jsonl`` with ``--log_samples``; play adds
-``episodes_<task>.jsonl``. Models are identified from ``config``, never from folder names.
+Both write a results JSON per run (the layout: :mod:`plumbing.run_folder`) in lm-eval's shape:
+``results[task]["<metric>,<filter>"]``, ``configs[task]``, ``group_subtasks`` and ``config.model_args``
+(a dict from lm_eval's CLI, a string from its Python API), next to lm_eval's logged samples
+(``--log_samples``) or play's episodes. Models are identified from ``config``, never from folder names.
 """
 
 from __future__ import annotations
 
-import json
 import math
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from plumbing.errors import UserError
+from multiturn.backends.naming import model_id
+from plumbing import run_folder
 
-#: model_args keys naming the model, in lm-eval's own order (evaluation_tracker._get_model_name).
-MODEL_KEYS = ("peft", "delta", "pretrained", "model", "path", "engine")
 NON_METRIC_KEYS = {"alias", "name", "sample_len", "samples", " "}
 
 
@@ -32,7 +30,7 @@ class Run:
     results: dict[str, dict[str, Any]]
     configs: dict[str, dict[str, Any]] = field(default_factory=dict)
     group_subtasks: dict[str, list[str]] = field(default_factory=dict)
-    samples: dict[str, Path] = field(default_factory=dict)  # task -> samples / episodes JSONL
+    samples: dict[str, Path] = field(default_factory=dict)  # task -> its samples / episodes JSONL
     n_samples: dict[str, int] = field(default_factory=dict)  # task -> samples scored (lm-eval's ``n-samples``, effective)
 
     def top_level_tasks(self, max_members: int = 12) -> list[str]:
@@ -43,70 +41,11 @@ class Run:
         return [t for t in self.results if t not in members]
 
 
-def parse_model_args(model_args: Any) -> dict[str, str]:
-    """``config.model_args`` as a dict: lm_eval's CLI stores a dict, its Python API a ``k=v,k2=v2`` string."""
-    if model_args is None:
-        return {}
-    if isinstance(model_args, Mapping):
-        return {str(k): str(v) for k, v in model_args.items()}
-    if isinstance(model_args, str):
-        out: dict[str, str] = {}
-        for part in model_args.split(","):
-            if "=" in part:
-                k, v = part.split("=", 1)
-                out[k.strip()] = v.strip()
-        return out
-    raise UserError(f"config.model_args has an unexpected type {type(model_args).__name__}")
-
-
-def model_id(config: Mapping[str, Any]) -> str:
-    """The model a results file scored, from ``config`` (not from the folder name).
-
-    The first of peft/delta/pretrained/model/path/engine in ``model_args`` (lm-eval's rule), a GGUF
-    file's stem when ``gguf_file`` is given, the last path component when the value is a local path
-    (``/x/y/Llama-3-8B`` -> ``Llama-3-8B``; hub ids ``org/name`` stay whole); else ``config.model``.
-    """
-    args = parse_model_args(config.get("model_args"))
-    if args.get("gguf_file"):
-        return Path(args["gguf_file"]).name.removesuffix(".gguf")
-    for key in MODEL_KEYS:
-        value = args.get(key)
-        if value:
-            value = value.rstrip("/")
-            if value.startswith(("/", "./", "../", "~")) or value.count("/") > 1:
-                value = value.rsplit("/", 1)[-1]
-            return value
-    name = config.get("model_name") or config.get("model")
-    if not name:
-        raise UserError("results file has no config.model_args or config.model to identify the model")
-    return str(name)
-
-
-def find_results_files(root: Path) -> list[Path]:
-    """Every ``results_*.json`` under ``root`` (a file is taken as is)."""
-    root = Path(root)
-    if root.is_file():
-        return [root]
-    if not root.is_dir():
-        raise UserError(f"results path {root} does not exist")
-    files = sorted(p for p in root.rglob("results_*.json") if p.is_file())
-    if not files:
-        raise UserError(f"no results_*.json under {root}; pass folders written by lm_eval/triangulate play --output_path")
-    return files
-
-
 def read_run(path: Path) -> Run:
     """Parse one results JSON; unreadable or foreign files raise a one-line UserError."""
-    try:
-        data = json.loads(Path(path).read_text(encoding="utf-8"))
-    except (OSError, UnicodeDecodeError, json.JSONDecodeError) as exc:
-        raise UserError(f"cannot read results file {path}: {exc.__class__.__name__}: {exc}") from None
-    if not isinstance(data, dict) or not isinstance(data.get("results"), dict):
-        raise UserError(f"{path} is not an lm-eval results file (no 'results' object)")
+    data = run_folder.read_results(path)
     config = data.get("config") or {}
-    if not isinstance(config, dict):
-        raise UserError(f"{path}: 'config' is not an object")
-    date = Path(path).stem.removeprefix("results_")
+    date = run_folder.results_date(path)
     run = Run(
         model=model_id(config),
         path=Path(path),
@@ -116,12 +55,10 @@ def read_run(path: Path) -> Run:
         group_subtasks={str(k): list(v) for k, v in (data.get("group_subtasks") or {}).items() if isinstance(v, list)},
         n_samples=_n_samples(data.get("n-samples")),
     )
-    folder = Path(path).parent
     for task in run.results:
-        for candidate in (folder / f"samples_{task}_{date}.jsonl", folder / f"episodes_{task}.jsonl"):
-            if candidate.is_file():
-                run.samples[task] = candidate
-                break
+        records = run_folder.task_records_file(Path(path).parent, task, date)
+        if records is not None:
+            run.samples[task] = records
     return run
 
 

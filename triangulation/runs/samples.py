@@ -3,10 +3,10 @@
 from __future__ import annotations
 
 from collections.abc import Iterable
-from pathlib import Path
 from typing import Any
 
-from plumbing.jsonio import iter_jsonl
+from plumbing.jsonio import read_jsonl
+from plumbing.run_folder import is_samples_file
 from triangulation.runs.results_io import Run
 
 
@@ -19,12 +19,13 @@ def response_text(record: dict[str, Any]) -> str:
 
 
 def sample_records(runs: Iterable[Run], task_prefix: str, exclude: tuple[str, ...] = ()) -> list[tuple[str, str, dict[str, Any]]]:
-    """(model, task, record) for every lm-eval logged sample (``samples_*.jsonl``; play's episode files
-    are not samples) of tasks named ``task_prefix``... except those starting with an ``exclude`` prefix."""
+    """(model, task, record) for every lm-eval logged sample (:func:`plumbing.run_folder.is_samples_file`;
+    play's episode files are not samples) of tasks named ``task_prefix``... except those starting with an
+    ``exclude`` prefix."""
     out = []
     for run in runs:
         for task, path in sorted(run.samples.items()):
-            if not Path(path).name.startswith("samples_") or not task.startswith(task_prefix) or task.startswith(exclude):
+            if not is_samples_file(path) or not task.startswith(task_prefix) or task.startswith(exclude):
                 continue
-            out.extend((run.model, task, rec) for rec in iter_jsonl(Path(path)))
+            out.extend((run.model, task, rec) for rec in read_jsonl(path))
     return out

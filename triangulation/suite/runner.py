@@ -31,6 +31,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, TextIO
 
+from plumbing import run_folder
 from plumbing.errors import UserError
 from plumbing.secrets import scrub
 from triangulation.suite.spec import Cell, ModelSpec, Suite, cells
@@ -143,10 +144,6 @@ def is_done(root: Path, cell: Cell) -> bool:
     return all((cell_dir(root, cell) / f).is_file() for f in marker.get("results", [])) and bool(marker.get("results"))
 
 
-def _results_since(folder: Path, since: float) -> list[str]:
-    return sorted(str(p.relative_to(folder)) for p in folder.rglob("results_*.json") if p.stat().st_mtime >= since - 1)
-
-
 def _write_marker(root: Path, cell: Cell, results: list[str], seconds: float, attempts: int) -> None:
     folder = cell_dir(root, cell)
     tmp = folder / f"{MARKER}.tmp"
@@ -188,14 +185,14 @@ def run_cell(root: Path, cell: Cell, launcher: tuple[str, ...] | list[str], atte
             fh.write(f"\n=== {time.strftime('%Y-%m-%d %H:%M:%S')} attempt {attempt}/{attempts}: {shlex.join(redacted_argv(argv))}\n")
             fh.flush()
             code = run_scrubbed(argv, fh, limit)
-        results = _results_since(folder, t0)
+        results = run_folder.results_since(folder, t0)
         if code == 0 and results:
             _write_marker(root, cell, results, time.time() - started, attempt)
             return Outcome(cell, "done", attempt, time.time() - started)
         if code is None:
             detail = f"timed out after {limit:g} s"
         elif code == 0:
-            detail = "exited 0 but wrote no results_*.json"
+            detail = f"exited 0 but wrote no {run_folder.RESULTS_GLOB}"
         else:
             detail = f"exit {code}: {_last_line(log)}"
         if code == USAGE_ERROR:  # a one-line user error (unknown task, bad argument): the same again
@@ -346,8 +343,8 @@ def _effective_model_args(m: ModelSpec) -> Any:
 
 
 def _report_model_name(m: ModelSpec) -> str:
-    """The name the report gives this model's results (:func:`triangulation.runs.results_io.model_id`)."""
-    from triangulation.runs.results_io import model_id
+    """The name the report gives this model's results (:func:`multiturn.backends.naming.model_id`)."""
+    from multiturn.backends.naming import model_id
 
     try:
         return model_id({"model_args": _effective_model_args(m), "model": m.model or "hf"})
@@ -360,7 +357,7 @@ def run_report(root: Path, suite: Suite) -> Path | None:
     from triangulation.report import make_report
 
     runs = root / "runs"
-    has_results = runs.is_dir() and any(runs.rglob("results_*.json"))
+    has_results = run_folder.has_results(runs)
     externals = [_resolve(suite, e) for e in suite.report.get("external", [])]
     if not has_results and not externals:
         print("suite: no results to report on", file=sys.stderr)

@@ -18,6 +18,7 @@ from typing import Any
 
 import yaml
 
+from multiturn.backends.naming import model_label
 from plumbing.errors import UserError
 from plumbing.secrets import register_model_args
 
@@ -160,7 +161,7 @@ def _model(path: Path, i: int, entry: Any) -> ModelSpec:
     args = entry.get("model_args")
     if args is not None and not isinstance(args, (str, Mapping)):
         raise _fail(path, where, "model_args must be a 'k=v,k2=v2' string or a mapping")
-    name = entry.get("name") or _default_model_label(entry.get("model"), args)
+    name = entry.get("name") or model_label(entry.get("model"), args)
     if not isinstance(name, str) or not LABEL.match(name):
         raise _fail(path, where, f"name {name!r} must be letters, digits, '.', '_', '+', '-' (it names a folder)")
     size = entry.get("size")
@@ -177,15 +178,6 @@ def _model(path: Path, i: int, entry: Any) -> ModelSpec:
         batch_size=None if entry.get("batch_size") is None else str(entry["batch_size"]),
         device=entry.get("device"),
     )
-
-
-def _default_model_label(model: str | None, model_args: Any) -> str:
-    if model is None and model_args is None:
-        return "smollm2"
-    from triangulation.runs.results_io import model_id
-
-    raw = model_id({"model_args": model_args, "model": model})
-    return re.sub(r"[^A-Za-z0-9._+-]+", "_", raw).strip("_") or "model"
 
 
 def _task(path: Path, i: int, entry: Any, defaults: dict[str, Any]) -> TaskSpec:

@@ -20,12 +20,13 @@ from pathlib import Path
 
 from tqdm.auto import tqdm
 
-from plumbing.jsonio import iter_jsonl, write_text
+from multiturn.engine.record import read_episodes
+from plumbing import run_folder
+from plumbing.errors import UserError
+from plumbing.jsonio import read_jsonl, write_text
 from triangulation.html import esc, script_json
 from triangulation.viewer.episodes import ROLE_LABELS, Episode, Turn, from_record, from_sample
 
-SAMPLES_NAME = re.compile(r"^samples_(?P<task>.+)_(?P<date>\d{4}-\d{2}-\d{2}T[0-9.\-]+)\.jsonl$")
-EPISODES_NAME = re.compile(r"^episodes_(?P<task>[^.]+)\.jsonl$")
 PAGE_SIZE = 50
 #: episodes per HTML file: a task with more gets ``<task>-2.html``, ``<task>-3.html`` ... (each file stays a few
 #: MB, so a browser parses it in seconds; one 10,000-episode file took a minute: benchmarks/viewer_10k.py)
@@ -90,48 +91,34 @@ def page_name(task: str, part: int = 1) -> str:
 
 
 def model_of(folder: Path) -> str:
-    """The model a results folder holds, from its results JSON's config (else the folder's name)."""
-    from triangulation.runs.results_io import read_run
+    """The model a results folder holds, from its newest results JSON's config (else the folder's name)."""
+    from multiturn.backends.naming import model_id
 
-    for path in sorted(folder.glob("results_*.json"), reverse=True):
-        try:
-            return read_run(path).model
-        except Exception:  # an unreadable results file: fall back to the folder name
-            continue
-    return folder.name
+    data = run_folder.latest_results(folder)
+    try:
+        return model_id(data.get("config") or {}) if data else folder.name
+    except UserError:  # a results file that does not name its model: fall back to the folder name
+        return folder.name
 
 
 def find_episode_files(roots: Iterable[Path]) -> list[tuple[str, str, str, Path]]:
-    """(task, model, kind, path) for every ``episodes_<task>.jsonl`` and the latest ``samples_<task>_<date>.jsonl``
-    of each model and task under ``roots`` (kind ``"play"`` or ``"samples"``)."""
-    latest: dict[tuple[Path, str], tuple[str, Path]] = {}
-    out: list[tuple[str, str, str, Path]] = []
+    """(task, model, kind, path) for every play episodes file and the latest lm-eval samples file of each
+    model and task under ``roots`` (kind ``"play"`` or ``"samples"``; :func:`plumbing.run_folder.record_files`)."""
     models: dict[Path, str] = {}
-    for root in roots:
-        root = Path(root)
-        files = [root] if root.is_file() else sorted(root.rglob("*.jsonl"))
-        for path in files:
-            folder = path.parent
-            if (m := EPISODES_NAME.match(path.name)) is not None:
-                model = models.setdefault(folder, model_of(folder))
-                out.append((m["task"], model, "play", path))
-            elif (m := SAMPLES_NAME.match(path.name)) is not None:
-                key = (folder, m["task"])
-                if key not in latest or latest[key][0] < m["date"]:
-                    latest[key] = (m["date"], path)
-    for (folder, task), (_, path) in sorted(latest.items()):
-        out.append((task, models.setdefault(folder, model_of(folder)), "samples", path))
-    return out
+    return [
+        (task, models.setdefault(path.parent, model_of(path.parent)), kind, path) for task, kind, path in run_folder.record_files(roots)
+    ]
 
 
 def load_episodes(roots: Iterable[Path]) -> dict[str, list[Episode]]:
-    """task -> episodes of every model under ``roots``."""
+    """task -> episodes of every model under ``roots`` (a torn last line is skipped and counted:
+    :func:`plumbing.jsonio.torn_lines`)."""
     tasks: dict[str, list[Episode]] = defaultdict(list)
     for task, model, kind, path in find_episode_files(roots):
-        for record in iter_jsonl(path):
-            if not isinstance(record, dict):
-                continue
-            tasks[task].append(from_record(record, model) if kind == "play" else from_sample(record, model, task))
+        if kind == "play":
+            tasks[task].extend(from_record(record, model) for record in read_episodes(path))
+        else:
+            tasks[task].extend(from_sample(record, model, task) for record in read_jsonl(path))
     return dict(sorted(tasks.items()))
 
 

@@ -214,38 +214,7 @@ class WordleGame(ClemGame):
         return feedback
 
     def play(self) -> MasterLoop:
-        inst = self.instance
-        config = inst["common_config"]
-        self.kw = inst["response_format_keywords"]
-        self.use_clue = bool(inst["use_clue"])
-        self.use_critic = bool(inst["use_critic"])
-        self.target = inst["target_word"].strip()
-        self.clue = str(inst.get("target_word_clue", "")).strip()
-        self.difficulty = inst.get("target_word_difficulty")
-        self.max_attempts = int(config["max_attempts_per_game"])
-        self.max_retry = int(config["max_retry_per_error"])
-        self.max_retry_invalid = int(config["max_retry_invalid_word"])
-        self.word_length = int(config["max_word_length"])
-        self.max_critic_opinions = int(config["max_critic_opinion_count"])
-        second = self.model_names.get(CRITIC)
-        self.log.players = {"GM": "Game master for wordle", GUESSER: f"Word Guesser ({self.model_name(GUESSER)})"}
-        if self.use_critic:
-            self.log.players[CRITIC] = f"Word Guesser Critic ({second or self.model_name(GUESSER)})"
-        else:
-            self.log.players[CRITIC] = "Guess Word Evaluator (Programmatic)"
-        self.prompts = WordlePrompts(inst, self.use_clue, self.use_critic, self.clue)
-        self.guesser_retry = self.guesser_retry_invalid = self.critic_retry = 0
-        self.terminate = False
-        self.guesser_error: str | None = "NO_CLUE_FOUND" if self.use_clue and not self.clue else None
-        self.critic_error: str | None = None
-        self.guesser_req_count = self.critic_req_count = 0
-        self.guesser_parsed_req_count = self.critic_parsed_req_count = 0
-        self.attempts = 0
-        self.turn_results: list[list[str]] = []
-        self.turn_req_count: list[int] = []
-        self.turn_parse_count: list[int] = []
-        self.change_guess_words: list[list[Any]] = []
-
+        self._setup()
         guess, explanation, feedback = "", "", None
         agreement = agreement_expl = None
         opinions = 0
@@ -294,6 +263,45 @@ class WordleGame(ClemGame):
                 ignore_critic = False
                 opinions = 0
 
+        self._finish(guess, explanation, agreement, agreement_expl)
+
+    def _setup(self) -> None:
+        """The instance's settings and the game's counters (clembench's ``_on_setup``)."""
+        inst = self.instance
+        config = inst["common_config"]
+        self.kw = inst["response_format_keywords"]
+        self.use_clue = bool(inst["use_clue"])
+        self.use_critic = bool(inst["use_critic"])
+        self.target = inst["target_word"].strip()
+        self.clue = str(inst.get("target_word_clue", "")).strip()
+        self.difficulty = inst.get("target_word_difficulty")
+        self.max_attempts = int(config["max_attempts_per_game"])
+        self.max_retry = int(config["max_retry_per_error"])
+        self.max_retry_invalid = int(config["max_retry_invalid_word"])
+        self.word_length = int(config["max_word_length"])
+        self.max_critic_opinions = int(config["max_critic_opinion_count"])
+        second = self.model_names.get(CRITIC)
+        self.log.players = {"GM": "Game master for wordle", GUESSER: f"Word Guesser ({self.model_name(GUESSER)})"}
+        if self.use_critic:
+            self.log.players[CRITIC] = f"Word Guesser Critic ({second or self.model_name(GUESSER)})"
+        else:
+            self.log.players[CRITIC] = "Guess Word Evaluator (Programmatic)"
+        self.prompts = WordlePrompts(inst, self.use_clue, self.use_critic, self.clue)
+        self.guesser_retry = self.guesser_retry_invalid = self.critic_retry = 0
+        self.terminate = False
+        self.guesser_error: str | None = "NO_CLUE_FOUND" if self.use_clue and not self.clue else None
+        self.critic_error: str | None = None
+        self.guesser_req_count = self.critic_req_count = 0
+        self.guesser_parsed_req_count = self.critic_parsed_req_count = 0
+        self.attempts = 0
+        self.turn_results: list[list[str]] = []
+        self.turn_req_count: list[int] = []
+        self.turn_parse_count: list[int] = []
+        self.change_guess_words: list[list[Any]] = []
+
+    def _finish(self, guess: str, explanation: str, agreement: Any, agreement_expl: Any) -> None:
+        """The final status and the logged game result (clembench's ``_on_after_game``)."""
+        second = self.model_names.get(CRITIC)
         if self.guesser_error == "NO_CLUE_FOUND":
             self._log_guess(guess, explanation, agreement, agreement_expl, self.guesser_error)
         status = self._status()

@@ -8,8 +8,8 @@
   without one, only the clustering-only shares are shown, under their own name.
 - Tables 3-4 (App. D.1): models against novice and expert humans on the games the humans played.
 - Static (``connections``) versus interactive (``connections_interactive``) play per model, and
-  game by game: lm-eval's ``--log_samples`` file of ``connections`` joined with play's
-  ``episodes_connections_interactive.jsonl`` on the game id (``connections_by_game.csv``).
+  game by game: lm-eval's ``--log_samples`` file of ``connections`` joined with play's episodes
+  file of ``connections_interactive`` on the game id (``connections_by_game.csv``).
 """
 
 from __future__ import annotations
@@ -23,8 +23,10 @@ import pandas as pd
 
 from custom_metrics.connections import matched_names, reasoning_flags, score_connections
 from custom_metrics.globalgroup import doc_pool
+from multiturn.engine.record import read_episodes
 from plumbing.errors import UserError
-from plumbing.jsonio import iter_jsonl
+from plumbing.jsonio import read_jsonl
+from plumbing.run_folder import is_episodes_file, is_samples_file
 from triangulation.html import Image, Section, Table, Text
 from triangulation.report import plots
 from triangulation.report.analyses.connections_judge import GroupToJudge
@@ -180,14 +182,14 @@ def by_game(runs: Iterable[Run]) -> pd.DataFrame:
     static: dict[str, Path] = {}
     episodes: dict[str, Path] = {}
     for run in runs:
-        for task, files, prefix in (("connections", static, "samples_"), ("connections_interactive", episodes, "episodes_")):
+        for task, files, kind in (("connections", static, is_samples_file), ("connections_interactive", episodes, is_episodes_file)):
             path = run.samples.get(task)
-            if path is not None and Path(path).name.startswith(prefix):
+            if path is not None and kind(path):
                 files[run.model] = Path(path)
     rows = []
     for model in sorted(static.keys() & episodes.keys()):
-        played = {str(r["id"]): r for r in iter_jsonl(episodes[model], skip_bad_last_line=True) if "id" in r and not r.get("failed")}
-        for sample in iter_jsonl(static[model]):
+        played = {str(r["id"]): r for r in read_episodes(episodes[model]) if not r.get("failed")}
+        for sample in read_jsonl(static[model]):
             doc = sample.get("doc") if isinstance(sample.get("doc"), dict) else {}
             game = played.get(str(doc.get("id")))
             if game is None:

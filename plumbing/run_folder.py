@@ -1,0 +1,205 @@
+"""The run-folder layout: the one module that knows how ``--output_path`` folders are laid out.
+
+``triangulate play`` and ``lm_eval`` (``triangulate eval``) both write, per model::
+
+    DIR/<model>/results_<date>.json           the results JSON (lm-eval's shape), one per run
+    DIR/<model>/episodes_<task>.jsonl         play: one record per finished episode (appended as it ends)
+    DIR/<model>/episodes_<task>.rank<k>.jsonl play, distributed: rank k's part until rank 0 folds it in
+    DIR/<model>/samples_<task>_<date>.jsonl   lm_eval --log_samples: one logged sample per line
+
+``<model>`` is the model's folder name (:func:`multiturn.backends.naming.model_folder_name`; lm-eval
+picks the same name for its runs). ``<date>`` is lm-eval's file date id (ISO time, ``:`` -> ``-``).
+Everything that finds, names or reads these files goes through here: file names, discovery of the
+models and tasks of a folder, the latest results of a model and task, and reading (results JSON with
+:func:`read_results`; JSONL with :func:`plumbing.jsonio.read_jsonl`, which skips and counts a torn last
+line). lm-eval's own writer (``EvaluationTracker``) spells its names itself.
+"""
+
+from __future__ import annotations
+
+import logging
+import re
+from collections.abc import Iterable, Sequence
+from datetime import datetime
+from pathlib import Path
+from typing import Any
+
+from plumbing.errors import UserError
+from plumbing.jsonio import read_json
+
+log = logging.getLogger(__name__)
+
+RESULTS_PREFIX = "results_"
+EPISODES_PREFIX = "episodes_"
+SAMPLES_PREFIX = "samples_"
+RESULTS_GLOB = f"{RESULTS_PREFIX}*.json"
+EPISODES_GLOB = f"{EPISODES_PREFIX}*.jsonl"
+SAMPLES_GLOB = f"{SAMPLES_PREFIX}*.jsonl"
+#: the layout in one line, for help texts and error messages
+LAYOUT = f"DIR/<model>/{RESULTS_PREFIX}<date>.json, {EPISODES_PREFIX}<task>.jsonl (play), {SAMPLES_PREFIX}<task>_<date>.jsonl (lm_eval --log_samples)"
+#: the files a run's per-sample records live in, as a phrase for messages
+RECORD_FILES = f"{EPISODES_GLOB} or {SAMPLES_GLOB}"
+
+_SAMPLES_NAME = re.compile(rf"^{SAMPLES_PREFIX}(?P<task>.+)_(?P<date>\d{{4}}-\d{{2}}-\d{{2}}T[0-9.\-]+)\.jsonl$")
+_EPISODES_NAME = re.compile(rf"^{EPISODES_PREFIX}(?P<task>[^.]+)\.jsonl$")
+
+
+# --- names -------------------------------------------------------------------------------------
+
+
+def timestamp() -> str:
+    """lm-eval's file date id: ISO time with ':' replaced by '-'."""
+    return datetime.now().isoformat().replace(":", "-")
+
+
+def model_dir(output: str | Path, model_folder: str) -> Path:
+    """``DIR/<model>``: where one model's files of an ``--output_path`` go."""
+    return Path(output) / model_folder
+
+
+def new_results_path(model_dir: Path) -> Path:
+    """``<model_dir>/results_<now>.json``: the name a new results file gets."""
+    return Path(model_dir) / f"{RESULTS_PREFIX}{timestamp()}.json"
+
+
+def episodes_path(model_dir: Path, task: str, rank: int | None = None) -> Path:
+    """``episodes_<task>.jsonl``; ranks of a distributed run stream to ``episodes_<task>.rank<k>.jsonl`` parts."""
+    suffix = "" if rank is None else f".rank{rank}"
+    return Path(model_dir) / f"{EPISODES_PREFIX}{task}{suffix}.jsonl"
+
+
+def rank_parts(model_dir: Path, task: str) -> list[Path]:
+    """The ``episodes_<task>.rank<k>.jsonl`` parts a distributed run left in ``model_dir``."""
+    return sorted(Path(model_dir).glob(f"{EPISODES_PREFIX}{task}.rank*.jsonl"))
+
+
+def is_results_file(path: Path) -> bool:
+    """A ``results_*.json`` file name."""
+    return Path(path).name.startswith(RESULTS_PREFIX) and Path(path).suffix == ".json"
+
+
+def is_samples_file(path: Path) -> bool:
+    """An lm-eval ``samples_*.jsonl`` name (play's episode files are not samples)."""
+    return Path(path).name.startswith(SAMPLES_PREFIX) and Path(path).suffix == ".jsonl"
+
+
+def is_episodes_file(path: Path) -> bool:
+    """A play ``episodes_<task>.jsonl`` name (rank parts excluded)."""
+    return _EPISODES_NAME.match(Path(path).name) is not None
+
+
+def results_date(path: Path) -> str:
+    """The ``<date>`` of ``results_<date>.json``."""
+    return Path(path).stem.removeprefix(RESULTS_PREFIX)
+
+
+# --- discovery ---------------------------------------------------------------------------------
+
+
+def results_files(root: Path) -> list[Path]:
+    """Every ``results_*.json`` under ``root`` (a file is taken as is); ``UserError`` when there is none."""
+    root = Path(root)
+    if root.is_file():
+        return [root]
+    if not root.is_dir():
+        raise UserError(f"results path {root} does not exist")
+    files = sorted(p for p in root.rglob(RESULTS_GLOB) if p.is_file())
+    if not files:
+        raise UserError(f"no {RESULTS_GLOB} under {root}; pass folders written by lm_eval/triangulate play --output_path")
+    return files
+
+
+def has_results(root: Path) -> bool:
+    """Any ``results_*.json`` under ``root``."""
+    return Path(root).is_dir() and any(Path(root).rglob(RESULTS_GLOB))
+
+
+def results_since(folder: Path, since: float) -> list[str]:
+    """``results_*.json`` under ``folder`` written since ``since`` (a time.time()), relative to ``folder``."""
+    return sorted(str(p.relative_to(folder)) for p in Path(folder).rglob(RESULTS_GLOB) if p.stat().st_mtime >= since - 1)
+
+
+def play_tasks(model_dir: Path) -> list[str]:
+    """Tasks with an ``episodes_<task>.jsonl`` in ``model_dir`` (rank parts excluded)."""
+    return sorted(m["task"] for p in Path(model_dir).glob(EPISODES_GLOB) if (m := _EPISODES_NAME.match(p.name)))
+
+
+def samples_files(model_dir: Path, tasks: Sequence[str] | None = None) -> dict[str, Path]:
+    """task -> its newest ``samples_<task>_<date>.jsonl`` in ``model_dir`` (only ``tasks`` when given)."""
+    found: dict[str, tuple[str, Path]] = {}
+    for path in Path(model_dir).glob(SAMPLES_GLOB):
+        match = _SAMPLES_NAME.match(path.name)
+        if not match or (tasks is not None and match["task"] not in tasks):
+            continue
+        if match["task"] not in found or match["date"] > found[match["task"]][0]:
+            found[match["task"]] = (match["date"], path)
+    return {task: path for task, (_, path) in sorted(found.items())}
+
+
+def task_records_file(model_dir: Path, task: str, date: str) -> Path | None:
+    """The per-sample file of ``task`` for the results file of ``date``: lm-eval's
+    ``samples_<task>_<date>.jsonl``, else play's ``episodes_<task>.jsonl``; None when neither exists."""
+    for candidate in (Path(model_dir) / f"{SAMPLES_PREFIX}{task}_{date}.jsonl", episodes_path(model_dir, task)):
+        if candidate.is_file():
+            return candidate
+    return None
+
+
+def model_dirs(run_dir: Path) -> list[Path]:
+    """Folders under (or equal to) ``run_dir`` holding a ``results_*.json`` next to episodes or samples files."""
+    run_dir = Path(run_dir)
+    if not run_dir.is_dir():
+        raise UserError(f"RUN_DIR {run_dir} is not a folder")
+    candidates = {p.parent for p in run_dir.rglob(RESULTS_GLOB)}
+    found = sorted(d for d in candidates if play_tasks(d) or samples_files(d))
+    if not found:
+        raise UserError(f"no results with {RECORD_FILES} under {run_dir} (lm-eval runs need --log_samples)")
+    return found
+
+
+def record_files(roots: Iterable[Path]) -> list[tuple[str, str, Path]]:
+    """``(task, kind, path)`` for every ``episodes_<task>.jsonl`` (kind ``"play"``) and the newest
+    ``samples_<task>_<date>.jsonl`` of each folder and task (kind ``"samples"``) under ``roots`` (a
+    file is taken as is when its name fits)."""
+    play: list[tuple[str, str, Path]] = []
+    latest: dict[tuple[Path, str], tuple[str, Path]] = {}
+    for root in roots:
+        root = Path(root)
+        for path in [root] if root.is_file() else sorted(root.rglob("*.jsonl")):
+            if (m := _EPISODES_NAME.match(path.name)) is not None:
+                play.append((m["task"], "play", path))
+            elif (m := _SAMPLES_NAME.match(path.name)) is not None:
+                key = (path.parent, m["task"])
+                if key not in latest or latest[key][0] < m["date"]:
+                    latest[key] = (m["date"], path)
+    return play + [(task, "samples", path) for (_, task), (_, path) in sorted(latest.items())]
+
+
+# --- reading -----------------------------------------------------------------------------------
+
+
+def read_results(path: Path) -> dict[str, Any]:
+    """The one reader of results JSON: the parsed file, checked to be lm-eval's shape (a ``results``
+    object, a ``config`` object when present); anything else is a one-line ``UserError``."""
+    data = read_json(path, "results file")
+    if not isinstance(data, dict) or not isinstance(data.get("results"), dict):
+        raise UserError(f"{path} is not an lm-eval results file (no 'results' object)")
+    if not isinstance(data.get("config") or {}, dict):
+        raise UserError(f"{path}: 'config' is not an object")
+    return data
+
+
+def latest_results(model_dir: Path, tasks: Sequence[str] | None = None) -> dict[str, Any]:
+    """The newest ``results_*.json`` of ``model_dir`` that reports any of ``tasks`` (any task when None);
+    {} if none. lm-eval and play runs of one model share the folder; a file that is not lm-eval's
+    shape is skipped with a warning."""
+    files = sorted(Path(model_dir).glob(RESULTS_GLOB), key=lambda p: p.stat().st_mtime)
+    for path in reversed(files):
+        try:
+            data = read_results(path)
+        except UserError as exc:
+            log.warning("skipping %s", exc)
+            continue
+        if tasks is None or any(t in data["results"] for t in tasks):
+            return data
+    return {}
