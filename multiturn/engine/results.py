@@ -26,7 +26,7 @@ from multiturn.engine.record import dumps, read_episodes
 from multiturn.game import TaskSpec
 from plumbing import jsonio
 from plumbing.errors import UserError
-from plumbing.run_folder import episodes_path, new_results_path, rank_parts
+from plumbing.run_folder import episodes_path, new_results_path, rank_parts, settings_path
 from plumbing.stats import mean_of_keys
 
 log = logging.getLogger(__name__)
@@ -83,11 +83,6 @@ def compact_for_resume(model_dir: Path, task: str, *, overwrite: bool = False) -
 
 #: the run settings that change a task's episodes: resuming under other values is refused
 MODEL_SETTING_KEYS = ("model", "model_args", "model_b", "model_args_b", "judge_model", "judge_model_args")
-
-
-def settings_path(model_dir: Path, task: str) -> Path:
-    """``episodes_<task>.settings.json``: the settings the task's stored episodes were played with."""
-    return Path(model_dir) / f"episodes_{task}.settings.json"
 
 
 def _settings_diff(old: Mapping[str, Any], new: Mapping[str, Any]) -> str:
