@@ -38,9 +38,16 @@ def nback_record(i: int, rng: random.Random) -> dict:
         "seed": 1,
         "failed": i % 97 == 0,
         "error": None,
-        "instance": {"stimuli": stimuli, "messages": list(stimuli), "n": 1, "system_prompt": "1-back"},
+        "instance": {
+            "stimuli": stimuli,
+            "messages": list(stimuli),
+            "targets": [t["target"] for t in trials],
+            "n": 1,
+            "system_prompt": "1-back",
+        },
         "transcript": trials,
         "scores": {"accuracy": acc},
+        "calls": [{"role": "player", "reply": t["response"]} for t in trials],  # what the viewer replays through the game
     }
 
 

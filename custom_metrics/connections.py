@@ -22,7 +22,7 @@ from custom_metrics.matching import key_set
 from custom_metrics.parsing import ParsedGroup, parse_groups
 from custom_metrics.topics import TopicScorer, get_topic_scorer
 
-METRICS = ("unweighted_clustering", "weighted_clustering", "perfect_solve", "category_reasoning")
+METRICS = ("unweighted_clustering", "weighted_clustering", "perfect_solve", "category_reasoning", "parsed")
 
 
 def _exact_matches(predicted: Sequence[ParsedGroup], gold: Sequence[Sequence[str]]) -> list[int | None]:
@@ -96,7 +96,9 @@ def parse_yes_no(reply: str) -> bool | None:
 
 
 def process_results(doc: Mapping[str, Any], results: Sequence[str]) -> dict[str, float]:
-    """lm-eval hook for the ``connections`` task (row fields ``words`` and ``groups`` in difficulty order)."""
+    """lm-eval hook for the ``connections`` task (row fields ``words`` and ``groups`` in difficulty order).
+    ``parsed`` (our addition, as GlobalGroup's): 1 when at least one group could be read from the reply, so the
+    report can tell a format failure from a wrong grouping."""
     response = results[0] if results else ""
     groups = sorted(doc["groups"], key=lambda g: g.get("level", 0))
     gold = [list(g["words"]) for g in groups]
@@ -107,4 +109,5 @@ def process_results(doc: Mapping[str, Any], results: Sequence[str]) -> dict[str,
         "weighted_clustering": float(scored["weighted"]),
         "perfect_solve": float(scored["perfect_solve"]),
         "category_reasoning": reasoning,
+        "parsed": float(bool(scored["groups"])),
     }

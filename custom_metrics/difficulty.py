@@ -98,3 +98,25 @@ def silhouette(groups: Sequence[Sequence[str]], embedder: Embedder, pool: Sequen
     if not np.any(vectors):
         return math.nan
     return float(silhouette_score(vectors, labels, metric="cosine"))
+
+
+#: seed 000 App. K.3: each metric's range and its correlation "in the direction of difficulty"
+INTEGRATED_TERMS: tuple[tuple[str, float, float, float], ...] = (
+    ("group_count", 2.0, 4.0, 1.0),
+    ("ari", -1.0, 1.0, -0.9),
+    ("overlap", 0.0, 3.0, 0.8),
+)
+
+
+def integrated_difficulty(group_count: float, ari: float, overlap: float) -> float:
+    """Seed 000 App. K.3 "Devising An Integrated Difficulty Metric": "Project each metric's value,
+    considering the metric's range, onto a range of [0, 1]. For group count we project from the range
+    [2, 4], for ARI ... [-1, 1], and for word overlap ... [0, 3]"; then "a weighted summation of the
+    projected values, with each value weighted by its metric's respective correlation coefficient in the
+    direction of difficulty" (group count 1.000, ARI -0.900, overlap 0.800), "within the range of
+    [-0.9, 1.8]. This is finally projected into the range [0, 1]". Values outside a range are not clipped."""
+    values = {"group_count": group_count, "ari": ari, "overlap": overlap}
+    total = sum(weight * (values[name] - lo) / (hi - lo) for name, lo, hi, weight in INTEGRATED_TERMS)
+    low = sum(min(w, 0.0) for *_, w in INTEGRATED_TERMS)
+    high = sum(max(w, 0.0) for *_, w in INTEGRATED_TERMS)
+    return (total - low) / (high - low)

@@ -158,12 +158,13 @@ def _warn_missing(lang: str, path: Path | None) -> None:
             return
         _warned.add(lang)
     where = f"{path} does not exist" if path else f"${FASTTEXT_ENV} is not set"
-    warnings.warn(
+    warnings.warn_explicit(  # no file and line: the warning is about the machine, not about a line of code
         f"fastText vectors for '{lang}' not found ({where}); topic scores are NaN. Run "
         f"`triangulate data fasttext {lang}` (cc.{lang}.300.bin, about 7 GB of disk and memory; see {DOWNLOAD_URL}) "
         f"and set {FASTTEXT_ENV} to its folder.",
         RuntimeWarning,
-        stacklevel=3,
+        filename="triangulate",
+        lineno=0,
     )
 
 

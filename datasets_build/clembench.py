@@ -89,7 +89,8 @@ def episode_row(game: str, episode: dict[str, Any], lang: str = "en") -> dict[st
         "experiment_index": int(episode.get("experiment_index", 0)),
         "game_id": int(episode.get("game_id", 0)),
         "lang": str(episode.get("lang", lang)),
-        "instance": json.dumps(instance, ensure_ascii=False, sort_keys=True),
+        # key order kept: Private/Shared asks its probes in the order of the instance's own keys
+        "instance": json.dumps(instance, ensure_ascii=False),
     }
 
 

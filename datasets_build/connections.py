@@ -11,7 +11,9 @@ Human baselines (§5.2, App. D.1, Tables 3-4): ``results/novice.json`` (100 game
 (50 games) hold one unweighted clustering ``score`` per game played by humans (their ``categories`` are
 the gold groups, not the humans' answers, so weighted scores cannot be recomputed). The build joins each
 game to our ids by its 16 words and writes ``human_scores.json`` into the built folder
-(:func:`read_human_scores`, :func:`load_human_scores`).
+(:func:`read_human_scores`, :func:`load_human_scores`). The raw replies of Claude 3.5 Sonnet and GPT-4o
+(``results/claude3.5sonnet.json``, ``gpt4o.json``, §5.1) go to ``published_answers.json`` the same way
+(:func:`read_published_answers`), for the report to re-score with our code.
 """
 
 from __future__ import annotations
@@ -37,6 +39,9 @@ GOLD = "scoring/scripts/gold_data.json"
 TAXONOMY = "game_with_knowledge_taxonomy.json"
 HUMAN_LEVELS = ("novice", "expert")  # results/<level>.json
 HUMAN_SCORES_FILE = "human_scores.json"  # in the built folder
+#: the paper's published raw LLM answers (results/<file>.json, the full reply in ``reason``) -> the row label
+PUBLISHED_ANSWERS = {"claude3.5sonnet": "Claude 3.5 Sonnet", "gpt4o": "GPT-4o"}
+PUBLISHED_ANSWERS_FILE = "published_answers.json"  # in the built folder
 
 FEATURES = datasets.Features(
     {
@@ -162,6 +167,39 @@ def read_human_scores(root: Path) -> dict[str, list[dict]]:
     return out
 
 
+def read_published_answers(root: Path) -> dict[str, list[dict]]:
+    """Model label -> [{"id": "connections_NNN", "game_id": N, "response": full reply, "published_score": s}]
+    from upstream ``results/<model>.json`` (§5.1: the raw replies of Claude 3.5 Sonnet and GPT-4o to every
+    game, and the paper's unweighted score); games are joined by their 16 words as the human scores are.
+    The report re-scores the replies with our parser and metrics on the games a run played."""
+    gold = read_json(require_file(root / GOLD), "source")
+    index = {frozenset(w.strip().casefold() for _, ws in gold_groups(root / GOLD, i, e) for w in ws): i for i, e in enumerate(gold)}
+    out: dict[str, list[dict]] = {}
+    for stem, label in PUBLISHED_ANSWERS.items():
+        path = root / "results" / f"{stem}.json"
+        games = read_json(require_file(path), "source")
+        if not isinstance(games, list):
+            raise source_error(path, None, "expected a list of games")
+        rows = []
+        for number, game in enumerate(games):
+            if not isinstance(game, dict) or not isinstance(game.get("allwords"), str) or not isinstance(game.get("reason"), str):
+                raise source_error(path, f"entry {number}", "expected 'allwords' and 'reason' (text)")
+            words = frozenset(w.strip().casefold() for w in game["allwords"].split(", "))
+            if words in index:  # the one upstream game whose words were lost matches none
+                i = index[words]
+                rows.append({"id": f"connections_{i:03d}", "game_id": i, "response": game["reason"], "published_score": game.get("score")})
+        out[label] = rows
+    return out
+
+
+def load_published_answers() -> dict[str, list[dict]]:
+    """The published LLM answers written by the build (``published_answers.json``); {} for an older build."""
+    from plumbing.paths import dataset_dir
+
+    path = dataset_dir(NAME) / PUBLISHED_ANSWERS_FILE
+    return read_json(path, "dataset file") if path.is_file() else {}
+
+
 def load_human_scores() -> dict[str, list[dict]]:
     """The human scores written by the build (``human_scores.json`` of the built folder); {} when the
     folder was built without them (an older build)."""
@@ -193,4 +231,6 @@ def build(out_dir: Path) -> dict:
     write_connections_prompt(root, out_dir)  # the paper's prompt (Appendix A) travels with the data
     humans = read_human_scores(root)  # §5.2 human baselines, joined to our game ids
     (Path(out_dir) / HUMAN_SCORES_FILE).write_text(json.dumps(humans, indent=1) + "\n", encoding="utf-8")
+    answers = read_published_answers(root)  # §5.1 raw LLM replies, re-scored by the report on the games played
+    (Path(out_dir) / PUBLISHED_ANSWERS_FILE).write_text(json.dumps(answers, ensure_ascii=False) + "\n", encoding="utf-8")
     return summary

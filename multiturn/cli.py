@@ -187,10 +187,9 @@ def run(args: argparse.Namespace) -> int:
     roles = {role for name in expanded for role in registry.get_task(name, task_args).roles}
 
     batch_size = _batch_size(str(args.batch_size))
-    if args.output_path is not None:  # checked before any model is loaded
-        from plumbing.jsonio import ensure_output_dir
-
-        ensure_output_dir(args.output_path, "--output_path")
+    if args.output_path is not None and (done := nothing_to_play(args, names, task_args)) is not None:
+        print(f"triangulate play: nothing left to play; no model loaded, no new results file: {done}")
+        return 0
     lms, model, model_args, extra_config = load_backends(args, roles, batch_size)
     install_log_scrubber()  # again: loading a backend may have added log handlers
     dir_name, config = run_config(args, model, model_args, lms["player"], batch_size, task_args, names)
@@ -223,6 +222,39 @@ def run(args: argparse.Namespace) -> int:
         print(summary, file=sys.stderr)
         return 1
     return 0
+
+
+def nothing_to_play(args: argparse.Namespace, names: list[str], task_args: dict[str, Any]):
+    """Check ``--output_path`` (before any model is loaded); then the results file that already holds this run
+    when a resume would play nothing, else None."""
+    from multiturn.backends.naming import is_embedded, model_folder_name
+    from multiturn.engine.runner import unchanged_results
+    from plumbing.jsonio import ensure_output_dir
+
+    ensure_output_dir(args.output_path, "--output_path")
+    if args.overwrite:
+        return None
+    named = (None, None) if is_embedded(args.model, args.model_args) else (args.model, args.model_args)
+    config = {
+        "limit": _limit(args.limit),
+        "random_seed": args.seed,
+        "task_args": task_args,
+        "gen_kwargs": dict(args.gen_kwargs or {}),
+        "judge_gen_kwargs": dict(args.judge_gen_kwargs or {}),
+    }
+    folder = model_folder_name(*named)
+    done = unchanged_results(names, args.output_path, folder, config, limit=_limit(args.limit), seed=args.seed, task_args=task_args)
+    return done if done is None or named == (None, None) or _same_model(done, args.model, args.model_args) else None
+
+
+def _same_model(results: Any, model: str | None, model_args: Any) -> bool:
+    """The results file was written for this ``--model``/``--model_args`` (else the run goes on, and its resume
+    check names what changed)."""
+    from multiturn.backends.loading import model_args_string, parse_model_args
+    from plumbing import run_folder
+
+    config = run_folder.read_results(results).get("config") or {}
+    return config.get("model") == model and config.get("model_args") == model_args_string(parse_model_args(model_args))
 
 
 def run_config(

@@ -1,16 +1,17 @@
 """Play tasks and groups by name, on :class:`plumbing.registry.Registry`.
 
 Each test family registers its tasks at import with ``@register("name")`` (a ``TaskSpec`` class or
-a factory) and its groups with ``register_group``; ``FAMILY_MODULES`` lists the families, and a
-listed family that fails to import is an error.
+a factory) and its groups with ``register_group``. The families are found, not listed
+(:func:`family_modules`): every module of the ``multiturn.games`` package, and every module an
+installed package declares under the entry-point group ``triangulate.games``. A found family that
+fails to import is an error.
 
 Task options (``triangulate play --task_args KEY=VALUE ...``) are the factory's keyword-only
 parameters: ``get_task(name, task_args)`` passes each task the options it declares, and
 :func:`check_task_args` rejects an option that none of the selected tasks declares.
 
-Adding a task::
+Adding a task (one file: ``multiturn/games/mygame.py``; nothing else to edit)::
 
-    # multiturn/mygame.py, then add "multiturn.mygame" to FAMILY_MODULES
     @register("mygame")
     class MyGameTask(TaskSpec):
         name = "mygame"
@@ -20,11 +21,19 @@ Adding a task::
 
         def instances(self, seed): ...
         def make_game(self, instance, seed): ...
+
+A game of another package registers the same way; its ``pyproject.toml`` names the module::
+
+    [project.entry-points."triangulate.games"]
+    mygame = "mypackage.mygame"
 """
 
 from __future__ import annotations
 
+import importlib.metadata
+import importlib.util
 import inspect
+import pkgutil
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from typing import Any
@@ -33,14 +42,20 @@ from multiturn.game import TaskSpec
 from plumbing.errors import UserError
 from plumbing.registry import Registry
 
-FAMILY_MODULES: tuple[str, ...] = (
-    "multiturn.games.nback",
-    "multiturn.games.flexibility",
-    "multiturn.games.clem",
-    "multiturn.games.splat",
-    "multiturn.games.connections_interactive",
-    "multiturn.games.globalgroup_interactive",
-)
+#: the package whose every module is a game family (found by name: the registry never imports a game statically)
+GAMES_PACKAGE = "multiturn.games"
+#: entry-point group through which an installed package adds game modules
+ENTRY_POINT_GROUP = "triangulate.games"
+
+
+def family_modules() -> list[str]:
+    """Every module of :data:`GAMES_PACKAGE` (sorted), then the modules of the ``triangulate.games`` entry points."""
+    spec = importlib.util.find_spec(GAMES_PACKAGE)
+    folders = list(spec.submodule_search_locations or []) if spec else []
+    builtin = sorted(f"{GAMES_PACKAGE}.{m.name}" for m in pkgutil.iter_modules(folders) if not m.name.startswith("_"))
+    plugins = [ep.module for ep in importlib.metadata.entry_points(group=ENTRY_POINT_GROUP)]
+    return builtin + [m for m in plugins if m not in builtin]
+
 
 TaskFactory = Callable[..., TaskSpec]
 
@@ -48,14 +63,14 @@ TaskFactory = Callable[..., TaskSpec]
 @dataclass(frozen=True)
 class Group:
     """A named list of tasks; ``aggregate({member: {metric: value}}) -> {metric: value}`` replaces the
-    plain mean of the members' metrics in the results JSON (e.g. clembench's clemscore)."""
+    plain mean of the members' metrics in the results JSON (e.g. a benchmark-wide score)."""
 
     members: tuple[str, ...]
     aggregate: Callable[[dict], dict] | None = None
 
 
-TASKS: Registry[TaskFactory] = Registry("play task", FAMILY_MODULES)
-GROUPS: Registry[Group] = Registry("play group", FAMILY_MODULES)
+TASKS: Registry[TaskFactory] = Registry("play task", family_modules)
+GROUPS: Registry[Group] = Registry("play group", family_modules)
 
 
 def register(name: str) -> Callable[[TaskFactory], TaskFactory]:

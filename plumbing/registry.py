@@ -1,8 +1,9 @@
 """One registry mechanism for everything looked up by name (dataset builders, data generators,
 play tasks, play groups).
 
-A ``Registry`` lists the modules that fill it; the first lookup imports them all, and a listed
-module that fails to import is an error (never a silent skip). Registering a name twice is an
+A ``Registry`` lists the modules that fill it (a list, or a function that finds them when first
+read: a plugin folder, entry points); the first lookup imports them all, and a listed module that
+fails to import is an error (never a silent skip). Registering a name twice is an
 error. An unknown name is a ``UserError`` that lists the known ones.
 
 Example::
@@ -29,9 +30,9 @@ T = TypeVar("T")
 class Registry(Generic[T]):
     """Name -> object, filled by the modules in ``modules`` when first read."""
 
-    def __init__(self, kind: str, modules: Iterable[str] = ()):
+    def __init__(self, kind: str, modules: Iterable[str] | Callable[[], Iterable[str]] = ()):
         self.kind = kind
-        self.modules = tuple(modules)
+        self._modules = modules if callable(modules) else tuple(modules)
         self._items: dict[str, T] = {}
         self._loaded = False
 
@@ -48,6 +49,11 @@ class Registry(Generic[T]):
         if name in self._items:
             raise ValueError(f"{self.kind} {name!r} registered twice")
         self._items[name] = obj
+
+    @property
+    def modules(self) -> tuple[str, ...]:
+        """The modules that fill this registry (found now when given as a function)."""
+        return tuple(self._modules()) if callable(self._modules) else self._modules
 
     def load(self) -> None:
         """Import every listed module (each registers its entries); an import failure propagates."""

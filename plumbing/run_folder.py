@@ -186,7 +186,11 @@ def record_files(roots: Iterable[Path]) -> list[tuple[str, str, Path]]:
 def read_results(path: Path) -> dict[str, Any]:
     """The one reader of results JSON: the parsed file, checked to be lm-eval's shape (a ``results``
     object, a ``config`` object when present); anything else is a one-line ``UserError``."""
-    data = read_json(path, "results file")
+    try:
+        data = read_json(path, "results file")
+    except UserError as exc:  # "<path>: malformed JSON (...)" -> say what the file was read as
+        text = str(exc)
+        raise UserError(text if text.startswith(("results file", "cannot read")) else f"cannot read results file {text}") from None
     if not isinstance(data, dict) or not isinstance(data.get("results"), dict):
         raise UserError(f"{path} is not an lm-eval results file (no 'results' object)")
     if not isinstance(data.get("config") or {}, dict):

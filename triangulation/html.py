@@ -20,13 +20,14 @@ import pandas as pd
 from plumbing.jsonio import clean_text, dumps
 
 CSS = """
-body{font-family:system-ui,-apple-system,Segoe UI,sans-serif;margin:2em auto;max-width:1200px;color:#222;padding:0 1em}
+body{font-family:system-ui,-apple-system,"Segoe UI","Noto Sans","Noto Sans CJK SC","Noto Sans CJK JP","Noto Sans CJK KR","Microsoft YaHei","PingFang SC",sans-serif;margin:2em auto;max-width:1200px;color:#222;padding:0 1em}
 h1{font-size:1.6em}h2{font-size:1.3em;border-bottom:1px solid #ccc;margin-top:2em}h3{font-size:1.05em}
 table{border-collapse:collapse;margin:.5em 0 1em;font-size:.85em}th,td{border:1px solid #ddd;padding:3px 7px;text-align:right}
 th{background:#f4f4f4}td.l,th.l{text-align:left}img{max-width:100%;border:1px solid #eee;margin:.5em 0}
 p.note{color:#555;font-size:.9em}.scroll{overflow-x:auto}
 caption{text-align:left;font-weight:600;padding:.2em 0}table.sortable th{cursor:pointer}table.sortable td,table.sortable th{white-space:nowrap}table.sortable th a{color:#1a56b0}tr.ref th,tr.ref td{font-style:italic;background:#fbf7e9}
-td .se{color:#777;font-size:.85em}p.warn{background:#fff4e0;border-left:4px solid #e8a200;padding:.3em .6em}
+td .se,td .cell{color:#777;font-size:.85em}td .cell{display:block;white-space:normal;min-width:10em}td.why{color:#a33;font-size:.85em}
+p.verdict{font-size:1.05em;margin:.3em 0}details{margin:.5em 0 1em}details>summary{cursor:pointer;font-weight:600}p.warn{background:#fff4e0;border-left:4px solid #e8a200;padding:.3em .6em}
 """
 
 #: sorts a ``table.sortable`` by the clicked column (cells carry ``data-v``; blanks last); no-op without JS
@@ -45,6 +46,15 @@ class Text:
     text: str
     note: bool = False
     warn: bool = False  # a caveat the reader must see (sample size, missing models)
+    skip: bool = False  # "this cannot be computed here": a section of only such lines is listed as skipped
+    verdict: bool = False  # a one-line verdict at the top of the report
+
+
+@dataclass
+class Items:
+    """A bulleted list (``<ul>``) of plain lines."""
+
+    lines: list[str]
 
 
 @dataclass
@@ -63,7 +73,9 @@ class Image:
 @dataclass
 class Leaderboard:
     """A sortable model x benchmark table: value with its standard error per cell, benchmark headers
-    linked (``links``: column -> relative URL), ``reference`` rows (chance levels) set apart."""
+    linked (``links``: column -> relative URL), ``reference`` rows (chance levels) set apart.
+    ``notes`` (model, column) -> a second line in the cell (n, parse share, ...); ``why`` (model, column)
+    -> the reason shown instead of a blank when the value is undefined ("0% parsed")."""
 
     values: pd.DataFrame
     errors: pd.DataFrame
@@ -71,15 +83,18 @@ class Leaderboard:
     reference: list[str] = field(default_factory=list)
     caption: str = ""
     digits: int = 3
+    notes: dict[tuple[str, str], str] = field(default_factory=dict)
+    why: dict[tuple[str, str], str] = field(default_factory=dict)
 
 
-Block = Text | Table | Image | Leaderboard
+Block = Text | Table | Image | Leaderboard | Items
 
 
 @dataclass
 class Section:
     title: str
     blocks: list[Block] = field(default_factory=list)
+    folded: bool = False  # shown closed (``<details>``): long reference tables
 
 
 #: control characters (C0 but tab/newline/CR, DEL, C1) and bidirectional overrides, embeddings and isolates: shown
@@ -154,11 +169,15 @@ def render_leaderboard(board: Leaderboard) -> str:
         for col in values.columns:
             v = values.at[model, col]
             se = errors.at[model, col] if col in errors.columns and model in errors.index else math.nan
+            note = board.notes.get((model, col), "")
             if v is None or (isinstance(v, float) and math.isnan(v)):
-                cells.append("<td data-v=''></td>")
+                why = board.why.get((model, col), "")
+                extra = f"<span class='cell'>{esc(note)}</span>" if note else ""
+                cells.append(f"<td data-v='' class='why'>{esc('undefined: ' + why)}{extra}</td>" if why else "<td data-v=''></td>")
                 continue
             err = "" if se is None or math.isnan(float(se)) else f" <span class='se'>&plusmn; {esc(fmt(float(se), board.digits))}</span>"
-            cells.append(f"<td data-v='{float(v)!r}'>{esc(fmt(float(v), board.digits))}{err}</td>")
+            extra = f"<span class='cell'>{esc(note)}</span>" if note else ""
+            cells.append(f"<td data-v='{float(v)!r}'>{esc(fmt(float(v), board.digits))}{err}{extra}</td>")
         cls = " class='ref'" if model in board.reference else ""
         rows.append(f"<tr{cls}><th class='l'>{esc(model)}</th>{''.join(cells)}</tr>")
     caption = f"<caption>{esc(board.caption)}</caption>" if board.caption else ""
@@ -170,8 +189,10 @@ def render_leaderboard(board: Leaderboard) -> str:
 
 def render_block(block: Block) -> str:
     if isinstance(block, Text):
-        cls = " class='warn'" if block.warn else " class=note" if block.note else ""
+        cls = " class='verdict'" if block.verdict else " class='warn'" if block.warn else " class=note" if block.note else ""
         return f"<p{cls}>{esc(block.text)}</p>"
+    if isinstance(block, Items):
+        return "<ul>" + "".join(f"<li>{esc(line)}</li>" for line in block.lines) + "</ul>"
     if isinstance(block, Leaderboard):
         return render_leaderboard(block)
     if isinstance(block, Table):
@@ -181,9 +202,17 @@ def render_block(block: Block) -> str:
     raise TypeError(f"unknown block {type(block).__name__}")
 
 
+def render_section(i: int, section: Section) -> str:
+    """``<h2>`` and its blocks; a folded section's blocks sit in a closed ``<details>``."""
+    blocks = "".join(render_block(b) for b in section.blocks)
+    if section.folded:
+        blocks = f"<details><summary>show ({len(section.blocks)} blocks)</summary>{blocks}</details>"
+    return f"<h2 id='s{i}'>{esc(section.title)}</h2>{blocks}"
+
+
 def render_page(title: str, sections: list[Section]) -> str:
     toc = "".join(f"<li><a href='#s{i}'>{esc(s.title)}</a></li>" for i, s in enumerate(sections))
-    body = "".join(f"<h2 id='s{i}'>{esc(s.title)}</h2>" + "".join(render_block(b) for b in s.blocks) for i, s in enumerate(sections))
+    body = "".join(render_section(i, s) for i, s in enumerate(sections))
     sortable = any(isinstance(b, Leaderboard) for s in sections for b in s.blocks)
     script = f"<script>{SORT_SCRIPT}</script>" if sortable else ""
     return (

@@ -1,7 +1,7 @@
 """lm-eval's OpenAI-compatible chat backend as the side runner sends it: no empty ``stop`` list.
 
 lm-eval's ``local-chat-completions`` has no tokenizer, so it knows no EOS string, and a request whose
-``until`` is empty (every n-back, clembench and Connections turn) goes out with ``"stop": []``.
+``until`` is empty (most play tasks' turns) goes out with ``"stop": []``.
 OpenAI and vLLM read that as "no stop strings"; ``transformers serve`` hands it to transformers'
 ``StopStringCriteria``, which rejects an empty list ("Stop string preprocessing was unable to identify
 tokens matching one or more of the supplied stop string(s)") and the server answers 500 to every

@@ -18,7 +18,6 @@ from plumbing.secrets import (  # noqa: F401  (re-exported: the scrubber's home 
     SECRET_KEY_PATTERN,
     LogScrubber,
     env_secret_values,
-    install_log_scrubber,
     register_secret_values,
     scrub,
     secret_values_of,
@@ -116,6 +115,39 @@ def scrub_secrets(text: str, model_args: str | Mapping[str, Any] | None = None) 
 def register_secrets(model_args: str | Mapping[str, Any] | None) -> None:
     """Remember the credentials of ``model_args`` for every later scrub in this process (:func:`load_lm` calls it)."""
     register_secret_values(secret_values(model_args))
+
+
+class OnceFilter(logging.Filter):
+    """Lets a WARNING (or INFO) line through once per process: lm-eval repeats its ``--metadata`` hint per
+    task load and transformers its cache notices per model call. Errors always pass. Lines of the loggers in
+    :attr:`BY_LINE` count as repeats when they come from the same source line (the hint names each task)."""
+
+    BY_LINE = ("lm_eval.api.task", "transformers")
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.seen: set[tuple[str, str]] = set()
+
+    def filter(self, record: logging.LogRecord) -> bool:
+        if record.levelno >= logging.ERROR:
+            return True
+        by_line = record.levelno >= logging.WARNING and record.name.startswith(self.BY_LINE)
+        key = (record.name, f"{record.pathname}:{record.lineno}" if by_line else record.getMessage())
+        if key in self.seen:
+            return False
+        self.seen.add(key)
+        return True
+
+
+def install_log_scrubber() -> None:
+    """Put the secret scrubber (:class:`plumbing.secrets.LogScrubber`) and :class:`OnceFilter` on every handler of
+    the root, ``lm_eval`` and ``transformers`` loggers (idempotent)."""
+    for logger in (logging.getLogger(), logging.getLogger("lm_eval"), logging.getLogger("transformers")):
+        for handler in logger.handlers:
+            if not any(isinstance(f, LogScrubber) for f in handler.filters):
+                handler.addFilter(LogScrubber())
+            if not any(isinstance(f, OnceFilter) for f in handler.filters):
+                handler.addFilter(OnceFilter())
 
 
 def redact_model_args(model_args: str | Mapping[str, Any] | None) -> dict[str, Any]:

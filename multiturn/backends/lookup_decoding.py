@@ -1,7 +1,7 @@
 """Greedy decoding with drafts looked up in the history (prompt-lookup decoding) on a reused KV cache.
 
 Multi-turn replies repeat text that is already in the conversation (a model restating its format,
-an n-back player answering in the same words every trial, Wordle feedback copied back). At each
+a player answering in the same words every trial, a game's feedback copied back). At each
 step :func:`find_draft` takes the tokens that followed the latest earlier occurrence of the last
 ``ngram`` tokens; one forward pass scores the pending token plus the draft, and the longest prefix
 of the draft that greedy decoding would have produced is accepted, plus the model's own next token.

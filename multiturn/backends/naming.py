@@ -10,7 +10,7 @@ From that one name come:
 - :func:`model_folder_name`: its folder in an ``--output_path`` (lm-eval's ``sanitize_model_name``, so
   ``lm_eval`` and ``triangulate play`` runs of one model land side by side);
 - :func:`model_id`: the name the report gives a results file's model, read from its ``config`` (never
-  from the folder): a GGUF file's stem, a local path's last component, a hub id whole;
+  from the folder): a GGUF model's name (:func:`gguf_model_name`), a local path's last component, a hub id whole;
 - :func:`model_label`: a suite's default label for a model entry (:func:`model_id` in folder-safe
   characters; ``smollm2`` for the embedded model).
 """
@@ -29,6 +29,15 @@ from plumbing.errors import UserError
 NAME_KEYS: tuple[str, ...] = ("peft", "delta", "pretrained", "model", "path", "engine")
 #: the suite's label of the embedded model
 EMBEDDED_LABEL = "smollm2"
+#: the quantisation tag at the end of a GGUF file stem (``.Q4_1``, ``.Q4_K_M``, ``.IQ2_XS``, ``.F16``, ``.BF16``)
+GGUF_QUANT = re.compile(r"\.(I?Q\d\w*|B?F16|F32)$", re.IGNORECASE)
+
+
+def gguf_model_name(gguf_file: str) -> str:
+    """The one name of a GGUF model in folders and reports: the file stem with its quantisation tag joined by
+    ``-`` (``SmolLM2-135M-Instruct.Q4_1.gguf`` -> ``SmolLM2-135M-Instruct-Q4_1``; dots of a version stay)."""
+    stem = Path(str(gguf_file)).name.removesuffix(".gguf")
+    return GGUF_QUANT.sub(lambda m: "-" + m.group(1), stem)
 
 
 def parse_model_args(model_args: str | Mapping[str, Any] | None) -> dict[str, Any]:
@@ -90,13 +99,14 @@ def model_folder_name(model: str | None, model_args: str | Mapping[str, Any] | N
 def model_id(config: Mapping[str, Any]) -> str:
     """The model a results file scored, from its ``config`` (not from the folder name).
 
-    :func:`model_name`'s value shortened for reading: a GGUF file's stem when ``gguf_file`` is given,
+    :func:`model_name`'s value shortened for reading: :func:`gguf_model_name` when ``gguf_file`` is given
+    (``SmolLM2-135M-Instruct-Q4_1``, the embedded model's folder name),
     the last path component when the value is a local path (``/x/y/Llama-3-8B`` -> ``Llama-3-8B``; hub
     ids ``org/name`` stay whole); without a named value ``config.model_name``, else ``config.model``.
     """
     args = parse_model_args(config.get("model_args"))
     if args.get("gguf_file"):
-        return Path(str(args["gguf_file"])).name.removesuffix(".gguf")
+        return gguf_model_name(str(args["gguf_file"]))
     value = _named_value(args)
     if value:
         value = value.rstrip("/")

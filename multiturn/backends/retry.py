@@ -50,13 +50,19 @@ class BackendFailure:
         self.message = message
 
 
-def call_backend(lm, prompts: list[str], gen_kwargs: dict[str, Any], retry: RetryPolicy) -> list[str | BackendFailure]:
+def call_backend(
+    lm, prompts: list[str], gen_kwargs: dict[str, Any], retry: RetryPolicy, *, task: str | None = None, role: str | None = None
+) -> list[str | BackendFailure]:
     """One ``generate_until`` call for ``prompts`` with retries; a batch that keeps failing is split so
-    that only the requests that fail alone are reported as failures."""
+    that only the requests that fail alone are reported as failures.
+
+    ``task`` and ``role`` travel on each lm-eval ``Instance`` (``task_name``, ``doc["role"]``), as lm-eval's
+    own requests carry their task: backends that play by the task's rules (the chance player) read them."""
     last_error: Exception | None = None
+    origin = (task, role)
     for attempt in range(max(1, retry.attempts)):
         try:
-            return _generate_within(lm, prompts, gen_kwargs, retry.timeout)
+            return _generate_within(lm, prompts, gen_kwargs, retry.timeout, origin)
         except Exception as exc:  # any backend error: network, rate limit, OOM, server 5xx
             last_error = exc
             log.warning("generate_until failed (attempt %d/%d): %s", attempt + 1, retry.attempts, _describe(exc))
@@ -67,7 +73,7 @@ def call_backend(lm, prompts: list[str], gen_kwargs: dict[str, Any], retry: Retr
     out: list[str | BackendFailure] = []
     for prompt in prompts:  # isolate the culprits: one more attempt each
         try:
-            out.extend(_generate_within(lm, [prompt], gen_kwargs, retry.timeout))
+            out.extend(_generate_within(lm, [prompt], gen_kwargs, retry.timeout, origin))
         except Exception as exc:
             out.append(BackendFailure(_describe(exc)))
     return out
@@ -78,15 +84,18 @@ def _describe(exc: BaseException | None) -> str:
     return scrub_secrets(f"{type(exc).__name__}: {exc}")
 
 
-def _generate_within(lm, prompts: list[str], gen_kwargs: dict[str, Any], timeout: float | None) -> list[str]:
+Origin = tuple[str | None, str | None]  # (task name, role) of a batch of requests
+
+
+def _generate_within(lm, prompts: list[str], gen_kwargs: dict[str, Any], timeout: float | None, origin: Origin = (None, None)) -> list[str]:
     """``_generate``, raising ``TimeoutError`` when it has not returned after ``timeout`` seconds."""
     if timeout is None or timeout <= 0:
-        return _generate(lm, prompts, gen_kwargs)
+        return _generate(lm, prompts, gen_kwargs, origin)
     outcome: dict[str, Any] = {}
 
     def target() -> None:
         try:
-            outcome["replies"] = _generate(lm, prompts, gen_kwargs)
+            outcome["replies"] = _generate(lm, prompts, gen_kwargs, origin)
         except BaseException as exc:  # handed to the caller's thread
             outcome["error"] = exc
 
@@ -100,8 +109,13 @@ def _generate_within(lm, prompts: list[str], gen_kwargs: dict[str, Any], timeout
     return outcome["replies"]
 
 
-def _generate(lm, prompts: list[str], gen_kwargs: dict[str, Any]) -> list[str]:
-    requests = [Instance("generate_until", {}, (prompt, dict(gen_kwargs)), i) for i, prompt in enumerate(prompts)]
+def _generate(lm, prompts: list[str], gen_kwargs: dict[str, Any], origin: Origin = (None, None)) -> list[str]:
+    task, role = origin
+    doc = {"role": role} if role else {}
+    requests = [
+        Instance("generate_until", dict(doc), (prompt, dict(gen_kwargs)), i, metadata=(task, None, None))
+        for i, prompt in enumerate(prompts)
+    ]
     try:
         replies = lm.generate_until(requests, disable_tqdm=True)
     except TypeError as exc:

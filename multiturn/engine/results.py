@@ -255,7 +255,7 @@ def add_group(out: dict[str, Any], group: str, present: Sequence[str], task_resu
     from multiturn.registry import group_aggregator
 
     custom = group_aggregator(group)
-    if custom is not None:  # the group's own rule (e.g. clembench's clemscore) instead of the mean
+    if custom is not None:  # the group's own rule (e.g. a benchmark-wide score) instead of the mean
         for metric, value in custom({m: dict(task_results[m]["metrics"]) for m in present}).items():
             entry[f"{metric},none"] = value
             entry[f"{metric}_stderr,none"] = "N/A"

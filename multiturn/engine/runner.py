@@ -239,3 +239,63 @@ def _write_payload(
     )
     path = res.write_results(run_folder.model_dir(output_dir, model_name), payload) if output_dir is not None else None
     return payload, path
+
+
+#: run-config keys that change what a resumed run would write (the model is the folder)
+RESUME_KEYS = ("limit", "random_seed", "task_args", "gen_kwargs", "judge_gen_kwargs")
+
+
+def unchanged_results(
+    names: Sequence[str],
+    output_dir: str | Path,
+    model_name: str,
+    config: Mapping[str, Any],
+    *,
+    limit: int | float | None,
+    seed: int,
+    task_args: Mapping[str, Any] | None = None,
+) -> Path | None:
+    """The results file a resume of ``names`` would only write again, or None when there is work to do.
+
+    Nothing is left when every wanted episode of every task has finished in its episodes file (no
+    rank parts of an interrupted distributed run), and the newest results file that reports all these tasks
+    (lm-eval runs of the model share the folder), written after every one of those episode files, reports
+    each over exactly those episodes with the same :data:`RESUME_KEYS` of the run config. Checked before any
+    model is loaded.
+    """
+    import json
+
+    from multiturn import registry
+
+    model_dir = run_folder.model_dir(output_dir, model_name)
+    episode_files = []
+    counts: dict[str, int] = {}
+    for name in registry.expand(list(names)):
+        path = run_folder.episodes_path(model_dir, name)
+        if not path.is_file() or run_folder.rank_parts(model_dir, name):
+            return None
+        wanted = [str(i["id"]) for i in select_instances(registry.get_task(name, task_args).instances(seed), limit)]
+        done = res.finished_records([path])
+        if any(i not in done for i in wanted):
+            return None
+        episode_files.append(path)
+        counts[name] = len(wanted)
+    newest = max(p.stat().st_mtime for p in episode_files)
+    if not run_folder.has_results(model_dir):
+        return None
+    for results in sorted(run_folder.results_files(model_dir), key=lambda p: p.stat().st_mtime, reverse=True):
+        try:  # lm-eval runs of the same model share the folder: the newest file that reports these tasks
+            data = run_folder.read_results(results)
+        except UserError:
+            continue
+        if all(t in data["results"] for t in counts):
+            break
+    else:
+        return None
+    old_config = data.get("config") or {}
+    if results.stat().st_mtime < newest or any(
+        json.dumps(old_config.get(k), sort_keys=True) != json.dumps(config.get(k), sort_keys=True) for k in RESUME_KEYS
+    ):
+        return None
+    samples = data.get("n-samples") or {}
+    return None if any((samples.get(t) or {}).get("effective") != n for t, n in counts.items()) else results

@@ -165,7 +165,7 @@ def send_step(
     for (role, _), members in groups.items():
         lm = lms.get(role) or lms["player"]
         prompts = [lm.apply_chat_template(request.messages) for _, request, _ in members]
-        replies = call_backend(lm, prompts, members[0][2], retry)
+        replies = call_backend(lm, prompts, members[0][2], retry, task=task.name, role=role)
         for (ep, request, _), reply in zip(members, replies):
             last = request.messages[-1]["content"] if request.messages else ""
             if isinstance(reply, BackendFailure):

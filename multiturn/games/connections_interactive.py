@@ -32,6 +32,7 @@ plays GlobalGroup's 4x4 boards in :mod:`multiturn.games.globalgroup_interactive`
 
 from __future__ import annotations
 
+import random
 import re
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
@@ -39,7 +40,7 @@ from functools import lru_cache
 from pathlib import Path
 from typing import Any
 
-from multiturn.game import Game, Message, Request, TaskSpec
+from multiturn.game import EpisodeSummary, Game, Message, Request, TaskSpec, TurnView
 from multiturn.registry import register
 
 TEMPLATE = Path(__file__).resolve().parent / "templates" / "connections_interactive.txt"
@@ -48,6 +49,7 @@ GROUP_SIZE = 4
 GEN_KWARGS: dict[str, Any] = {"max_gen_toks": 256, "do_sample": False, "temperature": 0.0}
 NYT_INTRO = "Let's play today's NYT Connections game, one guess at a time, as the New York Times app plays it."
 
+_POOL = re.compile(r"(?:Remaining words|Words):\s*\[([^\]]*)\]")
 _GUESS_MARK = re.compile(r"guess\s*[:：]", re.IGNORECASE)
 #: up to the end of the LAST ``GUESS:`` mark (one backward scan; listing every mark of a long reply is slow)
 _UP_TO_LAST_GUESS_MARK = re.compile(r".*" + _GUESS_MARK.pattern, re.IGNORECASE | re.DOTALL)
@@ -292,6 +294,17 @@ class ConnectionsGame(Game):
             out["weighted_clustering"] = weighted_score([self.board.levels[g] for g in self.found])
         return out
 
+    def reply_view(self, request: Request, reply: str) -> TurnView:
+        event = self.events[-1]
+        guess = ", ".join(event.get("guess") or []) or None
+        why = str(event["result"]).replace("_", " ")
+        if event.get("reason"):
+            why = (
+                f"{why}: {event['reason']}; the parser expects {self.group_size} different remaining words after the last "
+                f"'GUESS:' (e.g. GUESS: [word1, word2, word3, word4]), else the last such group anywhere in the reply"
+            )
+        return TurnView(request.role, reply, reading=guess, verdict=event["result"] == "correct", why=why)
+
     def record(self) -> dict[str, Any]:
         return {
             "events": self.events,
@@ -319,6 +332,34 @@ class ConnectionsInteractiveTask(TaskSpec):
 
     def make_game(self, instance: Mapping[str, Any], seed: int) -> Game:
         return ConnectionsGame(instance, self.intro, self.gen_kwargs)
+
+    def summary(self, record: Mapping[str, Any]) -> EpisodeSummary:
+        """Groups found, mistakes and invalid replies; the solution above (hidden from the player)."""
+        scores, instance = record.get("scores") or {}, record.get("instance") or {}
+
+        def count(key: str) -> str:
+            value = scores.get(key)
+            return "?" if value is None else f"{float(value):g}"
+
+        why = (
+            f"Found {', '.join(map(str, record.get('found') or [])) or 'no group'}; {count('mistakes')} mistakes, "
+            f"{count('invalid_replies')} invalid replies; solved = every group found before the {MAX_MISTAKES}th mistake."
+        )
+        facts = [(str(g.get("topic", "")), ", ".join(map(str, g.get("words", [])))) for g in instance.get("groups", [])]
+        return EpisodeSummary(why, facts, "the solution (hidden from the player)")
+
+    def chance_reply(self, request: Request, rng: random.Random) -> str:
+        """A group of random remaining words (the board's size: ``groups of N words`` in the opening prompt)."""
+        size = int(m.group(1)) if (m := re.search(r"groups of (\d+) words", request.first)) else GROUP_SIZE
+        pool: list[str] = []
+        for message in reversed(request.messages):
+            found = _POOL.search(message["content"]) if message["role"] == "user" else None
+            if found:
+                pool = [w.strip().strip("'\"‘’“”").strip() for w in found.group(1).split(",")]
+                pool = [w for w in pool if w]
+                break
+        pick = rng.sample(pool, min(size, len(pool))) if pool else []
+        return f"GUESS: [{', '.join(pick)}]"
 
     def higher_is_better(self) -> dict[str, bool]:
         return {

@@ -50,7 +50,7 @@ from functools import lru_cache
 from pathlib import Path
 from typing import Any
 
-from multiturn.game import Game, Request, TaskSpec
+from multiturn.game import EpisodeSummary, Game, Request, TaskSpec, TurnView
 from multiturn.registry import register, register_group
 
 N_RUNS = 8
@@ -60,6 +60,9 @@ WCST_RULES: tuple[str, ...] = ("shape", "color", "number")
 LNT_TASKS: tuple[str, ...] = ("letter", "number")
 GEN_KWARGS: dict[str, Any] = {"temperature": 0.7, "do_sample": True, "max_gen_toks": 100}
 TEMPLATE_FILE = Path(__file__).with_name("templates") / "kennedy_nowak_2024.json"
+#: the report's label for :func:`theoretical_bound`: a player that errs once per wrong rule after each switch
+#: (close to a ceiling, not a chance level: the rule-blind random player scores about 1/4 on WCST)
+IDEAL_LEARNER = "ideal learner (Kennedy & Nowak 2024)"
 
 
 @lru_cache(maxsize=1)
@@ -223,6 +226,12 @@ class SwitchingGame(Game):
             self.awaiting_feedback_reply = False
             self.transcript[-1]["feedback_reply"] = reply
             return
+        entry = self.score_trial(reply)
+        self.awaiting_feedback_reply = entry["feedback"] is not None and self.trial < self.n_trials
+
+    def score_trial(self, reply: str) -> dict[str, Any]:
+        """Judge the reply to the current trial, set the feedback (None when it did not parse), move the
+        streak and the rule, append the transcript entry and go to the next trial; returns the entry."""
         trial = self.instance["trials"][self.trial]
         verdict = self.judge(trial, reply)
         entry = {"trial": self.trial, "rule": self.rule, "response": reply, **verdict, "feedback": None}
@@ -235,9 +244,9 @@ class SwitchingGame(Game):
                 self.rule = self.next_rule()
                 self.streak = 0
                 self.n_switches += 1
-            self.awaiting_feedback_reply = self.trial + 1 < self.n_trials
         self.transcript.append(entry)
         self.trial += 1
+        return entry
 
     def scores(self) -> dict[str, float]:
         """Seed 003 App. E.2.1: "the accuracy was computed only on the trials for which response parsing
@@ -252,6 +261,23 @@ class SwitchingGame(Game):
             "parse_rate": parsed / n,
         }
 
+    def reply_view(self, request: Request, reply: str) -> TurnView:
+        t = self.transcript[-1]
+        if request.messages[-1]["content"] == t.get("feedback") and t.get("feedback_reply") == reply:
+            return TurnView(request.role, reply, why="reply to the feedback (not scored)")
+        why = f"trial {t['trial'] + 1}, hidden rule: {t['rule']}"
+        if t["parsed"] is None:
+            why = f"unparsed: the parser expects {self.expected}; {why}"
+        if t.get("perseverative"):
+            why += "; perseverative error (matches the previous rule)"
+        return TurnView(request.role, reply, reading=self.reading(t), verdict=bool(t["correct"]), why=why)
+
+    #: what the parse rule accepts, said to the reader of an unparsed reply
+    expected: str = ""
+
+    def reading(self, entry: Mapping[str, Any]) -> str | None:
+        return None if entry["parsed"] is None else str(entry["parsed"])
+
     def record(self) -> dict[str, Any]:
         return {
             "switches": self.n_switches,
@@ -261,6 +287,7 @@ class SwitchingGame(Game):
 
 class WCSTGame(SwitchingGame):
     rules = WCST_RULES
+    expected = "'option N' anywhere in the reply, or the whole reply a number, with N from 1 to 4"
 
     def __init__(self, instance: Mapping[str, Any], seed: int):
         super().__init__(instance, seed)
@@ -281,6 +308,12 @@ class WCSTGame(SwitchingGame):
         perseverative = (not correct) and self.previous_rule is not None and wcst_correct(trial["card"], option, self.previous_rule)
         return {"parsed": choice + 1, "correct": correct, "perseverative": perseverative}
 
+    def reading(self, entry: Mapping[str, Any]) -> str | None:
+        if entry["parsed"] is None:
+            return None
+        option = self.instance["trials"][entry["trial"]]["options"][entry["parsed"] - 1]
+        return f"option {entry['parsed']}: {' '.join(map(str, option))}"
+
     def next_rule(self) -> str:
         self.previous_rule = self.rule
         return self.rng.choice([r for r in WCST_RULES if r != self.rule])
@@ -293,6 +326,7 @@ class WCSTGame(SwitchingGame):
 
 class LNTGame(SwitchingGame):
     rules = LNT_TASKS
+    expected = "one of the words vowel, consonant, even, odd in the reply"
 
     def system_prompt(self) -> str:
         return templates()["lnt"]["system_prompt"]
@@ -327,6 +361,15 @@ class _FlexibilityTask(TaskSpec):
     def make_game(self, instance: Mapping[str, Any], seed: int) -> Game:
         return self.game_class(instance, seed)
 
+    def summary(self, record: Mapping[str, Any]) -> EpisodeSummary:
+        trials = list(record.get("trials") or record.get("transcript") or [])
+        right = sum(bool(t.get("correct")) for t in trials)
+        why = (
+            f"{right} of {len(trials)} choices followed the hidden rule; the rule switched {record.get('switches', 0)} times "
+            f"(after {SWITCH_AFTER} correct answers in a row). Accuracy counts parsed replies only."
+        )
+        return EpisodeSummary(why, [("first rule", str((record.get("instance") or {}).get("first_rule", "")))], "the run")
+
     def config(self) -> dict[str, Any]:
         cfg = super().config()
         cfg.update(
@@ -343,6 +386,11 @@ class WCSTTask(_FlexibilityTask):
     name = "wcst"
     make_run = staticmethod(wcst_run)
     game_class = WCSTGame
+    reference_levels = {IDEAL_LEARNER: theoretical_bound(len(WCST_RULES))}
+
+    def chance_reply(self, request: Request, rng: random.Random) -> str:
+        """One of the four options, blind to the rule."""
+        return str(rng.randint(1, 4))
 
     def higher_is_better(self) -> dict[str, bool]:
         return {"accuracy": True, "accuracy_all_trials": True, "parse_rate": True, "perseverative_errors": False}
@@ -352,16 +400,21 @@ class LNTTask(_FlexibilityTask):
     name = "lnt"
     make_run = staticmethod(lnt_run)
     game_class = LNTGame
+    reference_levels = {IDEAL_LEARNER: theoretical_bound(len(LNT_TASKS))}
+
+    def chance_reply(self, request: Request, rng: random.Random) -> str:
+        """One of the four answers, blind to the task and the sequence."""
+        return rng.choice(["vowel", "consonant", "even", "odd"])
 
     def higher_is_better(self) -> dict[str, bool]:
         return {"accuracy": True, "accuracy_all_trials": True, "parse_rate": True}
 
 
-def cognitive_flexibility(member_metrics: Mapping[str, Mapping[str, float]]) -> dict[str, float]:
+def cognitive_flexibility(member_metrics: Mapping[str, Mapping[str, float]], members: Sequence[str] = ("wcst", "lnt")) -> dict[str, float]:
     """Seed 003 App. E.2.1: "the accuracy was computed only on the trials for which response parsing
     was successful. We then averaged the accuracy obtained on both subtasks to compute the final
-    score" -> the mean of the WCST and LNT parsed-only ``accuracy`` values."""
-    accuracies = [member_metrics.get(task, {}).get("accuracy", float("nan")) for task in ("wcst", "lnt")]
+    score" -> the mean of the WCST and LNT (``members``) parsed-only ``accuracy`` values."""
+    accuracies = [member_metrics.get(task, {}).get("accuracy", float("nan")) for task in members]
     return {"cognitive_flexibility": sum(accuracies) / 2}  # NaN unless both tests were scored
 
 

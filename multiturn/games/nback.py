@@ -6,7 +6,8 @@ the notebook's 3x3 grid string); the model answers ``m`` (match with the stimulu
 ``-``; its replies stay in the history; temperature 1. Base set: 50 blocks x 24 trials, 8 matches.
 
 Metrics per block, averaged over blocks (Gong et al., Sec. "Metrics"): hit rate (``m`` on match
-trials), false-alarm rate (``m`` on non-match trials), accuracy (right answers / trials), and
+trials), false-alarm rate (any wrong answer on a non-match trial, an invalid one included, as their
+notebook counts it; ``false_alarm_rate_valid`` / ``dprime_valid``: only ``m``, our variant), accuracy (right answers / trials), and
 ``dprime`` = z(hit rate) - z(false-alarm rate), signed, with both rates clipped to [0.01, 0.99]
 (Gong et al., README "Metrics": "d' (detection sensitivity) is calculated as the z score of hit rate
 minus the z score of false alarm rate. In the case where the hit rate or false alarm rate is equal
@@ -18,8 +19,8 @@ perfect player from the inverted one.
 
 Parse rule (the published records hold only ``m``/``-``; exact match decides): the reply is
 stripped of whitespace, quotes, backticks and a final period and lower-cased; it must then be
-exactly ``m`` or ``-``. Anything else is an invalid answer: wrong, neither a hit nor a false alarm,
-counted in ``parse_rate``. No re-prompt.
+exactly ``m`` or ``-``. Anything else is an invalid answer: wrong (a miss on a match trial, a false
+alarm on the others, as in the notebook), counted in ``parse_rate``. No re-prompt.
 
 ``nback_verbal_3_triangulating`` is the Triangulating paper's port (seed 003, App. E.2.1 and F: "Verbal
 (Base) N-3" only): the model's replies are not appended (the history holds the system prompt and
@@ -28,12 +29,13 @@ the stimuli only) and each trial is scored by exact match of the stripped reply.
 
 from __future__ import annotations
 
+import random
 from collections.abc import Mapping, Sequence
 from statistics import NormalDist
 from typing import Any
 
 from datasets_build.nback import KINDS, MATCH, NON_MATCH, load_nback
-from multiturn.game import Game, Request, TaskSpec
+from multiturn.game import EpisodeSummary, Game, Request, TaskSpec, TurnView
 from multiturn.registry import register, register_group
 
 CLIP = (0.01, 0.99)
@@ -78,19 +80,30 @@ def abs_dprime_notebook(hit_rate: float, false_alarm_rate: float) -> float:
 
 
 def score_trials(targets: Sequence[str], responses: Sequence[str | None]) -> dict[str, float]:
-    """Block metrics from targets and parsed responses (None = invalid answer)."""
+    """Block metrics from targets and parsed responses (None = invalid answer).
+
+    Gong et al.'s notebook (``compute_summary_stats`` in ``experiments/verbal.ipynb``): a hit is a
+    correct answer on a target trial, and on the other trials "``else: total_lures += 1; if not
+    trial['correct']: false_alarms += 1``": ANY wrong answer on a non-target trial, an invalid reply
+    included, is a false alarm. ``false_alarm_rate`` and ``dprime`` follow that rule;
+    ``false_alarm_rate_valid`` / ``dprime_valid`` (our variant) count only an explicit ``m`` as a false
+    alarm, so an invalid reply is neither a hit nor a false alarm."""
     if len(targets) != len(responses) or not targets:
         raise ValueError("targets and responses must be non-empty and of equal length")
     matches = [r for t, r in zip(targets, responses) if t == MATCH]
-    others = [r for t, r in zip(targets, responses) if t != MATCH]
+    others = [(t, r) for t, r in zip(targets, responses) if t != MATCH]
+    both = bool(matches and others)
     hit_rate = sum(r == MATCH for r in matches) / len(matches) if matches else float("nan")
-    fa_rate = sum(r == MATCH for r in others) / len(others) if others else float("nan")
+    fa_rate = sum(r != t for t, r in others) / len(others) if others else float("nan")
+    fa_valid = sum(r == MATCH for _, r in others) / len(others) if others else float("nan")
     return {
         "accuracy": sum(t == r for t, r in zip(targets, responses)) / len(targets),
         "hit_rate": hit_rate,
         "false_alarm_rate": fa_rate,
-        "dprime": dprime(hit_rate, fa_rate) if matches and others else float("nan"),
-        "abs_dprime_notebook": abs_dprime_notebook(hit_rate, fa_rate) if matches and others else float("nan"),
+        "dprime": dprime(hit_rate, fa_rate) if both else float("nan"),
+        "abs_dprime_notebook": abs_dprime_notebook(hit_rate, fa_rate) if both else float("nan"),
+        "false_alarm_rate_valid": fa_valid,
+        "dprime_valid": dprime(hit_rate, fa_valid) if both else float("nan"),
         "parse_rate": sum(r is not None for r in responses) / len(responses),
     }
 
@@ -149,6 +162,14 @@ class NBackGame(Game):
     def record(self) -> dict[str, Any]:
         return {"trials": [{k: t[k] for k in ("stimulus", "target", "parsed", "correct")} for t in self.transcript]}
 
+    def reply_view(self, request: Request, reply: str) -> TurnView:
+        t = self.transcript[-1]
+        rule = "exactly 'm' or '-'" if self.parse is parse_exact else "'m' or '-' (spaces, quotes, backticks and a final period ignored)"
+        why = f"trial {t['trial'] + 1}: letter {t['stimulus']}, expected {t['target']}"
+        if t["parsed"] is None:
+            why = f"unparsed: the parser expects {rule}; {why}"
+        return TurnView(request.role, reply, reading=t["parsed"], verdict=bool(t["correct"]), why=why)
+
 
 class NBackTask(TaskSpec):
     """``nback_<kind>_<n>``: Gong et al.'s base blocks for one variant."""
@@ -171,6 +192,29 @@ class NBackTask(TaskSpec):
     def make_game(self, instance: Mapping[str, Any], seed: int) -> Game:
         return NBackGame(instance, keep_replies=self.keep_replies, exact=self.exact)
 
+    def summary(self, record: Mapping[str, Any]) -> EpisodeSummary:
+        """Trials right, hits and false alarms; the block's stimuli, targets and parsed replies above."""
+        instance, trials = record.get("instance") or {}, list(record.get("trials") or record.get("transcript") or [])
+        right = sum(bool(t.get("correct")) for t in trials)
+        targets = [t.get("target") for t in trials]
+        hits = sum(1 for t in trials if t.get("target") == MATCH and t.get("parsed") == MATCH)
+        fas = sum(1 for t in trials if t.get("target") != MATCH and t.get("parsed") == MATCH)
+        why = (
+            f"{right} of {len(trials)} trials answered as expected (m when the letter equals the one "
+            f"{instance.get('n', 'n')} back, - otherwise); hits {hits} of {targets.count(MATCH)} targets, "
+            f"false alarms {fas} of {len(targets) - targets.count(MATCH)} non-targets."
+        )
+        facts = [
+            ("stimuli", str(instance.get("stimuli", ""))),
+            ("targets", str(instance.get("targets", ""))),
+            ("replies", "".join(str(t.get("parsed") or "?") for t in trials)),
+        ]
+        return EpisodeSummary(why, facts, "the block")
+
+    def chance_reply(self, request: Request, rng: random.Random) -> str:
+        """A fair coin between the two answers."""
+        return rng.choice([MATCH, NON_MATCH])
+
     def higher_is_better(self) -> dict[str, bool]:
         return {
             "accuracy": True,
@@ -178,6 +222,8 @@ class NBackTask(TaskSpec):
             "false_alarm_rate": False,
             "dprime": True,
             "abs_dprime_notebook": True,
+            "false_alarm_rate_valid": False,
+            "dprime_valid": True,
             "parse_rate": True,
         }
 

@@ -24,7 +24,9 @@ instead of the judge model's own retelling (two extra judge calls upstream: an a
 the puzzle, then the story after "I am ready. Please show me the story."), so a weak judge cannot
 leak the answer before play starts and every player sees the same puzzle; the player does not
 first reply to its role prompt alone (role prompt and story form its first turn). One judge call
-per question (``judge_times`` = 1, the authors' default; the paper used 5 with a majority vote).
+per question (``judge_times`` = 1, the authors' default; "(5)" with a majority vote is a comment in their
+``config.yaml``, not the paper). Each puzzle is played once: the paper's R, the number of replays
+(``game_times`` in their config), is 1 (seed 004 Sec. 5.2: "We set R = 1 and the max round is 15").
 For partial runs ``*_avg`` averages the difficulties present (the authors' ``Avg`` of Acc and O/A
 divides by 3 even when a difficulty has no puzzle). Our addition: an empty player turn uses up its
 round without a judge call and is answered with :data:`EMPTY_TURN_REPLY`.
@@ -61,6 +63,7 @@ import csv
 import json
 import math
 import os
+import random
 import re
 from collections.abc import Mapping
 from functools import partial
@@ -68,12 +71,16 @@ from itertools import combinations
 from pathlib import Path
 from typing import Any
 
-from multiturn.game import Game, Message, Request, TaskSpec
+from multiturn.game import CHANCE_WORDS, EpisodeSummary, Game, Message, Request, TaskSpec, TurnView
 from multiturn.registry import register
 from plumbing.errors import UserError
 from plumbing.stats import nanmean
 
 MAX_ROUNDS = 15  # config.yaml game.max_round
+#: seed 004 Sec. 5.2 "We set R = 1": each puzzle played once (R = replays, ``game_times`` in the authors' config.yaml)
+REPLAYS = 1
+#: judge calls per question (``judge_times`` in config.yaml, default 1; "(5)" there is a comment, not the paper)
+JUDGE_TIMES = 1
 DIFFICULTIES = ("easy", "medium", "hard")
 SUCCESS_WORD = "congratulations"
 JUDGE_WORDS = ("yes", "no", "irrelevant")
@@ -343,6 +350,17 @@ class SplatGame(Game):
             out.update({f"{k}_{self.instance['difficulty']}": v for k, v in list(out.items())})
         return out
 
+    def reply_view(self, request: Request, reply: str) -> TurnView:
+        if request.role != "judge":
+            return TurnView(request.role, reply, why="" if reply.strip() else "empty turn: uses up its round without a judge call")
+        label = judge_label(reply)
+        why = "the puzzle is solved" if label == SUCCESS_WORD else ""
+        if label == "other":
+            why = "the judge's answer has none of congratulations / yes / no / irrelevant"
+        if self._agreement and self._agreement[-1]["judge"] is reply:
+            why = f"agreement check against human labels {', '.join(self._agreement[-1]['humans'])}"
+        return TurnView(request.role, reply, reading=label, verdict=True if label == SUCCESS_WORD else None, why=why)
+
     def record(self) -> dict[str, Any]:
         rec: dict[str, Any] = {
             "difficulty": self.instance.get("difficulty"),
@@ -402,6 +420,26 @@ class SplatTask(TaskSpec):
     def aggregate(self, episode_scores: list[dict[str, float]]) -> dict[str, float]:
         return aggregate_splat(episode_scores)
 
+    def summary(self, record: Mapping[str, Any]) -> EpisodeSummary:
+        """The round of the accepted answer (or none); the puzzle above (the judge sees the answer)."""
+        instance, n = record.get("instance") or {}, len(record.get("rounds") or [])
+        why = f"The judge accepted the answer in round {n}." if record.get("hit") else f"No answer accepted in {n} rounds."
+        facts = [(key, str(instance[key])) for key in ("title", "story", "answer", "level_label") if key in instance]
+        outcome = "solved" if record.get("hit") else "not solved"
+        return EpisodeSummary(
+            why + " Accuracy = solved; rounds = questions used.", facts, "the puzzle (the judge sees the answer)", outcome
+        )
+
+    def judge_label(self, reply: str) -> str:
+        return judge_label(reply)
+
+    def chance_reply(self, request: Request, rng: random.Random) -> str:
+        """The judge: a random label; the player: a yes/no question about a random word of the puzzle's story."""
+        if request.role == "judge":
+            return rng.choice(["Yes", "No", "Irrelevant"])
+        words = re.findall(r"[A-Za-z]{4,}", request.first[-400:]) or list(CHANCE_WORDS)
+        return f"Is it about the {rng.choice(words).lower()}?"
+
     def higher_is_better(self) -> dict[str, bool]:
         out = {}
         for metric, better in (("accuracy", True), ("rounds", False), ("overall", True)):
@@ -416,7 +454,15 @@ class SplatTask(TaskSpec):
 
     def config(self) -> dict[str, Any]:
         cfg = super().config()
-        cfg.update({"max_rounds": self.max_rounds, "difficulty": self.difficulty or "all", "human_labels": self.labels_path})
+        cfg.update(
+            {
+                "max_rounds": self.max_rounds,
+                "difficulty": self.difficulty or "all",
+                "human_labels": self.labels_path,
+                "replays": REPLAYS,
+                "judge_calls_per_question": JUDGE_TIMES,
+            }
+        )
         return cfg
 
 

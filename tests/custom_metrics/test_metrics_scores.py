@@ -297,3 +297,23 @@ def test_benchmark_pool_of_forked_workers_equals_one_process(fasttext_dir):
     for fn in (globalgroup.score_batch, score_batch_forked):
         with pytest.raises(ValueError):
             fn(many, docs[:-1])
+
+
+def test_connections_matches_only_the_first_four_answered_groups():
+    """Seed 001 Sec. 4.3.1 eq. 1: "one point for each correct cluster (when all 4 words in the group classified
+    by the player match the 4 words in the gold category)"; the paper does not say what a fifth group does.
+    Our variant (FIDELITY.md): only the first four groups are matched. Groups: yellow exact, two wrong mixes,
+    blue exact, then purple exact as a fifth group -> unweighted 2 (yellow + blue), weighted 1 + 3 = 4; the
+    fifth group would have added purple (unweighted 3, weighted 8) under an every-group reading."""
+    from custom_metrics.parsing import ParsedGroup
+
+    groups = [
+        ParsedGroup("y", GOLD[0]),
+        ParsedGroup("m1", GOLD[1][:2] + GOLD[3][:2]),
+        ParsedGroup("m2", GOLD[1][2:] + GOLD[3][2:]),
+        ParsedGroup("b", GOLD[2]),
+        ParsedGroup("p", GOLD[3]),
+    ]
+    scored = connections.clustering_scores(groups, GOLD)
+    assert scored["unweighted"] == 2 and scored["weighted"] == 4
+    assert scored["right"] == [True, False, True, False]

@@ -15,7 +15,7 @@ from multiturn.backends.default_model import default_model_args
 from tests.support.built_data import built_data_root
 
 GG_METRICS = ["group_f1", "ctd", "solved", "topic_achieved", "parsed"]
-CONNECTIONS_METRICS = ["unweighted_clustering", "weighted_clustering", "perfect_solve", "category_reasoning"]
+CONNECTIONS_METRICS = ["unweighted_clustering", "weighted_clustering", "perfect_solve", "category_reasoning", "parsed"]
 
 
 def _env(upstream: Path) -> dict[str, str]:

@@ -51,9 +51,10 @@ def test_static_grouping_prompt_gets_a_random_partition_of_the_pool(n_groups, si
 
 
 def test_replies_depend_only_on_seed_and_prompt():
-    class Req:
+    class Req:  # the task's name travels on the request, as the engine sends it (Instance.task_name)
         def __init__(self, text):
             self.args = (text, {})
+            self.task_name, self.doc = "nback_verbal_1", {"role": "player"}
 
     prompts = [
         json.dumps([{"role": "system", "content": "respond with 'm' or '-'"}, {"role": "user", "content": c}])
@@ -63,6 +64,15 @@ def test_replies_depend_only_on_seed_and_prompt():
     assert a == RandomLM(seed=1).generate_until([Req(p) for p in reversed(prompts)])[::-1]  # batch order irrelevant
     assert a != RandomLM(seed=2).generate_until([Req(p) for p in prompts])
     assert set(a) == {"m", "-"}
+
+
+def test_the_form_comes_from_the_task_not_the_prompt_text():
+    """The same text gets the form of the task it belongs to; a text of no play task gets random words of it."""
+    messages = [{"role": "user", "content": "Your move."}]
+    assert reply_for(messages, random.Random(0), "nback_verbal_1") in ("m", "-")
+    assert reply_for(messages, random.Random(0), "wcst") in ("1", "2", "3", "4")
+    assert reply_for(messages, random.Random(0), "splat", "judge") in ("Yes", "No", "Irrelevant")
+    assert set(reply_for(messages, random.Random(0), "no_such_task").split()) <= {"Your", "move"}
 
 
 def test_registered_for_lm_eval_and_play():
@@ -76,3 +86,14 @@ def test_registered_for_lm_eval_and_play():
     assert isinstance(lm, RandomLM) and lm.seed == 5 and name == "random"
     scores = lm.loglikelihood([type("R", (), {"args": ("ctx", " a")})()])
     assert len(scores) == 1 and not math.isnan(scores[0][0])
+
+
+def test_every_family_says_its_own_chance_reply(results):
+    """Each family's game module gives the form of its first request (no family is left to the generic reply)."""
+    from multiturn import registry
+
+    for task_name in FAMILY_TASKS.values():
+        task = registry.get_task(task_name)
+        game = task.make_game(task.instances(seed=1)[0], 1)
+        request = game.next_request()
+        assert task.chance_reply(request, random.Random(0)) is not None, task_name

@@ -212,3 +212,24 @@ def test_taboo_stem_prefilter_keeps_every_word_whose_stem_could_match():
     dropped = [w for w in words if candidate_words(w, [stem(w)]) != [w]]
     assert not dropped, dropped[:10]
     assert candidate_words("dying dead umbrellas rainy", ["die", "umbrella"]) == ["dying", "dead", "umbrellas"]
+
+
+@pytest.mark.parametrize(("speed", "expected"), [("v1.6", 50.0), ("v1.5", 25.0)])
+def test_wordle_speed_task_option_scores_v15_or_v16(upstream, built_data, speed, expected):
+    """Seed 003 App. E: "we have used the implementation provided by version 1.5 of the clembench". v1.5's
+    ``ComputeMetrics.speed``: "If the game is won in the first turn, speed is 100, ... in the second turn,
+    speed is 100/2, 3rd turn is 100/3 and so on"; v1.6 bands standard Wordle 100/50/30/20 for <= 3/4/5/6.
+    Won on the 4th guess: v1.6 50, v1.5 100/4 = 25; v1.5 on 3 guesses: 33.33 (v1.6: 100)."""
+    from multiturn import registry
+
+    task = registry.get_task("wordle", {"speed": speed})
+    inst = _first("wordle")
+    target = inst["target_word"]
+    others = sorted(w for w in inst["english_words"] if w != target and not set(w) & set(target))[:3]
+    guesses = iter([*others, target])
+    game = play_game(task.make_game(inst, 0), {"player": lambda m: f"guess: {next(guesses)}\nexplanation: a try"})
+    assert game.scores()["main_score"] == expected
+    assert task.config()["speed"] == speed
+    assert speed_score(3, "wordle", "v1.5") == 33.33 and speed_score(3, "wordle") == 100
+    with pytest.raises(ValueError):
+        speed_score(3, "wordle", "v2")

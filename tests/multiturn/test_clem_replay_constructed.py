@@ -231,3 +231,78 @@ def test_taboo_invalid_clue_is_logged_once(upstream, built_data):
     result = replay_episode("taboo", {"players": _taboo_players(), "turns": turns})
     assert result["differences"] == []
     assert result["aborted"] == 0 and result["lose"] == 1 and result["main_score"] == 0.0
+
+
+# ------------------------------------------------------------------------------ (N) Private/Shared
+def _privateshared_episode(raw: dict, texts: dict) -> dict:
+    """A v1.6 Private/Shared episode of a truthful player, written from v1.6's rules: before the game and
+    after each answer the master probes every slot in the order of the instance's own ``probes[turn]`` keys
+    (as ``instances.json`` lists them); a slot counts as shared from the turn it was requested."""
+    words, retries = texts["words"], texts["retries"]
+    asked_at = {slot: i for i, slot in enumerate(raw["request_order"])}
+    tag = f"{raw['tag']}: "
+
+    def probing(turn: int) -> list:
+        events = [ev("GM", "GM", "info", "Begin probing")]
+        for key, idx in raw["probes"][str(turn)].items():
+            question = words["PROBE"].format(texts["probes"][key][idx]).replace(words["ME"], f"{words['ME']}{retries[0]} ")
+            truth = words["YES"] if turn > asked_at[key] else words["NO"]
+            events += [
+                ev("GM", "Player 1", "probe question", question),
+                ev("Player 1", "GM", "probe answer", f"ASIDE: {truth}"),
+                ev("GM", "GM", "parse", truth),
+                ev("GM", "GM", "metadata", f"Answer for {key.upper()} valid after 1 tries."),
+                ev("GM", "GM", "check", "Answer is correct."),
+            ]
+        return events + [ev("GM", "GM", "info", "End probing")]
+
+    turns = [[ev("GM", "Player 1", "send message", raw["initial_prompt"]), *probing(0)]]
+    for t, slot in enumerate(raw["request_order"], start=1):
+        request = texts["requests"][slot][raw["requests"][slot]]
+        value = raw["slots"][slot]
+        turns.append(
+            [
+                ev("GM", "Player 2", "send message", words["DUMMY_PROMPT"]),
+                ev("Player 2", "GM", "get message", request),
+                ev("GM", "Player 1", "send message", words["CODA"].format(tag + request)),
+                ev("Player 1", "GM", "get message", f"ANSWER: {value}"),
+                ev("GM", "GM", "parse", value),
+                ev("GM", "GM", "metadata", "Slot filled: True"),
+                ev("GM", "Player 2", "send message", value),
+                *probing(t),
+            ]
+        )
+    turns[-1].append(ev("GM", "GM", "end", "Game finished."))
+    return {
+        "players": {"GM": "Game master for privateshared", "Player_1": f"Answerer: {MODEL}", "Player_2": "Questioner: Programmatic"},
+        "turns": turns,
+    }
+
+
+def test_privateshared_probes_follow_the_instances_own_key_order(upstream, built_data):
+    """clembench v1.6 asks the probes of each turn in the order of the instance's ``probes[turn]`` keys
+    (``instances.json``: from, to, by, class, when for the first travel-booking game, the order of the CV
+    text), not alphabetically (by, class, from, to, when). A truthful player's episode, replayed: every
+    recorded event reproduced, slot filling 5/5 and all 30 probes right -> kappa 1, main score
+    100 x 2 x 1 x 1 / (1 + 1) = 100. Asked alphabetically, the recorded answers land on other slots
+    (turn 2: CLASS gets "no", TO gets "yes") and the score falls."""
+    import json
+
+    from datasets_build.clembench_upstream import privateshared_resources
+
+    raw = json.loads((upstream / "clembench" / "privateshared" / "in" / "instances.json").read_text(encoding="utf-8"))
+    experiment = raw["experiments"][0]
+    instance = experiment["game_instances"][0]
+    assert list(instance["probes"]["0"]) == ["from", "to", "by", "class", "when"]
+    texts = privateshared_resources(experiment["name"])
+    episode = _privateshared_episode(instance, texts)
+    built = next(i for i in candidate_instances("privateshared") if i["initial_prompt"] == instance["initial_prompt"])
+    assert list(built["probes"]["0"]) == ["from", "to", "by", "class", "when"]  # the build keeps the order
+    result = replay_episode("privateshared", episode)
+    assert result["differences"] == []
+    assert result["main_score"] == pytest.approx(100.0)
+    first_round = [e["action"]["content"] for e in result["events"]["turns"][0] if e["action"]["type"] == "metadata"]
+    assert [m.split()[2] for m in first_round] == ["FROM", "TO", "BY", "CLASS", "WHEN"]  # "Answer for FROM valid ..."
+    alphabetical = {**built, "probes": {t: dict(sorted(p.items())) for t, p in built["probes"].items()}}
+    moved = replay_episode("privateshared", episode, instance=alphabetical)
+    assert moved["differences"] and moved["main_score"] < 100.0

@@ -85,11 +85,17 @@ def test_always_dash_has_hit_rate_zero_and_accuracy_two_thirds(upstream, built_d
     assert m["dprime"] == pytest.approx(0.0)
 
 
-def test_garbage_is_invalid_wrong_and_neither_hit_nor_false_alarm(upstream, built_data):
+def test_garbage_is_a_miss_on_targets_and_a_false_alarm_on_the_others(upstream, built_data):
+    """Gong et al.'s notebook (``compute_summary_stats``): on a non-target trial "``if not trial['correct']:
+    false_alarms += 1``", so an invalid reply is a false alarm. Garbage on every trial: H = 0 -> 0.01,
+    FA = 16/16 = 1 -> 0.99, d' = z(0.01) - z(0.99) = -4.6527. Our ``*_valid`` variant (only ``m`` is a false
+    alarm): FA 0 -> 0.01, d' = z(0.01) - z(0.01) = 0."""
     summary = run_task(registry.get_task("nback_verbal_2"), {"player": ScriptedLM(lambda m: "I think so")}, limit=1, progress=False)
     m = summary["metrics"]
     assert m["accuracy"] == 0.0 and m["parse_rate"] == 0.0
-    assert m["hit_rate"] == 0.0 and m["false_alarm_rate"] == 0.0
+    assert m["hit_rate"] == 0.0 and m["false_alarm_rate"] == 1.0
+    assert m["dprime"] == pytest.approx(-CEILING)
+    assert m["false_alarm_rate_valid"] == 0.0 and m["dprime_valid"] == pytest.approx(0.0)
 
 
 def test_original_protocol_keeps_replies_and_the_port_does_not(upstream, built_data):
@@ -145,10 +151,14 @@ def test_a_player_saying_m_exactly_on_non_matches_scores_negative_dprime():
 
 
 def test_score_trials_counts_hits_and_false_alarms():
+    """Targets "mm--", replies m, -, m, invalid. Hits 1/2. Notebook rule (any wrong answer on a non-target
+    is a false alarm): FA = 2/2 = 1 -> 0.99, d' = z(0.5) - z(0.99) = -2.3263. ``*_valid`` (only "m"):
+    FA = 1/2, d' = 0."""
     s = score_trials("mm--", ["m", "-", "m", None])
-    assert s["hit_rate"] == 0.5 and s["false_alarm_rate"] == 0.5 and s["accuracy"] == 0.25
+    assert s["hit_rate"] == 0.5 and s["false_alarm_rate"] == 1.0 and s["accuracy"] == 0.25
+    assert s["dprime"] == pytest.approx(-2.3263, abs=1e-4)
+    assert s["false_alarm_rate_valid"] == 0.5 and math.isclose(s["dprime_valid"], 0.0, abs_tol=1e-12)
     assert s["parse_rate"] == 0.75
-    assert math.isclose(s["dprime"], 0.0, abs_tol=1e-12)
 
 
 def test_published_gpt35_records_rescore_with_our_metrics(upstream, built_data):

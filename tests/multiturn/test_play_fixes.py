@@ -202,3 +202,38 @@ def test_temperature_zero_on_the_embedded_model_plays_greedy_and_names_the_folde
     payload = json.loads(results.read_text())
     assert payload["results"]["nback_verbal_1"]["n_failed"] == 0 and payload["n-samples"]["nback_verbal_1"]["effective"] == 1
     assert payload["config"]["gen_kwargs"] == {"temperature": 0, "max_gen_toks": 4}
+
+
+def test_play_twice_writes_one_results_file_and_the_second_play_loads_no_model(monkeypatch, tmp_path, capsys):
+    """A resume with nothing left to play loads no model and writes no second results file (it says so);
+    a run that asks for more episodes loads the model and writes a new one."""
+    from multiturn import cli as play_cli
+    from tests.support.engine_helpers import register_test_task_and_model
+
+    register_test_task_and_model()
+    loads = []
+
+    def fake_load(model, model_args, **kw):
+        loads.append(model)
+        return ScriptedLM(echo_last), model, {}
+
+    monkeypatch.setattr("multiturn.backends.loading.load_lm", fake_load)
+    parser = play_cli.add_parser(__import__("argparse").ArgumentParser().add_subparsers())
+
+    def play(limit: str) -> str:
+        args = parser.parse_args(["--model", "scripted", "--tasks", "count_test", "--output_path", str(tmp_path), "--limit", limit])
+        assert play_cli.run(args) == 0
+        return capsys.readouterr().out
+
+    play("2")
+    [first] = (tmp_path / "scripted").glob("results_*.json")
+    lm_eval = tmp_path / "scripted" / "results_2099-01-01T00-00-00.json"  # a later lm-eval run of the model, other tasks
+    lm_eval.write_text(json.dumps({"results": {"lm_pragmatics": {"acc,none": 0.25}}, "config": {"model": "hf"}}))
+    out = play("2")
+    assert "nothing left to play" in out and "no model loaded" in out and str(first) in out
+    assert sorted((tmp_path / "scripted").glob("results_*.json")) == sorted([first, lm_eval]) and loads == ["scripted"]
+    lm_eval.unlink()
+    play("3")  # one more episode: the model loads, a new results file holds the three
+    files = sorted((tmp_path / "scripted").glob("results_*.json"))
+    assert len(files) == 2 and loads == ["scripted", "scripted"]
+    assert json.loads(files[-1].read_text())["n-samples"]["count_test"]["effective"] == 3

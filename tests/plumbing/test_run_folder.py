@@ -54,7 +54,7 @@ def test_latest_results_is_the_newest_file_reporting_the_task_and_skips_foreign_
     assert run_folder.latest_results(tmp_path, ["lnt"]) == {}
     with pytest.raises(UserError, match="not an lm-eval results file"):
         run_folder.read_results(foreign)
-    with pytest.raises(UserError, match="malformed JSON"):
+    with pytest.raises(UserError, match=r"cannot read results file .*results_d\.json: malformed JSON"):
         (tmp_path / "results_d.json").write_text("{", encoding="utf-8")
         run_folder.read_results(tmp_path / "results_d.json")
 

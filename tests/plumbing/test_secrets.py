@@ -74,12 +74,12 @@ def test_suite_dry_run_prints_no_secret(tmp_path):
 
 def test_a_cells_own_output_is_scrubbed_in_its_log(tmp_path):
     """A cell that prints its command line (as lm-eval prints model_args): the log keeps none of it."""
-    from triangulation.suite.runner import run_cell
+    from triangulation.suite.runner import Sweep
     from triangulation.suite.spec import cells, load_suite
 
-    cell = cells(load_suite(_suite(tmp_path)))[0]
+    suite = load_suite(_suite(tmp_path))
     echo = (sys.executable, "-c", "import sys; print(sys.argv); print(repr(sys.argv), file=sys.stderr); sys.exit(3)")
-    outcome = run_cell(tmp_path / "o", cell, echo, attempts=1, timeout=60)
+    outcome = Sweep(suite, tmp_path / "o", echo, attempts=1).run_cell(cells(suite)[0])
     assert outcome.status == "failed" and "exit 3" in outcome.detail
     log = (tmp_path / "o" / "logs" / "leaky" / "splat_easy.log").read_text()
     assert "api_key=<redacted>" in log and "--judge_model_args" in log

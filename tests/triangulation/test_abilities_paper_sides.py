@@ -4,18 +4,22 @@ Sec. 3.1: "We take MMLU and BBH as representative of large QA benchmarks" and "W
 games Taboo, standard Wordle and the two variants Wordle (Clue) and Wordle (Critic), Reference Game,
 Image Game, and Private/Shared". App. F: "for WM we have only considered those coming from the
 Verbal (Base) N-3 subtask". App. E.2.1: BBH "excludes three of the original tasks ...: dyck languages,
-navigate and word sorting" and, for benchmarks with subtasks, "we computed the micro-average".
+navigate and word sorting" (the leaderboard's code keeps navigate and drops multistep_arithmetic_two:
+we follow the code) and, for benchmarks with subtasks, "we computed the micro-average".
 """
 
 from __future__ import annotations
 
+import importlib.util
 import json
 import math
+from pathlib import Path
 
 import pandas as pd
 import pytest
 
 from triangulation.report.abilities import (
+    ability_matrix,
     apply_subtask_exclusions,
     assessment_members,
     load_taxonomy,
@@ -113,19 +117,54 @@ def _bbh_results(tmp_path):
     return read_run(path)
 
 
-def test_bbh_without_dyck_navigate_word_sorting(tmp_path):
+def test_leaderboard_bbh_keeps_its_own_24_subtasks_navigate_included(tmp_path):
+    """App. E.2.1 says the leaderboard's BBH excludes "dyck languages, navigate and word sorting", but the
+    leaderboard's code the paper ran (lm-eval 0.4.13 ``leaderboard_bbh``) has 24 subtasks, navigate among
+    them (it leaves out dyck_languages, multistep_arithmetic_two, word_sorting). So leaderboard_bbh's own
+    value stands: (10 x 0.5 + 20 x 1.0 + 30 x 0.2) / 60 = 31/60 (dropping navigate would give 11/40)."""
     run = _bbh_results(tmp_path)
     table = pd.DataFrame({"leaderboard_bbh": [31 / 60]}, index=["org/m1"])
     fixed, notes = apply_subtask_exclusions(table, [run], load_taxonomy())
-    assert fixed.loc["org/m1", "leaderboard_bbh"] == pytest.approx(11 / 40)
-    assert "leaderboard_bbh_navigate" in notes["leaderboard_bbh"]
+    assert fixed.loc["org/m1", "leaderboard_bbh"] == pytest.approx(31 / 60) and notes == {}
     taxonomy = load_taxonomy()
-    assert taxonomy.is_excluded_subtask("leaderboard_bbh_navigate", run.group_subtasks)
+    assert not taxonomy.is_excluded_subtask("leaderboard_bbh_navigate", run.group_subtasks)
+    lm_eval_dir = Path(importlib.util.find_spec("lm_eval").origin).parent / "tasks" / "leaderboard" / "bbh_mc"
+    subtasks = {p.stem for p in lm_eval_dir.glob("*.yaml") if not p.stem.startswith("_")}
+    assert len(subtasks) == 24 and "navigate" in subtasks
+    assert not subtasks & {"dyck_languages", "multistep_arithmetic_two", "word_sorting"}
+
+
+def test_plain_bbh_leaves_out_what_the_leaderboard_leaves_out(tmp_path):
+    """Plain ``bbh_cot_fewshot``: the leaderboard's three exclusions (dyck_languages, multistep_arithmetic_two,
+    word_sorting), micro-averaged (App. E.2.1) over what is left: subtasks navigate 1.0 (20 samples),
+    multistep_arithmetic_two 0.0 (40), snarks 0.4 (20) -> (20 x 1.0 + 20 x 0.4) / 40 = 0.7."""
+    subs = {
+        "bbh_cot_fewshot_navigate": (1.0, 20),
+        "bbh_cot_fewshot_multistep_arithmetic_two": (0.0, 40),
+        "bbh_cot_fewshot_snarks": (0.4, 20),
+    }
+    results = {name: {"alias": name, "exact_match,get-answer": v} for name, (v, _) in subs.items()}
+    results["bbh_cot_fewshot"] = {"alias": "bbh", "exact_match,get-answer": 28 / 80}
+    payload = {
+        "results": results,
+        "group_subtasks": {"bbh_cot_fewshot": list(subs)},
+        "configs": {},
+        "n-samples": {name: {"original": n, "effective": n} for name, (_, n) in subs.items()},
+        "config": {"model": "hf", "model_args": {"pretrained": "org/m1"}},
+    }
+    path = tmp_path / "results_2026-11-21T10-00-00.json"
+    path.write_text(json.dumps(payload))
+    run = read_run(path)
+    table = pd.DataFrame({"bbh_cot_fewshot": [28 / 80]}, index=["org/m1"])
+    fixed, notes = apply_subtask_exclusions(table, [run], load_taxonomy())
+    assert fixed.loc["org/m1", "bbh_cot_fewshot"] == pytest.approx(0.7)
+    assert "bbh_cot_fewshot_multistep_arithmetic_two" in notes["bbh_cot_fewshot"]
+    taxonomy = load_taxonomy()
     assert taxonomy.is_excluded_subtask("bbh_cot_fewshot_dyck_languages", {"bbh_cot_fewshot": ["bbh_cot_fewshot_dyck_languages"]})
-    assert not taxonomy.is_excluded_subtask("leaderboard_bbh_snarks", run.group_subtasks)
-    # a subtask column (--subtasks) that the paper excludes is on no side
-    with_sub = pd.DataFrame({"leaderboard_bbh_navigate": [1.0, 2.0], "mmlu": [1.0, 2.0]}, index=["a", "b"])
-    assert assessment_members(with_sub, taxonomy, run.group_subtasks)["static"] == ["mmlu"]
+    assert not taxonomy.is_excluded_subtask("bbh_cot_fewshot_navigate", run.group_subtasks)
+    # a subtask column (--subtasks) that the leaderboard excludes is on no side
+    with_sub = pd.DataFrame({"bbh_cot_fewshot_word_sorting": [1.0, 2.0], "mmlu": [1.0, 2.0]}, index=["a", "b"])
+    assert assessment_members(with_sub, taxonomy, {"bbh_cot_fewshot": ["bbh_cot_fewshot_word_sorting"]})["static"] == ["mmlu"]
 
 
 def test_natural_plan_without_meeting():
@@ -155,3 +194,30 @@ def test_a_later_run_without_subtasks_keeps_its_own_bbh_value(tmp_path):
     table = pd.DataFrame({"leaderboard_bbh": [0.9]}, index=["org/m1"])
     fixed, notes = apply_subtask_exclusions(table, [read_run(newer), old], load_taxonomy())
     assert fixed.loc["org/m1", "leaderboard_bbh"] == 0.9 and notes == {}
+
+
+def test_figure7_matrix_leaves_out_wordle_and_image_game():
+    """Seed 003 App. I, Figure 7: "Correlation of cognitive abilities with Large QA benchmarks and Interactive
+    Games. The correlation matrix does not include results on Wordle and Image Game".
+
+    Four models; working memory (nback_verbal_3_triangulating) [1, 2, 3, 4]. Columns: mmlu [1, 2, 3, 4]
+    -> tau 1; taboo [4, 3, 2, 1] -> tau -1; wordle_withclue [1, 2, 4, 3] -> (5 - 1) / 6 = 0.667
+    (5 concordant pairs, 1 discordant); wordle and imagegame are not columns. Figure 3's interactive side
+    keeps them."""
+    scores = pd.DataFrame(
+        {
+            "nback_verbal_3_triangulating": [1, 2, 3, 4],
+            "mmlu": [1, 2, 3, 4],
+            "taboo": [4, 3, 2, 1],
+            "wordle_withclue": [1, 2, 4, 3],
+            "wordle": [0, 0, 0, 1],
+            "imagegame": [0, 1, 0, 0],
+        },
+        index=MODELS,
+    ).astype(float)
+    taxonomy = load_taxonomy()
+    tau, p = ability_matrix(scores, taxonomy)
+    assert list(tau.columns) == ["mmlu", "taboo", "wordle_withclue"]
+    assert list(tau.index) == ["Working Memory"]
+    assert tau.loc["Working Memory"].tolist() == pytest.approx([1.0, -1.0, 4 / 6])
+    assert {"wordle", "imagegame"} <= set(assessment_members(scores, taxonomy)["interactive"])

@@ -239,3 +239,65 @@ def test_judge_model_loads_only_when_a_group_needs_judging():
     assert judge.judge_groups([]) == [] and judge.lm is None
     with pytest.raises(UserError, match="unknown model 'no-such-model'"):
         judge.judge_groups([GroupToJudge("a", "b", ("w",), "r")])
+
+
+# Seed 001 Table 1 ("Distribution of different knowledge types required to categorize words across 438 games")
+TABLE1 = {
+    "semantic relations": 1045,
+    "encyclopedic": 266,
+    "multiword expressions": 168,
+    "associative relations": 137,
+    "phonology/orthography/morphology": 44,
+    "word meaning + word form": 92,
+}
+
+
+def _knowledge_labels_of_scored_games(upstream) -> list[list[str]]:
+    """Per gold group of the 438 scored games (the rows of the authors' score CSV), its knowledge labels as the
+    build splits them (``semantic relations + morphological`` -> two labels)."""
+    from datasets_build.connections import split_labels
+
+    root = upstream / "connections"
+    with open(root / "scoring" / "gpt4o_scores.csv", newline="", encoding="utf-8") as fh:
+        scored = {frozenset(w.strip() for w in row["Allwords"].split(",")) for row in csv.DictReader(fh)}
+    taxonomy = json.loads((root / "game_with_knowledge_taxonomy.json").read_text(encoding="utf-8"))
+    games = [g for g in taxonomy if frozenset(w.strip() for w in g["allwords"].split(",")) in scored]
+    assert len(taxonomy) == 442 and len(games) == 438
+    return [split_labels(a["Knowledge Type"]) for g in games for a in g["reasoning_annotation"]]
+
+
+def test_table1_knowledge_type_counts_from_the_published_taxonomy(upstream):
+    """Seed 001 Table 1 (Sec. 3.2): Word Form (Phonology/Orthography/Morphology 44, Multiword Expressions 168),
+    Word Meaning (Semantic Relations 1045, Associative Relations 137, Encyclopedic 266), Word Meaning + Word
+    Form 92, over the 438 games the models played; a group with two labels counts once, under
+    "Word Meaning + Word Form". All six published counts, from ``game_with_knowledge_taxonomy.json``."""
+    from triangulation.report.analyses.connections import knowledge_counts
+
+    counts = knowledge_counts(_knowledge_labels_of_scored_games(upstream))
+    assert counts.to_dict() == TABLE1
+    # by hand on four groups: one of each kind
+    small = knowledge_counts([["semantic relations"], ["phonology"], ["encyclopedic", "orthography"], []])
+    assert small["semantic relations"] == 1 and small["phonology/orthography/morphology"] == 1
+    assert small["word meaning + word form"] == 1 and small.sum() == 3
+
+
+def test_figure4_weighted_score_spread_from_the_raw_answers(upstream):
+    """Seed 001 Figure 4, "Spread of weighted clustering scores" (eq. 2: weights 1-4 yellow..purple, 0-10),
+    for the two models whose raw answers are upstream (GPT-4o, Claude 3.5 Sonnet): the report's
+    distribution of our re-scored answers lies within 5 games per score of the authors' own
+    ``scoring/*_scores.csv`` (the data behind the figure; differences come from their answer extraction)."""
+    from custom_metrics.connections import score_connections
+    from tests.custom_metrics.test_metrics_upstream import _scored_games
+    from triangulation.report.analyses.connections import score_distribution
+
+    for model, label in (("gpt4o", "GPT-4o"), ("claude3.5sonnet", "Claude 3.5 Sonnet")):
+        games, rows = _scored_games(upstream, model)
+        records = []
+        for game in games:
+            pool = [w.strip() for w in game["allwords"].split(", ")]
+            scored = score_connections(game["reason"].replace("\n", " "), game["gold"], pool=pool)
+            records.append((label, "connections", {"weighted_clustering": scored["weighted"]}))
+        ours = score_distribution(records, "weighted_clustering").loc[label]
+        theirs = Counter(int(r["Weighted Clustering Score"]) for r in rows)
+        assert list(ours.index) == list(range(11)) and ours.sum() == 438
+        assert all(abs(ours[k] - theirs[k]) <= 5 for k in range(11)), (model, ours.to_dict(), dict(theirs))

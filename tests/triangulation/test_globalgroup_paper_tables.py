@@ -13,7 +13,16 @@ from __future__ import annotations
 import pandas as pd
 import pytest
 
-from triangulation.report.analyses.globalgroup import cultural_differences, difficulty_table, four_by_four, pca_kmeans
+from triangulation.report.analyses.globalgroup import (
+    cultural_differences,
+    difficulty_combinations,
+    difficulty_table,
+    four_by_four,
+    game_counts,
+    nyt_colour_table,
+    pca_kmeans,
+    tag_table,
+)
 
 # Seed 000 Table 10, GPT-3.5-Turbo row (es es-en zh zh-en hi hi-en ar ar-en en) and its Mean (Table 3)
 TABLE10_GPT35 = [0.128, 0.130, 0.054, 0.041, 0.026, 0.024, 0.054, 0.036, -0.047]
@@ -129,3 +138,103 @@ def test_figure2_pca_on_4x4_subsets_with_two_kmeans_clusters():
         != coords.loc["open-a", "cluster"]
         == coords.loc["open-b", "cluster"]
     )
+
+
+def _tagged_group(subset, g, w, f1, tag=None, colour=None):
+    return {
+        "model": "m",
+        "subset": subset,
+        "setting": subset if (g, w) == (4, 4) else f"{subset}_{g}x{w}",
+        "f1": f1,
+        "tag": tag,
+        "colour": colour,
+        "culturally_related": None,
+    }
+
+
+def test_tables_7_to_9_count_only_4_group_4_word_games():
+    """Seed 000 Tables 7-8: "across each non-NYT 4-group, 4-word game"; Table 9: "across each 4-group,
+    4-word nyt shuf. game". Groups of a 2x4 en game (F1 1.0) and a 4x3 nyt_shuf game (F1 1.0) are left out.
+
+    Everyday: 4x4 en groups 0.5 and 0.25 -> 0.375 (pooling the 2x4 group 1.0 in would give 0.583);
+    Linguistic: 0.6 (nyt_shuf groups are not in Tables 7-8); Table 9 yellow: 4x4 nyt_shuf 0.2 and 0.4 ->
+    0.3 (with the 4x3 game's 1.0: 0.533)."""
+    groups = pd.DataFrame(
+        [
+            _tagged_group("en", 4, 4, 0.5, tag="Everyday"),
+            _tagged_group("es", 4, 4, 0.25, tag="Everyday"),
+            _tagged_group("en", 2, 4, 1.0, tag="Everyday"),
+            _tagged_group("en", 4, 4, 0.6, tag="Linguistic"),
+            _tagged_group("nyt_shuf", 4, 4, 0.2, tag="Everyday", colour="yellow"),
+            _tagged_group("nyt_shuf", 4, 4, 0.4, tag="Everyday", colour="yellow"),
+            _tagged_group("nyt_shuf", 4, 3, 1.0, tag="Everyday", colour="yellow"),
+            _tagged_group("nyt_shuf", 4, 4, 0.8, tag="Linguistic", colour="purple"),
+        ]
+    )
+    tags = tag_table(groups)
+    assert tags.loc["Everyday", "m"] == pytest.approx(0.375)
+    assert tags.loc["Linguistic", "m"] == pytest.approx(0.6)
+    colours = nyt_colour_table(groups)
+    assert list(colours.index) == ["yellow", "purple"]
+    assert colours.loc["yellow", "m"] == pytest.approx(0.3) and colours.loc["purple", "m"] == pytest.approx(0.8)
+
+
+# Seed 000 Table 12 "Game Count" rows (C1-C5) per dataset background, 4x4 test games
+TABLE12_COUNTS = {
+    "en": [32, 0, 217, 24, 12],
+    "es": [31, 0, 231, 21, 4],
+    "es-en": [10, 5, 215, 27, 14],
+    "zh": [1, 0, 295, 4, 50],
+    "zh-en": [13, 2, 231, 26, 14],
+    "hi-en": [7, 3, 259, 10, 56],
+    "ar": [27, 0, 270, 2, 12],
+    "ar-en": [38, 4, 226, 15, 10],
+    "nyt-shuf": [37, 5, 181, 44, 4],
+}
+
+
+def _published_4x4_games(upstream) -> pd.DataFrame:
+    """One row per 4x4 test game from the published ``Scored Games Datasets`` (ARI and overlap are the same on
+    the four group rows of a game)."""
+    import csv
+
+    rows = []
+    for folder in TABLE12_COUNTS:
+        path = upstream / "globalgroup" / "Scored Games Datasets" / folder / "test" / f"scored_#{folder}#_#4#_#4#_#300#_#test#.csv"
+        with open(path, newline="", encoding="utf-8") as fh:
+            records = list(csv.DictReader(fh))
+        for first in records[::4]:
+            ari, overlap = float(first["Average Adjusted Rand Index"]), float(first["Average CanProp Group Overlap"])
+            rows.append({"subset": folder.replace("-", "_"), "n_groups": 4, "group_size": 4, "ari": ari, "canprop_overlap": overlap})
+    return pd.DataFrame(rows)
+
+
+def test_table12_game_counts_from_the_published_scored_games(upstream):
+    """Seed 000 Table 12: "Results are divided by 2 ranges for the ARI and word overlap scores, creating 4
+    combinations (C1-4 ...) ... The number of games for each dataset background for each combination is
+    provided as Game Count. C5 is a more refined difficulty metric combination": every published count
+    (hi needs three scored files MISSING.txt lists) is reproduced from the published ARI and overlap columns."""
+    counts = game_counts(difficulty_combinations(_published_4x4_games(upstream)))
+    for folder, expected in TABLE12_COUNTS.items():
+        assert counts[folder.replace("-", "_")].tolist() == expected, folder
+
+
+def test_integrated_difficulty_app_k3(upstream):
+    """Seed 000 App. K.3: project group count from [2, 4], ARI from [-1, 1], overlap from [0, 3] onto [0, 1];
+    weight by 1.000, -0.900, 0.800; the sum lies in [-0.9, 1.8] and is projected onto [0, 1].
+
+    By hand: a 4-group game with ARI 0 and overlap 1.5 -> 1.0 x 1 - 0.9 x 0.5 + 0.8 x 0.5 = 0.95 ->
+    (0.95 + 0.9) / 2.7 = 0.6852; easiest (2 groups, ARI 1, overlap 0) -> -0.9 -> 0; hardest (4, -1, 3) -> 1.8 -> 1."""
+    from custom_metrics.difficulty import integrated_difficulty
+
+    assert integrated_difficulty(4, 0.0, 1.5) == pytest.approx(1.85 / 2.7)
+    assert integrated_difficulty(2, 1.0, 0.0) == pytest.approx(0.0) and integrated_difficulty(4, -1.0, 3.0) == pytest.approx(1.0)
+    combos = difficulty_combinations(_published_4x4_games(upstream))
+    by_subset = combos.groupby("subset")["integrated_difficulty"].mean()
+    # the paper assumes overlap <= 3: its games are within [0, 1]; 187 of the 2,700 published 4x4 games have a
+    # larger overlap (not clipped: 79 of them score above 1)
+    inside = combos["canprop_overlap"] <= 3
+    assert combos.loc[inside, "integrated_difficulty"].between(0, 1).all() and (~inside).sum() == 187
+    assert (combos["integrated_difficulty"] > 1).sum() == 79
+    # nyt-shuf (the most word overlap: Table 12's largest C4 count) is the hardest background on average
+    assert by_subset.idxmax() == "nyt_shuf"

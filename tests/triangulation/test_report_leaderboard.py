@@ -1,4 +1,4 @@
-"""The leaderboard: run models first, the chance player relabelled "chance", the analytic chance levels,
+"""The leaderboard: run models first, the chance player relabelled "chance", the levels the play tasks state,
 standard errors from the results files, chance rows out of the correlations."""
 
 from __future__ import annotations
@@ -23,9 +23,9 @@ def test_rows_order_chance_labels_and_stderr():
     runs = [run("org/m", 0.4, 0.05), run("random", 0.25, "N/A")]
     table = pd.DataFrame({"wcst": [0.4, 0.25, math.nan], "ext/x": [math.nan, math.nan, 3.0]}, index=["org/m", "random", "other"])
     values, errors, reference = leaderboard(table, stderr_table(runs, {}, table), {"org/m", "random"})
-    assert list(values.index) == ["org/m", "chance (random player)", "chance bound (Kennedy & Nowak 2024)", "other"]
-    assert reference == ["chance (random player)", "chance bound (Kennedy & Nowak 2024)"]
-    assert values.loc["chance bound (Kennedy & Nowak 2024)", "wcst"] == 0.75
+    assert list(values.index) == ["org/m", "chance (random player)", "ideal learner (Kennedy & Nowak 2024)", "other"]
+    assert reference == ["chance (random player)", "ideal learner (Kennedy & Nowak 2024)"]
+    assert values.loc["ideal learner (Kennedy & Nowak 2024)", "wcst"] == 0.75
     assert errors.loc["org/m", "wcst"] == 0.05 and math.isnan(errors.loc["chance (random player)", "wcst"])
     assert list(without_chance(table).index) == ["org/m", "other"]
 

@@ -149,8 +149,8 @@ def test_report_with_smollm2(built, smollm2, tmp_path):
     out = tmp_path / "report"
     assert run_report([str(runs), "--out", str(out)]) == 0
     scores = pd.read_csv(out / "scores.csv", index_col=0)
-    assert set(scores.index) == {"scripted/oracle", "scripted/partial", "SmolLM2-135M-Instruct.Q4_1"}
-    assert not math.isnan(scores.loc["SmolLM2-135M-Instruct.Q4_1", "globalgroup_zh"])
+    assert set(scores.index) == {"scripted/oracle", "scripted/partial", "SmolLM2-135M-Instruct-Q4_1"}
+    assert not math.isnan(scores.loc["SmolLM2-135M-Instruct-Q4_1", "globalgroup_zh"])
     f1 = pd.read_csv(out / "globalgroup_f1.csv", index_col=0)
     assert len(f1) == 3
     assert (out / "globalgroup_pca.png").is_file()
@@ -158,4 +158,4 @@ def test_report_with_smollm2(built, smollm2, tmp_path):
     # only globalgroup_zh has all three models: no pair of benchmarks shares 3, so a sentence, not a heatmap
     assert not (out / "kendall_heatmap.png").exists()
     assert "A Kendall correlation between two benchmarks needs 3 models, has 2" in html
-    assert "SmolLM2-135M-Instruct.Q4_1" in html and html.lower().count("<script") == 1  # the sort script only
+    assert "SmolLM2-135M-Instruct-Q4_1" in html and html.lower().count("<script") == 1  # the sort script only

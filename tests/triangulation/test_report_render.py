@@ -24,7 +24,9 @@ def test_three_model_report(tmp_path, monkeypatch):
     assert scores.loc["scripted/oracle", "globalgroup_zh"] == 1.0
     assert scores.loc["scripted/chunker", "globalgroup_zh"] < scores.loc["scripted-half", "globalgroup_zh"] < 1.0
     assert math.isclose(scores.loc["scripted/oracle", "ifeval"], (0.8 + 0.86) / 2)  # IFEval: mean of the two strict accuracies
-    assert {"taboo", "wordle", "referencegame", "clembench", "nback_verbal_3_triangulating", "wcst", "connections"} <= set(scores.columns)
+    assert {"taboo", "wordle", "referencegame", "clembench", "nback_verbal_3_triangulating", "wcst_triangulating", "connections"} <= set(
+        scores.columns
+    )
     assert math.isclose(scores.loc["scripted/chunker", "taboo"], 50 / 100 * 20)  # clemscore of the game
 
     tau = pd.read_csv(out / "kendall_tau.csv", index_col=0)

@@ -51,7 +51,8 @@ def test_play_run_rescored_with_changed_code_prints_changes_and_keeps_the_old_re
     time.sleep(0.01)
     assert main(["score", str(tmp_path)]) == 0  # same code: same numbers
     out = capsys.readouterr().out
-    assert "no metric changed" in out and "0 metric value(s) changed" in out
+    assert "no metric changed: no new results file written" in out and "0 metric value(s) changed" in out
+    assert list((tmp_path / "m").glob("results_*.json")) == [old_path]  # a score that changes nothing writes nothing
 
     # "the current code" parses replies more leniently: a trailing period no longer makes a reply wrong
     def lenient(self, reply: str) -> None:
@@ -66,10 +67,10 @@ def test_play_run_rescored_with_changed_code_prints_changes_and_keeps_the_old_re
     assert f"count_test  accuracy,none: {before:.4f} -> 1.0000" in out
     assert "count_test: 4 episode(s) scored differently" in out  # the episodes of 3 and 5 turns say a "2."
     files = sorted((tmp_path / "m").glob("results_*.json"), key=lambda p: p.stat().st_mtime)
-    assert len(files) == 3 and files[0] == old_path and json.loads(old_path.read_text()) == old  # old ones kept, unchanged
+    assert len(files) == 2 and files[0] == old_path and json.loads(old_path.read_text()) == old  # old ones kept, unchanged
     new = json.loads(files[-1].read_text())
     assert new["results"]["count_test"]["accuracy,none"] == 1.0 and new["n-samples"] == old["n-samples"]
-    assert new["config"]["rescored_from"] == json.loads(files[1].read_text())["date"]  # the newest results before it
+    assert new["config"]["rescored_from"] == old["date"]  # the newest results before it
 
 
 def test_replay_that_the_current_code_plays_differently_keeps_the_stored_scores(tmp_path, capsys):
@@ -147,6 +148,11 @@ class JudgedTask(TaskSpec):
 
     def make_game(self, instance: Mapping[str, Any], seed: int):
         return JudgedGame(instance)
+
+    def judge_label(self, reply: str) -> str | None:
+        """How this task reads a judge's verdict (what the agreement report compares)."""
+        word = reply.strip().rstrip(".").lower()
+        return word if word in ("yes", "no") else None
 
 
 def test_judge_model_re_judges_the_judge_turns_and_agreement_is_reported(tmp_path, capsys):

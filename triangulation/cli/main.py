@@ -9,6 +9,7 @@ Sub-commands register themselves through ``add_parser(subparsers)`` and run thro
 - ``suite``  -> :mod:`triangulation.cli.suite` (models x tasks sweep of eval and play, then the report)
 - ``score``  -> :mod:`triangulation.cli.score` (re-score stored episodes and samples with the current code)
 - ``view``   -> :mod:`triangulation.cli.view`  (episode viewer: one HTML page per task)
+- ``export`` -> :mod:`triangulation.cli.export` (Inspect AI ``.eval`` logs of runs)
 """
 
 from __future__ import annotations
@@ -27,6 +28,7 @@ SUBCOMMANDS: dict[str, str] = {
     "suite": "triangulation.cli.suite",
     "score": "triangulation.cli.score",
     "view": "triangulation.cli.view",
+    "export": "triangulation.cli.export",
 }
 #: one-line help of each sub-command, so ``triangulate --help`` imports none of them (they pull in
 #: datasets, lm-eval, scipy and pandas: seconds of start-up)
@@ -38,6 +40,7 @@ SUMMARIES: dict[str, str] = {
     "suite": "run a models x tasks suite (lm-eval and play tasks), resumable, then the report",
     "score": "recompute a run's metrics from its stored transcripts and samples with the current code (no model calls)",
     "view": "HTML pages of every episode and logged sample (conversations, parsed replies, scores)",
+    "export": "write runs in other tools' formats (Inspect AI .eval logs: inspect view, samples_df)",
 }
 
 

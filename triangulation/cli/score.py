@@ -5,7 +5,7 @@ episodes files (the stored replies replayed through the current games, :mod:`mul
 lm-eval tasks from their ``--log_samples`` files (the stored responses through the current filters,
 ``process_results`` and aggregations, :mod:`triangulation.runs.rescore_samples`). New results files are
 written next to the old ones (which are kept) and every metric that changed is printed. ``--judge_model`` re-judges the judge
-turns of SPLAT episodes with another model and prints how often the two judges agree.
+turns (tasks with a judge role) with another model and prints how often the two judges agree.
 """
 
 from __future__ import annotations
@@ -31,7 +31,7 @@ def add_parser(subparsers) -> argparse.ArgumentParser:
     parser.add_argument(
         "--tasks", "-t", default=None, help="comma-separated tasks to re-score (default: every task with stored episodes or samples)"
     )
-    parser.add_argument("--judge_model", default=None, help="lm-eval model that re-judges the judge turns of SPLAT episodes")
+    parser.add_argument("--judge_model", default=None, help="lm-eval model that re-judges the judge turns (tasks with a judge role)")
     parser.add_argument("--judge_model_args", default=None, nargs="+", action=MergeDictAction, help="model_args for --judge_model")
     parser.add_argument("--judge_gen_kwargs", default=None, nargs="+", action=MergeDictAction, help="generation kwargs of the new judge")
     parser.add_argument("--device", default=None, help="device for a local --judge_model")
@@ -61,8 +61,8 @@ def rescore_folder(args: argparse.Namespace, model_dir: Path, tasks: list[str] |
     if run_folder.play_tasks(model_dir):
         payload, reports, old = rescore_run(model_dir, tasks, judge=judge)
         if reports:
-            path = write_results(model_dir, payload)
-            changes += _print_changes(changed_metrics(old, payload), path)
+            changed = changed_metrics(old, payload)
+            changes += _print_changes(changed, write_results(model_dir, payload) if changed else None)
             for report in reports:
                 print(f"  {report.task}: {report.changed_episodes} episode(s) scored differently", end="")
                 print(
@@ -71,9 +71,9 @@ def rescore_folder(args: argparse.Namespace, model_dir: Path, tasks: list[str] |
                     else ""
                 )
                 if judge is not None and report.judged:
-                    from multiturn.games.splat import judge_label
+                    from multiturn import registry
 
-                    agreement = judge_agreement(report.judged, judge_label)
+                    agreement = judge_agreement(report.judged, registry.get_task(report.task).judge_label)
                     print(
                         f"  {report.task}: judges agree on {agreement['agreement']:.3f} of {agreement['n_parsed']} verdicts (Cohen's kappa {agreement['cohen_kappa']:.3f}; stored judge vs {args.judge_model or 'the new judge'})"
                     )
@@ -81,17 +81,19 @@ def rescore_folder(args: argparse.Namespace, model_dir: Path, tasks: list[str] |
     if lm_tasks:
         old = run_folder.latest_results(model_dir, lm_tasks)
         payload = rescore_lm_eval_run(model_dir, old, lm_tasks)
-        path = write_results(model_dir, payload)
-        changes += _print_changes(changed_metrics({"results": {t: old.get("results", {}).get(t, {}) for t in lm_tasks}}, payload), path)
+        changed = changed_metrics({"results": {t: old.get("results", {}).get(t, {}) for t in lm_tasks}}, payload)
+        changes += _print_changes(changed, write_results(model_dir, payload) if changed else None)
     return changes
 
 
-def _print_changes(changes: list[tuple[str, str, Any, Any]], path: Path) -> int:
+def _print_changes(changes: list[tuple[str, str, Any, Any]], path: Path | None) -> int:
+    """Print the changed metrics and the new results file; nothing changed = no new file, and it says so."""
     for task, key, before, after in changes:
         print(f"  {task}  {key}: {_fmt(before)} -> {_fmt(after)}")
-    if not changes:
-        print("  no metric changed")
-    print(f"  results: {path}")
+    if path is None:
+        print("  no metric changed: no new results file written")
+    else:
+        print(f"  results: {path}")
     return len(changes)
 
 
@@ -110,7 +112,7 @@ def _judge(args: argparse.Namespace):
 
     def judge(task, request) -> str:
         kwargs = merged_gen_kwargs(task, request, None, dict(args.judge_gen_kwargs or {}) or None)
-        [reply] = call_backend(lm, [lm.apply_chat_template(request.messages)], kwargs, policy)
+        [reply] = call_backend(lm, [lm.apply_chat_template(request.messages)], kwargs, policy, task=task.name, role=request.role)
         if isinstance(reply, BackendFailure):
             print(f"triangulate score: the new judge failed: {reply.message}", file=sys.stderr)
             return ""

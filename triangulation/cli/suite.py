@@ -1,6 +1,8 @@
 """``triangulate suite SUITE.yaml --output_path DIR``: evaluate many models on many tasks, then report.
 
 Each model x task cell runs as its own `triangulate eval` (lm-eval) or `triangulate play` process;
+a model with `engine: vllm` is served once (`vllm serve`, or the command in $TRIANGULATE_VLLM) and its
+cells run at once as clients of that server (`engine: api`: an existing endpoint, `base_url:`);
 finished cells are skipped on a rerun, failed ones are retried, a failing model is recorded and the
 sweep goes on (exit status 1 at the end), and `triangulate report` runs over DIR. Suite files:
 suites/smoke.yaml (every task family, --limit 1, the embedded model), suites/triangulating.yaml
@@ -51,9 +53,18 @@ def run(args: argparse.Namespace) -> int:
     if root.exists() and not root.is_dir():
         raise UserError(f"--output_path {root} is a file, not a folder")
     if args.dry_run:
-        for cell in cells(suite):
-            state = "done" if is_done(root, cell) else "to run"
-            print(f"{cell.label}: {state}: {shlex.join(redacted_argv(cell_argv(cell, cell_dir(root, cell), launcher)))}")
+        from triangulation.suite.serve import planned_endpoint
+
+        for model in suite.models:
+            endpoint = None
+            if model.served:
+                endpoint = planned_endpoint(model.engine, model.model, model.model_args, model.base_url, model.api_key_env)
+                print(f"{model.name}: engine {model.engine}: one server for its cells at {endpoint.base_url}")
+            for cell in (c for c in cells(suite) if c.model is model):
+                state = "done" if is_done(root, cell) else "to run"
+                print(
+                    f"{cell.label}: {state}: {shlex.join(redacted_argv(cell_argv(cell, cell_dir(root, cell), launcher, endpoint=endpoint)))}"
+                )
         return 0
     result = run_suite(suite, root, launcher=launcher, retries=args.retries, report=not args.no_report)
     print(summary(result), file=sys.stderr if result.exit_code else sys.stdout)

@@ -220,12 +220,7 @@ def static_vs_interactive(scores: pd.DataFrame, taxonomy: Taxonomy, groups: Mapp
     its members from being pooled together and excluded subtasks off every side.
     """
     sides = assessment_members(scores, taxonomy, groups)
-    by_ability: dict[str, list[str]] = {}
-    for b in scores.columns:
-        ability = taxonomy.ability_of(b)
-        if ability and not taxonomy.is_excluded_subtask(b, groups):
-            by_ability.setdefault(ability, []).append(b)
-    by_ability = {a: without_members(bs, groups) for a, bs in by_ability.items()}
+    by_ability = ability_benchmarks(scores, taxonomy, groups)
     rows = []
     for ability in taxonomy.abilities:
         if ability not in by_ability:
@@ -254,6 +249,50 @@ def static_vs_interactive(scores: pd.DataFrame, taxonomy: Taxonomy, groups: Mapp
         "n_interactive",
     ]
     return pd.DataFrame(rows, columns=cols)
+
+
+def ability_benchmarks(scores: pd.DataFrame, taxonomy: Taxonomy, groups: Mapping[str, list[str]] | None = None) -> dict[str, list[str]]:
+    """Ability -> its cognitive tests in ``scores`` (excluded subtasks left out, a group standing for its members)."""
+    by_ability: dict[str, list[str]] = {}
+    for b in scores.columns:
+        ability = taxonomy.ability_of(b)
+        if ability and not taxonomy.is_excluded_subtask(b, groups):
+            by_ability.setdefault(ability, []).append(b)
+    return {a: without_members(bs, groups) for a, bs in by_ability.items()}
+
+
+#: seed 003 App. I, Figure 7: "The correlation matrix does not include results on Wordle and Image Game as
+#: model performances' were too low" (the caption names standard Wordle; its two variants stay in)
+FIGURE7_EXCLUDED: tuple[str, ...] = ("wordle", "imagegame", "*/wordle/*", "*/imagegame/*")
+
+
+def ability_matrix(
+    scores: pd.DataFrame, taxonomy: Taxonomy, groups: Mapping[str, list[str]] | None = None, exclude: tuple[str, ...] = FIGURE7_EXCLUDED
+) -> tuple[pd.DataFrame, pd.DataFrame]:
+    """Seed 003 Figure 7 (App. I, "an extended version of Figure 3"): "Correlation of cognitive abilities with
+    Large QA benchmarks and Interactive Games" -> (tau, p), ability x benchmark: Kendall tau-b of each
+    ability's pooled score (as in Figure 3) with each static benchmark and each game on its own (a group
+    whose members are in the scores gives way to them), leaving out ``exclude`` (Wordle and Image Game)."""
+    sides = {side: [b for b in scores.columns if taxonomy.assessment_of(b) == side] for side in ("static", "interactive")}
+    present = set(scores.columns)
+    columns = [
+        b
+        for side in ("static", "interactive")
+        for b in sides[side]
+        if not taxonomy.is_excluded_subtask(b, groups)
+        and not any(fnmatchcase(b, pat) for pat in exclude)
+        and not set((groups or {}).get(b, ())) & present
+    ]
+    by_ability = ability_benchmarks(scores, taxonomy, groups)
+    names = [taxonomy.ability_name(a) for a in taxonomy.abilities if a in by_ability]
+    tau = pd.DataFrame(float("nan"), index=names, columns=columns)
+    p = tau.copy()
+    for ability in (a for a in taxonomy.abilities if a in by_ability):
+        a_score = pooled(scores, by_ability[ability])
+        for b in columns:
+            r = kendall_pair(a_score, scores[b])
+            tau.at[taxonomy.ability_name(ability), b], p.at[taxonomy.ability_name(ability), b] = r.tau, r.p
+    return tau, p
 
 
 def assessment_members(scores: pd.DataFrame, taxonomy: Taxonomy, groups: Mapping[str, list[str]] | None = None) -> dict[str, list[str]]:

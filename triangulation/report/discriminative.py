@@ -10,21 +10,77 @@ from __future__ import annotations
 
 import itertools
 import math
+from collections.abc import Mapping
+from fnmatch import fnmatchcase
+from typing import Any
 
 import pandas as pd
 
+from plumbing.errors import UserError
 
-def percent_scale(column: pd.Series) -> pd.Series:
-    """Put a benchmark on 0-100: scores all within [0, 1] are fractions and are multiplied by 100."""
+#: the known range of a main metric, when it is not [0, 1] (``None``: unbounded, shown as it is).
+#: clembench's scores are 0-100 (seed 002 Sec. 2), as are EQ-Bench's and SPLAT's O/A (seed 004 eq. 5);
+#: Connections' clustering scores are 0-4 and 0-10 (seed 001 eq. 1-2).
+METRIC_RANGES: dict[str, tuple[float, float] | None] = {
+    "clemscore": (0.0, 100.0),
+    "quality": (0.0, 100.0),
+    "played": (0.0, 100.0),
+    "main_score": (0.0, 100.0),
+    "eqbench": (0.0, 100.0),
+    "overall": (0.0, 100.0),
+    "unweighted_clustering": (0.0, 4.0),
+    "weighted_clustering": (0.0, 10.0),
+    "dprime": None,
+    "dprime_valid": None,
+    "abs_dprime_notebook": None,
+    "rounds": None,
+    "perseverative_errors": None,
+}
+
+
+def metric_of(benchmark: str, metrics: Mapping[str, str], defaults: Mapping[str, Any]) -> str:
+    """The main metric of a score column: the report's record (``Scores.metrics``), else ``defaults``
+    (``main_metrics`` patterns of abilities.yaml), else an external column's last part (``v1.6/clemscore``);
+    "" when unknown."""
+    name = str(metrics.get(benchmark) or "")
+    if not name:
+        wanted = next((m for pattern, m in defaults.items() if fnmatchcase(benchmark, pattern)), "")
+        name = wanted if isinstance(wanted, str) else str(wanted[0])
+    if not name and "/" in benchmark:
+        last = benchmark.rsplit("/", 1)[1]
+        name = last if last in METRIC_RANGES else ""
+    return name.split("+")[0].split(",")[0]
+
+
+def percent_scale(column: pd.Series, metric: str = "") -> pd.Series:
+    """Put a benchmark on 0-100 by its metric's known range (:data:`METRIC_RANGES`; any other named
+    metric is a fraction in [0, 1]); an unbounded metric is left as it is. The values seen decide only
+    when the metric is unknown (an external table's column): all within [0, 1] -> fractions."""
+    if metric:
+        bounds = METRIC_RANGES.get(metric, (0.0, 1.0))
+        if bounds is None:
+            return column
+        low, high = bounds
+        return (column - low) * (100 / (high - low)) if low else column * (100 / high)
     finite = column.dropna()
     if len(finite) and finite.min() >= 0 and finite.max() <= 1:
         return column * 100
     return column
 
 
+def scale_scores(scores: pd.DataFrame) -> pd.DataFrame:
+    """Every column on 0-100 by its metric (``scores.attrs["metrics"]``: benchmark -> metric, set by
+    ``build.collect_scores``)."""
+    from triangulation.report.abilities import load_taxonomy
+
+    metrics = scores.attrs.get("metrics") or {}
+    defaults = load_taxonomy().main_metrics
+    return pd.DataFrame({c: percent_scale(scores[c], metric_of(str(c), metrics, defaults)) for c in scores.columns}, index=scores.index)
+
+
 def pair_table(scores: pd.DataFrame, model_a: str, model_b: str) -> pd.DataFrame:
     """Rows = benchmarks both models scored; columns a, b (0-100 scale) and ratio = b / a."""
-    scaled = scores.apply(percent_scale)
+    scaled = scale_scores(scores)
     both = scaled.loc[[model_a, model_b]].T.dropna()
     both.columns = ["a", "b"]
     both["ratio"] = [b / a if a != 0 else math.nan for a, b in zip(both["a"], both["b"])]
@@ -43,3 +99,17 @@ def ratio_table(scores: pd.DataFrame, pairs: list[tuple[str, str]]) -> pd.DataFr
     table = pd.DataFrame(cols)
     table.index.name = "benchmark"
     return table
+
+
+def parse_pairs(specs: list[str], models: list[str]) -> list[tuple[str, str]]:
+    """``A,B`` -> (A, B); unknown models raise a UserError listing the known ones."""
+    pairs = []
+    for spec in specs:
+        a, sep, b = spec.partition(",")
+        if not sep or not a or not b:
+            raise UserError(f"--pair wants MODEL_A,MODEL_B, got {spec!r}")
+        for m in (a, b):
+            if m not in models:
+                raise UserError(f"--pair: unknown model {m!r}; known: {', '.join(models)}")
+        pairs.append((a, b))
+    return pairs

@@ -7,7 +7,8 @@ Three shapes are recognised:
   ``<model>``. Benchmarks: ``clemscore``, ``played``, ``quality``, ``<game>/played``, ``<game>/quality``
   (standard deviations are dropped).
 - an Open LLM Leaderboard export (the ``open-llm-leaderboard/contents`` table as CSV or parquet): the
-  model is ``fullname`` (else ``eval_name``), benchmarks are its score columns.
+  model is ``fullname`` (else ``eval_name``), benchmarks are its score columns; the same shape written by
+  ``triangulate report`` (``leaderboard.csv``/``.parquet``) adds ``<benchmark>`` (normalised) and ``<benchmark>/raw``.
 - a plain wide CSV: first column the model, every numeric column a benchmark.
 """
 
@@ -114,10 +115,28 @@ def leaderboard_table(frame: pd.DataFrame) -> pd.DataFrame:
     if key is None:
         raise UserError("Open LLM Leaderboard export has no 'fullname' or 'eval_name' column")
     cols = {c: LEADERBOARD_SCORES[c] for c in frame.columns if c in LEADERBOARD_SCORES}
+    cols.update(own_leaderboard_columns(frame))
+    cols = {c: cols[c] for c in frame.columns if c in cols}  # the file's column order
     if not cols:
         raise UserError("Open LLM Leaderboard export has none of the score columns " + ", ".join(LEADERBOARD_SCORES))
     out = frame[[key, *cols]].rename(columns=cols).drop_duplicates(subset=key, keep="first")
     return out.set_index(key).apply(pd.to_numeric, errors="coerce")
+
+
+def own_leaderboard_columns(frame: pd.DataFrame) -> dict[str, str]:
+    """Benchmarks of a ``leaderboard.csv`` that ``triangulate report`` wrote (:mod:`triangulation.report.leaderboard_file`):
+    every ``X Raw`` column with its normalised ``X`` beside it that is not a leaderboard benchmark -> ``X`` (the
+    normalised score, as the leaderboard's own columns are read) and ``X/raw``."""
+    from triangulation.report.leaderboard_file import RAW_SUFFIX
+
+    out = {}
+    for col in map(str, frame.columns):
+        base = col.removesuffix(RAW_SUFFIX)
+        if col.endswith(RAW_SUFFIX) and base not in LEADERBOARD_SCORES:
+            out[col] = f"{base}/raw"
+            if base in frame.columns:
+                out[base] = base
+    return out
 
 
 def wide_table(frame: pd.DataFrame) -> pd.DataFrame:

@@ -1,9 +1,11 @@
 """The report's first table: models x benchmarks, each cell the main metric with its standard error.
 
 Rows: the evaluated models first, then the chance reference (the ``random`` player of
-:mod:`multiturn.backends.chance`, shown as "chance"), then the analytic chance levels the papers state, then the
-models of ``--external`` tables. The chance rows are reference points, not models: the correlation
-analyses leave them out (:func:`without_chance`).
+:mod:`multiturn.backends.chance`, shown as "chance"), then the levels a paper states analytically for a
+play task (its ``TaskSpec.reference_levels``, e.g. an ideal learner: a player that errs once per rule
+switch, close to a ceiling, not chance), then the models of ``--external`` tables. These
+rows are reference points, not models: the correlation analyses leave the chance rows out
+(:func:`without_chance`) and never see the reference levels.
 """
 
 from __future__ import annotations
@@ -18,11 +20,18 @@ from triangulation.runs.results_io import Run, main_metric
 
 #: model ids of chance players -> the row label the report shows
 CHANCE_MODELS: dict[str, str] = {"random": "chance (random player)"}
-#: chance levels stated analytically in a paper: label -> {benchmark: value}. DESIGN.md (Kennedy & Nowak
-#: 2024, WCST and LNT): "chance-level bounds 0.75 (WCST) and 0.857 (LNT) as the paper states".
-ANALYTIC_CHANCE: dict[str, dict[str, float]] = {
-    "chance bound (Kennedy & Nowak 2024)": {"wcst": 0.75, "lnt": 0.857},
-}
+
+
+def reference_levels(benchmarks: list[str]) -> dict[str, dict[str, float]]:
+    """label -> {benchmark: value} of the levels the play tasks among ``benchmarks`` state (``TaskSpec.reference_levels``)."""
+    from multiturn import registry
+
+    out: dict[str, dict[str, float]] = {}
+    for benchmark in benchmarks:
+        if benchmark in registry.TASKS:
+            for label, value in registry.get_task(benchmark).reference_levels.items():
+                out.setdefault(label, {})[benchmark] = value
+    return out
 
 
 def is_chance(model: str) -> bool:
@@ -57,8 +66,8 @@ def stderr_table(runs: list[Run], overrides: Mapping[str, Any], table: pd.DataFr
 
 
 def leaderboard(table: pd.DataFrame, stderr: pd.DataFrame, run_models: set[str]) -> tuple[pd.DataFrame, pd.DataFrame, list[str]]:
-    """(values, standard errors, reference row labels) in display order: run models, chance rows, analytic
-    chance, external models. Chance players are relabelled (:data:`CHANCE_MODELS`)."""
+    """(values, standard errors, reference row labels) in display order: run models, chance rows, the play
+    tasks' reference levels, external models. Chance players are relabelled (:data:`CHANCE_MODELS`)."""
     ours = sorted(m for m in table.index if m in run_models and not is_chance(m))
     chance = sorted(m for m in table.index if is_chance(m))
     others = sorted(m for m in table.index if m not in run_models and not is_chance(m))
@@ -67,7 +76,7 @@ def leaderboard(table: pd.DataFrame, stderr: pd.DataFrame, run_models: set[str])
     reference = [CHANCE_MODELS[m] for m in chance]
     rename = {m: CHANCE_MODELS[m] for m in chance}
     values, errors = values.rename(index=rename), errors.rename(index=rename)
-    for label, levels in ANALYTIC_CHANCE.items():
+    for label, levels in reference_levels([str(c) for c in values.columns]).items():
         shown = {b: v for b, v in levels.items() if b in values.columns}
         if shown:
             row = pd.DataFrame([shown], index=[label], columns=values.columns)

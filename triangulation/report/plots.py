@@ -13,6 +13,21 @@ import numpy as np  # noqa: E402
 import pandas as pd  # noqa: E402
 
 DPI = 110
+#: CJK-capable families tried after the default (fonts-noto-cjk); only the installed ones are named, so a
+#: machine without them draws boxes for CJK glyphs instead of logging a missing-font warning per figure
+CJK_FAMILIES = ("Noto Sans CJK SC", "Noto Sans CJK JP", "Noto Serif CJK SC", "WenQuanYi Zen Hei", "Droid Sans Fallback")
+
+
+def _use_cjk_fonts() -> None:
+    from matplotlib import font_manager
+
+    installed = {f.name for f in font_manager.fontManager.ttflist}
+    extra = [f for f in CJK_FAMILIES if f in installed]
+    if extra:
+        matplotlib.rcParams["font.family"] = ["DejaVu Sans", *extra]  # per-glyph fallback in this order
+
+
+_use_cjk_fonts()
 
 
 def _save(fig, path: Path) -> Path:
@@ -28,17 +43,19 @@ def _short(label: str, width: int = 28) -> str:
 
 
 def heatmap(tau: pd.DataFrame, p: pd.DataFrame, path: Path, title: str = "Kendall tau-b (* p < 0.05)") -> Path:
-    """Benchmark x benchmark tau heatmap; cells show tau with * where p < 0.05 (only * beyond 30
-    benchmarks); blank = undefined (fewer than two common models or a constant side)."""
-    k = len(tau)
-    size = max(4.0, 0.55 * k + 2.5)
-    fig, ax = plt.subplots(figsize=(size + 1, size))
+    """Benchmark x benchmark (or any rows x columns) tau heatmap with full labels (the figure grows with the
+    longest); cells show tau with * where p < 0.05 (only * beyond 30 benchmarks); blank = undefined (fewer
+    than two common models or a constant side)."""
+    rows, cols = tau.shape
+    k = max(rows, cols)
+    label_in = 0.075 * max((len(str(c)) for c in [*tau.columns, *tau.index]), default=0)  # inches of an 8-pt label
+    fig, ax = plt.subplots(figsize=(max(4.0, 0.45 * cols + 1.5) + label_in + 1.2, max(4.0, 0.45 * rows + 1.5) + label_in * 0.75))
     data = tau.to_numpy(dtype=float)
     im = ax.imshow(np.ma.masked_invalid(data), cmap="RdBu_r", vmin=-1, vmax=1)
-    ax.set_xticks(range(k), [_short(c) for c in tau.columns], rotation=60, ha="right", fontsize=8)
-    ax.set_yticks(range(k), [_short(c) for c in tau.index], fontsize=8)
-    for i in range(k):
-        for j in range(k):
+    ax.set_xticks(range(cols), [str(c) for c in tau.columns], rotation=60, ha="right", rotation_mode="anchor", fontsize=8)
+    ax.set_yticks(range(rows), [str(c) for c in tau.index], fontsize=8)
+    for i in range(rows):
+        for j in range(cols):
             v = data[i, j]
             if math.isnan(v):
                 continue
@@ -76,9 +93,13 @@ def pair_scatter(pair: pd.DataFrame, model_a: str, model_b: str, path: Path) -> 
     fig, ax = plt.subplots(figsize=(6, 6))
     ax.plot([0, 100], [0, 100], color="grey", lw=0.8, ls="--")
     ax.scatter(pair["a"], pair["b"], s=25)
+    at: dict[tuple[float, float], list[str]] = {}  # benchmarks on the same point share one label, never overlap
     for name, row in pair.iterrows():
         ratio = "*" if math.isnan(row["ratio"]) else f"{row['ratio']:.2f}"
-        ax.annotate(f"{_short(name, 22)} ({ratio})", (row["a"], row["b"]), fontsize=7, xytext=(3, 3), textcoords="offset points")
+        at.setdefault((round(float(row["a"]), 1), round(float(row["b"]), 1)), []).append(f"{name} ({ratio})")
+    for (x, y), names in at.items():
+        text = "\n".join(names) if len(names) <= 6 else "\n".join(names[:5] + [f"+{len(names) - 5} more"])
+        ax.annotate(text, (x, y), fontsize=7, xytext=(4, 4), textcoords="offset points", va="bottom")
     hi = max(100.0, float(np.nanmax(pair[["a", "b"]].to_numpy())) if len(pair) else 100.0)
     ax.set_xlim(0, hi * 1.02)
     ax.set_ylim(0, hi * 1.02)

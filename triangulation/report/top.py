@@ -1,30 +1,37 @@
-"""The top of the report: the leaderboard, the Kendall section with bootstrap intervals, and the
-sentence an analysis shows instead of an empty figure when it has too few models.
+"""The top of the report: the leaderboard (with n, parse share and the score on parsed items per cell),
+the sources and models with each benchmark's reliability, the Kendall section with bootstrap intervals,
+the published leaderboards of ``--external`` tables (folded), and the sentence a section shows instead of
+an empty figure when it has too few models.
 
-:func:`triangulation.report.build.build_report` calls these; analyses further down the page live in their
-own ``analyses_*`` modules.
+:data:`triangulation.report.sections.SECTIONS` calls these; analyses further down the page live in
+``triangulation/report/analyses/``.
 """
 
 from __future__ import annotations
 
+import math
+import re
 from pathlib import Path
 
-import numpy as np
 import pandas as pd
 
 from triangulation.html import Image, Leaderboard, Section, Table, Text
 from triangulation.report import plots
+from triangulation.report.cells import MIN_ITEMS_SPLIT_HALF, cell_note, split_half, why_undefined
+from triangulation.report.context import ReportContext, Skipped
 from triangulation.report.kendall import MIN_MODELS, WARN_BELOW, kendall_pairs
-from triangulation.report.leaderboard import CHANCE_MODELS, leaderboard, stderr_table, without_chance
+from triangulation.report.leaderboard import CHANCE_MODELS, leaderboard, reference_levels, stderr_table
 from triangulation.runs.results_io import Run
 
 #: rows of the benchmark-pair table on the page (kendall_pairs.csv has all)
 MAX_PAIRS_SHOWN = 60
+#: a benchmark whose split-half reliability is below this marks its Kendall pairs "unreliable"
+RELIABLE_FROM = 0.5
 
 
 def needs_models(what: str, needed: int, has: int) -> Text:
     """The sentence shown instead of an empty table or figure: "<what> needs N models, has M"."""
-    return Text(f"{what} needs {needed} models, has {has}: add results of more models or --external tables.", warn=True)
+    return Text(f"{what} needs {needed} models, has {has}: add results of more models or --external tables.", warn=True, skip=True)
 
 
 def column_groups(columns: list[str], external_labels: list[str]) -> list[tuple[str, list[str]]]:
@@ -37,28 +44,58 @@ def column_groups(columns: list[str], external_labels: list[str]) -> list[tuple[
     return [(caption, cols) for caption, cols in groups if cols]
 
 
-def leaderboard_section(
-    table: pd.DataFrame, runs: list[Run], overrides: dict, episode_pages: dict[str, Path], external_labels: list[str] | None = None
-) -> Section:
-    """Models x benchmarks, main metric +- standard error, sortable; benchmark names link to their episodes.
-    One table for the results' benchmarks, one per external table."""
-    external_labels = list(external_labels or [])
-    run_models = {r.model for r in runs}
-    values, errors, reference = leaderboard(table, stderr_table(runs, overrides, table), run_models)
-    links = {task: str(Path("episodes") / page.name) for task, page in episode_pages.items() if task in values.columns}
-    sec = Section("Leaderboard")
-    sec.blocks.append(
-        Text(
-            "Main metric of each benchmark (its metric is listed under Sources and models), "
-            "± the standard error lm-eval or triangulate play reported (blank where none). Click a header to sort; "
-            "a linked benchmark opens its episodes. "
-            f"Italic rows are reference points: {', '.join(reference) or 'none in these results'}"
-            f"{' (run `triangulate play/eval --model random` to add the chance player)' if not any(m in CHANCE_MODELS for m in table.index) else ''}; "
-            "they are left out of the correlations.",
-            note=True,
+def leaderboard_note(ctx: ReportContext, reference: list[str]) -> str:
+    chance_hint = (
+        "" if any(m in CHANCE_MODELS for m in ctx.table.index) else " (run `triangulate play/eval --model random` to add the chance player)"
+    )
+    levels = [label for label in reference_levels([str(c) for c in ctx.table.columns]) if label in reference]
+    return (
+        "Main metric of each benchmark (its metric is listed under Sources and models), ± the standard error lm-eval or "
+        "triangulate play reported. Under it: n (items or episodes scored; `n/N (--limit)` and a 95% interval when the "
+        "run scored part of the task), the share of replies that parsed, and the score on items with a parsed reply "
+        "(our variant, shown when some replies did not parse). An undefined cell says why. Click a header to sort; a "
+        f"linked benchmark opens its episodes. Italic rows are reference points: {', '.join(reference) or 'none'}{chance_hint}; "
+        "they are left out of the correlations."
+        + (
+            f" {', '.join(levels)}: a level the paper states for the task, not a model; an ideal learner errs once on "
+            "every rule switch (Kennedy & Nowak 2024): close to the ceiling, not a chance level."
+            if levels
+            else ""
         )
     )
-    judged_self = self_judged(runs)
+
+
+def board(ctx: ReportContext, columns: list[str], caption: str, links: dict[str, str]) -> Leaderboard | None:
+    """One leaderboard over ``columns``: the rows with a value or a reason there, cell notes from the item records."""
+    values, errors, reference = leaderboard(ctx.table, stderr_table(ctx.runs, ctx.taxonomy.main_metrics, ctx.table), set(ctx.run_models))
+    label = {CHANCE_MODELS.get(m, m): m for m in ctx.table.index}
+    notes, why = {}, {}
+    for shown in values.index:
+        for col in columns:
+            cell = ctx.cells.get((label.get(shown, shown), col))
+            if cell is not None:
+                notes[(shown, col)] = cell_note(cell)
+                why[(shown, col)] = why_undefined(cell)
+    rows = [m for m in values.index if values.loc[m, columns].notna().any() or any(why.get((m, c)) for c in columns)]
+    if not rows:
+        return None
+    return Leaderboard(
+        values.loc[rows, columns], errors.loc[rows, columns], links=links, reference=reference, caption=caption, notes=notes, why=why
+    )
+
+
+def leaderboard_section(ctx: ReportContext) -> Section:
+    """Models x the benchmarks evaluated here, main metric ± standard error and what stands behind each cell."""
+    links = {task: str(Path("episodes") / page.name) for task, page in ctx.episode_pages.items()}
+    sec = Section("Leaderboard")
+    groups = column_groups(list(ctx.table.columns), ctx.external_labels)
+    ours = [cols for caption, cols in groups if caption.startswith("evaluated here")]
+    table = board(ctx, ours[0], "evaluated here: model x benchmark", links) if ours else None
+    if table is None:
+        sec.blocks.append(Text("No benchmark was evaluated here: the published leaderboards are at the end (folded).", skip=True))
+        return sec
+    sec.blocks += [Text(leaderboard_note(ctx, table.reference), note=True), table]
+    judged_self = self_judged(ctx.runs)
     if judged_self:
         sec.blocks.append(
             Text(
@@ -67,12 +104,6 @@ def leaderboard_section(
                 warn=True,
             )
         )
-    for caption, columns in column_groups(list(values.columns), external_labels):
-        rows = [m for m in values.index if values.loc[m, columns].notna().any()]
-        if rows:
-            sec.blocks.append(
-                Leaderboard(values.loc[rows, columns], errors.loc[rows, columns], links=links, reference=reference, caption=caption)
-            )
     return sec
 
 
@@ -83,33 +114,171 @@ def self_judged(runs: list[Run]) -> list[tuple[str, str]]:
     )
 
 
-def kendall_section(table: pd.DataFrame, out: Path, n_boot: int = 1000) -> Section:
-    """Kendall tau-b between benchmarks over the models (chance rows left out): matrices, heatmap, and per
-    pair the 95% bootstrap interval over models and the p-value; writes ``kendall_{tau,p,n,pairs}.csv``."""
-    from triangulation.report.kendall import kendall_tables
+def external_leaderboards(ctx: ReportContext) -> list[Section | Skipped]:
+    """One folded section per --external table: the published leaderboard as read."""
+    out: list[Section | Skipped] = []
+    for caption, columns in column_groups(list(ctx.table.columns), ctx.external_labels):
+        if caption.startswith("evaluated here"):
+            continue
+        table = board(ctx, columns, caption, {})
+        if table is not None:
+            out.append(Section(f"Published leaderboard: {caption.removesuffix(': model x benchmark')}", [table], folded=True))
+    return out
 
-    models = without_chance(table)
-    tau, p, n = kendall_tables(models)
-    tau.to_csv(out / "kendall_tau.csv")
-    p.to_csv(out / "kendall_p.csv")
-    n.to_csv(out / "kendall_n.csv")
-    pairs = kendall_pairs(models, n_boot=n_boot)
-    pairs.to_csv(out / "kendall_pairs.csv", index=False)
-    sec = Section("Kendall tau-b between benchmarks")
+
+def reliability_table(ctx: ReportContext) -> pd.DataFrame:
+    """Per benchmark evaluated here: items per model (min-max), split-half reliability over the models with
+    at least :data:`~triangulation.report.cells.MIN_ITEMS_SPLIT_HALF` items, and the spread over seeds."""
+    from triangulation.runs.results_io import seed_replicas
+
+    rows = []
+    replicated = {g for r in ctx.runs for g, subs in r.group_subtasks.items() if seed_replicas(g, subs) and g in ctx.table.columns}
+    for task in sorted({t for _, t in ctx.cells} | replicated):
+        ns = [c.n for (_, t), c in ctx.cells.items() if t == task]
+        rel, k = split_half(ctx.cells, task)
+        spread = seed_spread(ctx, task)
+        rows.append(
+            {
+                "benchmark": task,
+                "items per model": "" if not ns else f"{min(ns)}-{max(ns)}" if min(ns) != max(ns) else str(ns[0]),
+                "split-half (Spearman-Brown)": rel,
+                "models used": k,
+                "seed spread (max - min)": spread,
+            }
+        )
+    return pd.DataFrame(rows).set_index("benchmark") if rows else pd.DataFrame()
+
+
+def seed_spread(ctx: ReportContext, task: str) -> float:
+    """Largest max - min of the main metric over the seed replicas of ``task`` in one model's results
+    (``<task>_seed_<k>`` members, or results files of ``task`` run with different seeds); NaN without repeats."""
+    from triangulation.runs.results_io import main_metric, seed_replicas
+
+    by_model: dict[str, dict[str, float]] = {}
+    for run in ctx.runs:
+        members = run.group_subtasks.get(task, [])
+        if seed_replicas(task, members):
+            for member in members:
+                if member in run.results:
+                    by_model.setdefault(run.model, {})[member] = main_metric(member, run, ctx.taxonomy.main_metrics)[1]
+        elif task in run.results:
+            seed = str((run.configs.get(task) or {}).get("seed", run.date))
+            by_model.setdefault(run.model, {})[f"run {seed}"] = main_metric(task, run, ctx.taxonomy.main_metrics)[1]
+    spreads = [max(v.values()) - min(v.values()) for v in by_model.values() if len(v) > 1]
+    return max(spreads) if spreads else math.nan
+
+
+def benchmark_reliability(ctx: ReportContext) -> dict[str, float]:
+    table = reliability_table(ctx)
+    return {} if table.empty else table["split-half (Spearman-Brown)"].dropna().to_dict()
+
+
+def overview_section(ctx: ReportContext) -> Section:
+    """Inputs, benchmarks (metric, ability, models) and the reliability of the benchmarks evaluated here."""
+    scores = ctx.scores
+    sec = Section("Sources and models")
+    runs = ctx.runs
+    rows = [{"source": "results", "kind": "lm-eval / play", "models": len(ctx.run_models), "files": len(runs)}] if runs else []
+    rows += [{"source": e.label, "kind": e.kind, "models": len(e.table), "files": 1} for e in ctx.externals]
+    sec.blocks.append(Table(pd.DataFrame(rows).set_index("source"), "inputs", digits=0))
+    external = {c for _, cols in column_groups(list(scores.table.columns), ctx.external_labels)[1:] for c in cols}
+    ours = [b for b in scores.table.columns if b not in external]
+    taxonomy = ctx.taxonomy
+    bench = pd.DataFrame(
+        {
+            "metric": [scores.metrics.get(b, "") for b in ours],
+            "ability": [taxonomy.ability_name(a) if (a := taxonomy.ability_of(b)) else "" for b in ours],
+            "assessment": [taxonomy.assessment_of(b) or "" for b in ours],
+            "models": [int(scores.table[b].notna().sum()) for b in ours],
+        },
+        index=pd.Index(ours, name="benchmark"),
+    )
+    sec.blocks.append(Table(bench, "benchmarks evaluated here", digits=0))
+    if external:
+        sec.blocks.append(Text(f"{len(external)} benchmarks of --external tables: see their folded leaderboards at the end.", note=True))
+    reliability = reliability_table(ctx)
+    known = reliability[["split-half (Spearman-Brown)", "seed spread (max - min)"]].notna().any().any() if not reliability.empty else False
+    if not reliability.empty and not known:
+        most = max((c.n for c in ctx.cells.values()), default=0)
+        sec.blocks.append(
+            Text(
+                f"Reliability: split-half needs >= {MIN_ITEMS_SPLIT_HALF} items per model on 3 models and seed spread needs "
+                f"repeated runs; these results have at most {most} items per model and benchmark and no repeats.",
+                note=True,
+            )
+        )
+    elif known:
+        sec.blocks += [
+            Text(
+                "Reliability (beyond the papers): split-half = Pearson r between the models' mean scores on odd and on even "
+                f"items, Spearman-Brown corrected (2r / (1 + r)), over the models with at least {MIN_ITEMS_SPLIT_HALF} items "
+                "(needs 3 such models; blank otherwise); seed spread = max - min of a model's score over runs with different seeds.",
+                note=True,
+            ),
+            Table(reliability, "reliability per benchmark"),
+        ]
+    for label, models in scores.single_source_models().items():
+        sec.blocks.append(Text(f"Models found only in {label} ({len(models)}): {', '.join(models)}", note=True))
+    return sec
+
+
+def heatmaps(ctx: ReportContext, tau: pd.DataFrame, p: pd.DataFrame, pairs: pd.DataFrame) -> list[Image]:
+    """One heatmap per source (evaluated here, each --external table), full labels."""
+    images = []
+    in_pairs = set(pairs["a"]) | set(pairs["b"])
+    for caption, columns in column_groups(list(tau.columns), ctx.external_labels):
+        shown = [c for c in columns if c in in_pairs]
+        if len(shown) < 2:
+            continue
+        sub_tau, sub_p = tau.loc[shown, shown], p.loc[shown, shown]
+        prefix = caption.removeprefix("--external ").removesuffix(": model x benchmark")
+        labels = [c.removeprefix(f"{prefix}/") for c in shown]
+        sub_tau.index = sub_tau.columns = sub_p.index = sub_p.columns = labels
+        title = f"Kendall tau-b, {prefix} (* p < 0.05)"
+        name = (
+            "kendall_heatmap.png"
+            if prefix.startswith("evaluated here")
+            else f"kendall_heatmap_{re.sub(r'[^A-Za-z0-9._-]', '_', prefix)}.png"
+        )
+        images.append(Image(plots.heatmap(sub_tau, sub_p, ctx.out / name, title=title), title))
+    return images
+
+
+def kendall_section(ctx: ReportContext, n_boot: int = 1000) -> Section | Skipped:
+    """Kendall tau-b between benchmarks over the models (chance rows left out): heatmaps, and per pair the 95%
+    bootstrap interval over models, the p-value and the reliability of both sides; writes
+    ``kendall_{tau,p,n,pairs}.csv`` (the square matrices only as CSV)."""
+    title = "Kendall tau-b between benchmarks"
+    tau, p, n = ctx.kendall
+    for name, frame in (("tau", tau), ("p", p), ("n", n)):
+        frame.to_csv(ctx.out / f"kendall_{name}.csv")
+    pairs = kendall_pairs(ctx.models, n_boot=n_boot)
+    reliability = benchmark_reliability(ctx)
+    if not pairs.empty:
+        pairs["reliability_a"] = [reliability.get(a, math.nan) for a in pairs["a"]]
+        pairs["reliability_b"] = [reliability.get(b, math.nan) for b in pairs["b"]]
+        unreliable = (pairs["reliability_a"] < RELIABLE_FROM) | (pairs["reliability_b"] < RELIABLE_FROM)
+        pairs["warning"] = [
+            "; ".join(w for w in (old, f"unreliable (split-half < {RELIABLE_FROM})" if bad else "") if w)
+            for old, bad in zip(pairs["warning"], unreliable)
+        ]
+    pairs.to_csv(ctx.out / "kendall_pairs.csv", index=False)
+    if pairs.empty:
+        common = n.to_numpy().copy()
+        for i in range(len(common)):
+            common[i, i] = 0  # a benchmark with itself is no pair
+        most = int(common.max()) if common.size else 0
+        return Skipped(title, f"needs >= {MIN_MODELS} models common to two benchmarks, has {most}")
+    sec = Section(title)
     sec.blocks.append(
         Text(
             "Pairwise over the models both benchmarks scored (scipy.stats.kendalltau, tau-b); the interval is a "
-            f"95% percentile bootstrap over models ({n_boot} resamples), p is scipy's. Chance rows are left out. "
-            "kendall_n.csv holds the number of common models.",
+            f"95% percentile bootstrap over models ({n_boot} resamples), p is scipy's. Chance and published reference rows "
+            "are left out. reliability_a/b: the split-half reliability of each side (Sources and models; blank = unknown). "
+            "The square matrices are in kendall_tau.csv, kendall_p.csv and kendall_n.csv (common models).",
             note=True,
         )
     )
-    if pairs.empty:
-        common = n.to_numpy().copy()
-        common[np.eye(len(common), dtype=bool)] = 0  # a benchmark with itself is no pair
-        most = int(common.max()) if common.size else 0  # the most models any two benchmarks share
-        sec.blocks.append(needs_models("A Kendall correlation between two benchmarks", MIN_MODELS, most))
-        return sec
     small = pairs[pairs["n"] < WARN_BELOW]
     if len(small):
         sec.blocks.append(
@@ -119,18 +288,10 @@ def kendall_section(table: pd.DataFrame, out: Path, n_boot: int = 1000) -> Secti
                 warn=True,
             )
         )
-    shown = sorted(set(pairs["a"]) | set(pairs["b"]), key=list(tau.columns).index)
-    if len(shown) >= 2:
-        sec.blocks.append(Image(plots.heatmap(tau.loc[shown, shown], p.loc[shown, shown], out / "kendall_heatmap.png"), "Kendall heatmap"))
+    sec.blocks += heatmaps(ctx, tau, p, pairs)
     ordered = pairs.assign(abs_tau=pairs["tau"].abs()).sort_values(["abs_tau", "n"], ascending=False).drop(columns="abs_tau")
     ordered["p"] = [f"{v:.2g}" for v in ordered["p"]]  # p spans orders of magnitude: two significant digits
-    shown_pairs = ordered.head(MAX_PAIRS_SHOWN)
     caption = "benchmark pairs: tau-b, 95% bootstrap interval over models, p-value (strongest first"
     caption += f"; the {MAX_PAIRS_SHOWN} strongest of {len(ordered)}, all in kendall_pairs.csv)" if len(ordered) > MAX_PAIRS_SHOWN else ")"
-    sec.blocks.append(Table(shown_pairs.set_index("a"), caption))
-    sec.blocks += [
-        Table(tau.loc[shown, shown], "tau-b"),
-        Table(p.loc[shown, shown], "p-value", digits=4),
-        Table(n.loc[shown, shown], "common models", digits=0),
-    ]
+    sec.blocks.append(Table(ordered.head(MAX_PAIRS_SHOWN).set_index("a"), caption))
     return sec

@@ -32,13 +32,27 @@ class Run:
     group_subtasks: dict[str, list[str]] = field(default_factory=dict)
     samples: dict[str, Path] = field(default_factory=dict)  # task -> its samples / episodes JSONL
     n_samples: dict[str, int] = field(default_factory=dict)  # task -> samples scored (lm-eval's ``n-samples``, effective)
+    n_total: dict[str, int] = field(default_factory=dict)  # task -> samples of the whole task (``n-samples``, original)
 
     def top_level_tasks(self, max_members: int = 12) -> list[str]:
         """Tasks to list as benchmarks: a group of more than ``max_members`` tasks (mmlu's subjects,
         bbh's 24 tasks) stands for its members; smaller groups (the seven clembench games, the
-        GlobalGroup subsets) are listed with their members."""
-        members = {t for g, subs in self.group_subtasks.items() if g in self.results and len(subs) > max_members for t in subs}
+        GlobalGroup subsets) are listed with their members. A group of seed replicas (``<group>_seed_<k>``, the
+        lm_pragmatics prompt orders) stands for them too: their spread is the group's seed spread, not a benchmark."""
+        members = {
+            t
+            for g, subs in self.group_subtasks.items()
+            if g in self.results and (len(subs) > max_members or seed_replicas(g, subs))
+            for t in subs
+        }
         return [t for t in self.results if t not in members]
+
+
+def seed_replicas(group: str, members: list[str]) -> bool:
+    """True when every member of ``group`` is ``<group>_seed_<k>``: one benchmark run under several seeds."""
+    import re
+
+    return bool(members) and all(re.fullmatch(rf"{re.escape(group)}_seed_\d+", m) for m in members)
 
 
 def read_run(path: Path) -> Run:
@@ -54,6 +68,7 @@ def read_run(path: Path) -> Run:
         configs={str(k): v for k, v in (data.get("configs") or {}).items() if isinstance(v, dict)},
         group_subtasks={str(k): list(v) for k, v in (data.get("group_subtasks") or {}).items() if isinstance(v, list)},
         n_samples=_n_samples(data.get("n-samples")),
+        n_total=_n_samples(data.get("n-samples"), "original"),
     )
     for task in run.results:
         records = run_folder.task_records_file(Path(path).parent, task, date)
@@ -62,11 +77,11 @@ def read_run(path: Path) -> Run:
     return run
 
 
-def _n_samples(entry: Any) -> dict[str, int]:
-    """lm-eval's ``n-samples`` ({task: {"original": N, "effective": M}}) -> {task: M}."""
+def _n_samples(entry: Any, which: str = "effective") -> dict[str, int]:
+    """lm-eval's ``n-samples`` ({task: {"original": N, "effective": M}}) -> {task: M} (``which="original"``: N)."""
     out: dict[str, int] = {}
     for task, counts in (entry or {}).items() if isinstance(entry, dict) else ():
-        value = counts.get("effective", counts.get("original")) if isinstance(counts, dict) else None
+        value = counts.get(which, counts.get("original")) if isinstance(counts, dict) else None
         if isinstance(value, int) and not isinstance(value, bool) and value > 0:
             out[str(task)] = value
     return out

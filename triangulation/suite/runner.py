@@ -34,6 +34,7 @@ from typing import Any, TextIO
 from plumbing import run_folder
 from plumbing.errors import UserError
 from plumbing.secrets import scrub
+from triangulation.suite.serve import Endpoint, ServerError, api_endpoint, last_line, needs_completions, start_vllm
 from triangulation.suite.spec import Cell, ModelSpec, Suite, cells
 
 MARKER = ".suite_done.json"
@@ -78,11 +79,21 @@ def _model_flags(model: str | None, model_args: Any, flag: str = "--model", args
     return out
 
 
-def cell_argv(cell: Cell, output_dir: Path, launcher: tuple[str, ...] | list[str] = DEFAULT_LAUNCHER, overwrite: bool = False) -> list[str]:
-    """The command line that runs one cell (``launcher`` is how ``triangulate`` is started)."""
+def cell_argv(
+    cell: Cell,
+    output_dir: Path,
+    launcher: tuple[str, ...] | list[str] = DEFAULT_LAUNCHER,
+    overwrite: bool = False,
+    endpoint: Endpoint | None = None,
+) -> list[str]:
+    """The command line that runs one cell (``launcher`` is how ``triangulate`` is started); with ``endpoint``
+    (a served model) the cell is a client of that server (:meth:`Endpoint.client`)."""
     m, t, o = cell.model, cell.task, cell.task.options
     argv = [*launcher, t.runner, "--tasks", ",".join(t.tasks), "--output_path", str(output_dir)]
-    if m.model is None and m.model_args is None:
+    if endpoint is not None:
+        completions = t.runner == "eval" and (not m.apply_chat_template or needs_completions(t.tasks))
+        argv += _model_flags(*endpoint.client(completions, m.num_concurrent))
+    elif m.model is None and m.model_args is None:
         # the embedded SmolLM2: each command supplies it (`eval` and `play` pick the same file)
         pass
     else:
@@ -94,9 +105,9 @@ def cell_argv(cell: Cell, output_dir: Path, launcher: tuple[str, ...] | list[str
     if o.get("gen_kwargs"):
         argv += ["--gen_kwargs", _json_arg(o["gen_kwargs"])]
     batch = o.get("batch_size") or m.batch_size
-    if batch is not None:
+    if batch is not None and endpoint is None:  # a client's concurrency is num_concurrent
         argv += ["--batch_size", str(batch)]
-    if m.device:
+    if m.device and endpoint is None:
         argv += ["--device", m.device]
     if t.runner == "eval":
         if "num_fewshot" in o:
@@ -110,6 +121,8 @@ def cell_argv(cell: Cell, output_dir: Path, launcher: tuple[str, ...] | list[str
         if o.get("log_samples"):
             argv += ["--log_samples"]
     else:
+        if endpoint is not None:
+            argv += ["--max_live", str(m.num_concurrent)]  # lockstep: every live episode's turn in flight
         if o.get("task_args"):
             argv += ["--task_args", _json_arg(o["task_args"])]
         if o.get("judge_gen_kwargs"):
@@ -159,89 +172,212 @@ def _write_marker(root: Path, cell: Cell, results: list[str], seconds: float, at
     os.replace(tmp, folder / MARKER)
 
 
-def _last_line(path: Path) -> str:
-    try:
-        lines = [ln.strip() for ln in path.read_text(encoding="utf-8", errors="replace").splitlines() if ln.strip()]
-    except OSError:
-        return ""
-    return lines[-1][:300] if lines else ""
+class Sweep:
+    """One run over a suite's cells: :meth:`run_model` runs one model's cells (served once when its engine
+    is vllm/api, one process after another when hf); :meth:`stop` ends every cell process and server it
+    started (Ctrl-C, SIGTERM)."""
 
+    def __init__(self, suite: Suite, root: Path, launcher: tuple[str, ...] | list[str] = DEFAULT_LAUNCHER, attempts: int = 2, bar=None):
+        self.suite, self.root, self.launcher, self.attempts, self.bar = suite, root, tuple(launcher), attempts, bar
+        self.stopping = False
+        self._lock = threading.Lock()
+        self._procs: set[subprocess.Popen] = set()
+        self._endpoints: list[Endpoint] = []
 
-def run_cell(root: Path, cell: Cell, launcher: tuple[str, ...] | list[str], attempts: int, timeout: float | None) -> Outcome:
-    """Run one cell (up to ``attempts`` times); on success write its marker."""
-    folder = cell_dir(root, cell)
-    folder.mkdir(parents=True, exist_ok=True)
-    log = root / "logs" / cell.model.name / f"{cell.task.name}.log"
-    log.parent.mkdir(parents=True, exist_ok=True)
-    old = read_marker(root, cell)
-    overwrite = bool(old) and old.get("fingerprint") != cell.fingerprint()  # the entry changed: play starts over
-    argv = cell_argv(cell, folder, launcher, overwrite=overwrite)
-    started = time.time()
-    detail = ""
-    limit = cell.task.options.get("timeout", timeout)
-    for attempt in range(1, attempts + 1):
-        t0 = time.time()
+    def run_model(self, model: ModelSpec, model_cells: list[Cell], gpus: list[int] | None = None) -> list[Outcome]:
+        """Every cell of ``model`` (finished ones skipped); ``gpus``: the devices its server and cells see
+        (``CUDA_VISIBLE_DEVICES``; None leaves the environment as it is)."""
+        env = dict(os.environ)
+        if gpus is not None:
+            env["CUDA_VISIBLE_DEVICES"] = ",".join(str(g) for g in gpus)
+        todo = [c for c in model_cells if not is_done(self.root, c)]
+        done = [Outcome(c, "skipped-done") for c in model_cells if c not in todo]
+        self._tick(len(done))
+        if not todo:
+            return done
+        if not model.served:
+            return done + self._run_serially(todo, env)
+        try:
+            endpoint = self._endpoint(model, env)
+        except (ServerError, UserError) as exc:
+            detail = f"server did not come up: {exc}"
+            self._say(f"suite: {model.name}: {detail}")
+            self._tick(len(todo))
+            return done + [Outcome(c, "failed", detail=detail) for c in todo]
+        try:
+            return done + self._run_concurrently(todo, endpoint, endpoint.client_env(env))
+        finally:
+            if endpoint.server is not None:
+                endpoint.server.stop()
+
+    def _endpoint(self, model: ModelSpec, env: dict[str, str]) -> Endpoint:
+        if model.engine == "api":
+            endpoint = api_endpoint(model.base_url or "", model.model_args, model.api_key_env)
+            self._endpoints.append(endpoint)
+            return endpoint
+        log = self.root / "logs" / model.name / "server.log"
+        endpoint = start_vllm(model.model, model.model_args, log, gpus=model.gpus, serve_args=model.serve_args, env=env)
+        self._endpoints.append(endpoint)
+        started = time.monotonic()
+        try:
+            endpoint.server.wait_ready(model.serve_timeout)
+        except BaseException:  # exited early (its workers may not have), timed out, or Ctrl-C
+            endpoint.server.stop()
+            raise
+        self._say(f"suite: {model.name}: vllm serve answered on {endpoint.base_url} after {time.monotonic() - started:.0f} s")
+        return endpoint
+
+    def _run_serially(self, todo: list[Cell], env: dict[str, str]) -> list[Outcome]:
+        out: list[Outcome] = []
+        streak = 0
+        for cell in todo:
+            if streak >= self.suite.max_consecutive_failures:
+                out.append(Outcome(cell, "skipped-model-failed", detail=f"{cell.model.name} failed {streak} cells in a row"))
+            else:
+                out.append(self.run_cell(cell, env=env))
+                streak = 0 if out[-1].status == "done" else streak + 1
+            self._tick()
+        return out
+
+    def _run_concurrently(self, todo: list[Cell], endpoint: Endpoint, env: dict[str, str]) -> list[Outcome]:
+        """Each cell a client process of ``endpoint``, all at once; once the server is dead, cells not yet
+        finished fail as such (a rerun resumes them: play cells resume inside their episodes files)."""
+        from concurrent.futures import ThreadPoolExecutor
+
+        def one(cell: Cell) -> Outcome:
+            outcome = self.run_cell(cell, env=env, endpoint=endpoint)
+            self._tick()
+            return outcome
+
+        for cell in todo:  # lm-eval's task index once, here, rather than in several threads at once
+            if cell.task.runner == "eval":
+                needs_completions(cell.task.tasks)
+        with ThreadPoolExecutor(max_workers=len(todo), thread_name_prefix="cell") as pool:
+            try:
+                return list(pool.map(one, todo))
+            except BaseException:  # Ctrl-C: end the cells before the pool waits for its threads
+                self.stop()
+                raise
+
+    def run_cell(self, cell: Cell, env: Mapping[str, str] | None = None, endpoint: Endpoint | None = None) -> Outcome:
+        """Run one cell (up to ``attempts`` times; a dead server is not retried); on success write its marker."""
+        root, attempts = self.root, self.attempts
+        folder = cell_dir(root, cell)
+        folder.mkdir(parents=True, exist_ok=True)
+        log = root / "logs" / cell.model.name / f"{cell.task.name}.log"
+        log.parent.mkdir(parents=True, exist_ok=True)
+        old = read_marker(root, cell)
+        overwrite = bool(old) and old.get("fingerprint") != cell.fingerprint()  # the entry changed: play starts over
+        argv = cell_argv(cell, folder, self.launcher, overwrite=overwrite, endpoint=endpoint)
+        started = time.time()
+        detail = "stopped"
+        limit = cell.task.options.get("timeout", self.suite.timeout)
+        for attempt in range(1, attempts + 1):
+            if self.stopping:
+                break
+            if endpoint is not None and not endpoint.alive():
+                return Outcome(cell, "failed", attempt - 1, time.time() - started, self._server_died(endpoint))
+            t0 = time.time()
+            code = self._run_process(argv, log, attempt, env, limit)
+            results = run_folder.results_since(folder, t0)
+            if code == 0 and results:
+                _write_marker(root, cell, results, time.time() - started, attempt)
+                return Outcome(cell, "done", attempt, time.time() - started)
+            if code is None:
+                detail = f"timed out after {limit:g} s"
+            elif code == 0:
+                detail = f"exited 0 but wrote no {run_folder.RESULTS_GLOB}"
+            else:
+                detail = f"exit {code}: {last_line(log)}"
+            if endpoint is not None and not endpoint.alive():
+                return Outcome(cell, "failed", attempt, time.time() - started, f"{detail}; {self._server_died(endpoint)}")
+            if code == USAGE_ERROR:  # a one-line user error (unknown task, bad argument): the same again
+                return Outcome(cell, "failed", attempt, time.time() - started, f"{detail} (not retried; log: {log})")
+        return Outcome(cell, "failed", attempts, time.time() - started, f"{detail} (log: {log})")
+
+    def _server_died(self, endpoint: Endpoint) -> str:
+        return f"the server died (rerun to resume): {last_line(endpoint.server.log)} (log: {endpoint.server.log})"
+
+    def _run_process(self, argv: list[str], log: Path, attempt: int, env: Mapping[str, str] | None, limit: float | None) -> int | None:
+        """One attempt: the exit status, or None when it ran past ``limit`` seconds (it is killed)."""
         with open(log, "a", encoding="utf-8") as fh:
-            fh.write(f"\n=== {time.strftime('%Y-%m-%d %H:%M:%S')} attempt {attempt}/{attempts}: {shlex.join(redacted_argv(argv))}\n")
+            fh.write(f"\n=== {time.strftime('%Y-%m-%d %H:%M:%S')} attempt {attempt}/{self.attempts}: {shlex.join(redacted_argv(argv))}\n")
             fh.flush()
-            code = run_scrubbed(argv, fh, limit)
-        results = run_folder.results_since(folder, t0)
-        if code == 0 and results:
-            _write_marker(root, cell, results, time.time() - started, attempt)
-            return Outcome(cell, "done", attempt, time.time() - started)
-        if code is None:
-            detail = f"timed out after {limit:g} s"
-        elif code == 0:
-            detail = f"exited 0 but wrote no {run_folder.RESULTS_GLOB}"
-        else:
-            detail = f"exit {code}: {_last_line(log)}"
-        if code == USAGE_ERROR:  # a one-line user error (unknown task, bad argument): the same again
-            return Outcome(cell, "failed", attempt, time.time() - started, f"{detail} (not retried; log: {log})")
-    return Outcome(cell, "failed", attempts, time.time() - started, f"{detail} (log: {log})")
+            proc = subprocess.Popen(
+                argv, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL, env=None if env is None else dict(env)
+            )
+            reader = scrub_output(proc, fh)  # every line the cell prints goes through the secret scrubber
+            with self._lock:
+                self._procs.add(proc)
+            try:
+                return proc.wait(timeout=limit)
+            except subprocess.TimeoutExpired:
+                proc.kill()
+                proc.wait()
+                return None
+            except BaseException:
+                proc.kill()
+                proc.wait()
+                raise
+            finally:
+                reader.join(timeout=10)
+                with self._lock:
+                    self._procs.discard(proc)
+
+    def stop(self) -> None:
+        """End every cell process (SIGTERM, then SIGKILL after 10 s) and server this sweep started."""
+        self.stopping = True
+        with self._lock:
+            procs = list(self._procs)
+        for proc in procs:
+            if proc.poll() is None:
+                proc.terminate()
+        for proc in procs:
+            try:
+                proc.wait(timeout=10)
+            except subprocess.TimeoutExpired:
+                proc.kill()
+        for endpoint in self._endpoints:
+            if endpoint.server is not None:
+                endpoint.server.stop()
+
+    def _tick(self, n: int = 1) -> None:
+        if self.bar is not None and n:
+            self.bar.update(n)
+
+    def _say(self, line: str) -> None:
+        (self.bar.write if self.bar is not None else print)(line)
 
 
 def redacted_argv(argv: list[str]) -> list[str]:
+    """``argv`` with credentials replaced (:func:`plumbing.secrets.scrub`), for log headers and ``--dry_run``."""
     return [scrub(a) for a in argv]
 
 
-def run_scrubbed(argv: list[str], log: TextIO, timeout: float | None) -> int | None:
-    """Run ``argv`` with its stdout and stderr written to ``log`` line by line through the secret scrubber
-    (:func:`plumbing.secrets.scrub`); the exit status, or None when it ran past ``timeout`` (then killed)."""
-    proc = subprocess.Popen(argv, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL)
+def scrub_output(proc: subprocess.Popen, log: TextIO) -> threading.Thread:
+    """A thread writing ``proc``'s stdout (stderr merged) to ``log`` line by line through the secret scrubber."""
 
     def pump() -> None:
-        for raw in iter(proc.stdout.readline, b""):
-            log.write(scrub(raw.decode("utf-8", errors="replace")))
-            log.flush()
+        with proc.stdout:
+            for raw in iter(proc.stdout.readline, b""):
+                log.write(scrub(raw.decode("utf-8", errors="replace")))
+                log.flush()
 
     reader = threading.Thread(target=pump, daemon=True)
     reader.start()
-    try:
-        code: int | None = proc.wait(timeout=timeout)
-    except subprocess.TimeoutExpired:
-        proc.kill()
-        proc.wait()
-        code = None
-    except BaseException:  # SIGTERM (SystemExit) or Ctrl-C: the cell goes with the suite
-        proc.kill()
-        proc.wait()
-        raise
-    finally:
-        reader.join(timeout=10)
-        proc.stdout.close()
-    return code
+    return reader
 
 
 def run_suite(
     suite: Suite, root: Path, launcher: tuple[str, ...] | list[str] = DEFAULT_LAUNCHER, retries: int | None = None, report: bool = True
 ) -> SuiteResult:
-    """Every cell (finished ones skipped), then the report over ``root``; returns each cell's outcome."""
+    """Every cell (finished ones skipped), model by model, then the report over ``root``; returns each
+    cell's outcome. Ctrl-C or SIGTERM stops every cell and server started, then re-raises."""
     from tqdm.auto import tqdm
 
     root.mkdir(parents=True, exist_ok=True)
     attempts = 1 + (suite.retries if retries is None else retries)
     result = SuiteResult()
-    streak: dict[str, int] = {}
     plan = cells(suite)
     names = [_report_model_name(m) for m in suite.models]
     for dup in sorted({n for n in names if names.count(n) > 1}):
@@ -250,23 +386,19 @@ def run_suite(
             file=sys.stderr,
         )
     bar = tqdm(total=len(plan), desc=f"suite {suite.name}", unit="cell", dynamic_ncols=True)
+    sweep = Sweep(suite, root, launcher, attempts, bar=bar)
     previous = _terminate_on_sigterm()
     try:
-        for cell in plan:
-            bar.set_postfix_str(cell.label, refresh=True)
-            if is_done(root, cell):
-                result.outcomes.append(Outcome(cell, "skipped-done"))
-            elif streak.get(cell.model.name, 0) >= suite.max_consecutive_failures:
-                result.outcomes.append(
-                    Outcome(cell, "skipped-model-failed", detail=f"{cell.model.name} failed {streak[cell.model.name]} cells in a row")
-                )
-            else:
-                outcome = run_cell(root, cell, launcher, attempts, suite.timeout)
-                result.outcomes.append(outcome)
-                streak[cell.model.name] = 0 if outcome.status == "done" else streak.get(cell.model.name, 0) + 1
-                if outcome.status == "failed":
-                    bar.write(f"suite: {cell.label} failed after {outcome.attempts} attempt(s): {outcome.detail}")
-            bar.update()
+        for model in suite.models:
+            bar.set_postfix_str(model.name, refresh=True)
+            outcomes = sweep.run_model(model, [c for c in plan if c.model is model])
+            result.outcomes += outcomes
+            for o in outcomes:
+                if o.status == "failed":
+                    bar.write(f"suite: {o.cell.label} failed after {o.attempts} attempt(s): {o.detail}")
+    except BaseException:
+        sweep.stop()
+        raise
     finally:
         bar.close()
         write_status(root, suite, result)
@@ -282,7 +414,7 @@ def run_suite(
 
 
 def _terminate_on_sigterm():
-    """SIGTERM -> SystemExit, so ``subprocess.run`` kills the running cell instead of orphaning it."""
+    """SIGTERM -> SystemExit, so the sweep stops the running cells and servers instead of orphaning them."""
     if threading.current_thread() is not threading.main_thread():
         return None
 

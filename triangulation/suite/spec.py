@@ -11,6 +11,7 @@ from __future__ import annotations
 import hashlib
 import json
 import re
+import shlex
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -18,12 +19,20 @@ from typing import Any
 
 import yaml
 
-from multiturn.backends.naming import model_label
+from multiturn.backends.naming import model_label, parse_model_args
 from plumbing.errors import UserError
 from plumbing.secrets import register_model_args
 
 SUITE_KEYS = {"name", "description", "models", "tasks", "defaults", "retries", "timeout", "max_consecutive_failures", "sizes", "report"}
 MODEL_KEYS = {"name", "model", "model_args", "size", "apply_chat_template", "judge", "player_b", "batch_size", "device"}
+#: how a model is run: ``hf`` (each cell loads it, as lm-eval does), ``vllm`` (served once for all its cells),
+#: ``api`` (an existing OpenAI-compatible endpoint); see triangulation/suite/serve.py
+ENGINES = ("hf", "vllm", "api")
+SERVE_KEYS = {"engine", "gpus", "serve_args", "base_url", "api_key_env", "num_concurrent", "serve_timeout"}
+MODEL_KEYS |= SERVE_KEYS
+#: model keys that do not change a cell's results (left out of its fingerprint)
+NOT_RESULTS = {"size", "gpus", "num_concurrent", "serve_timeout", "api_key_env"}
+ENV_NAME = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*$")
 ROLE_KEYS = {"model", "model_args"}
 #: options a task entry (or ``defaults``) may set; the runner each applies to is in ``EVAL_ONLY``/``PLAY_ONLY``
 OPTION_KEYS = {
@@ -57,6 +66,17 @@ class ModelSpec:
     player_b: dict[str, Any] | None = None
     batch_size: str | None = None
     device: str | None = None
+    engine: str = "hf"  # hf | vllm | api
+    gpus: int = 1  # GPUs of its server (vLLM's tensor-parallel size) or of each cell
+    serve_args: tuple[str, ...] = ()  # extra `vllm serve` flags
+    base_url: str | None = None  # engine api: http://HOST:PORT/v1
+    api_key_env: str | None = None  # engine api: the environment variable that holds the key (never the key)
+    num_concurrent: int = 32  # requests in flight per served cell (play: also its --max_live)
+    serve_timeout: float = 1800.0  # seconds to wait for the server's /v1/models
+
+    @property
+    def served(self) -> bool:
+        return self.engine != "hf"
 
 
 @dataclass(frozen=True)
@@ -92,7 +112,8 @@ class Cell:
     def fingerprint(self) -> str:
         """Hash of everything that decides the cell's results (a changed entry is run again; ``size`` only
         labels Figure 1, so changing it reruns nothing)."""
-        model = {k: v for k, v in self.model.__dict__.items() if k != "size"}
+        defaults = ModelSpec(name="", model=None).__dict__
+        model = {k: v for k, v in self.model.__dict__.items() if k not in NOT_RESULTS and not (k in SERVE_KEYS and v == defaults[k])}
         blob = json.dumps(
             {"model": model, "task": [self.task.runner, list(self.task.tasks), self.task.options]},
             sort_keys=True,
@@ -167,6 +188,7 @@ def _model(path: Path, i: int, entry: Any) -> ModelSpec:
     size = entry.get("size")
     judge, player_b = _role(path, f"{where}.judge", entry.get("judge")), _role(path, f"{where}.player_b", entry.get("player_b"))
     register_model_args(args, *((role or {}).get("model_args") for role in (judge, player_b)))  # scrubbed from every line
+    serving = _serving(path, where, entry)
     return ModelSpec(
         name=name,
         model=entry.get("model"),
@@ -177,7 +199,53 @@ def _model(path: Path, i: int, entry: Any) -> ModelSpec:
         player_b=player_b,
         batch_size=None if entry.get("batch_size") is None else str(entry["batch_size"]),
         device=entry.get("device"),
+        **serving,
     )
+
+
+def _serving(path: Path, where: str, entry: dict[str, Any]) -> dict[str, Any]:
+    """The serving keys of a model entry (``engine`` and what goes with it), checked."""
+    engine = entry.get("engine", "hf")
+    if engine not in ENGINES:
+        raise _fail(path, where, f"engine must be one of {', '.join(ENGINES)}, got {engine!r}")
+    out: dict[str, Any] = {"engine": engine}
+    if "gpus" in entry:
+        out["gpus"] = _number(path, where, "gpus", entry["gpus"], int, 1)
+    if "num_concurrent" in entry:
+        out["num_concurrent"] = _number(path, where, "num_concurrent", entry["num_concurrent"], int, 1)
+    if "serve_timeout" in entry:
+        out["serve_timeout"] = _number(path, where, "serve_timeout", entry["serve_timeout"], float, 1)
+    wrong = sorted(k for k in ("base_url", "api_key_env") if k in entry and engine != "api")
+    wrong += ["serve_args"] if "serve_args" in entry and engine != "vllm" else []
+    if wrong:
+        raise _fail(path, where, f"{wrong[0]} needs engine: {'vllm' if wrong[0] == 'serve_args' else 'api'}")
+    if engine == "vllm":
+        out["serve_args"] = _serve_args(path, where, entry.get("serve_args"))
+        if entry.get("model") not in (None, "hf", "vllm"):
+            raise _fail(path, where, f"engine: vllm serves an hf/vllm model's weights, not model {entry['model']!r}")
+        if entry.get("model_args") is not None and not parse_model_args(entry["model_args"]).get("pretrained"):
+            raise _fail(path, where, "engine: vllm needs pretrained=<Hub id or folder> in model_args")
+    if engine == "api":
+        base_url = entry.get("base_url")
+        if not isinstance(base_url, str) or not base_url.startswith(("http://", "https://")):
+            raise _fail(path, where, "engine: api needs base_url: http(s)://HOST:PORT/v1")
+        key_env = entry.get("api_key_env")
+        if key_env is not None and not (isinstance(key_env, str) and ENV_NAME.match(key_env)):
+            raise _fail(path, where, "api_key_env names the environment variable that holds the key (not the key itself)")
+        if not parse_model_args(entry.get("model_args")).get("model"):
+            raise _fail(path, where, "engine: api needs model=<the served model's name> in model_args")
+        out.update(base_url=base_url.rstrip("/"), api_key_env=key_env)
+    return out
+
+
+def _serve_args(path: Path, where: str, value: Any) -> tuple[str, ...]:
+    if value is None:
+        return ()
+    if isinstance(value, str):
+        return tuple(shlex.split(value))
+    if isinstance(value, list) and all(isinstance(a, (str, int, float)) and not isinstance(a, bool) for a in value):
+        return tuple(str(a) for a in value)
+    raise _fail(path, where, "serve_args must be a list of `vllm serve` flags or one string of them")
 
 
 def _task(path: Path, i: int, entry: Any, defaults: dict[str, Any]) -> TaskSpec:

@@ -21,11 +21,12 @@ from pathlib import Path
 from tqdm.auto import tqdm
 
 from multiturn.engine.record import read_episodes
+from multiturn.game import TurnView
 from plumbing import run_folder
 from plumbing.errors import UserError
 from plumbing.jsonio import read_jsonl, write_text
 from triangulation.html import esc, script_json
-from triangulation.viewer.episodes import ROLE_LABELS, Episode, Turn, from_record, from_sample
+from triangulation.viewer.episodes import ROLE_LABELS, Episode, from_record, from_sample, play_task
 
 PAGE_SIZE = 50
 #: episodes per HTML file: a task with more gets ``<task>-2.html``, ``<task>-3.html`` ... (each file stays a few
@@ -35,7 +36,7 @@ EPISODES_PER_FILE = 1000
 FOLD_CHARS = 1200
 
 CSS = """
-body{font-family:system-ui,-apple-system,Segoe UI,sans-serif;margin:1.5em auto;max-width:1100px;color:#222;padding:0 1em}
+body{font-family:system-ui,-apple-system,"Segoe UI","Noto Sans","Noto Sans CJK SC","Noto Sans CJK JP",sans-serif;margin:1.5em auto;max-width:1100px;color:#222;padding:0 1em}
 h1{font-size:1.4em}a{color:#1a56b0}table{border-collapse:collapse;font-size:.9em}th,td{border:1px solid #ddd;padding:3px 8px;text-align:left}
 #controls{display:flex;flex-wrap:wrap;gap:.6em;align-items:center;margin:.8em 0;padding:.5em;background:#f6f6f6;border-radius:6px}
 #eps{list-style:none;padding:0}#eps>li{border:1px solid #ddd;border-radius:6px;margin:.3em 0}
@@ -110,16 +111,26 @@ def find_episode_files(roots: Iterable[Path]) -> list[tuple[str, str, str, Path]
     ]
 
 
+def task_args_of(folder: Path, task: str) -> dict:
+    """The ``--task_args`` a play run of ``task`` in ``folder`` used (its newest results file's config)."""
+    return dict(run_folder.latest_results(folder, [task]).get("config", {}).get("task_args") or {})
+
+
 def load_episodes(roots: Iterable[Path]) -> dict[str, list[Episode]]:
     """task -> episodes of every model under ``roots`` (a torn last line is skipped and counted:
     :func:`plumbing.jsonio.torn_lines`)."""
     tasks: dict[str, list[Episode]] = defaultdict(list)
     for task, model, kind, path in find_episode_files(roots):
-        if kind == "play":
-            tasks[task].extend(from_record(record, model) for record in read_episodes(path))
-        else:
-            tasks[task].extend(from_sample(record, model, task) for record in read_jsonl(path))
+        tasks[task].extend(file_episodes(task, model, kind, path))
     return dict(sorted(tasks.items()))
+
+
+def file_episodes(task: str, model: str, kind: str, path: Path) -> list[Episode]:
+    """The episodes of one file that :func:`find_episode_files` found (kind ``"play"`` or ``"samples"``)."""
+    if kind == "play":
+        spec = play_task(task, task_args_of(path.parent, task))
+        return [from_record(record, model, spec) for record in read_episodes(path)]
+    return [from_sample(record, model, task) for record in read_jsonl(path)]
 
 
 # --- rendering ---------------------------------------------------------------------------------
@@ -133,17 +144,26 @@ def render_text(text: str) -> str:
     if len(text) <= FOLD_CHARS:
         return f"<pre dir='auto'>{esc(text)}</pre>"
     head = text.strip().splitlines()[0][:160] if text.strip() else ""
-    return f"<details><summary>{esc(head)} &hellip; ({len(text)} characters)</summary><pre dir='auto'>{esc(text)}</pre></details>"
+    return (
+        f"<details><summary><bdi>{esc(head)}</bdi> &hellip; ({len(text)} characters)</summary><pre dir='auto'>{esc(text)}</pre></details>"
+    )
 
 
-def render_turn(turn: Turn) -> str:
+def render_turn(turn: TurnView) -> str:
+    """One message: who to whom, verdict mark, the text, feedback tiles, our reading and why (all escaped;
+    model text is isolated with ``<bdi>`` / ``dir=auto`` so right-to-left text cannot reorder the page)."""
     mark = "" if turn.verdict is None else ("<span class='ok'> &#10003;</span>" if turn.verdict else "<span class='no'> &#10007;</span>")
     to = f" &rarr; {esc(turn.to)}" if turn.to else ""
     grid = ""
-    if turn.grid:
-        tiles = "".join(f"<span class='tile {esc(colour)}'>{esc(letter)}</span>" for letter, colour in turn.grid)
-        grid = f"<div class='grid' title='Wordle feedback'>{tiles}</div>"
-    notes = "".join(f"<div class='note'>{esc(n)}</div>" for n in turn.notes)
+    if turn.tiles:
+        tiles = "".join(f"<span class='tile {esc(colour)}'>{esc(letter)}</span>" for letter, colour in turn.tiles)
+        grid = f"<div class='grid' title='feedback'>{tiles}</div>"
+    notes = ""
+    if turn.role != "gm":
+        reading = f"read as: <bdi>{esc(turn.reading)}</bdi>" if turn.reading is not None else "unparsed" if turn.verdict is False else ""
+        notes += f"<div class='note reading'>{reading}</div>" if reading else ""
+    if turn.why:
+        notes += f"<div class='note why-turn'><bdi>{esc(turn.why)}</bdi></div>"
     label = ROLE_LABELS.get(turn.role, turn.role)
     return f"<div class='turn {esc(turn.role)}'><div class='who'>{esc(label)}{to}{mark}</div>{render_text(turn.text)}{grid}{notes}</div>"
 

@@ -13,18 +13,21 @@ or generated clembench folder instead.
 
 from __future__ import annotations
 
+import random
 from collections.abc import Mapping
 from functools import partial
 from pathlib import Path
 from typing import Any
 
 from datasets_build.clembench_upstream import CLEMBENCH_GAMES, MULTILINGUAL_LANGUAGES
-from multiturn.game import Game, TaskSpec
+from multiturn.game import EpisodeSummary, Game, Request, TaskSpec
 from multiturn.games.clem.catalog import GAMES, ROLES, candidate_instances, check_instances_folder
-from multiturn.games.clem.common import CLEM_GEN_KWARGS
+from multiturn.games.clem.common import CLEM_GEN_KWARGS, episode_summary
 from multiturn.games.clem.replay import play_game, replay_episode
 from multiturn.games.clem.scoring import aggregate, game_summary
+from multiturn.games.clem.wordle import SPEED_VERSIONS
 from multiturn.registry import register, register_group
+from plumbing.errors import UserError
 from plumbing.stats import mean_of_keys
 
 __all__ = [
@@ -68,13 +71,40 @@ class ClemTask(TaskSpec):
         out.update(game_summary(episode_scores))
         return out
 
+    def summary(self, record: Mapping[str, Any]) -> EpisodeSummary:
+        return episode_summary(record)
+
+    def chance_reply(self, request: Request, rng: random.Random) -> str | None:
+        """The game's own random reply of the right form (its class's ``chance_reply``)."""
+        factory = GAMES[self.game]
+        return getattr(factory, "func", factory).chance_reply(request, rng)
+
     def higher_is_better(self) -> dict[str, bool]:
         return {"main_score": True, "played": True, "quality": True, "clemscore": True, "aborted": False, "lose": False, "success": True}
 
 
+class WordleTask(ClemTask):
+    """A Wordle game; task option ``speed`` = ``v1.6`` (default) or ``v1.5`` (:func:`wordle.speed_score`)."""
+
+    def __init__(self, name: str, game: str, roles: tuple[str, ...], *, instances: str | None = None, speed: str = "v1.6"):
+        super().__init__(name, game, roles, instances=instances)
+        if speed not in SPEED_VERSIONS:
+            raise UserError(f"--task_args speed: one of {', '.join(SPEED_VERSIONS)}, got {speed!r}")
+        self.speed = speed
+
+    def make_game(self, instance: Mapping[str, Any], seed: int) -> Game:
+        return GAMES[self.game](instance, speed=self.speed)
+
+    def config(self) -> dict[str, Any]:
+        cfg = super().config()
+        cfg["speed"] = self.speed
+        return cfg
+
+
 def _register() -> None:
     for name in CLEMBENCH_GAMES:
-        register(name)(partial(ClemTask, name, name, ROLES[name]))
+        task = WordleTask if name.startswith("wordle") else ClemTask
+        register(name)(partial(task, name, name, ROLES[name]))
     for lang in MULTILINGUAL_LANGUAGES:
         name = f"referencegame_{lang}"
         register(name)(partial(ClemTask, name, "referencegame", ROLES["referencegame"]))

@@ -16,7 +16,7 @@ import math
 from collections.abc import Generator, Mapping
 from typing import Any
 
-from multiturn.game import Game, Message, Request
+from multiturn.game import EpisodeSummary, Game, Message, Request, TurnView
 
 #: what a master generator yields and is sent back
 MasterLoop = Generator[Request, str, None]
@@ -123,6 +123,27 @@ class ClemGame(Game):
         self.log.log(to, "GM", reply_type, reply)
         return reply
 
+    def reply_view(self, request: Request, reply: str) -> TurnView:
+        """The reply and the master's own decisions on it (the GM -> GM events logged after it): a parse
+        is our reading; an ``invalid ...`` or ``abort`` event marks it wrong, with the event as the why."""
+        events = self.log.events()
+        start = max((i for i, e in enumerate(events) if e["to"] == "GM" and e["from"] != "GM"), default=len(events) - 1) + 1
+        own = [e["action"] for e in events[start:] if e["from"] == "GM" and e["to"] == "GM"]
+        bad = [f"{a['type']}: {a['content']}" for a in own if "invalid" in a["type"] or "abort" in str(a["content"]).lower()]
+        readings = [f"{a['type']}: {a['content']}" for a in own if a["type"] not in ("metadata", "info")]
+        readings = [r for r in readings if r not in bad]
+        why = f"{bad[0]}; {self.expected_format(request)}" if bad else ""
+        return TurnView(request.role, reply, reading="; ".join(readings) or None, verdict=False if bad else None, why=why)
+
+    def expected_format(self, request: Request) -> str:
+        """What this game's parser expects of a reply to ``request`` (said next to a reply it refused)."""
+        return "the reply must follow the format the prompt asks for"
+
+    @staticmethod
+    def chance_reply(request: Request, rng) -> str | None:
+        """A random reply of the form this game asks for (None: the chance player's generic reply)."""
+        return None
+
     def model_name(self, player: str) -> str:
         return self.model_names.get(player, "evaluated model")
 
@@ -154,6 +175,35 @@ def outcome_scores(
         "violated_request_count": float(requests - parsed if violated is None else violated),
         "request_success_ratio": float(parsed / requests) if requests else 0.0,
     }
+
+
+#: clembench instance fields shown above an episode (the stimuli: target word, grids, ...)
+INSTANCE_FACTS = (
+    "target_word",
+    "target_word_clue",
+    "related_word",
+    "target_grid",
+    "player_1_target_grid",
+    "target_grid_name",
+    "experiment",
+)
+
+
+def episode_summary(record: Mapping[str, Any]) -> EpisodeSummary:
+    """The outcome explained (aborted / success / lost) and the players and stimuli above the turns."""
+    scores = record.get("scores") or {}
+    main = float(scores.get("main_score", NAN))
+    if float(scores.get("aborted", 0)) == 1:
+        why = "Aborted: a reply broke the game's format rules, so the main score is undefined (NaN; clemscore counts the episode as not played)."
+    elif float(scores.get("success", 0)) == 1:
+        why = f"Success: the game's goal was reached; main score {main:.3g}."
+    else:
+        why = f"Lost: the game ended without reaching its goal; main score {main:.3g}."
+    players = (record.get("interactions") or {}).get("players") or {}
+    facts = [(str(k), str(v)) for k, v in players.items()]
+    instance = record.get("instance") or {}
+    facts += [(key, str(instance[key])) for key in INSTANCE_FACTS if key in instance]
+    return EpisodeSummary(why, facts, "players and instance")
 
 
 def is_nan(value: Any) -> bool:

@@ -14,11 +14,13 @@ for the per-turn averages.
 
 from __future__ import annotations
 
+import random
 from collections.abc import Mapping
 from typing import Any
 
 import regex  # the instances' patterns, re-compatible (VERSION0); ~4x faster than re on a long run of newlines
 
+from multiturn.game import Request
 from multiturn.games.clem.common import NAN, PLAYER_A, PLAYER_B, ClemGame, MasterLoop, outcome_scores
 
 GIVER = "Player 1"
@@ -68,8 +70,28 @@ def reply_patterns(instance: Mapping[str, Any]) -> tuple[regex.Pattern, regex.Pa
     )
 
 
+def random_grid(rng: random.Random, rows: int = 5, cols: int = 5) -> str:
+    return "\n".join(" ".join(rng.choice("X" + EMPTY * 3) for _ in range(cols)) for _ in range(rows))
+
+
 class ImageGame(ClemGame):
     game_name = "imagegame"
+
+    @staticmethod
+    def chance_reply(request: Request, rng: random.Random) -> str | None:
+        """The drawer: a random 5x5 grid; the describer: a random cell to fill, sometimes DONE."""
+        if "return only the grid" in request.first:
+            return random_grid(rng)
+        if "What is your next instruction?" in request.last:
+            if len(request.messages) > 6 and rng.random() < 0.3:
+                return "Instruction: DONE"
+            return f"Instruction: Put an {rng.choice('XYZ')} in row {rng.randint(1, 5)} column {rng.randint(1, 5)}"
+        return None
+
+    def expected_format(self, request: Request) -> str:
+        if request.role == PLAYER_A:
+            return "the describer must reply 'Instruction: ...' (or 'Instruction: DONE')"
+        return "the drawer must reply with the grid only (rows of cells separated by spaces)"
 
     def play(self) -> MasterLoop:
         inst = self.instance

@@ -17,8 +17,10 @@ history holds the tagged request without it (``game.py`` appends the request bef
 from __future__ import annotations
 
 import math
+import random
 from typing import Any
 
+from multiturn.game import CHANCE_WORDS, Request
 from multiturn.games.clem.common import NAN, ClemGame, MasterLoop, outcome_scores
 
 ANSWERER = "Player 1"
@@ -66,6 +68,18 @@ def bench_score(slot_accuracy: float, kappa: float) -> float:
 
 class PrivateSharedGame(ClemGame):
     game_name = "privateshared"
+
+    @staticmethod
+    def chance_reply(request: Request, rng: random.Random) -> str | None:
+        """A probe: a random yes/no aside; a slot request: a random filler word as the answer."""
+        if "Answer this question with yes or no" in request.last or "ASIDE:" in request.last:
+            return f"ASIDE: {rng.choice(['yes', 'no'])}"
+        if "ANSWER:" in request.system + "\n" + request.first:
+            return "ANSWER: " + rng.choice(CHANCE_WORDS)
+        return None
+
+    def expected_format(self, request: Request) -> str:
+        return "a slot answer must start with the answer tag ('ANSWER: ...'); a probe answer with 'ASIDE: yes|no'"
 
     def play(self) -> MasterLoop:
         inst = self.instance

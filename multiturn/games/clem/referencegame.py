@@ -15,10 +15,12 @@ labels their instances use (``erstes``, ``zweites``, ``drittes``, 1, 2, 3).
 
 from __future__ import annotations
 
+import random
 import re
 from collections.abc import Iterable, Mapping
 from typing import Any
 
+from multiturn.game import Request
 from multiturn.games.clem.common import NAN, PLAYER_A, PLAYER_B, ClemGame, MasterLoop, outcome_scores
 
 GIVER = "Player 1"
@@ -53,6 +55,18 @@ def match(pattern: str, text: str) -> re.Match | None:
 
 class ReferenceGame(ClemGame):
     game_name = "referencegame"
+
+    @staticmethod
+    def chance_reply(request: Request, rng: random.Random) -> str | None:
+        """The follower: a random one of the three grids; the giver: a random expression (English prompts)."""
+        if 'tag "Answer: "' in request.last:
+            return "Answer: " + rng.choice(["first", "second", "third"])
+        if 'tag "Expression: "' in request.last:
+            return "Expression: the grid with " + rng.choice(["more", "fewer", "the most", "no"]) + " X"
+        return None
+
+    def expected_format(self, request: Request) -> str:
+        return "one line starting with the tag the prompt names (e.g. 'Expression: ...' or 'Answer: first|second|third'), nothing after it"
 
     def play(self) -> MasterLoop:
         inst = self.instance

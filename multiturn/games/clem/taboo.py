@@ -9,6 +9,7 @@ format"); a clue that uses a forbidden word ends it as a loss ("invalid clue"). 
 
 from __future__ import annotations
 
+import random
 import re
 import string
 from collections.abc import Mapping
@@ -16,6 +17,7 @@ from functools import lru_cache
 from pathlib import Path
 from typing import Any
 
+from multiturn.game import CHANCE_WORDS, Request
 from multiturn.games.clem.common import NAN, PLAYER_A, PLAYER_B, ClemGame, MasterLoop, outcome_scores
 
 DESCRIBER = "Player 1"
@@ -128,6 +130,20 @@ def render_prompts(instance: Mapping[str, Any]) -> tuple[str, str]:
 
 
 class TabooGame(ClemGame):
+    @staticmethod
+    def chance_reply(request: Request, rng: random.Random) -> str:
+        """The describer: three random filler words as its clue; the guesser: a random legal Wordle word."""
+        from multiturn.games.clem.wordle import legal_words
+
+        if request.role == PLAYER_A:
+            return "CLUE: " + " ".join(rng.sample(CHANCE_WORDS, 3))
+        return f"GUESS: {rng.choice(legal_words())}"
+
+    def expected_format(self, request: Request) -> str:
+        if request.role == PLAYER_A:
+            return "the describer must reply 'CLUE: ...' without the target word, a related word or their stems"
+        return "the guesser must reply 'GUESS: <word>'"
+
     game_name = "taboo"
 
     def play(self) -> MasterLoop:

@@ -8,7 +8,9 @@ crossword clue to the first prompt; ``wordle_withcritic`` lets a second player (
 disagree with each first guess before the guesser commits to a guess (``agreement: yes|no``).
 
 Main score (clembench's "speed"): for ``wordle`` 100 / 50 / 30 / 20 when solved in <=3 / 4 / 5 / 6
-guesses; for the variants round(100 / guesses, 2); 0 when lost; NaN when aborted.
+guesses; for the variants round(100 / guesses, 2); 0 when lost; NaN when aborted. Task option
+``--task_args speed=v1.5``: clembench v1.5's rule (round(100 / guesses, 2) for standard Wordle too),
+the version seed 003 ran (App. E).
 
 The letter feedback is v1.6's, not standard Wordle's (:func:`first_unmarked_occurrence_feedback`);
 the prompts and re-prompts are v1.6's (:mod:`multiturn.games.clem.wordle_prompts`).
@@ -20,9 +22,11 @@ The token-count prompt truncation v1.6 applies to OpenAI models only is not appl
 
 from __future__ import annotations
 
+import random
 from collections.abc import Mapping
 from typing import Any
 
+from multiturn.game import Request, TurnView
 from multiturn.games.clem.common import NAN, PLAYER_A, PLAYER_B, ClemGame, MasterLoop, outcome_scores
 from multiturn.games.clem.wordle_prompts import WordlePrompts
 
@@ -89,17 +93,69 @@ def guess_error(word: str, words: frozenset[str], length: int = 5) -> str | None
     return None
 
 
-def speed_score(n_guesses: int, game_name: str) -> float:
-    """clembench v1.6 Main Score of a won game (``ComputeMetrics.speed``)."""
-    if game_name != "wordle":
+#: ``speed`` task option: clembench v1.6's Main Score (default) or v1.5's (seed 003 App. E ran v1.5)
+SPEED_VERSIONS = ("v1.6", "v1.5")
+
+
+def speed_score(n_guesses: int, game_name: str, version: str = "v1.6") -> float:
+    """clembench Main Score of a won game (``ComputeMetrics.speed``). v1.6 (f8d61d6, "updated evaluation for
+    classic variant"): standard ``wordle`` 100 / 50 / 30 / 20 for <= 3 / 4 / 5 / 6 guesses, the variants
+    round(100 / guesses, 2). v1.5 (e4c18b9): "If the game is won in the first turn, speed is 100, if the
+    game is won in the second turn, speed is 100/2, 3rd turn is 100/3 and so on" for every variant."""
+    if version not in SPEED_VERSIONS:
+        raise ValueError(f"speed must be one of {', '.join(SPEED_VERSIONS)}, got {version!r}")
+    if game_name != "wordle" or version == "v1.5":
         return round(100 / n_guesses, 2)
     if n_guesses <= 3:
         return 100.0
     return {4: 50.0, 5: 30.0}.get(n_guesses, 20.0)
 
 
+_WORDS: list[str] = []
+
+
+def legal_words() -> list[str]:
+    """The legal Wordle words (clembench's recognised list, carried by the built ``clembench`` dataset's
+    Wordle rows), sorted so that a seeded choice is reproducible."""
+    if not _WORDS:
+        from datasets_build.clembench import load_clembench
+
+        _WORDS.extend(sorted(load_clembench("wordle")[0]["english_words"]))
+    return _WORDS
+
+
+def feedback_tiles(feedback: str) -> list[tuple[str, str]]:
+    """``c<red> r<green> ...`` as (letter, colour) tiles."""
+    return [(part.split("<")[0], part.split("<")[1].rstrip(">")) for part in feedback.split(" ") if "<" in part]
+
+
 class WordleGame(ClemGame):
     game_name = "wordle"
+
+    @staticmethod
+    def chance_reply(request: Request, rng: random.Random) -> str:
+        """The critic: a random yes/no; the guesser: a random legal word."""
+        if request.role == PLAYER_B:
+            return f"agreement: {rng.choice(['yes', 'no'])}\nexplanation: a random opinion"
+        return f"guess: {rng.choice(legal_words())}\nexplanation: a random legal word"
+
+    def expected_format(self, request: Request) -> str:
+        if request.role == PLAYER_B:
+            return "the critic must reply 'agreement: yes|no' and 'explanation: ...', each on its own line"
+        return "the guesser must reply 'guess: <a 5-letter English word>' and 'explanation: ...', each on its own line"
+
+    def reply_view(self, request: Request, reply: str) -> TurnView:
+        """The generic view, with the guesser's error (re-prompted) and the letter feedback as tiles."""
+        view = super().reply_view(request, reply)
+        error = self.critic_error if request.role == PLAYER_B else self.guesser_error
+        if error and not view.why:
+            view.verdict, view.why = False, f"{error}: {self.expected_format(request)} (re-prompted)"
+        shown = getattr(self, "_tiles_shown", 0)
+        if len(self.turn_results) > shown:
+            self._tiles_shown = len(self.turn_results)
+            view.tiles = feedback_tiles(self.turn_results[-1][1])
+            view.verdict = all(colour == "green" for _, colour in view.tiles)
+        return view
 
     def __init__(
         self,
@@ -107,9 +163,11 @@ class WordleGame(ClemGame):
         model_names: Mapping[str, str] | None = None,
         game_name: str | None = None,
         words: frozenset[str] | None = None,
+        speed: str = "v1.6",
     ):
         if game_name:
             self.game_name = game_name
+        self.speed_version = speed
         # the allowed-word list travels with each built Wordle row (``english_words``)
         self.words = words if words is not None else frozenset(instance["english_words"])
         super().__init__(instance, model_names)
@@ -355,7 +413,7 @@ class WordleGame(ClemGame):
         status = getattr(self, "final_status", "ABORTED")
         aborted = status == "ABORTED"
         won = status == "WIN"
-        main = speed_score(len(self.turn_results), self.game_name) if won else 0.0
+        main = speed_score(len(self.turn_results), self.game_name, self.speed_version) if won else 0.0
         requests = self.guesser_req_count + self.critic_req_count
         parsed = self.guesser_parsed_req_count + self.critic_parsed_req_count
         return outcome_scores(aborted, won, NAN if aborted else main, requests, parsed)

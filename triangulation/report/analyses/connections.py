@@ -15,7 +15,7 @@
 from __future__ import annotations
 
 import math
-from collections.abc import Iterable
+from collections.abc import Iterable, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -35,15 +35,46 @@ from triangulation.runs.results_io import Run, main_metric
 from triangulation.runs.samples import response_text, sample_records
 
 
-def score_distribution(records: Iterable[tuple[str, str, dict[str, Any]]]) -> pd.DataFrame:
-    """Model x unweighted clustering score (0..4): number of games."""
-    rows = [(m, r.get("unweighted_clustering")) for m, _t, r in records if r.get("unweighted_clustering") is not None]
+def score_distribution(records: Iterable[tuple[str, str, dict[str, Any]]], metric: str = "unweighted_clustering") -> pd.DataFrame:
+    """Model x clustering score: number of games. ``unweighted_clustering`` 0..4 (Table 5, Figure 3) or
+    ``weighted_clustering`` 0..10 (Figure 4, "Spread of weighted clustering scores", seed 001 Sec. 5.1)."""
+    top = 10 if metric == "weighted_clustering" else 4
+    rows = [(m, r.get(metric)) for m, _t, r in records if r.get(metric) is not None]
     if not rows:
         return pd.DataFrame()
     frame = pd.DataFrame(rows, columns=["model", "score"])
     frame["score"] = frame["score"].astype(float).round().astype(int)
     table = frame.pivot_table(index="model", columns="score", aggfunc="size", fill_value=0)
-    return table.reindex(columns=range(5), fill_value=0)
+    return table.reindex(columns=range(top + 1), fill_value=0)
+
+
+#: seed 001 Table 1's columns: Word Form (Phonology/Orthography/Morphology, Multiword Expressions), Word
+#: Meaning (Semantic Relations, Associative Relations, Encyclopedic), and Word Meaning + Word Form
+FORM_LABELS = ("phonology", "orthography", "morphology")
+TABLE1 = (
+    "semantic relations",
+    "encyclopedic",
+    "multiword expressions",
+    "associative relations",
+    "phonology/orthography/morphology",
+    "word meaning + word form",
+)
+
+
+def knowledge_counts(labels: Iterable[Sequence[str]]) -> pd.Series:
+    """Seed 001 Table 1, "Distribution of different knowledge types required to categorize words": one count
+    per gold group; a group with two labels (``semantic relations + morphological``) counts under
+    "Word Meaning + Word Form", a single phonology / orthography / morphology label under the merged
+    Word Form column; unlabelled groups are left out."""
+    counts = dict.fromkeys(TABLE1, 0)
+    for group in labels:
+        names = [str(n).strip().lower() for n in group if str(n).strip() and str(n) != "(none)"]
+        if len(names) > 1:
+            counts["word meaning + word form"] += 1
+        elif names:
+            key = "phonology/orthography/morphology" if names[0] in FORM_LABELS else names[0]
+            counts[key] = counts.get(key, 0) + 1
+    return pd.Series(counts, name="groups")
 
 
 def judged_groups(records: Iterable[tuple[str, str, dict[str, Any]]], judge: Any = None) -> pd.DataFrame:
@@ -239,7 +270,16 @@ def build(runs: list[Run], outdir: Path, overrides: dict[str, Any] | None = None
                 "distribution",
             )
         )
+    weighted = score_distribution(records, "weighted_clustering")
+    if not weighted.empty:
+        weighted.to_csv(outdir / "connections_weighted_distribution.csv")
+        section.blocks.append(Table(weighted, "Games per weighted clustering score (Figure 4)", digits=0))
     if records:
+        docs = {str(r.get("doc", {}).get("id")): r.get("doc") or {} for _m, _t, r in records}
+        table1 = knowledge_counts(g.get("knowledge") or [] for doc in docs.values() for g in gold_of(doc))
+        section.blocks.append(
+            Table(table1.to_frame(), f"Gold groups per knowledge type over the {len(docs)} games played (Table 1)", digits=0)
+        )
         section.blocks += reasoning_blocks(records, judge, outdir)
         section.blocks += human_blocks(records, outdir)
     if not both.empty:
@@ -318,7 +358,8 @@ def human_blocks(records: list[tuple[str, str, dict[str, Any]]], outdir: Path) -
         blocks += [
             Table(
                 table,
-                f"Unweighted clustering scores against {level} humans on their games ({caption}; the humans' weighted scores, Figures 10-11, are not published)",
+                f"Unweighted clustering scores against {level} humans on their games ({caption}; the humans' weighted scores, Figures 10-11, "
+                "are published in scoring/*_scores.csv but not in the data this build reads, and the novice column looks misaligned)",
             ),
             Image(
                 plots.grouped_bars(

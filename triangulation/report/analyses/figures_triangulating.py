@@ -2,8 +2,8 @@
 
 - **Figure 1** ("Accuracy across the different model sizes: IFEval, Static, and Interactive
   assessments", Sec. 3.2): per model, ordered by size, the IFEval score and the mean score of the
-  static (large QA) and of the interactive (games) benchmarks. Scores in [0, 1] are shown as
-  percentages (:func:`triangulation.report.discriminative.percent_scale`), clemscores are already 0-100;
+  static (large QA) and of the interactive (games) benchmarks, each on 0-100 by its metric's known
+  range (:func:`triangulation.report.discriminative.scale_scores`: fractions x 100, clemscores as they are);
   a side with several benchmarks is their plain mean (the paper does not say how it pooled them).
   IFEval is every benchmark whose name contains ``ifeval`` (its main metric is the mean of prompt-
   and instruction-level strict accuracy, App. E.2.1). Sizes: ``--sizes FILE.csv`` (``model,size_b``;
@@ -27,7 +27,7 @@ from plumbing.errors import UserError
 from triangulation.html import Image, Section, Table, Text
 from triangulation.report import plots
 from triangulation.report.abilities import Taxonomy
-from triangulation.report.discriminative import percent_scale
+from triangulation.report.discriminative import scale_scores
 
 MIN_MODELS = 3
 
@@ -48,7 +48,7 @@ def read_sizes(path: Path | None) -> dict[str, float]:
 
 def size_accuracy_table(scores: pd.DataFrame, taxonomy: Taxonomy, sizes: dict[str, float]) -> pd.DataFrame:
     """Figure 1's data: index model (with a size), columns size_b, IFEval, Static, Interactive (0-100)."""
-    scaled = scores.apply(percent_scale)
+    scaled = scale_scores(scores)
     groups = {
         "IFEval": [b for b in scores.columns if "ifeval" in b.lower()],
         "Static": [b for b in scores.columns if taxonomy.assessment_of(b) == "static"],

@@ -186,13 +186,67 @@ def difficulty_table(games: pd.DataFrame, column: str) -> pd.DataFrame:
     return table
 
 
+#: Table 12 (App. K.2): "2 ranges for the ARI and word overlap scores, creating 4 combinations (C1-4)" and
+#: "C5 ... representing the easiest cases": name -> ((ARI low, high, low closed), (overlap low, high, low closed))
+TABLE12 = {
+    "C1": ((-1.0, 0.0, True), (0.0, 1.5, True)),
+    "C2": ((-1.0, 0.0, True), (1.5, 3.0, False)),
+    "C3": ((0.0, 1.0, False), (0.0, 1.5, True)),
+    "C4": ((0.0, 1.0, False), (1.5, 3.0, False)),
+    "C5": ((0.5, 1.0, False), (0.0, 0.75, True)),
+}
+
+
+def _within(values: pd.Series, low: float, high: float, closed_low: bool) -> pd.Series:
+    return ((values >= low) if closed_low else (values > low)) & (values <= high)
+
+
+def difficulty_combinations(games: pd.DataFrame) -> pd.DataFrame:
+    """Seed 000 Table 12 (App. K.2): over 4-group, 4-word games, excluding nyt-seq, one column per
+    combination C1-C5 of ARI and word-overlap ranges (C1 ARI [-1.0, 0.0] and overlap [0.0, 1.5], C2 ARI
+    [-1.0, 0.0] and (1.5, 3.0], C3 (0.0, 1.0] and [0.0, 1.5], C4 (0.0, 1.0] and (1.5, 3.0], C5 ARI
+    (0.5, 1.0] and overlap [0.0, 0.75]; a game can be in C3 and C5) holding True where the game falls
+    in it, plus ``integrated_difficulty`` (App. K.3). ``games``: subset, n_groups, group_size, ari,
+    canprop_overlap (one row per game, or per model and game)."""
+    from custom_metrics.difficulty import integrated_difficulty
+
+    data = games[(pd.to_numeric(games["n_groups"], errors="coerce") == 4) & (pd.to_numeric(games["group_size"], errors="coerce") == 4)]
+    data = data[~data["subset"].astype(str).isin(TABLE4_EXCLUDED)].dropna(subset=["ari", "canprop_overlap"])
+    ari, overlap = data["ari"].astype(float), data["canprop_overlap"].astype(float)
+    flags = {name: _within(ari, *a) & _within(overlap, *o) for name, (a, o) in TABLE12.items()}
+    out = data.assign(**flags)
+    out["integrated_difficulty"] = [integrated_difficulty(4, a, o) for a, o in zip(ari, overlap)]
+    return out
+
+
+def game_counts(combos: pd.DataFrame) -> pd.DataFrame:
+    """Table 12's "Game Count" rows: combination x subset, number of games (of one model's games when
+    several models played them)."""
+    if combos.empty:
+        return pd.DataFrame()
+    one = combos[combos["model"] == combos["model"].iloc[0]] if "model" in combos else combos
+    counts = one.groupby("subset")[list(TABLE12)].sum().T.astype(int)
+    order = [s for s in (*SUBSET_ORDER, "nyt_shuf") if s in counts.columns]
+    return counts[order + [c for c in counts.columns if c not in order]]
+
+
+def combination_f1(combos: pd.DataFrame) -> pd.DataFrame:
+    """Table 12's F1 rows: (combination, model) x subset, mean game F1 of the games in the combination."""
+    parts = [combos[combos[name]].assign(combination=name) for name in TABLE12]
+    data = pd.concat(parts) if parts else pd.DataFrame()
+    if data.empty or "group_f1" not in data:
+        return pd.DataFrame()
+    return data.pivot_table(index=["combination", "model"], columns="subset", values="group_f1", aggfunc="mean")
+
+
 def cultural_differences(groups: pd.DataFrame) -> pd.DataFrame:
     """Seed 000 Tables 3 and 10: "the average difference in performance in groups labeled as
     non-culturally-related versus culturally-related in 4x4 games per dataset subset" (Table 10) and
     "averaged across all dataset subsets (excluding nyt-seq and nyt-shuf)" (Table 3). Model x subset:
     mean F1 of non-culturally-related minus culturally-related groups of the subset's 4x4 games, and
     ``Mean`` = the unweighted mean over the subsets (NaN where a subset lacks either kind)."""
-    data = groups[(groups["setting"] == groups["subset"]) & ~groups["subset"].astype(str).isin(CULTURE_EXCLUDED)]
+    data = four_by_four_groups(groups)
+    data = data[~data["subset"].astype(str).isin(CULTURE_EXCLUDED)]
     data = data.dropna(subset=["culturally_related"])
     if data.empty:
         return pd.DataFrame()
@@ -205,6 +259,35 @@ def cultural_differences(groups: pd.DataFrame) -> pd.DataFrame:
     diff = diff[order]
     diff["Mean"] = diff.mean(axis=1, skipna=True)
     return diff
+
+
+def four_by_four_groups(groups: pd.DataFrame) -> pd.DataFrame:
+    """The rows of 4-group, 4-word games: the setting is the bare subset (``setting`` adds ``_<g>x<w>``
+    otherwise), so games of the ``globalgroup_settings`` tasks (other sizes, same subset) stay out."""
+    return groups[groups["setting"] == groups["subset"]]
+
+
+def tag_table(groups: pd.DataFrame) -> pd.DataFrame:
+    """Seed 000 Tables 7-8 (App. I.1): "The averaged performance on groups, separated by tag, by model
+    across each non-NYT 4-group, 4-word game". Tag x model: mean per-group F1 over the non-NYT 4x4 games
+    (smaller games score higher, Table 4, and must not be pooled in)."""
+    data = four_by_four_groups(groups)
+    data = data[data["subset"].astype(str).str[:3] != "nyt"].dropna(subset=["tag"])
+    if data.empty:
+        return pd.DataFrame()
+    return data.pivot_table(index="tag", columns="model", values="f1", aggfunc="mean")
+
+
+def nyt_colour_table(groups: pd.DataFrame) -> pd.DataFrame:
+    """Seed 000 Table 9 (App. I.2): "The averaged results on Connections groupings ... across each 4-group,
+    4-word nyt shuf. game ... divided by the Connections color difficulty". Colour x model: mean per-group
+    F1 over the nyt_shuf 4x4 games, colours in the order yellow, green, blue, purple."""
+    data = four_by_four_groups(groups)
+    data = data[data["subset"].astype(str) == "nyt_shuf"].dropna(subset=["colour"])
+    if data.empty:
+        return pd.DataFrame()
+    table = data.pivot_table(index="colour", columns="model", values="f1", aggfunc="mean")
+    return table.reindex([c for c in COLOURS if c in table.index] + [c for c in table.index if c not in COLOURS])
 
 
 #: Table 10's column order
@@ -281,6 +364,12 @@ def build(runs: list[Run], outdir: Path) -> Section | None:
         if not table.empty:
             table.to_csv(outdir / f"globalgroup_by_{column}.csv")
             section.blocks.append(Table(table, f"Game F1 by {caption}, nyt-seq excluded (Table 4)"))
+    combos = difficulty_combinations(games)
+    if not combos.empty:
+        game_counts(combos).to_csv(outdir / "globalgroup_table12_counts.csv")
+        table = combination_f1(combos)
+        table.to_csv(outdir / "globalgroup_table12_f1.csv")
+        section.blocks.append(Table(table, "Game F1 by ARI x word-overlap combination C1-C5, 4x4 games, nyt-seq excluded (Table 12)"))
     groups = group_frame(records, colour_lookup(runs))
     culture = cultural_differences(groups)
     if not culture.empty:
@@ -291,18 +380,14 @@ def build(runs: list[Run], outdir: Path) -> Section | None:
                 "Mean F1, non-culturally minus culturally related groups, 4x4 games per subset; Mean over subsets (Tables 10 and 3)",
             )
         )
-    nyt = groups[groups["subset"].astype(str).str.startswith("nyt_shuf")]
-    data = groups[groups["subset"].astype(str).str[:3] != "nyt"].dropna(subset=["tag"])
-    if not data.empty:
-        table = data.pivot_table(index="tag", columns="model", values="f1", aggfunc="mean")
+    table = tag_table(groups)
+    if not table.empty:
         table.to_csv(outdir / "globalgroup_tags.csv")
-        section.blocks.append(Table(table, "Per-group F1 by tag type (Tables 7-8)"))
-    nyt = nyt.dropna(subset=["colour"])
-    if not nyt.empty:
-        table = nyt.pivot_table(index="colour", columns="model", values="f1", aggfunc="mean")
-        table = table.reindex([c for c in COLOURS if c in table.index] + [c for c in table.index if c not in COLOURS])
+        section.blocks.append(Table(table, "Per-group F1 by tag type, non-NYT 4x4 games (Tables 7-8)"))
+    table = nyt_colour_table(groups)
+    if not table.empty:
         table.to_csv(outdir / "globalgroup_nyt_colours.csv")
-        section.blocks.append(Table(table, "nyt_shuf per-group F1 by Connections colour (Table 9)"))
+        section.blocks.append(Table(table, "nyt_shuf per-group F1 by Connections colour, 4x4 games (Table 9)"))
     if len(f1) >= 3 and not four_by_four(f1).empty:
         coords = pca_kmeans(four_by_four(f1))
         coords.to_csv(outdir / "globalgroup_pca.csv")

@@ -1,0 +1,300 @@
+"""``engine: vllm | api`` in ``triangulate suite``: one server per model, its cells as concurrent clients, and
+the faults (a server that does not come up, one that never answers, one that dies mid-sweep, Ctrl-C).
+
+Fast: ``tests/support/fake_vllm.py`` stands in for ``vllm serve`` (``$TRIANGULATE_VLLM``) and
+``tests/support/fake_cell.py`` for the cells' ``triangulate eval|play`` (``--launcher``); the real vLLM sweep
+is in ``test_suite_serve_slow.py``."""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+import yaml
+
+from plumbing.errors import UserError
+from triangulation.suite import runner
+from triangulation.suite.runner import Sweep, cell_argv, run_suite
+from triangulation.suite.serve import Endpoint, ServerProcess, free_port, list_models, needs_completions, vllm_argv
+from triangulation.suite.spec import Cell, ModelSpec, cells, load_suite
+
+SUPPORT = Path(__file__).resolve().parents[1] / "support"
+FAKE_VLLM = f"{sys.executable} {SUPPORT / 'fake_vllm.py'}"
+LAUNCHER = (sys.executable, str(SUPPORT / "fake_cell.py"))
+PLAY = [{"play": "nback_verbal_1"}, {"play": "taboo"}, {"play": "wordle"}]
+
+
+def write_suite(tmp: Path, models: list[dict], tasks: list[dict] | None = None, **top) -> Path:
+    path = tmp / "suite.yaml"
+    path.write_text(yaml.safe_dump({"name": "serve", "retries": 1, "models": models, "tasks": tasks or PLAY, **top}))
+    return path
+
+
+@pytest.fixture
+def fake(tmp_path, monkeypatch):
+    """The fake vLLM on ``$TRIANGULATE_VLLM``; its starts, workers and the cells' log under tmp_path."""
+    files = {k: tmp_path / f"{k}.txt" for k in ("starts", "workers", "cells")}
+    monkeypatch.setenv("TRIANGULATE_VLLM", FAKE_VLLM)
+    monkeypatch.setenv("FAKE_VLLM_STARTS", str(files["starts"]))
+    monkeypatch.setenv("FAKE_VLLM_WORKER", str(files["workers"]))
+    monkeypatch.setenv("FAKE_CELL_LOG", str(files["cells"]))
+    monkeypatch.setenv("FAKE_CELL_SLEEP", "0.3")
+    monkeypatch.setattr(runner, "needs_completions", lambda tasks: "mmlu" in tasks)
+    return files
+
+
+def _lines(path: Path) -> list:
+    return [json.loads(line) for line in path.read_text().splitlines()] if path.exists() else []
+
+
+def _gone(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return True
+    try:  # a zombie (exited, not yet reaped by its parent) counts as gone
+        return Path(f"/proc/{pid}/stat").read_text().split()[2] == "Z"
+    except OSError:
+        return True
+
+
+def _pids_gone(path: Path, timeout: float = 10) -> bool:
+    pids = [int(p) for p in path.read_text().split()] if path.exists() else []
+    deadline = time.time() + timeout
+    while time.time() < deadline and not all(_gone(p) for p in pids):
+        time.sleep(0.1)
+    return bool(pids) and all(_gone(p) for p in pids)
+
+
+VLLM_MODEL = {"name": "m1", "model": "hf", "model_args": "pretrained=org/m1,dtype=bfloat16", "engine": "vllm", "num_concurrent": 4}
+
+
+@pytest.mark.parametrize(
+    ("entry", "message"),
+    [
+        ({"engine": "tgi"}, "engine must be one of hf, vllm, api"),
+        ({"engine": "vllm", "model_args": "dtype=float16"}, "needs pretrained="),
+        ({"engine": "vllm", "model": "openai-completions"}, "serves an hf/vllm model's weights"),
+        ({"engine": "api", "model_args": "model=x"}, "needs base_url"),
+        ({"engine": "api", "base_url": "http://h:1/v1"}, "needs model="),
+        ({"engine": "api", "base_url": "http://h:1/v1", "model_args": "model=x", "api_key_env": "sk-secret-123"}, "names the environment"),
+        ({"engine": "hf", "serve_args": ["--x"]}, "serve_args needs engine: vllm"),
+        ({"engine": "vllm", "model_args": "pretrained=p", "base_url": "http://h/v1"}, "base_url needs engine: api"),
+        ({"engine": "vllm", "model_args": "pretrained=p", "gpus": 0}, "gpus must be a number >= 1"),
+    ],
+)
+def test_engine_mistakes_are_one_line(tmp_path, entry, message):
+    with pytest.raises(UserError, match=message):
+        load_suite(write_suite(tmp_path, [{"name": "m", **entry}]))
+
+
+def test_serving_keys_leave_hf_fingerprints_alone_and_count_when_they_change_results(tmp_path):
+    suite = load_suite(write_suite(tmp_path, [{"name": "a", "model": "hf", "model_args": "pretrained=x"}]))
+    [cell, *_] = cells(suite)
+    old_fields = ("name", "model", "model_args", "apply_chat_template", "judge", "player_b", "batch_size", "device")
+
+    blob = json.dumps(
+        {"model": {k: getattr(cell.model, k) for k in old_fields}, "task": [cell.task.runner, list(cell.task.tasks), cell.task.options]},
+        sort_keys=True,
+        default=str,
+    )
+    assert cell.fingerprint() == hashlib.sha256(blob.encode()).hexdigest()[:16]  # runs made before `engine:` stay done
+    served = Cell(ModelSpec(**{**cell.model.__dict__, "engine": "vllm"}), cell.task)
+    assert served.fingerprint() != cell.fingerprint()
+    more = Cell(ModelSpec(**{**served.model.__dict__, "num_concurrent": 64, "gpus": 4, "serve_timeout": 5.0}), cell.task)
+    assert more.fingerprint() == served.fingerprint()  # how fast it runs does not change what it scores
+
+
+def test_served_cells_are_clients_chat_for_generation_and_play_completions_for_loglikelihood(tmp_path, monkeypatch):
+    monkeypatch.setenv("TRIANGULATE_VLLM", "vllm")
+    monkeypatch.setattr(runner, "needs_completions", lambda tasks: tasks == ("mmlu",))
+    suite = load_suite(
+        write_suite(
+            tmp_path,
+            [{**VLLM_MODEL, "batch_size": "auto", "device": "cuda"}],
+            [{"eval": "mmlu", "num_fewshot": 5}, {"eval": "connections"}, {"play": "wordle"}],
+        )
+    )
+    endpoint = Endpoint("http://127.0.0.1:9/v1", model="org/m1", tokenizer="org/m1")
+    mmlu, conn, wordle = (cell_argv(c, tmp_path / "o", ("T",), endpoint=endpoint) for c in cells(suite))
+    assert mmlu[mmlu.index("--model") + 1] == "local-completions"
+    assert mmlu[mmlu.index("--model_args") + 1] == (
+        "model=org/m1,base_url=http://127.0.0.1:9/v1/completions,num_concurrent=4,max_retries=3,tokenizer_backend=huggingface,tokenizer=org/m1"
+    )
+    assert conn[conn.index("--model") + 1] == "local-chat-completions" and "--apply_chat_template" in conn
+    assert "base_url=http://127.0.0.1:9/v1/chat/completions" in conn[conn.index("--model_args") + 1]
+    assert wordle[wordle.index("--model") + 1] == "local-chat-completions" and wordle[wordle.index("--max_live") + 1] == "4"
+    assert not any(flag in argv for argv in (mmlu, conn, wordle) for flag in ("--batch_size", "--device"))
+    assert vllm_argv("org/m1", 8001, {"dtype": "bfloat16"}, 2, ["--max-num-seqs", "8"])[-11:] == [
+        "--host",
+        "127.0.0.1",
+        "--port",
+        "8001",
+        "--enable-prefix-caching",
+        "--dtype",
+        "bfloat16",
+        "--tensor-parallel-size",
+        "2",
+        "--max-num-seqs",
+        "8",
+    ]
+    assert "--tensor-parallel-size" not in vllm_argv("p", 1, {}, 4, ["--data-parallel-size", "4"])
+
+
+def test_task_output_types_pick_the_endpoint():
+    assert needs_completions(["lm_pragmatics"])  # a group of multiple_choice tasks: prompt logprobs
+    assert not needs_completions(["connections", "globalgroup_zh"])  # generation only: chat
+    assert needs_completions(["connections", "lm_pragmatics_irony"])  # mixed: completions serve both
+
+
+def test_one_server_for_all_cells_which_run_at_once_then_it_is_stopped(tmp_path, fake):
+    suite = load_suite(write_suite(tmp_path, [VLLM_MODEL], [*PLAY, {"eval": "mmlu"}]))
+    out = tmp_path / "out"
+    result = run_suite(suite, out, launcher=LAUNCHER, report=False)
+    assert result.exit_code == 0, [o.detail for o in result.outcomes]
+    [argv] = _lines(fake["starts"])  # exactly one server start
+    assert argv[:2] == ["serve", "org/m1"] and "--enable-prefix-caching" in argv and argv[argv.index("--host") + 1] == "127.0.0.1"
+    assert argv[argv.index("--dtype") + 1] == "bfloat16"
+    log = out / "logs" / "m1" / "server.log"
+    assert "GET /v1/models" in log.read_text() and log.read_text().count("POST /v1/") == 8
+    events = _lines(fake["cells"])
+    starts = [e["t"] for e in events if e["event"] == "start"]
+    ends = [e["t"] for e in events if e["event"] == "end"]
+    assert len(starts) == len(ends) == 4 and max(starts) < min(ends)  # all four cells in flight together
+    models = {e["argv"][e["argv"].index("--tasks") + 1]: e["argv"][e["argv"].index("--model") + 1] for e in events}
+    assert models == {
+        "nback_verbal_1": "local-chat-completions",
+        "taboo": "local-chat-completions",
+        "wordle": "local-chat-completions",
+        "mmlu": "local-completions",
+    }
+    assert _pids_gone(fake["workers"])  # the server and its worker stopped by process group
+    again = run_suite(suite, out, launcher=LAUNCHER, report=False)
+    assert [o.status for o in again.outcomes] == ["skipped-done"] * 4 and len(_lines(fake["starts"])) == 1  # nothing to serve
+
+
+def test_a_server_that_does_not_come_up_fails_its_model_only(tmp_path, fake, monkeypatch):
+    monkeypatch.setenv("FAKE_VLLM_MODE", "fail")
+    hf = {"name": "plain", "model": "hf", "model_args": "pretrained=org/plain"}
+    suite = load_suite(write_suite(tmp_path, [VLLM_MODEL, hf]))
+    result = run_suite(suite, tmp_path / "out", launcher=LAUNCHER, report=False)
+    assert result.exit_code == 1
+    by_model = {m: [o for o in result.outcomes if o.cell.model.name == m] for m in ("m1", "plain")}
+    assert [o.status for o in by_model["plain"]] == ["done"] * 3
+    assert [o.status for o in by_model["m1"]] == ["failed"] * 3
+    assert all("ValueError: fake vllm cannot load the model (FAKE_VLLM_MODE=fail)" in o.detail for o in by_model["m1"])
+    assert all("base_url" not in " ".join(e["argv"]) for e in _lines(fake["cells"]))  # only plain's cells ran
+    status = json.loads((tmp_path / "out" / "suite_status.json").read_text())
+    assert {r["status"] for r in status["cells"] if r["model"] == "m1"} == {"failed"}
+    assert "server did not come up" in runner.summary(result)
+
+
+def test_a_server_that_never_answers_is_stopped_after_serve_timeout(tmp_path, fake, monkeypatch):
+    monkeypatch.setenv("FAKE_VLLM_MODE", "hang")
+    suite = load_suite(write_suite(tmp_path, [{**VLLM_MODEL, "serve_timeout": 2}]))
+    started = time.time()
+    result = run_suite(suite, tmp_path / "out", launcher=LAUNCHER, report=False)
+    assert time.time() - started < 30
+    assert {o.status for o in result.outcomes} == {"failed"}
+    assert "/models within 2 s: INFO fake vllm org/m1" in result.outcomes[0].detail
+    assert _pids_gone(fake["workers"]) and not _lines(fake["cells"])
+
+
+def test_a_server_that_dies_mid_sweep_fails_the_cells_in_flight_and_the_rerun_runs_only_those(tmp_path, fake, monkeypatch):
+    monkeypatch.setenv("FAKE_VLLM_MODE", "die_after=3")
+    monkeypatch.setenv("FAKE_CELL_REQUESTS", "3")
+    monkeypatch.setenv("FAKE_CELL_SLEEP", "0.4")
+    tasks = [*PLAY, {"play": "wcst"}]
+    suite = load_suite(write_suite(tmp_path, [VLLM_MODEL], tasks))
+    out = tmp_path / "out"
+    first = run_suite(suite, out, launcher=LAUNCHER, report=False)
+    assert first.exit_code == 1 and {o.status for o in first.outcomes} == {"failed"}  # 4 cells x 3 requests, the server answers 3
+    for o in first.outcomes:
+        assert "the server died (rerun to resume): RuntimeError: fake vllm engine core died" in o.detail
+        assert o.attempts == 1  # a dead server is not retried
+    assert _pids_gone(fake["workers"])
+    monkeypatch.setenv("FAKE_VLLM_MODE", "ok")
+    second = run_suite(suite, out, launcher=LAUNCHER, report=False)
+    assert [o.status for o in second.outcomes] == ["done"] * 4 and len(_lines(fake["starts"])) == 2
+    third = run_suite(suite, out, launcher=LAUNCHER, report=False)
+    assert [o.status for o in third.outcomes] == ["skipped-done"] * 4 and len(_lines(fake["starts"])) == 2
+
+
+def test_api_engine_key_reaches_the_cells_only_through_their_environment(tmp_path, fake, monkeypatch):
+    port = free_port()
+    server = ServerProcess(
+        [*FAKE_VLLM.split(), "serve", "remote-model", "--host", "127.0.0.1", "--port", str(port)],
+        tmp_path / "api.log",
+        f"http://127.0.0.1:{port}/v1",
+        env={k: v for k, v in os.environ.items() if k != "FAKE_VLLM_STARTS"},  # the test's endpoint, not the suite's
+    ).start()
+    secret = "sk-test-" + "7" * 24
+    monkeypatch.setenv("MY_ENDPOINT_KEY", secret)
+    monkeypatch.setenv("FAKE_CELL_EXPECT_KEY", secret)
+    try:
+        server.wait_ready(30)
+        model = {
+            "name": "remote",
+            "engine": "api",
+            "base_url": server.base_url + "/",
+            "api_key_env": "MY_ENDPOINT_KEY",
+            "model_args": {"model": "remote-model"},
+        }
+        out = tmp_path / "out"
+        result = run_suite(load_suite(write_suite(tmp_path, [model])), out, launcher=LAUNCHER, report=False)
+    finally:
+        server.stop()
+    assert result.exit_code == 0, [o.detail for o in result.outcomes]
+    events = _lines(fake["cells"])
+    assert events and all(e["has_key"] and e["key_matches"] for e in events)
+    assert all(secret not in " ".join(e["argv"]) for e in events)
+    assert not fake["starts"].exists()  # nothing started for an existing endpoint
+    for path in out.rglob("*"):
+        assert not path.is_file() or secret not in path.read_text(errors="replace"), path
+
+
+def test_run_model_places_the_server_and_cells_on_the_given_gpus(tmp_path, fake):
+    suite = load_suite(write_suite(tmp_path, [{**VLLM_MODEL, "gpus": 2}], PLAY[:1]))
+    outcomes = Sweep(suite, tmp_path / "out", LAUNCHER).run_model(suite.models[0], cells(suite), gpus=[3, 5])
+    assert [o.status for o in outcomes] == ["done"]
+    assert {e["cuda"] for e in _lines(fake["cells"])} == {"3,5"}
+    [argv] = _lines(fake["starts"])
+    assert argv[argv.index("--tensor-parallel-size") + 1] == "2"
+
+
+def test_ctrl_c_stops_the_server_and_every_cell(tmp_path, fake, monkeypatch):
+    monkeypatch.setenv("FAKE_CELL_SLEEP", "30")
+    suite = write_suite(tmp_path, [VLLM_MODEL])
+    env = dict(os.environ, PYTHONPATH=str(SUPPORT.parents[1]) + os.pathsep + os.environ.get("PYTHONPATH", ""))
+    cmd = [sys.executable, "-m", "triangulation", "suite", str(suite), "-o", str(tmp_path / "out"), "--launcher", " ".join(LAUNCHER)]
+    proc = subprocess.Popen(cmd, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    deadline = time.time() + 120
+    while time.time() < deadline and len([e for e in _lines(fake["cells"]) if e["event"] == "start"]) < 3:
+        time.sleep(0.2)
+    cell_pids = [e["pid"] for e in _lines(fake["cells"])]
+    assert len(cell_pids) == 3, proc.communicate(timeout=60)
+    proc.send_signal(signal.SIGINT)
+    _, stderr = proc.communicate(timeout=60)
+    assert proc.returncode != 0
+    assert all(_gone(p) for p in cell_pids), stderr[-2000:]
+    assert _pids_gone(fake["workers"])
+    [argv] = _lines(fake["starts"])
+    assert list_models(f"http://127.0.0.1:{argv[argv.index('--port') + 1]}/v1") is None  # nothing answers there any more
+
+
+def test_dry_run_shows_the_served_cells_commands(tmp_path, fake, capsys):
+    from triangulation.cli.main import main
+
+    suite = write_suite(tmp_path, [VLLM_MODEL], PLAY[:2])
+    assert main(["suite", str(suite), "-o", str(tmp_path / "out"), "--dry_run"]) == 0
+    lines = capsys.readouterr().out.splitlines()
+    assert lines[0] == "m1: engine vllm: one server for its cells at http://127.0.0.1:PORT/v1"
+    assert all("--model local-chat-completions" in ln and "base_url=http://127.0.0.1:PORT/v1/chat/completions" in ln for ln in lines[1:])
+    assert len(lines) == 3 and not _lines(fake["starts"])  # nothing started

@@ -1,0 +1,226 @@
+"""Inspect AI logs of our runs: one ``.eval`` file per model x task, written with inspect_ai's own API.
+
+Every play episode (``episodes_<task>.jsonl``) and every lm-eval sample (``samples_<task>_<date>.jsonl``) of a
+results folder becomes an :class:`inspect_ai.log.EvalSample`, through the viewer's data model
+(:mod:`triangulation.viewer.episodes`, the one reading of each record shape):
+
+- ``messages``: the conversation in order; the game master and the prompt are ``user`` messages (a system
+  prompt a ``system`` one), the players and the judge ``assistant`` messages, our role in ``metadata.role``;
+- ``target``: the gold (lm-eval's target or the gold groups; a play episode's hidden solution) where there is one;
+- ``scores``: each numeric per-episode score as a :class:`~inspect_ai.scorer.Score` whose ``answer`` is our
+  parsed reading of the replies and whose ``explanation`` is the viewer's verdict sentence;
+- the log's ``results``: the task's aggregate metrics from the results JSON (with their standard errors).
+
+``inspect view --log-dir LOG_DIR`` (or ``inspect view bundle``), ``read_eval_log`` and
+``inspect_ai.analysis.samples_df`` then read them like any Inspect run. inspect-ai is the optional extra
+``triangulate[inspect]``.
+"""
+
+from __future__ import annotations
+
+import math
+import re
+from collections.abc import Iterable, Mapping
+from datetime import datetime, timezone
+from pathlib import Path
+from typing import Any
+
+from multiturn.game import TurnView
+from plumbing import run_folder
+from plumbing.errors import UserError
+from triangulation.runs.results_io import Run, metric_values, read_run
+from triangulation.viewer.episodes import Episode
+from triangulation.viewer.pages import file_episodes, find_episode_files
+
+SCORER = "triangulate"
+#: facts titles that are the gold / hidden solution of a play episode (the others describe the setup)
+GOLD_TITLES = ("the solution (hidden from the player)", "the puzzle (the judge sees the answer)", "the block", "the gold groups")
+INSTALL_HINT = "inspect-ai is not installed: pip install 'triangulate[inspect]' (or pip install inspect-ai)"
+
+
+def require_inspect() -> None:
+    """Raise a one-line UserError naming the extra when inspect_ai cannot be imported."""
+    try:
+        import inspect_ai  # noqa: F401
+    except ImportError:
+        raise UserError(INSTALL_HINT) from None
+
+
+def finite(value: Any) -> float | None:
+    """``value`` as a finite float, else None (NaN scores, strings and lists are not Inspect score values)."""
+    if isinstance(value, bool):
+        return float(value)
+    try:
+        out = float(value)
+    except (TypeError, ValueError):
+        return None
+    return out if math.isfinite(out) else None
+
+
+def chat_message(turn: TurnView, model: str):
+    """One viewer turn as an Inspect chat message (our role, addressee and parsed notes in its metadata)."""
+    from inspect_ai.model import ChatMessageAssistant, ChatMessageSystem, ChatMessageUser
+
+    meta: dict[str, Any] = {"role": turn.role}
+    if turn.to:
+        meta["to"] = turn.to
+    if turn.reading is not None:
+        meta["parsed"] = turn.reading
+    if turn.why:
+        meta["why"] = turn.why
+    if turn.verdict is not None:
+        meta["correct"] = turn.verdict
+    if turn.role == "gm":
+        cls = ChatMessageSystem if turn.to == "system prompt" else ChatMessageUser
+        return cls(content=turn.text, metadata=meta)
+    return ChatMessageAssistant(content=turn.text, model=model, metadata=meta)
+
+
+def parsed_reading(episode: Episode) -> str:
+    """What we read from the model's replies, one line per reply: our reading, or why it did not parse."""
+    return "\n".join(t.reading if t.reading is not None else (t.why or "unparsed") for t in episode.turns if t.role != "gm")
+
+
+def gold(episode: Episode) -> str:
+    """The gold target (lm-eval target / gold groups / hidden solution); empty when the task has none."""
+    if episode.facts_title not in GOLD_TITLES and not (len(episode.facts) == 1 and episode.facts[0][0] == "gold"):
+        return ""
+    if len(episode.facts) == 1 and episode.facts[0][0] == "gold":
+        return episode.facts[0][1]
+    return "\n".join(f"{k}: {v}" for k, v in episode.facts)
+
+
+def eval_sample(episode: Episode, sample_id: str):
+    """An :class:`~inspect_ai.log.EvalSample` holding the episode's conversation, gold and scores."""
+    from inspect_ai.log import EvalSample
+    from inspect_ai.model import ModelOutput
+    from inspect_ai.scorer import Score
+
+    messages = [chat_message(t, episode.model) for t in episode.turns]
+    first = next((t.text for t in episode.turns if t.role == "gm"), "")
+    last = next((t.text for t in reversed(episode.turns) if t.role != "gm"), "")
+    answer = parsed_reading(episode)
+    scores = {
+        name: Score(value=v, answer=answer, explanation=episode.why)
+        for name, raw in episode.scores.items()
+        if (v := finite(raw)) is not None
+    }
+    return EvalSample(
+        id=sample_id,
+        epoch=1,
+        input=first,
+        target=gold(episode),
+        messages=messages,
+        output=ModelOutput.from_content(model=episode.model, content=last),
+        scores=scores,
+        metadata={
+            "task": episode.task,
+            "model": episode.model,
+            "outcome": episode.outcome,
+            "failed": episode.failed,
+            "error": episode.error,
+        },
+    )
+
+
+def eval_results(run: Run | None, task: str, n: int):
+    """The task's aggregate metrics (``results[task]`` of the results JSON) as Inspect ``EvalResults``."""
+    from inspect_ai.log import EvalMetric, EvalResults, EvalScore
+
+    scores = []
+    task_results: Mapping[str, Any] = run.results.get(task, {}) if run else {}
+    stderrs = {k.partition(",")[0].removesuffix("_stderr"): finite(v) for k, v in task_results.items() if "_stderr" in k}
+    for name, value in metric_values(task_results).items():
+        metrics = {name: EvalMetric(name=name, value=value)}
+        if stderrs.get(name) is not None:
+            metrics["stderr"] = EvalMetric(name="stderr", value=stderrs[name])
+        scores.append(EvalScore(name=name, scorer=SCORER, metrics=metrics))
+    return EvalResults(total_samples=n, completed_samples=n, scores=scores)
+
+
+def latest_run_with(folder: Path, task: str) -> Run | None:
+    """The newest ``results_*.json`` in ``folder`` that scored ``task`` (None when none did)."""
+    for path in sorted(folder.glob(run_folder.RESULTS_GLOB), key=run_folder.results_date, reverse=True):
+        run = read_run(path)
+        if task in run.results:
+            return run
+    return None
+
+
+def build_log(task: str, model: str, episodes: list[Episode], run: Run | None, source: Path):
+    """One :class:`~inspect_ai.log.EvalLog` for ``model`` x ``task`` (sample ids made unique in order)."""
+    from inspect_ai.log import EvalConfig, EvalDataset, EvalLog, EvalPlan, EvalSpec, EvalStats
+
+    seen: dict[str, int] = {}
+    samples = []
+    for ep in episodes:
+        base = ep.id or str(len(samples))
+        seen[base] = seen.get(base, 0) + 1
+        samples.append(eval_sample(ep, base if seen[base] == 1 else f"{base}#{seen[base]}"))
+    created = created_at(run, source)
+    key = slug(f"{model}-{task}")
+    spec = EvalSpec(
+        eval_id=key,
+        run_id=slug(model),
+        created=created,
+        task=task,
+        task_id=slug(task),
+        task_version=0,
+        dataset=EvalDataset(name=task, location=str(source), samples=len(samples), sample_ids=[s.id for s in samples]),
+        model=model,
+        config=EvalConfig(),
+        metadata={"source": str(source), "exported_by": "triangulate export inspect"},
+    )
+    return EvalLog(
+        version=2,
+        status="success",
+        eval=spec,
+        plan=EvalPlan(),
+        results=eval_results(run, task, len(samples)),
+        stats=EvalStats(started_at=created, completed_at=created),
+        samples=samples,
+    )
+
+
+def slug(text: str) -> str:
+    return re.sub(r"[^A-Za-z0-9_.-]+", "_", text).strip("_") or "x"
+
+
+def created_at(run: Run | None, source: Path) -> str:
+    """The run's date (from the results file name), else the source file's modification time, ISO 8601."""
+    if run is not None:
+        m = re.match(r"(\d{4}-\d{2}-\d{2})T(\d{2})-(\d{2})-(\d{2})", run.date)
+        if m:
+            return f"{m[1]}T{m[2]}:{m[3]}:{m[4]}+00:00"
+    return datetime.fromtimestamp(source.stat().st_mtime, tz=timezone.utc).isoformat(timespec="seconds")
+
+
+def latest_sources(found: list[tuple[str, str, str, Path]]) -> dict[tuple[str, str], tuple[str, Path, Run | None]]:
+    """(model, task) -> (kind, file, run) of the newest run of that model x task (by the results file's date,
+    as the report picks it), among the episode and sample files found."""
+    best: dict[tuple[str, str], tuple[tuple[str, float], str, Path, Run | None]] = {}
+    for task, model, kind, path in found:
+        run = latest_run_with(path.parent, task)
+        rank = (run.date if run else "", path.stat().st_mtime)
+        if (model, task) not in best or rank > best[(model, task)][0]:
+            best[(model, task)] = (rank, kind, path, run)
+    return {key: (kind, path, run) for key, (_, kind, path, run) in best.items()}
+
+
+def export_inspect(run_dirs: Iterable[Path], out: Path) -> list[Path]:
+    """Write one ``.eval`` log per model x task found under ``run_dirs`` (the newest run of each) into ``out``;
+    returns their paths."""
+    require_inspect()
+    from inspect_ai.log import write_eval_log
+
+    found = find_episode_files([Path(d) for d in run_dirs])
+    if not found:
+        raise UserError("no episodes_<task>.jsonl or samples_<task>_<date>.jsonl under " + ", ".join(map(str, run_dirs)))
+    out.mkdir(parents=True, exist_ok=True)
+    written = []
+    for (model, task), (kind, path, run) in sorted(latest_sources(found).items()):
+        log = build_log(task, model, file_episodes(task, model, kind, path), run, path)
+        target = out / f"{log.eval.created[:19].replace(':', '-')}_{slug(task)}_{slug(model)}.eval"
+        write_eval_log(log, str(target))
+        written.append(target)
+    return written

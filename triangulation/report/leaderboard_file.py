@@ -1,0 +1,99 @@
+"""``leaderboard.csv`` / ``leaderboard.parquet``: our run models in the Open LLM Leaderboard's table shape.
+
+One row per model (``eval_name``, ``fullname``, ``Average ⬆️``), then per benchmark a raw column ``<benchmark>
+Raw`` (the report's main metric, as scored) and a normalised column ``<benchmark>``, the way the Open LLM
+Leaderboard v2 normalises (Hugging Face leaderboards documentation, "Scores Normalization":
+``normalize_within_range(value, lower_bound, higher_bound) = (value - lower_bound) / (higher_bound -
+lower_bound)``, the lower bound being the random baseline, "If the raw score is below the lower bound, it's
+normalized to 0", shown on a 0-100 scale; the average is the mean of the normalised scores):
+
+    normalised = 100 * max(0, (raw - chance) / (max - chance))
+
+``chance`` is our chance player's score on the benchmark (the ``random`` model's row,
+:data:`~triangulation.report.leaderboard.CHANCE_MODELS`), else a chance level a task states
+(``TaskSpec.reference_levels`` labelled chance; an ideal learner's level is a ceiling and is never used), else 0 (as the leaderboard does for generative
+tasks). ``max`` is 1 for a metric whose scores all lie in [0, 1], 100 for one in [0, 100]; a benchmark on
+another scale (d', counts) keeps its raw column and has no normalised one. ``Average ⬆️`` is the mean of a
+model's normalised scores (over the benchmarks it has). ``leaderboard_bounds.csv`` lists each benchmark's
+chance, its source and max. External tables' columns are not ours to normalise and are left out.
+
+:func:`triangulation.report.external.read_external` reads the file back (``--external LABEL=leaderboard.csv``).
+"""
+
+from __future__ import annotations
+
+import math
+import re
+from pathlib import Path
+
+import pandas as pd
+
+from triangulation.report.leaderboard import CHANCE_MODELS, reference_levels
+
+AVERAGE = "Average ⬆️"  # the Open LLM Leaderboard's column name (the --external reader knows it)
+RAW_SUFFIX = " Raw"  # "IFEval Raw" next to "IFEval" in the leaderboard's contents table
+
+
+def chance_level(table: pd.DataFrame, benchmark: str) -> tuple[float, str]:
+    """(chance, source) of ``benchmark``: our chance player's score, else an analytic level, else 0."""
+    for model, label in CHANCE_MODELS.items():
+        if model in table.index and benchmark in table.columns:
+            value = table.at[model, benchmark]
+            if isinstance(value, (int, float)) and math.isfinite(value):
+                return float(value), label
+    for label, levels in reference_levels([benchmark]).items():
+        if "chance" in label.lower() and benchmark in levels:  # an ideal learner is a ceiling, not chance
+            return float(levels[benchmark]), label
+    return 0.0, "none known (0, as for generative tasks)"
+
+
+def max_score(values: pd.Series) -> float:
+    """1 when every score lies in [0, 1], 100 when in [0, 100], else NaN (no normalised column)."""
+    finite = values[values.notna()].astype(float)
+    if finite.empty or finite.min() < 0:
+        return math.nan
+    return 1.0 if finite.max() <= 1.0 else 100.0 if finite.max() <= 100.0 else math.nan
+
+
+def normalise(raw: float, chance: float, top: float) -> float:
+    """Open LLM Leaderboard v2: ``100 * (raw - chance) / (top - chance)``, clipped at 0; NaN when undefined."""
+    if not all(math.isfinite(x) for x in (raw, chance, top)) or top <= chance:
+        return math.nan
+    return 100.0 * max(0.0, (raw - chance) / (top - chance))
+
+
+def leaderboard_frames(table: pd.DataFrame, benchmarks: list[str], models: list[str]) -> tuple[pd.DataFrame, pd.DataFrame]:
+    """(the leaderboard rows, the bounds per benchmark) for ``models`` x ``benchmarks`` of the score table."""
+    bounds = []
+    columns: dict[str, list[float]] = {}
+    for bench in benchmarks:
+        chance, source = chance_level(table, bench)
+        top = max_score(pd.concat([table[bench], pd.Series([chance])]))
+        bounds.append({"benchmark": bench, "chance": chance, "chance_source": source, "max": top})
+        raw = [float(table.at[m, bench]) for m in models]
+        columns[bench + RAW_SUFFIX] = raw
+        if math.isfinite(top):
+            columns[bench] = [normalise(r, chance, top) for r in raw]
+    rows = pd.DataFrame(columns, index=models)
+    normalised = [b for b in benchmarks if b in rows.columns]
+    average = rows[normalised].mean(axis=1, skipna=True) if normalised else pd.Series(math.nan, index=models)
+    rows.insert(0, AVERAGE, average)
+    rows.insert(0, "fullname", models)
+    rows.insert(0, "eval_name", [re.sub(r"[^A-Za-z0-9_.-]+", "__", m) for m in models])
+    ordered = ["eval_name", "fullname", AVERAGE] + [c for b in benchmarks for c in (b + RAW_SUFFIX, b) if c in rows.columns]
+    return rows[ordered].reset_index(drop=True), pd.DataFrame(bounds)
+
+
+def write_leaderboard_files(table: pd.DataFrame, metrics: dict[str, str], run_models: set[str], out: Path) -> list[Path]:
+    """Write ``leaderboard.csv``, ``leaderboard.parquet`` and ``leaderboard_bounds.csv`` into ``out`` for the run
+    models (not the chance players, not external rows) and our benchmarks (a non-empty metric); returns the paths."""
+    models = sorted(m for m in table.index if m in run_models and m not in CHANCE_MODELS)
+    benchmarks = [b for b in table.columns if metrics.get(b)]
+    if not models or not benchmarks:
+        return []
+    rows, bounds = leaderboard_frames(table, benchmarks, models)
+    paths = [out / "leaderboard.csv", out / "leaderboard.parquet", out / "leaderboard_bounds.csv"]
+    rows.to_csv(paths[0], index=False)
+    rows.to_parquet(paths[1], index=False)
+    bounds.to_csv(paths[2], index=False)
+    return paths

@@ -1,0 +1,317 @@
+"""Serve a suite model once (``engine: vllm``) or reach an existing endpoint (``engine: api``).
+
+With ``engine: vllm`` the suite starts one ``vllm serve`` for the model, waits for ``/v1/models`` with a
+bounded timeout, runs all the model's cells against it as client processes, then stops it by its PID and
+process group. vLLM is ``$TRIANGULATE_VLLM`` (a command line, e.g. ``python benchmarks/vllm_cpu.py`` for the
+CPU recipe in benchmarks/README.md) or ``vllm`` on PATH. The server listens on a free port of 127.0.0.1, in
+its own process group (so a Ctrl-C at the terminal reaches the suite, which stops it), is told to stop when
+the suite's process dies (``PR_SET_PDEATHSIG``), and logs to ``DIR/logs/<model>/server.log``.
+
+A cell reaches the server through lm-eval's OpenAI-compatible clients: generation tasks and play tasks through
+``local-chat-completions``, loglikelihood tasks (``output_type`` ``loglikelihood``, ``multiple_choice``, ...)
+through ``local-completions`` (:func:`needs_completions`). ``engine: api`` gives an endpoint's ``base_url``
+and the name of an environment variable that holds its key; the key reaches the cells as
+``OPENAI_API_KEY`` in their environment only, never on a command line or in a file.
+"""
+
+from __future__ import annotations
+
+import functools
+import json
+import os
+import shlex
+import shutil
+import signal
+import socket
+import subprocess
+import time
+import urllib.request
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from multiturn.backends.naming import is_embedded, parse_model_args
+from plumbing.errors import UserError
+
+VLLM_ENV = "TRIANGULATE_VLLM"
+#: model_args of an ``hf``/``vllm`` suite model that become ``vllm serve`` flags
+SERVE_FLAGS = {"dtype": "--dtype", "revision": "--revision", "max_length": "--max-model-len"}
+PARALLEL_FLAGS = ("--tensor-parallel-size", "-tp", "--data-parallel-size", "-dp", "--pipeline-parallel-size", "-pp")
+#: lm-eval output types a chat endpoint cannot score (they need prompt logprobs: ``/v1/completions``)
+LOGPROB_TYPES = {"loglikelihood", "loglikelihood_rolling", "multiple_choice"}
+
+
+class ServerError(RuntimeError):
+    """The server did not come up or died; the message is one line (the log's last line included)."""
+
+
+def die_with_parent() -> None:  # pragma: no cover - runs in the child between fork and exec
+    """Ask Linux to send SIGTERM to this child when its parent exits (prctl PR_SET_PDEATHSIG = 1)."""
+    try:
+        import ctypes
+
+        ctypes.CDLL("libc.so.6", use_errno=True).prctl(1, signal.SIGTERM)
+    except (OSError, AttributeError):
+        pass
+
+
+def free_port() -> int:
+    """A TCP port on 127.0.0.1 that nothing listens on now."""
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        return sock.getsockname()[1]
+
+
+def last_line(path: Path) -> str:
+    """The last non-empty line of a log (at most 300 characters), or ``""``."""
+    try:
+        lines = [ln.strip() for ln in path.read_text(encoding="utf-8", errors="replace").splitlines() if ln.strip()]
+    except OSError:
+        return ""
+    return lines[-1][:300] if lines else ""
+
+
+def list_models(base_url: str, api_key: str | None = None, timeout: float = 2) -> list[str] | None:
+    """The model ids ``GET {base_url}/models`` lists, or None while nothing answers there."""
+    request = urllib.request.Request(f"{base_url.rstrip('/')}/models")
+    if api_key:
+        request.add_header("Authorization", f"Bearer {api_key}")
+    try:
+        with urllib.request.urlopen(request, timeout=timeout) as resp:
+            return [str(m.get("id")) for m in json.load(resp).get("data", [])]
+    except (OSError, ValueError, AttributeError):
+        return None
+
+
+class ServerProcess:
+    """A server as a child process in its own process group; :meth:`stop` ends it and its workers by PID.
+
+    ``argv``/``env`` start it, its stdout and stderr go to ``log`` (appended), ``base_url`` is where it
+    answers ``GET /models`` once it is up.
+    """
+
+    def __init__(self, argv: list[str], log: Path, base_url: str, env: Mapping[str, str] | None = None):
+        self.argv, self.log, self.base_url = list(argv), Path(log), base_url
+        self.env = dict(os.environ if env is None else env)
+        self.proc: subprocess.Popen | None = None
+
+    def start(self) -> ServerProcess:
+        self.log.parent.mkdir(parents=True, exist_ok=True)
+        with self.log.open("a", encoding="utf-8") as fh:
+            command = shlex.join(self.argv).replace("\n", "\\n")  # one line
+            fh.write(f"=== {time.strftime('%Y-%m-%d %H:%M:%S')} {command}\n")
+            fh.flush()
+            try:
+                self.proc = subprocess.Popen(
+                    self.argv,
+                    stdout=fh,
+                    stderr=subprocess.STDOUT,
+                    stdin=subprocess.DEVNULL,
+                    env=self.env,
+                    start_new_session=True,
+                    preexec_fn=die_with_parent,
+                )
+            except OSError as exc:
+                raise ServerError(f"cannot start {self.argv[0]}: {exc.strerror or exc}") from None
+        return self
+
+    def wait_ready(self, timeout: float, api_key: str | None = None) -> list[str]:
+        """Poll ``/models`` until it answers (returns the model ids); :class:`ServerError` when the process
+        exits first or ``timeout`` seconds pass (the server is stopped then)."""
+        deadline = time.monotonic() + timeout
+        while True:
+            if self.proc is not None and self.proc.poll() is not None:
+                raise ServerError(f"server exited with status {self.proc.returncode} before answering: {last_line(self.log)}")
+            models = list_models(self.base_url, api_key)
+            if models is not None:
+                return models
+            if time.monotonic() >= deadline:
+                self.stop()
+                raise ServerError(f"no answer on {self.base_url}/models within {timeout:g} s: {last_line(self.log)}")
+            time.sleep(0.5)
+
+    def alive(self) -> bool:
+        return self.proc is not None and self.proc.poll() is None
+
+    @property
+    def pid(self) -> int | None:
+        return None if self.proc is None else self.proc.pid
+
+    def stop(self, sig: int = signal.SIGTERM, grace: float = 20) -> None:
+        """Send ``sig`` to the server's process group and wait (SIGKILL after ``grace`` s); workers that
+        outlive the server get SIGKILL too."""
+        if self.proc is None:
+            return
+        if self.proc.poll() is None:
+            self._signal(sig)
+            try:
+                self.proc.wait(timeout=grace)
+            except subprocess.TimeoutExpired:
+                self._signal(signal.SIGKILL)
+                self.proc.wait(timeout=grace)
+        self._signal(signal.SIGKILL)
+
+    def _signal(self, sig: int) -> None:
+        try:
+            os.killpg(self.proc.pid, sig)
+        except (ProcessLookupError, PermissionError):
+            pass
+
+
+def vllm_command() -> list[str]:
+    """``$TRIANGULATE_VLLM`` split like a shell would, else ``vllm`` on PATH; :class:`ServerError` if neither."""
+    override = os.environ.get(VLLM_ENV, "").strip()
+    if override:
+        return shlex.split(override)
+    found = shutil.which("vllm")
+    if not found:
+        raise ServerError(f"vllm not found: install vLLM (`vllm` on PATH) or set ${VLLM_ENV} to its command")
+    return [found]
+
+
+@dataclass
+class Endpoint:
+    """Where a model's cells send their requests, and how they authenticate."""
+
+    base_url: str  # http://HOST:PORT/v1
+    model: str  # the name the server answers to (``model=`` of the client's model_args)
+    tokenizer: str | None = None  # a local tokenizer for ``local-completions`` (loglikelihood)
+    extra_args: dict[str, Any] = field(default_factory=dict)  # the suite's other client model_args
+    api_key_env: str | None = None  # the variable whose value is the key (``engine: api``)
+    server: ServerProcess | None = None
+
+    def alive(self) -> bool:
+        return self.server is None or self.server.alive()
+
+    def api_key(self) -> str | None:
+        return os.environ.get(self.api_key_env) if self.api_key_env else None
+
+    def client_env(self, env: Mapping[str, str]) -> dict[str, str]:
+        """``env`` with the key as ``OPENAI_API_KEY`` (lm-eval's clients read it there)."""
+        out = dict(env)
+        key = self.api_key()
+        if key:
+            out["OPENAI_API_KEY"] = key
+        return out
+
+    def client(self, completions: bool, num_concurrent: int) -> tuple[str, str]:
+        """``(--model, --model_args)`` for a cell: ``local-completions`` when it scores loglikelihoods."""
+        args: dict[str, Any] = {"model": self.model, **self.extra_args}
+        args["base_url"] = f"{self.base_url}/completions" if completions else f"{self.base_url}/chat/completions"
+        args["num_concurrent"] = num_concurrent
+        args.setdefault("max_retries", 3)
+        if completions and self.tokenizer:
+            args.update(tokenizer_backend="huggingface", tokenizer=self.tokenizer)
+        text = ",".join(f"{k}={v}" for k, v in args.items())
+        return ("local-completions" if completions else "local-chat-completions"), text
+
+
+def embedded_model_folder(export: bool = True) -> Path:
+    """The embedded SmolLM2 as a transformers folder that vLLM can load (exported once, then cached)."""
+    from multiturn.backends.default_model import DEFAULT_MODEL_NAME, export_transformers_folder
+    from plumbing.paths import cache_root
+
+    folder = cache_root() / "served" / DEFAULT_MODEL_NAME
+    return export_transformers_folder(folder) if export else folder
+
+
+def vllm_argv(path: str, port: int, model_args: Mapping[str, Any], gpus: int, serve_args: Iterable[str]) -> list[str]:
+    """``vllm serve PATH`` on 127.0.0.1:PORT: prefix caching on, ``gpus`` as the tensor-parallel size (unless
+    ``serve_args`` sets a parallel size), dtype/revision/max_length from ``model_args``, then ``serve_args``."""
+    extra = list(serve_args)
+    argv = [*vllm_command(), "serve", path, "--host", "127.0.0.1", "--port", str(port), "--enable-prefix-caching"]
+    for key, flag in SERVE_FLAGS.items():
+        if model_args.get(key) not in (None, "", "auto") and flag not in extra:
+            argv += [flag, str(model_args[key])]
+    if str(model_args.get("trust_remote_code", "")).lower() == "true":
+        argv.append("--trust-remote-code")
+    if gpus > 1 and not any(a.split("=", 1)[0] in PARALLEL_FLAGS for a in extra):
+        argv += ["--tensor-parallel-size", str(gpus)]
+    return argv + extra
+
+
+def served_path(model: str | None, model_args: Any, export: bool = True) -> tuple[str, dict[str, Any]]:
+    """The weights ``vllm serve`` loads (``pretrained=`` of an ``hf``/``vllm`` model; the embedded SmolLM2
+    when the model names none, exported unless ``export`` is false) and the parsed model_args."""
+    args = parse_model_args(model_args)
+    if is_embedded(model, model_args):
+        return str(embedded_model_folder(export)), {"dtype": "float32", "max_length": 4096}
+    path = args.get("pretrained") or args.get("model")
+    if not path:
+        raise UserError("engine: vllm needs `pretrained=` (a Hub id or a local folder) in the model's model_args")
+    return str(path), args
+
+
+def start_vllm(
+    model: str | None, model_args: Any, log: Path, gpus: int = 1, serve_args: Iterable[str] = (), env: Mapping[str, str] | None = None
+) -> Endpoint:
+    """Start ``vllm serve`` for one model (not yet waited for: call ``endpoint.server.wait_ready``)."""
+    path, args = served_path(model, model_args)
+    port = free_port()
+    argv = vllm_argv(path, port, args, gpus, serve_args)
+    server = ServerProcess(argv, log, f"http://127.0.0.1:{port}/v1", env=env).start()
+    return Endpoint(server.base_url, model=path, tokenizer=path, server=server)
+
+
+def planned_endpoint(engine: str, model: str | None, model_args: Any, base_url: str | None, api_key_env: str | None) -> Endpoint:
+    """The endpoint a served model's cells will use, without starting anything (``--dry_run``): a vLLM
+    server's port is only known once it starts (shown as ``PORT``)."""
+    if engine == "api":
+        return api_endpoint(base_url or "", model_args, api_key_env)
+    path, _ = served_path(model, model_args, export=False)
+    return Endpoint("http://127.0.0.1:PORT/v1", model=path, tokenizer=path)
+
+
+def api_endpoint(base_url: str, model_args: Any, api_key_env: str | None) -> Endpoint:
+    """An existing OpenAI-compatible endpoint; ``model_args`` names the served model (``model=``)."""
+    args = parse_model_args(model_args)
+    name = args.pop("model", None) or args.pop("pretrained", None)
+    if not name:
+        raise UserError("engine: api needs `model=` (the name the endpoint serves) in the model's model_args")
+    for key in ("base_url", "num_concurrent"):
+        args.pop(key, None)
+    return Endpoint(base_url.rstrip("/"), model=str(name), tokenizer=args.pop("tokenizer", None), extra_args=args, api_key_env=api_key_env)
+
+
+@functools.lru_cache(maxsize=2)
+def _task_manager(full: bool):
+    from lm_eval.tasks import TaskManager
+
+    from lm_eval_tasks import TASKS_DIR
+
+    return TaskManager(include_path=str(TASKS_DIR), include_defaults=full)
+
+
+def _output_types(name: str, index: Mapping[str, Any], depth: int = 0) -> set[str] | None:
+    """Output types of a task, group or tag in a TaskManager index (None: not in it)."""
+    entry = index.get(name)
+    if entry is None or depth > 8:
+        return None
+    kind = entry.kind.name
+    cfg = entry.cfg or {}
+    if kind == "TAG":
+        members = [n for n, e in index.items() if name in (e.tags or set()) and n != name]
+    elif kind == "GROUP":
+        members = [t if isinstance(t, str) else t.get("task") for t in cfg.get("task", [])]
+    else:
+        return {str(cfg.get("output_type") or "unknown")}
+    out: set[str] = set()
+    for member in members:
+        if isinstance(member, str):
+            out |= _output_types(member, index, depth + 1) or {"unknown"}
+        else:
+            out.add("unknown")
+    return out
+
+
+def needs_completions(tasks: Iterable[str]) -> bool:
+    """Whether lm-eval ``tasks`` need ``/v1/completions`` (a loglikelihood-type task among them, or one whose
+    type cannot be told: completions serve generation too, chat cannot score loglikelihoods)."""
+    types: set[str] = set()
+    for name in tasks:
+        found = _output_types(name, _task_manager(False).task_index)
+        if found is None:
+            found = _output_types(name, _task_manager(True).task_index) or {"unknown"}
+        types |= found
+    return bool(types & (LOGPROB_TYPES | {"unknown"}))
