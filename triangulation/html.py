@@ -97,14 +97,14 @@ class Section:
     folded: bool = False  # shown closed (``<details>``): long reference tables
 
 
-#: control characters (C0 but tab/newline/CR, DEL, C1) and bidirectional overrides, embeddings and isolates: shown
-#: as a visible ``<U+XXXX>`` so a reply cannot reorder or hide text on the page (the "Trojan source" trick)
-_INVISIBLE = re.compile("[\x00-\x08\x0b\x0c\x0e-\x1f\x7f-\x9f\u202a-\u202e\u2066-\u2069]")
+#: control characters (C0 but tab/newline/CR, DEL, C1): shown as a visible ``<U+XXXX>``, so a reply cannot hide
+#: text or ring a terminal bell on the page (bidirectional text is isolated by the page: ``dir=auto``, ``<bdi>``)
+_INVISIBLE = re.compile("[\x00-\x08\x0b\x0c\x0e-\x1f\x7f-\x9f]")
 
 
 def esc(value: Any) -> str:
-    """``value`` as HTML text: lone surrogates replaced (:func:`plumbing.jsonio.clean_text`), control and bidi
-    override characters made visible as ``<U+XXXX>``."""
+    """``value`` as HTML text: lone surrogates replaced (:func:`plumbing.jsonio.clean_text`), control characters
+    made visible as ``<U+XXXX>``."""
     text = _INVISIBLE.sub(lambda m: f"<U+{ord(m.group()):04X}>", clean_text(str(value))[0])
     return html.escape(text, quote=True)
 
