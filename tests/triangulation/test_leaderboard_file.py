@@ -56,7 +56,7 @@ def test_chance_from_our_chance_row_else_zero_never_the_ideal_learner():
 
 def test_report_writes_the_leaderboard_and_reads_it_back_as_external(tmp_path):
     three_model_results(tmp_path)
-    write_play_run(tmp_path / "play", "pretrained=random", {"wcst": {"accuracy": 0.4}}, folder="chance")
+    write_play_run(tmp_path / "play", "pretrained=random", {"wcst_triangulating": {"accuracy": 0.4}}, folder="chance")
     out = tmp_path / "report"
     assert run_report([str(tmp_path / "lm_eval"), str(tmp_path / "play"), "--out", str(out)]) == 0
     csv = pd.read_csv(out / "leaderboard.csv")
@@ -64,24 +64,24 @@ def test_report_writes_the_leaderboard_and_reads_it_back_as_external(tmp_path):
     assert csv["fullname"].tolist() == ["scripted-half", "scripted/chunker", "scripted/oracle"]  # no chance row
     scores = pd.read_csv(out / "scores.csv", index_col="model")
     row = csv.set_index("fullname").loc["scripted/oracle"]
-    assert row["wcst Raw"] == scores.loc["scripted/oracle", "wcst"] == 0.7
-    assert row["wcst"] == pytest.approx(100 * (0.7 - 0.4) / (1 - 0.4))  # chance from the random player's row
-    assert csv.set_index("fullname").loc["scripted/chunker", "wcst"] == 0.0  # 0.3 < chance 0.4: clipped
+    assert row["wcst_triangulating Raw"] == scores.loc["scripted/oracle", "wcst_triangulating"] == 0.7
+    assert row["wcst_triangulating"] == pytest.approx(100 * (0.7 - 0.4) / (1 - 0.4))  # chance from the random player's row
+    assert csv.set_index("fullname").loc["scripted/chunker", "wcst_triangulating"] == 0.0  # 0.3 < chance 0.4: clipped
     assert row["mmlu"] == pytest.approx(71.0)  # no chance level known: 0
     normalised = [c for c in csv.columns if f"{c} Raw" in csv.columns]
     assert row[AVERAGE] == pytest.approx(row[normalised].astype(float).mean())
     bounds = pd.read_csv(out / "leaderboard_bounds.csv").set_index("benchmark")
-    assert bounds.loc["wcst", "chance"] == 0.4 and bounds.loc["mmlu", "chance"] == 0.0
+    assert bounds.loc["wcst_triangulating", "chance"] == 0.4 and bounds.loc["mmlu", "chance"] == 0.0
 
     for name in ("leaderboard.csv", "leaderboard.parquet"):
         ext = read_external(f"lb={out / name}")
         assert ext.kind == "leaderboard" and sorted(ext.table.index) == sorted(csv["fullname"])
         back = ext.table.loc["scripted/oracle"]
         assert back["lb/average"] == pytest.approx(row[AVERAGE])
-        assert back["lb/wcst"] == pytest.approx(row["wcst"]) and back["lb/wcst/raw"] == 0.7
+        assert back["lb/wcst_triangulating"] == pytest.approx(row["wcst_triangulating"]) and back["lb/wcst_triangulating/raw"] == 0.7
         assert {f"lb/{c}" for c in normalised} | {f"lb/{c}/raw" for c in normalised} <= set(ext.table.columns)
 
     again = tmp_path / "again"
     assert run_report(["--external", f"lb={out / 'leaderboard.csv'}", "--out", str(again)]) == 0
     table = pd.read_csv(again / "scores.csv", index_col="model")
-    assert table.loc["scripted/oracle", "lb/wcst/raw"] == 0.7 and "lb/average" in table.columns
+    assert table.loc["scripted/oracle", "lb/wcst_triangulating/raw"] == 0.7 and "lb/average" in table.columns

@@ -1,8 +1,8 @@
 """The report's first lines: one verdict per evaluated model against the chance player (our addition).
 
-"SmolLM2: below chance on 5 of 6 benchmarks (2 measurably); 4 of the 5 because under 5% of its replies
-parsed; at --limit (n <= 3 per benchmark)". A benchmark counts where the chance row (``--model random``)
-has a score; "measurably" = the chance score lies outside the model's 95% interval (:meth:`Cell.interval`).
+"SmolLM2: below chance on 5 of 6 benchmarks (2 measurably), above on 0, level on 1; 4 of the 6 at or below chance because
+under 5% of its replies parsed; at --limit (n <= 3 per benchmark)". A benchmark counts where the chance row (``--model random``)
+has a score (a group once, without its members); "measurably" = the chance score lies outside the model's 95% interval (:meth:`Cell.interval`).
 """
 
 from __future__ import annotations
@@ -32,7 +32,8 @@ def verdict(ctx: ReportContext, model: str, chance_model: str) -> str:
     counts: dict[str, list[str]] = {"below": [], "above": [], "level": [], "undefined": []}
     measurable = {"below": 0, "above": 0}
     format_failures, ns, limited = 0, [], False
-    for bench in table.columns:
+    members = {m for r in ctx.runs for g, subs in r.group_subtasks.items() if g in table.columns for m in subs}
+    for bench in (b for b in table.columns if b not in members):  # a group counts once, not with its members
         chance = table.at[chance_model, bench]
         cell = ctx.cells.get((model, bench))
         if math.isnan(chance) or (math.isnan(table.at[model, bench]) and cell is None):
@@ -43,7 +44,7 @@ def verdict(ctx: ReportContext, model: str, chance_model: str) -> str:
         if cell is not None:
             ns.append(cell.n)
             limited = limited or cell.limited
-            if side in ("below", "undefined") and cell.parsed and cell.parse_share < FORMAT_FAILURE_BELOW:
+            if side != "above" and cell.parsed and cell.parse_share < FORMAT_FAILURE_BELOW:
                 format_failures += 1
     total = sum(len(v) for v in counts.values())
     if not total:
@@ -58,8 +59,9 @@ def verdict(ctx: ReportContext, model: str, chance_model: str) -> str:
     if counts["level"]:
         parts.append(f"level on {len(counts['level'])}")
     line = ", ".join(parts)
-    if below:
-        line += f"; {format_failures} of the {below} because under {FORMAT_FAILURE_BELOW:.0%} of its replies parsed"
+    not_above = below + len(counts["level"])
+    if not_above:
+        line += f"; {format_failures} of the {not_above} at or below chance because under {FORMAT_FAILURE_BELOW:.0%} of its replies parsed"
     if limited and ns:
         line += f"; at --limit (n <= {max(ns)} per benchmark): the 95% intervals in the leaderboard say how little this means"
     return line + "."
