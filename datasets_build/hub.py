@@ -44,6 +44,29 @@ class CardInfo:
     extra_yaml: Mapping[str, object] = field(default_factory=dict)
 
 
+def _pid_alive(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:  # another user's live process
+        return True
+    return True
+
+
+def remove_stale_builds(final: Path) -> list[Path]:
+    """Delete the ``.<name>.building-<pid>-*`` / ``.<name>.old-<pid>-*`` siblings of ``final`` that a killed build
+    left (their process is gone; a live concurrent build's folder is kept). Returns the folders removed."""
+    removed = []
+    for path in Path(final).parent.glob(f".{Path(final).name}.*-*"):
+        kind, _, rest = path.name[len(Path(final).name) + 2 :].partition("-")
+        pid = rest.split("-", 1)[0]
+        if kind in ("building", "old") and pid.isdigit() and not _pid_alive(int(pid)):
+            shutil.rmtree(path, ignore_errors=True)
+            removed.append(path)
+    return removed
+
+
 @contextlib.contextmanager
 def atomic_dir(final: Path) -> Iterator[Path]:
     """Yield a fresh temporary sibling of ``final``; on success it replaces ``final``, on failure it is removed.
@@ -53,6 +76,7 @@ def atomic_dir(final: Path) -> Iterator[Path]:
     """
     final = Path(final)
     final.parent.mkdir(parents=True, exist_ok=True)
+    remove_stale_builds(final)
     token = f"{os.getpid()}-{uuid.uuid4().hex[:8]}"
     tmp = final.parent / f".{final.name}.building-{token}"
     tmp.mkdir()

@@ -196,7 +196,7 @@ def download_file(
     target.parent.mkdir(parents=True, exist_ok=True)
     part = target.with_name(target.name + ".part")
     try:
-        if not _retrying(url, part, progress, cancelled):
+        if not _retrying(url, part, progress, cancelled, max_bytes=pinned.size if verify else None):
             return
     except urllib.error.HTTPError as exc:  # 404: retrying does not help
         raise UserError(f"{pinned.source}: {pinned.repo}@{pinned.commit} has no file {pinned.remote_path} (HTTP 404 from {url})") from exc
@@ -206,7 +206,12 @@ def download_file(
 
 
 def _retrying(
-    url: str, part: Path, progress, cancelled: threading.Event | None = None, hint: str = "; check --source-url / TRIANGULATE_SOURCE_URL"
+    url: str,
+    part: Path,
+    progress,
+    cancelled: threading.Event | None = None,
+    hint: str = "; check --source-url / TRIANGULATE_SOURCE_URL",
+    max_bytes: int | None = None,
 ) -> bool:
     """``_transfer`` with bounded tries; False when cancelled, a 404 re-raised, anything else one UserError."""
     last: Exception | None = None
@@ -214,7 +219,7 @@ def _retrying(
         if cancelled is not None and cancelled.is_set():
             return False
         try:
-            _transfer(url, part, progress)
+            _transfer(url, part, progress, max_bytes)
             return True
         except urllib.error.HTTPError as exc:
             if exc.code == 404:
@@ -239,8 +244,9 @@ def _reason(exc: Exception | None) -> str:
     return f"{type(exc).__name__}: {exc}" if exc else "no answer"
 
 
-def _transfer(url: str, part: Path, progress) -> None:
-    """Append the rest of ``url`` to ``part`` (Range from its current size; a 200 answer restarts it)."""
+def _transfer(url: str, part: Path, progress, max_bytes: int | None = None) -> None:
+    """Append the rest of ``url`` to ``part`` (Range from its current size; a 200 answer restarts it); a file that
+    grows past ``max_bytes`` (the manifest's size) is deleted and one ``UserError`` says so (no retry)."""
     have = part.stat().st_size if part.is_file() else 0
     request = urllib.request.Request(url, headers={"Range": f"bytes={have}-"} if have else {})
     with urllib.request.urlopen(request, timeout=SETTINGS.timeout) as response:
@@ -248,7 +254,16 @@ def _transfer(url: str, part: Path, progress) -> None:
         with part.open("ab" if resumed else "wb") as out:
             if resumed and progress:
                 progress(have)
+            written = have if resumed else 0
             while chunk := response.read(CHUNK):
+                written += len(chunk)
+                if max_bytes is not None and written > max_bytes:
+                    out.close()
+                    part.unlink(missing_ok=True)
+                    raise UserError(
+                        f"{url} sends more than the {max_bytes} bytes recorded for it in the manifest; stopped "
+                        "(a wrong or broken mirror? check --source-url / TRIANGULATE_SOURCE_URL)"
+                    )
                 out.write(chunk)
                 if progress:
                     progress(len(chunk))

@@ -25,6 +25,12 @@ from plumbing.errors import UserError
 log = logging.getLogger(__name__)
 
 
+def _add_run_folder_flags(parser: argparse.ArgumentParser) -> None:
+    """``--overwrite`` (start over) and ``--wait_lock`` (wait for another process writing the same tasks)."""
+    parser.add_argument("--overwrite", action="store_true", help="discard earlier episodes of these tasks instead of resuming")
+    parser.add_argument("--wait_lock", action="store_true", help="wait for another process writing these tasks in --output_path")
+
+
 def add_parser(subparsers) -> argparse.ArgumentParser:
     parser = subparsers.add_parser(
         "play",
@@ -63,7 +69,7 @@ def add_parser(subparsers) -> argparse.ArgumentParser:
         help="task options as KEY=VALUE (e.g. max_rounds=10 human_labels=labels.csv); `--tasks list` shows each task's options",
     )
     parser.add_argument("--device", default=None, help="device for local backends (cpu, cuda, cuda:0, mps)")
-    parser.add_argument("--overwrite", action="store_true", help="discard earlier episodes of these tasks instead of resuming")
+    _add_run_folder_flags(parser)
     parser.add_argument("--model_b", default=None, help="lm-eval model for the second player (default: the evaluated model)")
     parser.add_argument("--model_args_b", default=None, nargs="+", action=MergeDictAction, help="model_args for --model_b")
     parser.add_argument("--judge_model", default=None, help="lm-eval model for judge roles (default: the evaluated model)")
@@ -197,6 +203,7 @@ def run(args: argparse.Namespace) -> int:
         limit=_limit(args.limit),
         seed=args.seed,
         overwrite=args.overwrite,
+        wait_lock=getattr(args, "wait_lock", False),
         gen_kwargs_override=dict(args.gen_kwargs or {}) or None,
         judge_gen_kwargs=dict(args.judge_gen_kwargs or {}) or None,
         task_args=task_args,
@@ -236,7 +243,18 @@ def nothing_to_play(args: argparse.Namespace, names: list[str], task_args: dict[
         "judge_gen_kwargs": dict(args.judge_gen_kwargs or {}),
     }
     folder = model_folder_name(*named)
-    return unchanged_results(names, args.output_path, folder, config, limit=_limit(args.limit), seed=args.seed, task_args=task_args)
+    done = unchanged_results(names, args.output_path, folder, config, limit=_limit(args.limit), seed=args.seed, task_args=task_args)
+    return done if done is None or named == (None, None) or _same_model(done, args.model, args.model_args) else None
+
+
+def _same_model(results: Any, model: str | None, model_args: Any) -> bool:
+    """The results file was written for this ``--model``/``--model_args`` (else the run goes on, and its resume
+    check names what changed)."""
+    from multiturn.backends.loading import model_args_string, parse_model_args
+    from plumbing import run_folder
+
+    config = run_folder.read_results(results).get("config") or {}
+    return config.get("model") == model and config.get("model_args") == model_args_string(parse_model_args(model_args))
 
 
 def run_config(

@@ -201,9 +201,9 @@ def views_by_replay(task: TaskSpec, record: Mapping[str, Any]) -> list[TurnView]
     read by ``Game.reply_view``. Where the current game code plays the record differently (it asks
     another role, ends early, or fails on it), the remaining stored replies follow as they are, saying
     so. [] when the record has no calls or its first call already does not fit."""
-    calls = list(record.get("calls") or [])
-    if not calls or record.get("failed"):
-        return []
+    calls = record.get("calls")
+    if not isinstance(calls, list) or not calls or record.get("failed") or not all(isinstance(c, Mapping) for c in calls):
+        return []  # none, or a damaged record's (the transcript is shown as stored)
     views: list[TurnView] = []
     done = 0
     try:

@@ -2,6 +2,10 @@
 
 :func:`read_jsonl` is the one JSONL reader of the project (episode and sample files of run folders): a torn last line
 is skipped and counted, any other corrupt line is a ``UserError`` naming file and line.
+
+:func:`dumps` and :func:`write_text` are the one encoder for every text written to JSON, JSONL and HTML: they
+survive lone UTF-16 surrogates (a hostile or broken server's ``"\\ud800"``), replacing each with U+FFFD and
+counting them.
 """
 
 from __future__ import annotations
@@ -9,6 +13,7 @@ from __future__ import annotations
 import json
 import logging
 import os
+import re
 from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
@@ -17,6 +22,56 @@ from typing import Any
 from plumbing.errors import UserError
 
 log = logging.getLogger(__name__)
+
+
+#: a lone UTF-16 surrogate (valid in a Python str and in JSON's ``\\uXXXX``, not encodable as UTF-8)
+_SURROGATE = re.compile("[\ud800-\udfff]")
+#: the field an episode record or sample gets when its text had lone surrogates replaced
+SURROGATE_COUNT_KEY = "replaced_surrogates"
+
+
+def clean_text(text: str) -> tuple[str, int]:
+    """``text`` with every lone surrogate replaced by U+FFFD, and how many there were."""
+    return _SURROGATE.subn("\ufffd", text)
+
+
+def clean_surrogates(value: Any) -> tuple[Any, int]:
+    """``value`` (strings, and dicts, lists and tuples of them, keys included) with lone surrogates replaced; the count."""
+    if isinstance(value, str):
+        return clean_text(value)
+    if isinstance(value, dict):
+        out, total = {}, 0
+        for key, item in value.items():
+            key, n_key = clean_surrogates(key)
+            out[key], n = clean_surrogates(item)
+            total += n + n_key
+        return out, total
+    if type(value) in (list, tuple):
+        items = [clean_surrogates(v) for v in value]
+        return type(value)(v for v, _ in items), sum(n for _, n in items)
+    return value, 0
+
+
+def dumps(value: Any, *, count: bool = False, **kwargs: Any) -> str:
+    """``json.dumps(value, ensure_ascii=False, **kwargs)`` that can always be written as UTF-8: lone surrogates are
+    replaced by U+FFFD; with ``count`` a dict records how many under ``replaced_surrogates``."""
+    clean, n = clean_surrogates(value)
+    if count and n and isinstance(clean, dict):
+        clean[SURROGATE_COUNT_KEY] = int(clean.get(SURROGATE_COUNT_KEY) or 0) + n
+    kwargs.setdefault("ensure_ascii", False)
+    return json.dumps(clean, **kwargs)
+
+
+def write_text(path: str | os.PathLike, text: str) -> Path:
+    """Write ``text`` as UTF-8 (an HTML page, a CSV) with lone surrogates replaced, through a temporary file and a rename."""
+    path = Path(path)
+    tmp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
+    try:
+        tmp.write_text(clean_text(text)[0], encoding="utf-8")
+        os.replace(tmp, path)
+    finally:
+        tmp.unlink(missing_ok=True)
+    return path
 
 
 def read_json(path: str | os.PathLike, what: str = "file") -> Any:
@@ -128,3 +183,18 @@ def ensure_output_dir(value: str | os.PathLike, flag: str) -> Path:
         reason = exc.strerror or type(exc).__name__
         raise UserError(f"{flag} {value} is not a writable folder ({reason}); choose another folder") from exc
     return path
+
+
+@contextmanager
+def new_output_dir(value: str | os.PathLike, flag: str) -> Iterator[Path]:
+    """:func:`ensure_output_dir` for a command that may fail: a folder it created is removed again (when still
+    empty) if the block raises, so a failed ``report``/``view`` leaves no empty ``--out`` behind."""
+    path = Path(value).expanduser()
+    existed = path.exists()
+    ensure_output_dir(path, flag)
+    try:
+        yield path
+    except BaseException:
+        if not existed and path.is_dir() and not any(path.iterdir()):
+            path.rmdir()
+        raise

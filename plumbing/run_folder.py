@@ -62,6 +62,11 @@ def new_results_path(model_dir: Path) -> Path:
     return Path(model_dir) / f"{RESULTS_PREFIX}{timestamp()}.json"
 
 
+def settings_path(model_dir: Path, task: str) -> Path:
+    """``episodes_<task>.settings.json``: the settings a task's stored episodes were played with (resume checks them)."""
+    return Path(model_dir) / f"episodes_{task}.settings.json"
+
+
 def episodes_path(model_dir: Path, task: str, rank: int | None = None) -> Path:
     """``episodes_<task>.jsonl``; ranks of a distributed run stream to ``episodes_<task>.rank<k>.jsonl`` parts."""
     suffix = "" if rank is None else f".rank{rank}"

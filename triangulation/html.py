@@ -9,13 +9,15 @@ from __future__ import annotations
 
 import base64
 import html
-import json
 import math
+import re
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 import pandas as pd
+
+from plumbing.jsonio import clean_text, dumps
 
 CSS = """
 body{font-family:system-ui,-apple-system,"Segoe UI","Noto Sans","Noto Sans CJK SC","Noto Sans CJK JP","Noto Sans CJK KR","Microsoft YaHei","PingFang SC",sans-serif;margin:2em auto;max-width:1200px;color:#222;padding:0 1em}
@@ -95,8 +97,16 @@ class Section:
     folded: bool = False  # shown closed (``<details>``): long reference tables
 
 
+#: control characters (C0 but tab/newline/CR, DEL, C1): shown as a visible ``<U+XXXX>``, so a reply cannot hide
+#: text or ring a terminal bell on the page (bidirectional text is isolated by the page: ``dir=auto``, ``<bdi>``)
+_INVISIBLE = re.compile("[\x00-\x08\x0b\x0c\x0e-\x1f\x7f-\x9f]")
+
+
 def esc(value: Any) -> str:
-    return html.escape(str(value), quote=True)
+    """``value`` as HTML text: lone surrogates replaced (:func:`plumbing.jsonio.clean_text`), control characters
+    made visible as ``<U+XXXX>``."""
+    text = _INVISIBLE.sub(lambda m: f"<U+{ord(m.group()):04X}>", clean_text(str(value))[0])
+    return html.escape(text, quote=True)
 
 
 #: characters that must not appear raw inside ``<script>``: a ``</script>`` or ``<!--`` in model text would
@@ -107,7 +117,18 @@ SCRIPT_TABLE = str.maketrans(SCRIPT_ESCAPES)
 
 def script_json(value: Any) -> str:
     """JSON safe to embed inside ``<script type="application/json">``: ``<``, ``>``, ``&``, U+2028/9 as ``\\uXXXX``."""
-    return json.dumps(value, ensure_ascii=False, allow_nan=False).translate(SCRIPT_TABLE)
+    return dumps(_finite(value), allow_nan=False).translate(SCRIPT_TABLE)
+
+
+def _finite(value: Any) -> Any:
+    """``value`` with NaN and +-Infinity (not JSON; a hostile or broken record may hold them) as null."""
+    if isinstance(value, float) and not math.isfinite(value):
+        return None
+    if isinstance(value, dict):
+        return {k: _finite(v) for k, v in value.items()}
+    if isinstance(value, (list, tuple)):
+        return [_finite(v) for v in value]
+    return value
 
 
 def fmt(value: Any, digits: int = 3) -> str:

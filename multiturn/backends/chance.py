@@ -34,6 +34,7 @@ from lm_eval.api.model import LM
 from lm_eval.api.registry import register_model
 
 from multiturn.game import CHANCE_WORDS, Request, TaskSpec
+from plumbing.errors import UserError
 
 NAME = "random"
 LIST_LITERAL = re.compile(r"\[([^\[\]]+)\]")
@@ -123,9 +124,19 @@ def request_role(req: Any) -> str | None:
 class RandomLM(LM):
     """Random well-formed replies (``generate_until``) and random log-likelihoods (multiple choice)."""
 
+    #: what lm-eval and play pass to every backend besides its model_args (and the keys that only name a run)
+    RUNNER_KEYS = frozenset({"batch_size", "max_batch_size", "device", "model", "pretrained"})
+
     def __init__(self, seed: int = 1234, **kwargs: Any):
+        """``seed`` is the only model_arg; an unknown one or a seed that is not an integer is a one-line error."""
         super().__init__()
-        self.seed = int(seed)
+        unknown = sorted(set(kwargs) - self.RUNNER_KEYS)
+        if unknown:
+            raise UserError(f"--model random takes only model_args seed=N, not {', '.join(unknown)}")
+        try:
+            self.seed = int(seed)
+        except (TypeError, ValueError):
+            raise UserError(f"--model random: model_args seed must be an integer, got {seed!r}") from None
 
     @property
     def tokenizer_name(self) -> str:

@@ -9,19 +9,22 @@ Every backend comes from lm-eval's model registry (``hf``, ``vllm``, ``local-cha
 from __future__ import annotations
 
 import logging
-import os
-import re
 from collections.abc import Callable, Mapping
 from typing import Any
-from urllib.parse import urlsplit
 
 from multiturn.backends.naming import parse_model_args, redact_url
 from plumbing.errors import UserError
+from plumbing.secrets import (  # noqa: F401  (re-exported: the scrubber's home is plumbing.secrets)
+    SECRET_KEY_PATTERN,
+    LogScrubber,
+    env_secret_values,
+    register_secret_values,
+    scrub,
+    secret_values_of,
+)
 
 log = logging.getLogger(__name__)
 
-#: model_args keys whose values are credentials: never written to results, logs or folder names.
-SECRET_KEY_PATTERN = re.compile(r"(api[_-]?key|secret|password|passwd|credential|bearer|auth|(^|_)token$)", re.IGNORECASE)
 
 _LM_CLASS_OVERRIDES: dict[str, Callable[..., Any]] = {}
 
@@ -99,56 +102,19 @@ def load_lm(
 
 def secret_values(model_args: str | Mapping[str, Any] | None) -> list[str]:
     """The credential values in model_args (secret-looking keys, URL passwords), longest first."""
-    values: list[str] = []
-    for key, value in parse_model_args(model_args).items():
-        if SECRET_KEY_PATTERN.search(str(key)) and value not in (None, ""):
-            values.append(str(value))
-        elif isinstance(value, str):
-            try:
-                password = urlsplit(value).password
-            except ValueError:
-                password = None
-            if password:
-                values.append(password)
-    return sorted({v for v in values if len(v) >= 4}, key=len, reverse=True)
+    return secret_values_of(parse_model_args(model_args).items())
 
 
 def scrub_secrets(text: str, model_args: str | Mapping[str, Any] | None = None) -> str:
-    """``text`` with every credential replaced by ``<redacted>``: those of ``model_args``, of every model
-    loaded so far (:func:`load_lm` registers them) and secret-named environment variables
-    (``OPENAI_API_KEY``, ``HF_TOKEN``, ...)."""
-    values = set(secret_values(model_args)) | _KNOWN_SECRETS | set(env_secret_values())
-    for value in sorted(values, key=len, reverse=True):
-        text = text.replace(value, "<redacted>")
-    return text
-
-
-#: credential values of the models loaded in this process (scrubbed from errors and logs)
-_KNOWN_SECRETS: set[str] = set()
+    """``text`` with every credential replaced by ``<redacted>``: :func:`plumbing.secrets.scrub` (the one
+    scrubber: registered values, secret-named keys, URL passwords, secret-named environment variables)
+    plus the values of ``model_args``."""
+    return scrub(text, secret_values(model_args))
 
 
 def register_secrets(model_args: str | Mapping[str, Any] | None) -> None:
-    _KNOWN_SECRETS.update(secret_values(model_args))
-
-
-def env_secret_values(min_length: int = 8) -> list[str]:
-    """Values of environment variables whose names look like credentials (short values are ignored)."""
-    return [v for k, v in os.environ.items() if SECRET_KEY_PATTERN.search(k) and len(v) >= min_length]
-
-
-class SecretScrubber(logging.Filter):
-    """A logging filter that renders each record and replaces credentials in it (see :func:`scrub_secrets`)."""
-
-    def filter(self, record: logging.LogRecord) -> bool:
-        message = record.getMessage()
-        clean = scrub_secrets(message)
-        if record.exc_info and not record.exc_text:
-            record.exc_text = logging.Formatter().formatException(record.exc_info)
-        if record.exc_text:
-            record.exc_text = scrub_secrets(record.exc_text)
-        if clean != message:
-            record.msg, record.args = clean, None
-        return True
+    """Remember the credentials of ``model_args`` for every later scrub in this process (:func:`load_lm` calls it)."""
+    register_secret_values(secret_values(model_args))
 
 
 class OnceFilter(logging.Filter):
@@ -174,12 +140,12 @@ class OnceFilter(logging.Filter):
 
 
 def install_log_scrubber() -> None:
-    """Put :class:`SecretScrubber` and :class:`OnceFilter` on every handler of the root, ``lm_eval`` and
-    ``transformers`` loggers (idempotent)."""
+    """Put the secret scrubber (:class:`plumbing.secrets.LogScrubber`) and :class:`OnceFilter` on every handler of
+    the root, ``lm_eval`` and ``transformers`` loggers (idempotent)."""
     for logger in (logging.getLogger(), logging.getLogger("lm_eval"), logging.getLogger("transformers")):
         for handler in logger.handlers:
-            if not any(isinstance(f, SecretScrubber) for f in handler.filters):
-                handler.addFilter(SecretScrubber())
+            if not any(isinstance(f, LogScrubber) for f in handler.filters):
+                handler.addFilter(LogScrubber())
             if not any(isinstance(f, OnceFilter) for f in handler.filters):
                 handler.addFilter(OnceFilter())
 

@@ -92,7 +92,8 @@ def model_folder_name(model: str | None, model_args: str | Mapping[str, Any] | N
     """The model's folder in an ``--output_path``: :func:`model_name` through lm-eval's ``sanitize_model_name``."""
     from lm_eval.utils import sanitize_model_name
 
-    return sanitize_model_name(model_name(model, model_args))
+    folder = sanitize_model_name(model_name(model, model_args))
+    return folder if folder.strip(".") else "model"  # `..` would write beside --output_path
 
 
 def model_id(config: Mapping[str, Any]) -> str:

@@ -20,13 +20,13 @@ Both read (:func:`read_episodes`); a newer version than :data:`SCHEMA_VERSION` i
 
 from __future__ import annotations
 
-import json
 from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any, TypedDict
 
 from lm_eval.utils import handle_non_serializable
 
+from plumbing import jsonio
 from plumbing.errors import UserError
 from plumbing.jsonio import Records, read_jsonl
 
@@ -148,8 +148,9 @@ def _resolve(value: Any, calls: Sequence[Mapping[str, Any]], where: str) -> Any:
 
 
 def dumps(record: Mapping[str, Any]) -> str:
-    """One JSONL line of ``record`` (encoded; NaN kept as lm-eval writes it; numpy values converted)."""
-    return json.dumps(encode(record), ensure_ascii=False, default=handle_non_serializable)
+    """One JSONL line of ``record`` (encoded; NaN kept as lm-eval writes it; numpy values converted) through the
+    one encoder (:func:`plumbing.jsonio.dumps`: a reply's lone surrogates are replaced and counted in the record)."""
+    return jsonio.dumps(encode(record), count=True, default=handle_non_serializable)
 
 
 def read_episodes(path: Path) -> Records:

@@ -25,6 +25,7 @@ from multiturn.engine import results as res
 from multiturn.engine.record import read_episodes
 from multiturn.game import Request, TaskSpec
 from plumbing import run_folder
+from plumbing.errors import UserError
 
 
 class ReplayDiverged(Exception):
@@ -47,6 +48,10 @@ def replay(task: TaskSpec, record: Mapping[str, Any], judge: Callable[[TaskSpec,
     calls = record.get("calls")
     if calls is None:
         raise ReplayDiverged("the record has no stored calls (written before `triangulate score` existed)")
+    if not isinstance(calls, list) or not all(isinstance(c, Mapping) and "role" in c for c in calls):
+        raise ReplayDiverged("the record's calls are not a list of {role, reply} objects (a damaged or foreign record)")
+    if not isinstance(record.get("instance"), Mapping):
+        raise ReplayDiverged("the record has no instance object (a damaged or foreign record)")
     game = task.make_game(record["instance"], int(record.get("seed", 1234)))
     judged: list[tuple[str, str]] = []
     for number, call in enumerate(calls):
@@ -133,6 +138,7 @@ def rescore_run(
         task = registry.get_task(name, task_args)
         path = run_folder.episodes_path(model_dir, name)
         records = list(res.finished_records([path]).values())
+        check_intact(path, len(records), old.get("n-samples", {}).get(name, {}).get("effective"))
         finished = {str(r["id"]) for r in records}
         failed = [r for r in read_episodes(path) if r.get("failed") and str(r["id"]) not in finished]
         n_original = int(old.get("n-samples", {}).get(name, {}).get("original", len(records) + len(failed)))
@@ -146,6 +152,17 @@ def rescore_run(
         model_name_sanitized=str(old.get("model_name_sanitized", Path(model_dir).name)),
     )
     return payload, reports, old
+
+
+def check_intact(path: Path, n_finished: int, n_stored: Any) -> None:
+    """``UserError`` when the episode file holds fewer finished episodes than the stored results counted (a
+    damaged line, a deleted record): re-scoring it would write a newer results file from fewer episodes, which
+    the report would then prefer."""
+    if isinstance(n_stored, int) and n_finished < n_stored:
+        raise UserError(
+            f"{path} holds {n_finished} readable finished episode(s), the newest results file counted {n_stored}; not "
+            "re-scoring from fewer episodes (restore the file, or play the missing episodes again: `triangulate play` resumes)"
+        )
 
 
 def changed_metrics(old: Mapping[str, Any], new: Mapping[str, Any]) -> list[tuple[str, str, Any, Any]]:

@@ -12,6 +12,7 @@ file (:func:`append_gathered`).
 from __future__ import annotations
 
 import json
+import logging
 import math
 import os
 from collections.abc import Iterable, Mapping, Sequence
@@ -23,8 +24,12 @@ from lm_eval.utils import handle_non_serializable
 
 from multiturn.engine.record import dumps, read_episodes
 from multiturn.game import TaskSpec
-from plumbing.run_folder import episodes_path, new_results_path, rank_parts
+from plumbing import jsonio
+from plumbing.errors import UserError
+from plumbing.run_folder import episodes_path, new_results_path, rank_parts, settings_path
 from plumbing.stats import mean_of_keys
+
+log = logging.getLogger(__name__)
 
 
 def finished_records(paths: Iterable[Path]) -> dict[str, dict[str, Any]]:
@@ -34,8 +39,17 @@ def finished_records(paths: Iterable[Path]) -> dict[str, dict[str, Any]]:
         for record in read_episodes(path):
             if record.get("failed"):
                 continue
+            if not has_numeric_scores(record):
+                log.warning("%s: episode %s has no numeric scores (a damaged record); it is played again", path, record["id"])
+                continue
             done.setdefault(str(record["id"]), record)
     return done
+
+
+def has_numeric_scores(record: Mapping[str, Any]) -> bool:
+    """``scores`` is an object of numbers (NaN allowed) or nulls, as every game writes it."""
+    scores = record.get("scores")
+    return isinstance(scores, Mapping) and all(v is None or isinstance(v, (int, float)) for v in scores.values())
 
 
 def rewrite_records(path: Path, records: Iterable[Mapping[str, Any]]) -> None:
@@ -65,6 +79,43 @@ def compact_for_resume(model_dir: Path, task: str, *, overwrite: bool = False) -
         rewrite_records(main, kept.values())
         for path in parts:
             path.unlink(missing_ok=True)
+
+
+#: the run settings that change a task's episodes: resuming under other values is refused
+MODEL_SETTING_KEYS = ("model", "model_args", "model_b", "model_args_b", "judge_model", "judge_model_args")
+
+
+def _settings_diff(old: Mapping[str, Any], new: Mapping[str, Any]) -> str:
+    keys = [k for k in dict.fromkeys([*old, *new]) if _canonical(old.get(k)) != _canonical(new.get(k))]
+    return "; ".join(f"{k}: {_canonical(old.get(k))} -> {_canonical(new.get(k))}" for k in keys)
+
+
+def _canonical(value: Any) -> str:
+    return json.dumps(value, sort_keys=True, ensure_ascii=False, default=str)
+
+
+def check_resume_settings(model_dir: Path, task: str, settings: Mapping[str, Any], *, overwrite: bool = False) -> None:
+    """Before a run (rank 0, under the task's lock): stored episodes are resumed only when they were played with
+    the same ``settings`` (model and its args, task options, seed, gen_kwargs, the task's scoring
+    version); otherwise a one-line ``UserError`` names what changed and offers ``--overwrite`` or a new folder.
+    Records the settings for the next run (files from before this check carry none and are adopted)."""
+    path = settings_path(model_dir, task)
+    main = episodes_path(model_dir, task)
+    has_episodes = main.is_file() and main.stat().st_size > 0 or bool(rank_parts(model_dir, task))
+    if has_episodes and not overwrite and path.is_file():
+        from plumbing.jsonio import read_json
+
+        old = read_json(path, "run settings")
+        if isinstance(old, dict) and _canonical(old) != _canonical(settings):
+            raise UserError(
+                f"{main} holds episodes played with other settings ({_settings_diff(old, settings)}); "
+                "resume with the same settings, pass --overwrite to start this task over, or choose a new --output_path"
+            )
+    if overwrite or not path.is_file() or not has_episodes:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        tmp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
+        tmp.write_text(json.dumps(dict(settings), indent=1, sort_keys=True, ensure_ascii=False, default=str), encoding="utf-8")
+        os.replace(tmp, path)
 
 
 def append_gathered(main_path: Path, task: str, records: Iterable[Mapping[str, Any]]) -> None:
@@ -169,6 +220,8 @@ def results_payload(
             entry[f"{metric},none"] = value
             entry[f"{metric}_stderr,none"] = res.get("stderr", {}).get(metric, "N/A")
         entry["n_failed"] = res.get("n_failed", 0)
+        if res.get("judge"):
+            entry["judge"] = res["judge"]  # "self": the evaluated model was its own judge (the report marks it)
         errors = [r.get("error") for r in res.get("records", []) if r.get("failed") and r.get("error")]
         if errors:
             entry["first_error"] = errors[0]
@@ -229,7 +282,7 @@ def write_results(model_dir: Path, payload: Mapping[str, Any]) -> Path:
     model_dir = Path(model_dir)
     model_dir.mkdir(parents=True, exist_ok=True)
     path = new_results_path(model_dir)
-    text = json.dumps(payload, indent=2, ensure_ascii=False, default=handle_non_serializable)
+    text = jsonio.dumps(payload, indent=2, default=handle_non_serializable)
     tmp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
     try:
         with tmp.open("w", encoding="utf-8") as fh:

@@ -23,6 +23,7 @@ from multiturn.engine.scheduler import DEFAULT_MAX_LIVE, play_episodes
 from multiturn.game import TaskSpec
 from plumbing import run_folder
 from plumbing.errors import UserError
+from plumbing.locks import lock_all
 
 
 def select_instances(instances: Sequence[Mapping[str, Any]], limit: int | float | None) -> list[dict[str, Any]]:
@@ -58,6 +59,40 @@ def _seed_everything(seed: int) -> None:
         pass
 
 
+def _episode_settings(
+    task: TaskSpec,
+    seed: int,
+    gen_kwargs: Mapping[str, Any] | None,
+    judge_gen_kwargs: Mapping[str, Any] | None,
+) -> dict[str, Any]:
+    """The task's part of the settings a resume must match: its config and scoring version, seed, gen_kwargs.
+    ``--limit`` is left out on purpose: it picks the first N of the same episodes, so a larger limit extends a
+    run and a smaller one reports a subset; neither changes an episode."""
+    return {
+        "task": task.config(),
+        "scoring_version": getattr(task, "version", 1.0),
+        "seed": seed,
+        "gen_kwargs": dict(gen_kwargs or {}),
+        "judge_gen_kwargs": dict(judge_gen_kwargs or {}),
+    }
+
+
+def _resume(
+    task: TaskSpec, lm: Any, model_dir: Path, wanted: list[str], settings: Mapping[str, Any], overwrite: bool
+) -> tuple[Path, Path, dict[str, dict[str, Any]]]:
+    """Rank 0 checks the stored episodes' settings and compacts the file; every rank then reads the finished
+    episodes among ``wanted``. Returns (main file, the file this rank writes, id -> finished record)."""
+    rank, world = rank_and_world(lm)
+    main_path = run_folder.episodes_path(model_dir, task.name)
+    if rank == 0:
+        res.check_resume_settings(model_dir, task.name, settings, overwrite=overwrite)
+        res.compact_for_resume(model_dir, task.name, overwrite=overwrite)
+    barrier(lm)
+    all_done = res.finished_records([main_path])
+    write_path = main_path if world <= 1 else run_folder.episodes_path(model_dir, task.name, rank)
+    return main_path, write_path, {i: all_done[i] for i in wanted if i in all_done}
+
+
 def run_task(
     task: TaskSpec,
     lms: Mapping[str, Any],
@@ -72,11 +107,14 @@ def run_task(
     progress: bool = True,
     max_live: int | None = DEFAULT_MAX_LIVE,
     retry: RetryPolicy | None = None,
+    model_settings: Mapping[str, Any] | None = None,
 ) -> dict[str, Any]:
     """Play one task and return its summary (``metrics``, ``stderr``, ``n_samples``, ``records``, ...).
 
     With ``output_dir`` the records go to the task's episodes file in ``output_dir/model_name`` and an
-    existing file is resumed (finished episodes skipped) unless ``overwrite``. Under a distributed
+    existing file is resumed (finished episodes skipped) unless ``overwrite``, and only when it was played
+    with the same settings (``model_settings`` + the task's config and scoring version, seed and
+    gen_kwargs: :func:`multiturn.engine.results.check_resume_settings`). Under a distributed
     LM every rank must call this; only rank 0's return value holds the metrics (others get
     ``{"task": ..., "rank": r}``).
     """
@@ -93,14 +131,8 @@ def run_task(
     main_path: Path | None = None
     write_path: Path | None = None
     if output_dir is not None:
-        model_dir = run_folder.model_dir(output_dir, model_name)
-        main_path = run_folder.episodes_path(model_dir, task.name)
-        if rank == 0:
-            res.compact_for_resume(model_dir, task.name, overwrite=overwrite)
-        barrier(lm)
-        all_done = res.finished_records([main_path])
-        done = {i: all_done[i] for i in wanted if i in all_done}
-        write_path = main_path if world <= 1 else run_folder.episodes_path(model_dir, task.name, rank)
+        settings = {**dict(model_settings or {}), **_episode_settings(task, seed, gen_kwargs_override, judge_gen_kwargs)}
+        main_path, write_path, done = _resume(task, lm, run_folder.model_dir(output_dir, model_name), wanted, settings, overwrite)
 
     pending = [inst for inst in instances if str(inst["id"]) not in done]
     mine = shard(pending, rank, world)
@@ -148,6 +180,7 @@ def run_tasks(
     model_name: str = "model",
     config: Mapping[str, Any] | None = None,
     task_args: Mapping[str, Any] | None = None,
+    wait_lock: bool = False,
     **kwargs: Any,
 ) -> tuple[dict[str, Any] | None, Path | None]:
     """Run tasks and groups by name; on rank 0 build the lm-eval-shaped results and write them.
@@ -155,6 +188,10 @@ def run_tasks(
     Returns ``(payload, results_path)``; ``(None, None)`` on ranks other than 0. ``kwargs`` go to
     :func:`run_task` (limit, seed, overwrite, gen_kwargs_override, judge_gen_kwargs, progress, max_live, retry);
     ``task_args`` go to every task's factory (each takes the options it declares).
+
+    With ``output_dir``, rank 0 holds the lock of every task's episode file (:mod:`plumbing.locks`) from before
+    the first episode until the results file is written: a second process on the same folder and task gets a
+    one-line error naming this one's PID, or waits with ``wait_lock``.
     """
     from multiturn import registry
 
@@ -162,12 +199,36 @@ def run_tasks(
     requested_groups = {name: groups[name] for name in names if name in groups}
     started = time.perf_counter()
     summaries: dict[str, dict[str, Any]] = {}
-    for name in registry.expand(list(names)):
-        summary = run_task(registry.get_task(name, task_args), lms, output_dir=output_dir, model_name=model_name, **kwargs)
-        if "metrics" in summary:
-            summaries[name] = summary
-    if rank_and_world(lms["player"])[0] != 0:
-        return None, None
+    expanded = registry.expand(list(names))
+    rank = rank_and_world(lms["player"])[0]
+    locked = (
+        [run_folder.episodes_path(run_folder.model_dir(output_dir, model_name), name) for name in expanded]
+        if output_dir is not None and rank == 0
+        else []
+    )
+    model_settings = {k: (config or {})[k] for k in res.MODEL_SETTING_KEYS if k in (config or {})}
+    with lock_all(locked, wait=wait_lock):
+        for name in expanded:
+            task = registry.get_task(name, task_args)
+            summary = run_task(task, lms, output_dir=output_dir, model_name=model_name, model_settings=model_settings, **kwargs)
+            if "judge" in task.roles:  # SPLAT without --judge_model: the player judges itself, and the results say so
+                summary["judge"] = "self" if lms.get("judge", lms["player"]) is lms["player"] else "separate"
+            if "metrics" in summary:
+                summaries[name] = summary
+        if rank != 0:
+            return None, None
+        return _write_payload(summaries, requested_groups, config, model_name, output_dir, started)
+
+
+def _write_payload(
+    summaries: Mapping[str, dict[str, Any]],
+    requested_groups: Mapping[str, list[str]],
+    config: Mapping[str, Any] | None,
+    model_name: str,
+    output_dir: str | Path | None,
+    started: float,
+) -> tuple[dict[str, Any], Path | None]:
+    """The lm-eval-shaped results of ``summaries``, written to ``output_dir/model_name`` when given."""
     payload = res.results_payload(
         summaries,
         groups=requested_groups,

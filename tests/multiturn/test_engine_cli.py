@@ -154,3 +154,26 @@ def test_model_folder_names_follow_lm_eval_and_never_hold_secrets():
     assert parse_model_args({"a": 1}) == {"a": 1} and parse_model_args(None) == {}
     red = redact_model_args("model=m,base_url=http://user:pw@host:8000/v1,token=abc,tokenizer=t")
     assert red == {"model": "m", "base_url": "http://host:8000/v1", "token": "<redacted>", "tokenizer": "t"}
+
+
+def test_ctrl_c_is_one_line_exit_130_and_the_rerun_finishes_the_rest(tmp_path):
+    """Issue 23 (README "Reliability"): SIGINT mid-run prints one line, exits 130, leaves only whole records and
+    no lock held; the same command then plays exactly the missing episodes."""
+    n = 12
+    args = ["play", "--model", "scripted-count", "--tasks", "count_test", "--output_path", str(tmp_path), "--max_live", "1"]
+    jsonl = tmp_path / "scripted-count" / "episodes_count_test.jsonl"
+    proc = subprocess.Popen(
+        HELPER + args, env=_env(COUNT_EPISODES=n, COUNT_DELAY=0.1), stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True
+    )
+    deadline = time.time() + 120
+    while time.time() < deadline and (not jsonl.exists() or len(_ids(jsonl)) < 3):
+        time.sleep(0.05)
+    proc.send_signal(signal.SIGINT)
+    _, err = proc.communicate(timeout=60)
+    assert proc.returncode == 130 and err.strip().splitlines()[-1] == "triangulate: interrupted"
+    assert "Traceback" not in err
+    lines = jsonl.read_text().splitlines()
+    assert all(json.loads(line)["id"] for line in lines) and 3 <= len(lines) < n
+    proc2 = subprocess.run(HELPER + args, env=_env(COUNT_EPISODES=n), capture_output=True, text=True, timeout=120)
+    assert proc2.returncode == 0, proc2.stderr
+    assert sorted(_ids(jsonl)) == [f"ep{i:03d}" for i in range(n)]

@@ -15,6 +15,7 @@ import os
 import sys
 import time
 from pathlib import Path
+from typing import Any
 
 from lm_eval_tasks import TASKS_DIR
 from plumbing import run_folder
@@ -94,8 +95,13 @@ def run_passthrough(argv: list[str]) -> int:
     sys.argv = ["lm_eval", *argv]
     try:
         args = cli.parse_args()  # inserts `run` like `lm_eval` does
+    except ValueError as exc:  # lm-eval's JSON arguments (--metadata '{bad', --gen_kwargs ...) raise while parsing
+        raise UserError(" ".join(str(exc).split())) from None
     finally:
         sys.argv = saved
+    limit = getattr(args, "limit", None)
+    if limit is not None and float(limit) <= 0:
+        raise UserError(f"--limit must be positive (a count, or a fraction below 1), got {limit:g}")
     if hasattr(args, "include_path"):
         args.include_path = include_paths(getattr(args, "include_path", None))
     import multiturn.backends.chance  # noqa: F401  (registers ``--model random``, the chance player)
@@ -104,6 +110,13 @@ def run_passthrough(argv: list[str]) -> int:
 
     install_in_lm_eval_registry()  # local-chat-completions without an empty `stop` (transformers serve)
 
+    output = getattr(args, "output_path", None)
+    if output:  # checked before any model call: a run whose results cannot be saved is refused at once
+        from plumbing.jsonio import ensure_output_dir
+
+        folder = Path(output).expanduser()
+        ensure_output_dir(folder.parent if folder.suffix == ".json" else folder, "--output_path")
+    install_surrogate_safe_tracker()
     model_args = getattr(args, "model_args", None)
     register_secrets(model_args if isinstance(model_args, (str, dict)) else None)
     install_log_scrubber()
@@ -122,12 +135,40 @@ def run_passthrough(argv: list[str]) -> int:
             raise UserError(f"{exc}; list the known ones with `triangulate eval ls tasks`") from exc
         raise
     finally:
-        output = getattr(args, "output_path", None)
         if output:
             scrub_written_files(Path(output), started)
             if embedded:
                 adopt_default_model_folder(Path(output))
     return 0
+
+
+def install_surrogate_safe_tracker() -> None:
+    """Route lm-eval's results and ``--log_samples`` files through the one encoder's cleaning
+    (:func:`plumbing.jsonio.clean_surrogates`): a reply with a lone surrogate would otherwise leave a 0-byte
+    samples file (lm-eval logs the UnicodeEncodeError and goes on); each such sample records the count."""
+    from lm_eval.loggers.evaluation_tracker import EvaluationTracker
+
+    from plumbing.jsonio import SURROGATE_COUNT_KEY, clean_surrogates
+
+    if getattr(EvaluationTracker, "_surrogate_safe", False):
+        return
+    save_samples, save_aggregated = EvaluationTracker.save_results_samples, EvaluationTracker.save_results_aggregated
+
+    def clean_sample(sample: Any) -> Any:
+        clean, n = clean_surrogates(sample)
+        if n and isinstance(clean, dict):
+            clean[SURROGATE_COUNT_KEY] = n
+        return clean
+
+    def save_results_samples(self, task_name: str, samples: Any) -> None:
+        save_samples(self, task_name, [clean_sample(s) for s in samples])
+
+    def save_results_aggregated(self, results: dict, samples: dict | None = None) -> None:
+        save_aggregated(self, clean_surrogates(results)[0], clean_surrogates(samples)[0] if samples else samples)
+
+    EvaluationTracker.save_results_samples = save_results_samples
+    EvaluationTracker.save_results_aggregated = save_results_aggregated
+    EvaluationTracker._surrogate_safe = True
 
 
 def unchanged_eval(args: argparse.Namespace, embedded: bool) -> Path | None:

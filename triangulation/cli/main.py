@@ -68,7 +68,18 @@ def build_parser(command: str | None = None) -> argparse.ArgumentParser:
 
 
 def main(argv: list[str] | None = None) -> int:
-    argv = list(sys.argv[1:] if argv is None else argv)
+    """Run one sub-command; everything it prints (its own lines, lm-eval's, tracebacks) goes through the
+    secret scrubber (:mod:`plumbing.secrets`)."""
+    from plumbing.secrets import install_stream_scrubber
+
+    previous = install_stream_scrubber()
+    try:
+        return _main(list(sys.argv[1:] if argv is None else argv))
+    finally:
+        sys.stdout, sys.stderr = previous
+
+
+def _main(argv: list[str]) -> int:
     if argv and argv[0] == "eval":  # passed through untouched to lm_eval's own parser
         from triangulation.cli import eval as eval_cli
 

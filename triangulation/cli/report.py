@@ -87,7 +87,16 @@ def add_parser(subparsers) -> argparse.ArgumentParser:
 
 
 def run(args: argparse.Namespace) -> int:
-    path = make_report(
+    from plumbing.jsonio import new_output_dir
+
+    with new_output_dir(args.out, "--out"):  # a failed report leaves no empty --out behind
+        path = _make(args)
+    print(f"report: {path}")
+    return 0
+
+
+def _make(args: argparse.Namespace) -> Path:
+    return make_report(
         args.results,
         args.out,
         externals=args.external,
@@ -100,5 +109,3 @@ def run(args: argparse.Namespace) -> int:
         judge_model=args.judge_model,
         judge_model_args=args.judge_model_args,
     )
-    print(f"report: {path}")
-    return 0

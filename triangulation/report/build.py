@@ -10,6 +10,7 @@ import pandas as pd
 from tqdm.auto import tqdm
 
 from plumbing.errors import UserError
+from plumbing.jsonio import write_text
 from triangulation.html import render_page
 from triangulation.report.abilities import Taxonomy, apply_subtask_exclusions
 from triangulation.report.context import ReportContext
@@ -113,5 +114,5 @@ def build_report(
     for builder in tqdm(SECTIONS, desc="report", unit="section"):
         built += builder(ctx)
     path = out / "report.html"
-    path.write_text(render_page(title, finish(built)), encoding="utf-8")
+    write_text(path, render_page(title, finish(built)))
     return path

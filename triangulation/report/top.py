@@ -21,6 +21,7 @@ from triangulation.report.cells import MIN_ITEMS_SPLIT_HALF, cell_note, split_ha
 from triangulation.report.context import ReportContext, Skipped
 from triangulation.report.kendall import MIN_MODELS, WARN_BELOW, kendall_pairs
 from triangulation.report.leaderboard import CHANCE_MODELS, leaderboard, reference_levels, stderr_table
+from triangulation.runs.results_io import Run
 
 #: rows of the benchmark-pair table on the page (kendall_pairs.csv has all)
 MAX_PAIRS_SHOWN = 60
@@ -94,7 +95,23 @@ def leaderboard_section(ctx: ReportContext) -> Section:
         sec.blocks.append(Text("No benchmark was evaluated here: the published leaderboards are at the end (folded).", skip=True))
         return sec
     sec.blocks += [Text(leaderboard_note(ctx, table.reference), note=True), table]
+    judged_self = self_judged(ctx.runs)
+    if judged_self:
+        sec.blocks.append(
+            Text(
+                "Self-judged scores: the evaluated model was its own judge (played without --judge_model), so these "
+                "scores measure agreement with itself, not success: " + ", ".join(f"{m} on {t}" for m, t in judged_self) + ".",
+                warn=True,
+            )
+        )
     return sec
+
+
+def self_judged(runs: list[Run]) -> list[tuple[str, str]]:
+    """(model, task) of every result a player judged itself (``"judge": "self"`` in its results entry)."""
+    return sorted(
+        {(r.model, task) for r in runs for task, entry in r.results.items() if isinstance(entry, dict) and entry.get("judge") == "self"}
+    )
 
 
 def external_leaderboards(ctx: ReportContext) -> list[Section | Skipped]:

@@ -207,7 +207,7 @@ def build_plan(
     progress: Callable[[str], None] | None = None,
 ) -> dict[str, Any]:
     """The plan (see the module docstring); counts are shared between models with the same tokenizer."""
-    from triangulation.suite.runner import _redacted, cell_argv, cell_dir, is_done
+    from triangulation.suite.runner import cell_argv, cell_dir, is_done, redacted_argv
     from triangulation.suite.serve import planned_endpoint
 
     force_offline()
@@ -230,7 +230,7 @@ def build_plan(
             rows.append(
                 {
                     "name": task.name,
-                    "command": shlex.join(_redacted(cell_argv(cell, cell_dir(root, cell), launcher, endpoint=endpoint))),
+                    "command": shlex.join(redacted_argv(cell_argv(cell, cell_dir(root, cell), launcher, endpoint=endpoint))),
                     "requests": requests,
                     "prompt_tokens": tokens,
                     "tokenizer": tok_name if tokens is not None else None,

@@ -31,10 +31,11 @@ import time
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Any, TextIO
 
 from plumbing import run_folder
 from plumbing.errors import UserError
+from plumbing.secrets import scrub
 from triangulation.suite.serve import Endpoint, ServerError, api_endpoint, last_line, needs_completions, start_vllm
 from triangulation.suite.spec import Cell, ModelSpec, Suite, cells
 
@@ -302,11 +303,12 @@ class Sweep:
     def _run_process(self, argv: list[str], log: Path, attempt: int, env: Mapping[str, str] | None, limit: float | None) -> int | None:
         """One attempt: the exit status, or None when it ran past ``limit`` seconds (it is killed)."""
         with open(log, "a", encoding="utf-8") as fh:
-            fh.write(f"\n=== {time.strftime('%Y-%m-%d %H:%M:%S')} attempt {attempt}/{self.attempts}: {shlex.join(_redacted(argv))}\n")
+            fh.write(f"\n=== {time.strftime('%Y-%m-%d %H:%M:%S')} attempt {attempt}/{self.attempts}: {shlex.join(redacted_argv(argv))}\n")
             fh.flush()
             proc = subprocess.Popen(
-                argv, stdout=fh, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL, env=None if env is None else dict(env)
+                argv, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL, env=None if env is None else dict(env)
             )
+            reader = scrub_output(proc, fh)  # every line the cell prints goes through the secret scrubber
             with self._lock:
                 self._procs.add(proc)
             try:
@@ -320,6 +322,7 @@ class Sweep:
                 proc.wait()
                 raise
             finally:
+                reader.join(timeout=10)
                 with self._lock:
                     self._procs.discard(proc)
 
@@ -348,29 +351,23 @@ class Sweep:
         (self.bar.write if self.bar is not None else print)(line)
 
 
-MODEL_ARGS_FLAGS = ("--model_args", "--judge_model_args", "--model_args_b")
+def redacted_argv(argv: list[str]) -> list[str]:
+    """``argv`` with credentials replaced (:func:`plumbing.secrets.scrub`), for log headers and ``--dry_run``."""
+    return [scrub(a) for a in argv]
 
 
-def _redacted(argv: list[str]) -> list[str]:
-    """``argv`` for logs and plans: the credentials of its model_args flags and the environment scrubbed."""
-    from multiturn.backends.loading import scrub_secrets
+def scrub_output(proc: subprocess.Popen, log: TextIO) -> threading.Thread:
+    """A thread writing ``proc``'s stdout (stderr merged) to ``log`` line by line through the secret scrubber."""
 
-    model_args = [_as_model_args(argv[i + 1]) for i, a in enumerate(argv[:-1]) if a in MODEL_ARGS_FLAGS]
-    out = []
-    for a in argv:
-        for args in model_args:
-            a = scrub_secrets(a, args)
-        out.append(scrub_secrets(a))
-    return out
+    def pump() -> None:
+        with proc.stdout:
+            for raw in iter(proc.stdout.readline, b""):
+                log.write(scrub(raw.decode("utf-8", errors="replace")))
+                log.flush()
 
-
-def _as_model_args(value: str) -> str | dict[str, Any]:
-    """A ``--model_args`` value as written by :func:`cell_argv`: a JSON object or ``k=v,...``."""
-    try:
-        parsed = json.loads(value)
-    except ValueError:
-        return value
-    return parsed if isinstance(parsed, dict) else value
+    reader = threading.Thread(target=pump, daemon=True)
+    reader.start()
+    return reader
 
 
 def run_suite(

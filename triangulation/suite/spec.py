@@ -21,6 +21,7 @@ import yaml
 
 from multiturn.backends.naming import model_label, parse_model_args
 from plumbing.errors import UserError
+from plumbing.secrets import register_model_args
 
 SUITE_KEYS = {
     "name",
@@ -206,6 +207,8 @@ def _model(path: Path, i: int, entry: Any) -> ModelSpec:
     if not isinstance(name, str) or not LABEL.match(name):
         raise _fail(path, where, f"name {name!r} must be letters, digits, '.', '_', '+', '-' (it names a folder)")
     size = entry.get("size")
+    judge, player_b = _role(path, f"{where}.judge", entry.get("judge")), _role(path, f"{where}.player_b", entry.get("player_b"))
+    register_model_args(args, *((role or {}).get("model_args") for role in (judge, player_b)))  # scrubbed from every line
     serving = _serving(path, where, entry)
     return ModelSpec(
         name=name,
@@ -213,8 +216,8 @@ def _model(path: Path, i: int, entry: Any) -> ModelSpec:
         model_args=dict(args) if isinstance(args, Mapping) else args,
         size=None if size is None else _number(path, where, "size", size),
         apply_chat_template=bool(entry.get("apply_chat_template", True)),
-        judge=_role(path, f"{where}.judge", entry.get("judge")),
-        player_b=_role(path, f"{where}.player_b", entry.get("player_b")),
+        judge=judge,
+        player_b=player_b,
         batch_size=None if entry.get("batch_size") is None else str(entry["batch_size"]),
         device=entry.get("device"),
         **serving,
@@ -287,11 +290,51 @@ def _task(path: Path, i: int, entry: Any, defaults: dict[str, Any]) -> TaskSpec:
     return TaskSpec(name=name, runner=runner, tasks=tasks, options={**inherited, **own})
 
 
+#: a suite file larger than this is refused unread (suites are a few KB)
+MAX_SUITE_BYTES = 1 << 20
+#: the most values a suite may hold once its aliases are expanded (a billion-laughs file holds 10^9)
+MAX_SUITE_VALUES = 100_000
+
+
+def _bounded_yaml(path: Path) -> Any:
+    """``yaml.safe_load`` of a suite file no larger than :data:`MAX_SUITE_BYTES` whose value, with every alias
+    expanded, holds at most :data:`MAX_SUITE_VALUES` values (no recursive aliases); a one-line error otherwise."""
+    size = path.stat().st_size
+    if size > MAX_SUITE_BYTES:
+        raise UserError(f"suite {path}: {size} bytes; a suite file may have at most {MAX_SUITE_BYTES} (is it the right file?)")
+    try:
+        data = yaml.safe_load(path.read_text(encoding="utf-8"))
+        expanded = _expanded_size(data, {})
+    except RecursionError:
+        raise UserError(f"suite {path}: nested too deeply") from None
+    except ValueError as exc:
+        raise UserError(f"suite {path}: {exc}") from None
+    if expanded > MAX_SUITE_VALUES:
+        raise UserError(f"suite {path}: its aliases expand to more than {MAX_SUITE_VALUES} values; write the values out instead")
+    return data
+
+
+def _expanded_size(value: Any, memo: dict[int, int]) -> int:
+    """How many values ``value`` holds with shared (aliased) parts counted each time they occur; each shared part
+    is measured once (``memo``), so a billion laughs is measured in microseconds."""
+    if not isinstance(value, (dict, list)):
+        return 1
+    key = id(value)
+    if key in memo:
+        if memo[key] < 0:
+            raise ValueError("a recursive alias (a value that contains itself)")
+        return memo[key]
+    memo[key] = -1
+    items = [*value.keys(), *value.values()] if isinstance(value, dict) else value
+    memo[key] = min(1 + sum(_expanded_size(v, memo) for v in items), MAX_SUITE_VALUES + 1)
+    return memo[key]
+
+
 def load_suite(path: Path | str) -> Suite:
     """Read and validate a suite YAML; every problem is a one-line UserError."""
     path = Path(path)
     try:
-        data = yaml.safe_load(path.read_text(encoding="utf-8"))
+        data = _bounded_yaml(path)
     except OSError as exc:
         raise UserError(f"cannot read suite {path}: {exc.strerror or exc.__class__.__name__}") from None
     except yaml.YAMLError as exc:

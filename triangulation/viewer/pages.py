@@ -24,7 +24,7 @@ from multiturn.engine.record import read_episodes
 from multiturn.game import TurnView
 from plumbing import run_folder
 from plumbing.errors import UserError
-from plumbing.jsonio import read_jsonl
+from plumbing.jsonio import read_jsonl, write_text
 from triangulation.html import esc, script_json
 from triangulation.viewer.episodes import ROLE_LABELS, Episode, from_record, from_sample, play_task
 
@@ -86,6 +86,8 @@ if(hash){var hit=-1;rows.forEach(function(r,k){if(items[r.i].id===hash)hit=k});i
 def page_name(task: str, part: int = 1) -> str:
     """The task page's file name (``<task>.html``, then ``<task>-<part>.html``; other characters replaced)."""
     stem = re.sub(r"[^A-Za-z0-9_.-]", "_", task)
+    if stem.lower() == "index" or stem.startswith("."):  # never the viewer's own index.html, never hidden
+        stem = f"task_{stem}"
     return f"{stem}.html" if part == 1 else f"{stem}-{part}.html"
 
 
@@ -272,7 +274,7 @@ def write_viewer(roots: Iterable[Path], out: Path) -> dict[str, Path]:
         for part in range(1, parts + 1):
             chunk = episodes[(part - 1) * EPISODES_PER_FILE : part * EPISODES_PER_FILE]
             nav = part_nav(task, part, parts, len(episodes))
-            (out / page_name(task, part)).write_text(render_task_page(task, chunk, nav=nav), encoding="utf-8")
+            write_text((out / page_name(task, part)), render_task_page(task, chunk, nav=nav))
         pages[task] = (out / page_name(task), episodes)
-    (out / "index.html").write_text(render_index(pages), encoding="utf-8")
+    write_text((out / "index.html"), render_index(pages))
     return {task: path for task, (path, _) in pages.items()}

@@ -21,7 +21,7 @@ from typing import Any
 
 from datasets_build.clembench_upstream import CLEMBENCH_GAMES, MULTILINGUAL_LANGUAGES
 from multiturn.game import EpisodeSummary, Game, Request, TaskSpec
-from multiturn.games.clem.catalog import GAMES, ROLES, candidate_instances
+from multiturn.games.clem.catalog import GAMES, ROLES, candidate_instances, check_instances_folder
 from multiturn.games.clem.common import CLEM_GEN_KWARGS, episode_summary
 from multiturn.games.clem.replay import play_game, replay_episode
 from multiturn.games.clem.scoring import aggregate, game_summary
@@ -54,6 +54,8 @@ class ClemTask(TaskSpec):
         self.game = game
         self.roles = roles
         self.instances_dir = Path(instances).expanduser() if instances else None
+        if self.instances_dir is not None:  # at construction: the CLI refuses it before loading any model
+            check_instances_folder(name, self.instances_dir)
 
     def instances(self, seed: int) -> list[dict[str, Any]]:
         """The published v1.6 instances in clembench's order from the built dataset (fixed stimuli: the seed

@@ -15,6 +15,7 @@ from multiturn.games.clem.privateshared import PrivateSharedGame
 from multiturn.games.clem.referencegame import ReferenceGame, multilingual_patterns
 from multiturn.games.clem.taboo import TabooGame
 from multiturn.games.clem.wordle import WordleGame
+from plumbing.errors import UserError
 
 GameFactory = Callable[..., ClemGame]
 
@@ -47,11 +48,25 @@ def with_patterns(episodes: list[dict[str, Any]]) -> list[dict[str, Any]]:
 
 
 def candidate_instances(game: str, data_dir: Path | None = None) -> list[dict[str, Any]]:
-    """The episodes of task ``game`` in a built clembench folder, ready to play: those of ``data_dir`` when it
-    holds a config for ``game``, else the published ones of the built ``clembench`` dataset."""
-    has_config = data_dir is not None and (Path(data_dir) / "data" / game).is_dir()
-    episodes = load_clembench(game, data_dir if has_config else None)
+    """The episodes of task ``game`` in a built clembench folder, ready to play: those of ``data_dir`` (the
+    ``instances`` task option), which must hold a config for ``game`` (else a one-line error: playing the
+    published episodes instead would record a folder that was not used), or without it the published ones
+    of the built ``clembench`` dataset."""
+    if data_dir is not None:
+        check_instances_folder(game, data_dir)
+    episodes = load_clembench(game, data_dir)
     return with_patterns(episodes) if game.startswith("referencegame_") else episodes
+
+
+def check_instances_folder(game: str, data_dir: Path) -> None:
+    """``UserError`` unless ``data_dir`` (the ``instances`` task option) holds a config for ``game``."""
+    if not (Path(data_dir) / "data" / game).is_dir():
+        held = sorted(p.name for p in (Path(data_dir) / "data").iterdir() if p.is_dir()) if (Path(data_dir) / "data").is_dir() else []
+        raise UserError(
+            f"--task_args instances={data_dir} has no episodes of {game} "
+            f"({'it holds: ' + ', '.join(held) if held else 'not a built or generated clembench folder'}); "
+            f"generate them with `triangulate data generate --benchmark clembench --game {game} --out DIR`, or play only the games it holds"
+        )
 
 
 GAMES.update({f"referencegame_{lang}": ReferenceGame for lang in MULTILINGUAL_LANGUAGES})

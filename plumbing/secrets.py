@@ -1,0 +1,161 @@
+"""The one secret scrubber: every line any `triangulate` command writes goes through :func:`scrub`.
+
+It knows credentials three ways:
+
+- **values** registered by the commands (:func:`register_secret_values`: the model_args of every model a
+  process loads or a suite names) and those of secret-named environment variables (``OPENAI_API_KEY``,
+  ``HF_TOKEN``, ...), replaced wherever they occur;
+- **secret-bearing keys** in ``key=value`` (model_args strings), ``"key": "value"`` (JSON) and
+  ``'key': 'value'`` (a Python dict's repr, as lm-eval prints model_args): the value is replaced;
+- **URL userinfo**: ``scheme://user:password@host`` keeps the user, the password is replaced; and
+  ``Bearer <token>`` in headers.
+
+:class:`ScrubbingStream` puts it on ``sys.stdout``/``sys.stderr`` (what lm-eval prints, tracebacks,
+progress lines), :class:`LogScrubber` on log handlers; the suite pipes each cell's output through it.
+"""
+
+from __future__ import annotations
+
+import logging
+import os
+import re
+import sys
+from collections.abc import Iterable
+from typing import Any, TextIO
+
+REDACTED = "<redacted>"
+#: keys whose values are credentials: never written to results, logs or folder names.
+SECRET_KEY_PATTERN = re.compile(r"(api[_-]?key|secret|password|passwd|credential|bearer|auth(?!or)|(^|_)token$)", re.IGNORECASE)
+_KEY = r"[\w.-]*(?:api[_-]?key|secret|password|passwd|credential|auth(?!or)[\w-]*)[\w.-]*|[\w.-]*_token|token"
+#: ``key=value`` (model_args, command lines); the value runs to a comma, space, quote or bracket
+_KEY_EQ = re.compile(rf"(?<![\w.-])({_KEY})(\s*=\s*)(?!{REDACTED})([^,\s'\"}}\])]+)", re.IGNORECASE)
+#: ``"key": "value"`` (JSON) and ``'key': 'value'`` (a Python dict's repr)
+_KEY_QUOTED = re.compile(rf"(['\"])({_KEY})\1(\s*:\s*)(['\"])(?!{REDACTED})((?:\\.|(?!\4).)*)\4", re.IGNORECASE)
+#: ``scheme://user:password@``: the password
+_USERINFO = re.compile(r"([a-zA-Z][a-zA-Z0-9+.-]*://[^\s/@:'\"]*:)(?!" + REDACTED + r")([^\s/@'\"]+)(@)")
+_BEARER = re.compile(r"(\bBearer\s+)(?!" + REDACTED + r")([A-Za-z0-9._~+/=-]{4,})")
+
+_KNOWN: set[str] = set()
+
+
+def is_secret_key(key: Any) -> bool:
+    return bool(SECRET_KEY_PATTERN.search(str(key)))
+
+
+def url_password(value: str) -> str | None:
+    """The password of a ``scheme://user:password@host`` URL, else None."""
+    match = _USERINFO.search(value)
+    return match.group(2) if match else None
+
+
+def secret_values_of(pairs: Iterable[tuple[Any, Any]]) -> list[str]:
+    """The credential values among ``(key, value)`` pairs: secret-named keys and URL passwords (4+ characters)."""
+    values: set[str] = set()
+    for key, value in pairs:
+        if value in (None, ""):
+            continue
+        if is_secret_key(key):
+            values.add(str(value))
+        elif isinstance(value, str) and (password := url_password(value)):
+            values.add(password)
+    return sorted((v for v in values if len(v) >= 4), key=len, reverse=True)
+
+
+def args_pairs(model_args: Any) -> list[tuple[Any, Any]]:
+    """``(key, value)`` pairs of model_args given as a mapping or a ``k=v,k2=v2`` string (values as text)."""
+    if isinstance(model_args, dict):
+        return list(model_args.items())
+    if isinstance(model_args, str):
+        return [tuple(part.split("=", 1)) for part in model_args.split(",") if "=" in part]
+    return []
+
+
+def register_model_args(*model_args: Any) -> None:
+    """Remember the credential values of each model_args (mapping or string) for every later :func:`scrub`."""
+    for args in model_args:
+        register_secret_values(secret_values_of(args_pairs(args)))
+
+
+def register_secret_values(values: Iterable[str]) -> None:
+    """Remember credential values for every later :func:`scrub` in this process."""
+    _KNOWN.update(v for v in values if v and len(v) >= 4)
+
+
+def env_secret_values(min_length: int = 8) -> list[str]:
+    """Values of environment variables whose names look like credentials (short values are ignored)."""
+    return [v for k, v in os.environ.items() if is_secret_key(k) and len(v) >= min_length]
+
+
+def scrub(text: str, values: Iterable[str] = ()) -> str:
+    """``text`` with every credential replaced by ``<redacted>`` (see the module docstring); ``values``: more
+    credential values to replace besides the registered ones and the environment's."""
+    if not text:
+        return text
+    known = set(values) | _KNOWN | set(env_secret_values())
+    for value in sorted(known, key=len, reverse=True):
+        if value in text:
+            text = text.replace(value, REDACTED)
+    text = _USERINFO.sub(rf"\1{REDACTED}\3", text)
+    text = _KEY_QUOTED.sub(rf"\1\2\1\3\4{REDACTED}\4", text)
+    text = _KEY_EQ.sub(rf"\1\2{REDACTED}", text)
+    return _BEARER.sub(rf"\1{REDACTED}", text)
+
+
+class ScrubbingStream:
+    """A text stream that scrubs everything written to it before passing it on (``sys.stdout``/``sys.stderr``)."""
+
+    def __init__(self, stream: TextIO):
+        self._stream = stream
+
+    def write(self, text: str) -> int:
+        self._stream.write(scrub(text))
+        return len(text)
+
+    def writelines(self, lines: Iterable[str]) -> None:
+        for line in lines:
+            self.write(line)
+
+    def __getattr__(self, name: str) -> Any:  # flush, isatty, fileno, encoding, ...
+        return getattr(self._stream, name)
+
+
+def _scrubbing_excepthook(exc_type, exc, tb) -> None:
+    """An uncaught exception's traceback, scrubbed (it may quote a URL or a header)."""
+    import traceback
+
+    sys.__stderr__.write(scrub("".join(traceback.format_exception(exc_type, exc, tb))))
+
+
+def install_stream_scrubber() -> tuple[Any, Any]:
+    """Wrap ``sys.stdout`` and ``sys.stderr`` in :class:`ScrubbingStream` (idempotent) and scrub uncaught
+    tracebacks; returns the previous pair."""
+    previous = (sys.stdout, sys.stderr)
+    sys.excepthook = _scrubbing_excepthook
+    if not isinstance(sys.stdout, ScrubbingStream):
+        sys.stdout = ScrubbingStream(sys.stdout)
+    if not isinstance(sys.stderr, ScrubbingStream):
+        sys.stderr = ScrubbingStream(sys.stderr)
+    return previous
+
+
+class LogScrubber(logging.Filter):
+    """A logging filter that renders each record and scrubs it (message and traceback)."""
+
+    def filter(self, record: logging.LogRecord) -> bool:
+        message = record.getMessage()
+        clean = scrub(message)
+        if record.exc_info and not record.exc_text:
+            record.exc_text = logging.Formatter().formatException(record.exc_info)
+        if record.exc_text:
+            record.exc_text = scrub(record.exc_text)
+        if clean != message:
+            record.msg, record.args = clean, None
+        return True
+
+
+def install_log_scrubber() -> None:
+    """Put :class:`LogScrubber` on every handler of the root and ``lm_eval`` loggers (idempotent)."""
+    for logger in (logging.getLogger(), logging.getLogger("lm_eval")):
+        for handler in logger.handlers:
+            if not any(isinstance(f, LogScrubber) for f in handler.filters):
+                handler.addFilter(LogScrubber())
