@@ -83,6 +83,26 @@ def compact_for_resume(model_dir: Path, task: str, *, overwrite: bool = False) -
 
 #: the run settings that change a task's episodes: resuming under other values is refused
 MODEL_SETTING_KEYS = ("model", "model_args", "model_b", "model_args_b", "judge_model", "judge_model_args")
+#: model_args that say how a model is reached, not what it answers: a served model comes back on another
+#: port after a restart (the suite's serve-once sweep), with other concurrency or timeouts, and still plays
+#: the same episodes, so a resume may change them
+TRANSPORT_ARGS = frozenset(
+    {"base_url", "num_concurrent", "max_retries", "timeout", "api_key", "verify_certificate", "batch_size", "device"}
+)
+
+
+def model_settings(config: Mapping[str, Any]) -> dict[str, Any]:
+    """The :data:`MODEL_SETTING_KEYS` of a run's ``config``, each ``*model_args`` without :data:`TRANSPORT_ARGS`."""
+    from multiturn.backends.loading import model_args_string, parse_model_args
+
+    out: dict[str, Any] = {}
+    for key in MODEL_SETTING_KEYS:
+        if key in config:
+            value = config[key]
+            if key.endswith("model_args") and value:
+                value = model_args_string({k: v for k, v in parse_model_args(value).items() if k not in TRANSPORT_ARGS})
+            out[key] = value
+    return out
 
 
 def _settings_diff(old: Mapping[str, Any], new: Mapping[str, Any]) -> str:

@@ -206,7 +206,7 @@ def run_tasks(
         if output_dir is not None and rank == 0
         else []
     )
-    model_settings = {k: (config or {})[k] for k in res.MODEL_SETTING_KEYS if k in (config or {})}
+    model_settings = res.model_settings(config or {})
     with lock_all(locked, wait=wait_lock):
         for name in expanded:
             task = registry.get_task(name, task_args)

@@ -107,4 +107,5 @@ def test_tasks_play_generated_instances_when_pointed_at_them(upstream, built_dat
     )
     episodes = get_task("privateshared", {"instances": str(out)}).instances(0)
     assert [e["id"] for e in episodes] == [r["id"] for r in generate_rows("privateshared", 5, 2)]
-    assert len(get_task("taboo", {"instances": str(out)}).instances(0)) == 60  # no taboo config there: the published instances
+    with pytest.raises(UserError, match="has no episodes of taboo"):  # a folder without the game is an error, not a fallback
+        get_task("taboo", {"instances": str(out)}).instances(0)

@@ -183,3 +183,16 @@ def test_a_record_with_a_string_score_is_played_again_on_resume(tmp_path):
     assert main(play(tmp_path)) == 0
     again = [json.loads(line) for line in episodes.read_text(encoding="utf-8").splitlines()]
     assert len(again) == 3 and all(isinstance(v, (int, float)) for r in again for v in r["scores"].values())
+
+
+def test_how_a_model_is_reached_is_not_a_setting_but_which_model_is():
+    """A served model comes back on another port after a restart (the suite's rerun): its episodes resume."""
+    from multiturn.engine.results import model_settings
+
+    def settings(model_args: str) -> dict:
+        return model_settings({"model": "local-chat-completions", "model_args": model_args, "batch_size": 1})
+
+    first = settings("model=m,base_url=http://127.0.0.1:1001/v1/chat/completions,num_concurrent=4")
+    assert first == settings("model=m,base_url=http://127.0.0.1:2002/v1/chat/completions,num_concurrent=16,max_retries=9")
+    assert first != settings("model=other,base_url=http://127.0.0.1:1001/v1/chat/completions")
+    assert "batch_size" not in first and first["model"] == "local-chat-completions"

@@ -15,6 +15,7 @@ import pytest
 
 from multiturn.backends.naming import model_folder_name
 from multiturn.engine.record import read_episodes
+from plumbing.jsonio import read_jsonl
 from tests.multiturn.test_interactive_play_slow import data_with_splat
 from tests.support.serving import Server, exported_smollm2
 
@@ -113,7 +114,7 @@ def test_play_and_eval_through_a_real_server(engine, upstream, model_folder, tmp
         assert payload["n-samples"]["globalgroup_zh"]["effective"] == 1
         assert any(k.endswith(",none") for k in payload["results"]["globalgroup_zh"])
         [samples] = evald.rglob("samples_globalgroup_zh_*.jsonl")
-        [sample] = _records(samples)
+        [sample] = read_jsonl(samples)
         assert isinstance(sample["resps"][0][0], str)
     finally:
         server.stop()
