@@ -157,6 +157,11 @@ def test_an_eval_whose_results_are_there_runs_no_model_and_writes_nothing(monkey
     ]
     assert eval_cli.run_passthrough(argv) == 0 and runs == []
     assert "nothing to evaluate; no model loaded, no new results file" in capsys.readouterr().out
+    results["chat_template"] = ""  # what lm-eval records for a model without a template (the chance player)
+    (folder / f"results_{date}.json").write_text(json.dumps(results))
+    assert eval_cli.run_passthrough(argv) == 0 and runs == []  # --apply_chat_template was given: the same run
+    results["chat_template"] = "<|im_start|>..."
+    (folder / f"results_{date}.json").write_text(json.dumps(results))
     assert eval_cli.run_passthrough([*argv[:5], "2", *argv[6:]]) == 0 and runs == [2.0]  # another limit runs
     assert eval_cli.run_passthrough([*argv[:6], *argv[7:]]) == 0 and runs == [2.0, 3.0]  # no chat template: runs
     assert eval_cli.run_passthrough([*argv, "--rerun"]) == 0 and runs == [2.0, 3.0, 3.0]

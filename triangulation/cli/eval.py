@@ -190,7 +190,11 @@ def unchanged_eval(args: argparse.Namespace, embedded: bool) -> Path | None:
     if not run_folder.has_results(folder):
         return None
     names = list(tasks) if isinstance(tasks, list) else [t for t in str(tasks).split(",") if t]
-    wanted = {str(k): str(v) for k, v in parse_model_args(args.model_args).items()}
+
+    def comparable(model_args: Any) -> dict[str, str]:  # the chance player records {"model": "random"} itself
+        return {str(k): str(v) for k, v in parse_model_args(model_args).items() if not (k == "model" and v == args.model)}
+
+    wanted = comparable(args.model_args)
     for path in sorted(run_folder.results_files(folder), key=lambda p: p.stat().st_mtime, reverse=True):
         data = run_folder.read_results(path)
         if not all(t in data["results"] or t in (data.get("groups") or {}) for t in names):
@@ -198,10 +202,11 @@ def unchanged_eval(args: argparse.Namespace, embedded: bool) -> Path | None:
         config = data.get("config") or {}
         same = (
             config.get("model") == args.model
-            and {str(k): str(v) for k, v in parse_model_args(config.get("model_args")).items()} == wanted
+            and comparable(config.get("model_args")) == wanted
             and config.get("limit") == (float(args.limit) if args.limit is not None else None)
             and not config.get("gen_kwargs")
-            and bool(data.get("chat_template")) == bool(getattr(args, "apply_chat_template", False))
+            # lm-eval records None without --apply_chat_template, the template (or "" for a model with none) with it
+            and (data.get("chat_template") is not None) == bool(getattr(args, "apply_chat_template", False))
         )
         date = run_folder.results_date(path)
         leaves = data.get("configs") or data["results"]  # groups have no samples file of their own
