@@ -251,10 +251,12 @@ def _same_model(results: Any, model: str | None, model_args: Any) -> bool:
     """The results file was written for this ``--model``/``--model_args`` (else the run goes on, and its resume
     check names what changed)."""
     from multiturn.backends.loading import model_args_string, parse_model_args
+    from multiturn.engine.results import model_settings
     from plumbing import run_folder
 
     config = run_folder.read_results(results).get("config") or {}
-    return config.get("model") == model and config.get("model_args") == model_args_string(parse_model_args(model_args))
+    asked = {"model": model, "model_args": model_args_string(parse_model_args(model_args))}
+    return model_settings({k: config.get(k) for k in asked}) == model_settings(asked)  # the resume check's own rule
 
 
 def run_config(
