@@ -5,7 +5,7 @@
 Games: the first N upstream v1.6 instances ($TRIANGULATE_UPSTREAM/clembench) of Wordle (default) or
 Taboo, greedy decoding, at most --max_tokens new tokens per reply (default: clembench's 100), one
 episode at a time on both sides. Ours is the runner's default path for ``--model hf``
-(:class:`multiturn.backends.prefix_cache.PrefixCacheHFLM`: KV prefix reuse plus history drafts).
+(:class:`models.prefix_cache.PrefixCacheHFLM`: KV prefix reuse plus history drafts).
 
 Model: the embedded SmolLM2-135M-Instruct. clemcore's ``huggingface_local`` backend loads
 ``AutoModelForCausalLM.from_pretrained(huggingface_id)`` and ``AutoTokenizer.from_pretrained``
@@ -182,7 +182,7 @@ def dequantised_model(model_dir: Path) -> Path:
 
     from transformers import AutoModelForCausalLM, AutoTokenizer
 
-    from multiturn.backends.default_model import GGUF_FILE, smollm2_dir
+    from models.default_model import GGUF_FILE, smollm2_dir
 
     src = str(smollm2_dir())
     tokenizer = AutoTokenizer.from_pretrained(src, gguf_file=GGUF_FILE)
@@ -216,7 +216,7 @@ def taboo_instances(n: int) -> dict:
 
 def run_ours(game: str, model_dir: Path, n: int, max_tokens: int) -> tuple[float, list[list[str]]]:
     """Our runner on its default ``hf`` path (prefix reuse and history drafts), one episode at a time."""
-    from multiturn.backends.loading import load_lm
+    from models.loading import load_lm
     from multiturn.engine.runner import run_task
     from multiturn.registry import get_task
 

@@ -15,7 +15,7 @@ Three ways, all through :func:`multiturn.engine.scheduler.play_episodes` on n-ba
   Triangulating code's way); at batch 1 the number of live episodes does not change its rate, so it
   runs ``--a_episodes`` episodes;
 - (b) lockstep: all live episodes' next turns in one ``generate_until`` call (batch = live episodes);
-- (c) the default ``hf`` path: :class:`multiturn.backends.prefix_cache.PrefixCacheHFLM` (per-episode
+- (c) the default ``hf`` path: :class:`models.prefix_cache.PrefixCacheHFLM` (per-episode
   KV prefix reuse at batch 1, history drafts for greedy requests), all live episodes in flight.
 
     python benchmarks/gpu_runner_throughput.py --live 16,64 --gen_toks 4 --tokenizer DIR
@@ -56,7 +56,7 @@ def build_lm(tokenizer_dir: str, layers: int | None, device: str) -> Any:
     import torch
     from transformers import AutoTokenizer, LlamaConfig, LlamaForCausalLM
 
-    from multiturn.backends.prefix_cache import PrefixCacheHFLM
+    from models.prefix_cache import PrefixCacheHFLM
 
     tok = AutoTokenizer.from_pretrained(tokenizer_dir)
     shape = dict(LLAMA_8B, num_hidden_layers=layers or LLAMA_8B["num_hidden_layers"])

@@ -7,9 +7,9 @@ Wordle) on the same model (default: the embedded SmolLM2 on CPU), greedy decodin
   (what clemcore and the Triangulating code do): plain ``HFLM`` generation;
 - (b) lockstep: all episodes' next turns in one ``generate_until`` call, batch size = episodes;
 - (c) default: the runner's default path for the backend. For ``hf`` that is
-  :class:`multiturn.backends.prefix_cache.PrefixCacheHFLM` (per-episode KV prefix reuse, batch size 1,
+  :class:`models.prefix_cache.PrefixCacheHFLM` (per-episode KV prefix reuse, batch size 1,
   episodes in flight as ``triangulate play`` runs them, and for greedy requests drafts looked up in
-  the history, :mod:`multiturn.backends.lookup_decoding`);
+  the history, :mod:`models.lookup_decoding`);
 - optional (``--modes ...,c0_prefix_only``): (c) without history drafts, to see what each lever gives.
 
 One model is loaded once (a ``PrefixCacheHFLM``); (a) and (b) switch its reuse off, which makes it
@@ -40,8 +40,8 @@ from typing import Any
 REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO))
 
+from models.loading import load_lm  # noqa: E402
 from multiturn import registry  # noqa: E402
-from multiturn.backends.loading import load_lm  # noqa: E402
 from multiturn.engine.scheduler import play_episodes  # noqa: E402
 
 GREEDY = {"temperature": 0.0, "do_sample": False}

@@ -38,8 +38,8 @@ from typing import Any
 REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO))
 
+from models.loading import load_lm  # noqa: E402
 from multiturn import registry  # noqa: E402
-from multiturn.backends.loading import load_lm  # noqa: E402
 from multiturn.engine.runner import select_instances  # noqa: E402
 from multiturn.engine.scheduler import play_episodes  # noqa: E402
 
@@ -109,7 +109,7 @@ def main() -> None:
     if args.limit < args.max_live:
         print(f"note: --limit {args.limit} < --max_live {args.max_live}: (c) has only {args.limit} episodes per task in flight", flush=True)
 
-    from multiturn.backends.default_model import export_transformers_folder
+    from models.default_model import export_transformers_folder
     from tests.support.serving import Server
 
     folder = Path(args.model_dir or tempfile.mkdtemp(prefix="serving-bench-")) / "smollm2"

@@ -24,9 +24,8 @@ from typing import Any
 
 import datasets
 
+from datasets_build.clembench_names import CLEMBENCH_GAMES, MULTILINGUAL_LANGUAGES
 from datasets_build.clembench_upstream import (
-    CLEMBENCH_GAMES,
-    MULTILINGUAL_LANGUAGES,
     game_dir,
     load_instances,
     load_multilingual_instances,

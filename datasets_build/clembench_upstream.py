@@ -36,22 +36,6 @@ INSTANCE_FILES: dict[str, tuple[str, str]] = {
 SHARED_ONLY_KEYS = ("english_words",)
 
 
-#: the seven games of clembench v1.6 in the order of its results table
-CLEMBENCH_GAMES: tuple[str, ...] = (
-    "imagegame",
-    "privateshared",
-    "referencegame",
-    "taboo",
-    "wordle",
-    "wordle_withclue",
-    "wordle_withcritic",
-)
-
-#: languages of the multilingual reference game in upstream clembench (branch multilingual_reference,
-#: instances_v1.5_<lang>.json); tests check this list against the upstream folder
-MULTILINGUAL_LANGUAGES: tuple[str, ...] = ("de", "en", "it", "ja", "pt", "te", "tk", "tr", "zh")
-
-
 def clem_dir() -> Path:
     """The upstream clembench files (``$TRIANGULATE_UPSTREAM/clembench`` or the pinned download)."""
     return source_dir(UPSTREAM)

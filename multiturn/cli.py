@@ -166,7 +166,7 @@ def _list_tasks() -> int:
 
 def run(args: argparse.Namespace) -> int:
     logging.basicConfig(level=getattr(logging, str(args.verbosity).upper(), logging.WARNING))
-    from multiturn.backends.loading import install_log_scrubber
+    from plumbing.logs import install_log_scrubber
 
     install_log_scrubber()  # no credential in any log line (model_args secrets, secret-named env vars)
     if not args.tasks:
@@ -174,8 +174,8 @@ def run(args: argparse.Namespace) -> int:
     if args.tasks.strip() == "list":
         return _list_tasks()
 
+    from models.retry import RetryPolicy
     from multiturn import registry
-    from multiturn.backends.retry import RetryPolicy
     from multiturn.engine.runner import run_tasks
 
     check_gen_kwargs(args.gen_kwargs, "--gen_kwargs")
@@ -227,7 +227,7 @@ def run(args: argparse.Namespace) -> int:
 def nothing_to_play(args: argparse.Namespace, names: list[str], task_args: dict[str, Any]):
     """Check ``--output_path`` (before any model is loaded); then the results file that already holds this run
     when a resume would play nothing, else None."""
-    from multiturn.backends.naming import is_embedded, model_folder_name
+    from models.naming import is_embedded, model_folder_name
     from multiturn.engine.runner import unchanged_results
     from plumbing.jsonio import ensure_output_dir
 
@@ -250,7 +250,7 @@ def nothing_to_play(args: argparse.Namespace, names: list[str], task_args: dict[
 def _same_model(results: Any, model: str | None, model_args: Any) -> bool:
     """The results file was written for this ``--model``/``--model_args`` (else the run goes on, and its resume
     check names what changed)."""
-    from multiturn.backends.loading import model_args_string, parse_model_args
+    from models.args import model_args_string, parse_model_args
     from multiturn.engine.results import model_settings
     from plumbing import run_folder
 
@@ -268,9 +268,9 @@ def run_config(
     task_args: dict[str, Any],
     names: list[str],
 ) -> tuple[str, dict[str, Any]]:
-    """The model's folder name (:mod:`multiturn.backends.naming`) and the run's ``config`` for the results JSON."""
-    from multiturn.backends.loading import model_args_string
-    from multiturn.backends.naming import is_embedded, model_folder_name, model_name
+    """The model's folder name (:mod:`models.naming`) and the run's ``config`` for the results JSON."""
+    from models.args import model_args_string
+    from models.naming import is_embedded, model_folder_name, model_name
     from multiturn.engine.scheduler import DEFAULT_MAX_LIVE
 
     named = (None, None) if is_embedded(args.model, args.model_args) else (model, model_args)
@@ -299,7 +299,8 @@ def load_backends(
     """The backend of every role: ``--model`` plays, and also ``player_b`` and ``judge`` unless
     ``--model_b``/``--judge_model`` (or their model_args) give those roles their own (only for tasks
     that have the role). Returns ``(lms by role, model, model_args, config entries of the other models)``."""
-    from multiturn.backends.loading import load_lm, model_args_string
+    from models.args import model_args_string
+    from models.loading import load_lm
 
     prefix_cache = False if getattr(args, "no_prefix_cache", False) else None  # None: on (the default)
     lm, model, model_args = load_lm(args.model, args.model_args, batch_size=batch_size, device=args.device, prefix_cache=prefix_cache)
@@ -329,7 +330,7 @@ def failure_summary(payload: dict[str, Any], argv: list[str]) -> str | None:
         return None
     total = sum(failed.values())
     counts = ", ".join(f"{task}: {n}" for task, n in failed.items())
-    from multiturn.backends.loading import scrub_secrets
+    from models.args import scrub_secrets
 
     resume = scrub_secrets("triangulate " + shlex.join(a for a in argv if a != "--overwrite"))  # no API key in the line
     finished = sum(int(payload.get("n-samples", {}).get(task, {}).get("effective", 0)) for task in entries)

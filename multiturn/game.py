@@ -33,7 +33,6 @@ from plumbing.stats import mean_of_keys
 Message = dict[str, str]  # {"role": "system" | "user" | "assistant", "content": str}
 
 #: filler words a chance reply draws from when it needs words and the prompt offers none
-CHANCE_WORDS: tuple[str, ...] = ("thing", "place", "often", "small", "people", "use", "common", "kind", "make", "found")
 
 
 @dataclass

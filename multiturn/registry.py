@@ -34,11 +34,14 @@ import importlib.metadata
 import importlib.util
 import inspect
 import pkgutil
+import random
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
+from functools import cache
 from typing import Any
 
-from multiturn.game import TaskSpec
+from models.forms import register_reply_form
+from multiturn.game import Request, TaskSpec
 from plumbing.errors import UserError
 from plumbing.registry import Registry
 
@@ -142,3 +145,18 @@ def get_task(name: str, task_args: Mapping[str, Any] | None = None) -> TaskSpec:
     task = TASKS.get(resolved)(**kwargs)
     task.task_args = dict(kwargs)
     return task
+
+
+@cache
+def _play_task(name: str | None) -> TaskSpec | None:
+    """The play task ``name`` with default options, or None when no play task has that name."""
+    return get_task(name) if name and name in TASKS else None
+
+
+def chance_reply(task: str | None, role: str | None, messages: list[dict[str, str]], rng: random.Random) -> str | None:
+    """The chance player's reply form for a play task: its ``TaskSpec.chance_reply`` (None for other tasks)."""
+    spec = _play_task(task)
+    return None if spec is None else spec.chance_reply(Request(messages=messages, role=role or "player"), rng)
+
+
+register_reply_form(chance_reply)

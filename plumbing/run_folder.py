@@ -7,7 +7,7 @@
     DIR/<model>/episodes_<task>.rank<k>.jsonl play, distributed: rank k's part until rank 0 folds it in
     DIR/<model>/samples_<task>_<date>.jsonl   lm_eval --log_samples: one logged sample per line
 
-``<model>`` is the model's folder name (:func:`multiturn.backends.naming.model_folder_name`; lm-eval
+``<model>`` is the model's folder name (:func:`models.naming.model_folder_name`; lm-eval
 picks the same name for its runs). ``<date>`` is lm-eval's file date id (ISO time, ``:`` -> ``-``).
 Everything that finds, names or reads these files goes through here: file names, discovery of the
 models and tasks of a folder, the latest results of a model and task, and reading (results JSON with

@@ -41,7 +41,7 @@ def smollm2():
     import lm_eval.models  # noqa: F401  (fills the registry)
     from lm_eval.api.registry import get_model
 
-    from multiturn.backends.default_model import default_model_args
+    from models.default_model import default_model_args
 
     return get_model("hf").create_from_arg_string(default_model_args(device="cpu"), {"batch_size": 1})
 

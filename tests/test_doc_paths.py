@@ -6,7 +6,7 @@ Checked, in the top ``README.md``, every ``README.md`` of the project's folders 
   ``tests/...``) or a folder beside the README (``engine/record.py`` in ``multiturn/README.md``);
 - every backticked file or folder in the first column of a table (the module tables), read from the
   README's folder;
-- a backticked dotted module of the project (``multiturn.backends.chance``, ``plumbing.run_folder.latest_results``):
+- a backticked dotted module of the project (``models.chance``, ``plumbing.run_folder.latest_results``):
   the module must exist, and a trailing name must occur in it.
 
 ``{a,b}`` is expanded, ``*`` and ``<placeholder>`` match any name (at least one file must match). Other
@@ -22,7 +22,7 @@ from pathlib import Path
 import pytest
 
 REPO = Path(__file__).resolve().parents[1]
-PACKAGES = ("plumbing", "custom_metrics", "datasets_build", "lm_eval_tasks", "multiturn", "triangulation")
+PACKAGES = ("plumbing", "custom_metrics", "datasets_build", "models", "lm_eval_tasks", "multiturn", "triangulation")
 TOP_LEVEL = {*PACKAGES, "tests", "suites", "benchmarks", "docs", ".ci"}  # what a root-relative path starts with
 SUFFIXES = (".py", ".md", ".yaml", ".yml", ".toml", ".json", ".txt")  # not outputs such as .csv, .png
 BACKTICKED = re.compile(r"`([^`\n]+)`")

@@ -93,7 +93,7 @@ TRANSPORT_ARGS = frozenset(
 
 def model_settings(config: Mapping[str, Any]) -> dict[str, Any]:
     """The :data:`MODEL_SETTING_KEYS` of a run's ``config``, each ``*model_args`` without :data:`TRANSPORT_ARGS`."""
-    from multiturn.backends.loading import model_args_string, parse_model_args
+    from models.args import model_args_string, parse_model_args
 
     out: dict[str, Any] = {}
     for key in MODEL_SETTING_KEYS:

@@ -1,7 +1,7 @@
 """Runs tasks: ``run_task`` plays one task's episodes and summarises them, ``run_tasks`` writes the results.
 
 The pieces it puts together: :mod:`multiturn.engine.scheduler` plays the episodes in lockstep (with
-:mod:`multiturn.backends.retry` for backend calls), :mod:`multiturn.engine.results` appends each finished episode to
+:mod:`models.retry` for backend calls), :mod:`multiturn.engine.results` appends each finished episode to
 the task's episodes file (:mod:`plumbing.run_folder`) as it ends, resumes a killed run from that file and builds the results
 JSON, and :mod:`multiturn.engine.distributed` shards the pending episodes over the ranks of an
 ``accelerate launch`` run (rank 0 gathers the records, writes them and computes the metrics).
@@ -16,7 +16,7 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
-from multiturn.backends.retry import RetryPolicy
+from models.retry import RetryPolicy
 from multiturn.engine import results as res
 from multiturn.engine.distributed import barrier, gather_to_rank0, rank_and_world, shard
 from multiturn.engine.scheduler import DEFAULT_MAX_LIVE, play_episodes

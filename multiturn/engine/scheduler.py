@@ -3,7 +3,7 @@
 At every step each live episode that waits for a model says what it wants to send
 (``Game.next_request``); the scheduler renders each request with ``lm.apply_chat_template``, sends
 all requests of one role (and one set of generation kwargs) in one ``generate_until`` call
-(:func:`multiturn.backends.retry.call_backend`), and hands each reply back (``Game.on_reply``). An episode
+(:func:`models.retry.call_backend`), and hands each reply back (``Game.on_reply``). An episode
 that finishes leaves the window at once and the next queued episode takes its place, so one long
 episode never holds the others back. An episode whose backend call fails after every retry ends as
 ``failed`` (a backend fault, not the model's) and the others go on.
@@ -19,7 +19,7 @@ from typing import Any
 
 from tqdm.auto import tqdm
 
-from multiturn.backends.retry import BackendFailure, RetryPolicy, call_backend
+from models.retry import BackendFailure, RetryPolicy, call_backend
 from multiturn.engine.record import EpisodeRecord, make_record
 from multiturn.game import Game, Request, TaskSpec
 

@@ -71,7 +71,8 @@ from itertools import combinations
 from pathlib import Path
 from typing import Any
 
-from multiturn.game import CHANCE_WORDS, EpisodeSummary, Game, Message, Request, TaskSpec, TurnView
+from models.forms import CHANCE_WORDS
+from multiturn.game import EpisodeSummary, Game, Message, Request, TaskSpec, TurnView
 from multiturn.registry import register
 from plumbing.errors import UserError
 from plumbing.stats import nanmean

@@ -24,7 +24,7 @@ PLAY_SCRIPT = textwrap.dedent(
     import json, sys
     from multiturn import registry
     from multiturn.engine.runner import run_tasks
-    from multiturn.backends.scripted import ScriptedLM
+    from models.scripted import ScriptedLM
 
     lm = ScriptedLM(lambda messages: "m")
     names = registry.task_names()

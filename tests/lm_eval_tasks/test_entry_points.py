@@ -25,7 +25,7 @@ from lm_eval_tasks import TASKS_DIR
 
 TASKS_GROUP = "lm_eval.tasks"  # PR #4015: lm_eval/tasks/manager.py TASKS_ENTRY_POINT_GROUP
 MODELS_GROUP = "lm_eval.models"  # PR #4013: lm_eval/api/registry.py get_model -> load_plugins("lm_eval.models", ...)
-OUR_MODELS = {"random": "multiturn.backends.chance:RandomLM", "hf-prefix-cache": "multiturn.backends.prefix_cache:PrefixCacheHFLM"}
+OUR_MODELS = {"random": "models.chance:RandomLM", "hf-prefix-cache": "models.prefix_cache:PrefixCacheHFLM"}
 
 
 def our_entry_points(group: str) -> dict[str, str]:

@@ -85,7 +85,7 @@ def test_group_is_the_micro_average_over_all_items(built, monkeypatch):
 
 @pytest.mark.slow
 def test_lm_eval_cli_runs_lm_pragmatics_on_smollm2(built, tmp_path):
-    from multiturn.backends.default_model import default_model_args
+    from models.default_model import default_model_args
 
     env = {**os.environ, "TRIANGULATE_DATA": str(built), "OMP_NUM_THREADS": "1"}
     env.pop("TRIANGULATE_UPSTREAM", None)  # the task reads the built folder only

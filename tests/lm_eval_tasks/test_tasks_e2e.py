@@ -11,7 +11,7 @@ from pathlib import Path
 import pytest
 
 from lm_eval_tasks import TASKS_DIR
-from multiturn.backends.default_model import default_model_args
+from models.default_model import default_model_args
 from tests.support.built_data import built_data_root
 
 GG_METRICS = ["group_f1", "ctd", "solved", "topic_achieved", "parsed"]

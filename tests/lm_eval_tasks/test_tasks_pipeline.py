@@ -7,7 +7,7 @@ import math
 import pytest
 
 from datasets_build import prompts as P
-from multiturn.backends.scripted import ScriptedLM
+from models.scripted import ScriptedLM
 from tests.support.built_data import task_manager, use_built_data
 
 

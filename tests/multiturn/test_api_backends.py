@@ -6,7 +6,7 @@ import importlib.metadata
 import re
 from pathlib import Path
 
-from multiturn.backends.loading import load_lm
+from models.loading import load_lm
 
 REPO = Path(__file__).resolve().parents[2]
 
@@ -35,7 +35,7 @@ def test_local_chat_completions_and_openai_chat_completions_construct(monkeypatc
     local, name, _ = load_lm("local-chat-completions", "model=smol,base_url=http://127.0.0.1:9/v1/chat/completions,num_concurrent=2")
     from lm_eval.models.openai_completions import LocalChatCompletion
 
-    from multiturn.backends.api import LocalChatCompletionsLM
+    from models.api import LocalChatCompletionsLM
 
     assert name == "local-chat-completions" and isinstance(local, LocalChatCompletion) and type(local) is LocalChatCompletionsLM
     assert local.model == "smol" and local.base_url.endswith("/v1/chat/completions")
@@ -57,7 +57,7 @@ def test_an_empty_stop_list_is_left_out_of_chat_requests():
 def test_triangulate_eval_uses_the_same_class_for_local_chat_completions():
     from lm_eval.api.registry import get_model
 
-    from multiturn.backends.api import LocalChatCompletionsLM, install_in_lm_eval_registry
+    from models.api import LocalChatCompletionsLM, install_in_lm_eval_registry
 
     install_in_lm_eval_registry()
     assert get_model("local-chat-completions") is LocalChatCompletionsLM

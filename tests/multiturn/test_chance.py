@@ -10,7 +10,8 @@ from pathlib import Path
 
 import pytest
 
-from multiturn.backends.chance import RandomLM, reply_for
+import multiturn.registry  # noqa: F401  (registers the games' chance reply forms)
+from models.chance import RandomLM, reply_for
 from tests.support.played_run import FAMILY_TASKS, build_data, play
 
 
@@ -78,7 +79,7 @@ def test_the_form_comes_from_the_task_not_the_prompt_text():
 def test_registered_for_lm_eval_and_play():
     from lm_eval.api.registry import get_model
 
-    from multiturn.backends.loading import load_lm
+    from models.loading import load_lm
 
     assert get_model("random") is RandomLM
     assert get_model("hf").__name__ == "HFLM"  # registering ours must not hide lm-eval's own models

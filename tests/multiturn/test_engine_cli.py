@@ -10,8 +10,8 @@ import sys
 import time
 from pathlib import Path
 
-from multiturn.backends.loading import redact_model_args
-from multiturn.backends.naming import model_folder_name, model_label, model_name, parse_model_args
+from models.args import parse_model_args, redact_model_args
+from models.naming import model_folder_name, model_label, model_name
 from multiturn.engine.record import read_episodes
 from plumbing import run_folder
 

@@ -6,8 +6,8 @@ import json
 
 import pytest
 
-from multiturn.backends.retry import RetryPolicy
-from multiturn.backends.scripted import ScriptedLM
+from models.retry import RetryPolicy
+from models.scripted import ScriptedLM
 from multiturn.engine.runner import run_task
 from plumbing.jsonio import read_jsonl
 from plumbing.run_folder import episodes_path

@@ -6,8 +6,8 @@ import math
 
 import pytest
 
+from models.scripted import ScriptedLM
 from multiturn import registry
-from multiturn.backends.scripted import ScriptedLM
 from multiturn.engine.runner import run_task, run_tasks
 from multiturn.games import flexibility
 from multiturn.games.flexibility import (

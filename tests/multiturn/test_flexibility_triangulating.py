@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import pytest
 
+from models.scripted import ScriptedLM
 from multiturn import registry
-from multiturn.backends.scripted import ScriptedLM
 from multiturn.engine.runner import run_task, run_tasks
 from multiturn.games.flexibility import lnt_answer, templates, wcst_correct
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 
 from datasets_build.globalgroup import SUBSET_NAMES
-from multiturn.backends.scripted import ScriptedLM
+from models.scripted import ScriptedLM
 from multiturn.engine.runner import run_task
 from multiturn.game import TaskSpec
 from multiturn.games import connections_interactive as ci

@@ -8,8 +8,8 @@ import re
 import pytest
 
 from datasets_build.nback import expected_targets, load_blocks
+from models.scripted import ScriptedLM
 from multiturn import registry
-from multiturn.backends.scripted import ScriptedLM
 from multiturn.engine.runner import run_task
 from multiturn.engine.scheduler import play_episodes
 from multiturn.games.nback import (

@@ -1,4 +1,4 @@
-"""History drafts on a reused cache (multiturn/backends/lookup_decoding.py): the draft rule, and greedy output
+"""History drafts on a reused cache (models/lookup_decoding.py): the draft rule, and greedy output
 equal to transformers' ``generate`` on a small real Llama (random weights, built from a config)."""
 
 from __future__ import annotations
@@ -6,7 +6,7 @@ from __future__ import annotations
 import pytest
 import torch
 
-from multiturn.backends.lookup_decoding import find_draft, greedy_lookup_generate
+from models.lookup_decoding import find_draft, greedy_lookup_generate
 
 
 def test_draft_follows_the_latest_occurrence_of_the_longest_tail():

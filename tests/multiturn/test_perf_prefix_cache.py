@@ -1,4 +1,4 @@
-"""Prefix KV reuse (multiturn/backends/prefix_cache.py): pool rules, runner selection, vLLM model_args, and
+"""Prefix KV reuse (models/prefix_cache.py): pool rules, runner selection, vLLM model_args, and
 identical greedy replies to plain HFLM on SmolLM2 (slow)."""
 
 from __future__ import annotations
@@ -8,8 +8,8 @@ import torch
 from lm_eval.api.instance import Instance
 from lm_eval.api.model import LM
 
-from multiturn.backends import loading as backends
-from multiturn.backends.prefix_cache import (
+from models import loading as backends
+from models.prefix_cache import (
     PrefixCacheHFLM,
     PrefixPool,
     cache_nbytes,

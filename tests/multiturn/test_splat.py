@@ -10,7 +10,7 @@ from collections import Counter
 import pytest
 
 from datasets_build.hub import atomic_dir
-from multiturn.backends.scripted import ScriptedLM
+from models.scripted import ScriptedLM
 from multiturn.engine.runner import run_task
 from multiturn.games import splat
 from plumbing.errors import UserError
@@ -330,7 +330,7 @@ def _is_judge(messages) -> bool:
 @pytest.fixture
 def play(puzzles, tmp_path, capsys):
     """``play(*flags)`` -> (exit code, results JSON or None, stderr) of ``triangulate play --tasks splat_easy --limit 1``."""
-    from multiturn.backends.loading import register_lm_class
+    from models.loading import register_lm_class
     from triangulation.cli.main import main
 
     register_lm_class("scripted-splat", SplatCliLM)

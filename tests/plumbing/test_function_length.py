@@ -6,7 +6,7 @@ import ast
 from pathlib import Path
 
 REPO = Path(__file__).resolve().parents[2]
-PACKAGES = ("plumbing", "custom_metrics", "datasets_build", "lm_eval_tasks", "multiturn", "triangulation")
+PACKAGES = ("plumbing", "custom_metrics", "datasets_build", "models", "lm_eval_tasks", "multiturn", "triangulation")
 MAX_LINES = 80
 
 

@@ -15,8 +15,8 @@ import grimp
 import pytest
 
 REPO = Path(__file__).resolve().parents[2]
-PACKAGES = ("plumbing", "custom_metrics", "datasets_build", "lm_eval_tasks", "multiturn", "triangulation")
-LAYERS = ("plumbing", "custom_metrics", "datasets_build", ("lm_eval_tasks", "multiturn"), "triangulation")
+PACKAGES = ("plumbing", "custom_metrics", "datasets_build", "models", "lm_eval_tasks", "multiturn", "triangulation")
+LAYERS = ("plumbing", "custom_metrics", "datasets_build", "models", ("lm_eval_tasks", "multiturn"), "triangulation")
 
 
 def strongly_connected(graph: grimp.ImportGraph) -> list[list[str]]:

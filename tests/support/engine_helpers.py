@@ -19,7 +19,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[2]))
 
 from lm_eval.api.model import LM  # noqa: E402
 
-from multiturn.backends.scripted import ScriptedLM  # noqa: E402
+from models.scripted import ScriptedLM  # noqa: E402
 from multiturn.game import Game, Request, TaskSpec  # noqa: E402
 
 
@@ -116,8 +116,8 @@ class SlowCountLM(ScriptedLM):
 
 def register_test_task_and_model() -> None:
     """Register ``count_test`` in the play registry, ``scripted-count`` and ``scripted-broken`` (always down) as play backends."""
+    from models.loading import register_lm_class
     from multiturn import registry
-    from multiturn.backends.loading import register_lm_class
 
     if "count_test" not in registry.task_names():
         registry.register("count_test")(lambda: CountTask(n_episodes=int(os.environ.get("COUNT_EPISODES", "6"))))

@@ -56,8 +56,8 @@ def play(out: Path, tasks: list[str], lm, model_name: str, limit: int = 2, seed:
 
 def played_run(upstream: Path, root: Path) -> Path:
     """``root/runs``: the random player on every family and the scripted n-back player with ``<script>`` replies."""
-    from multiturn.backends.chance import RandomLM
-    from multiturn.backends.scripted import ScriptedLM
+    from models.chance import RandomLM
+    from models.scripted import ScriptedLM
 
     build_data(upstream, root / "data")
     runs = root / "runs"

@@ -17,7 +17,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[2]))
 
-from multiturn.backends.scripted import ScriptedLM  # noqa: E402
+from models.scripted import ScriptedLM  # noqa: E402
 
 log = logging.getLogger("scripted_leaky")
 #: n-back verbal 1, block 1 starts with this letter (block 0 with another): that episode always fails
@@ -70,7 +70,7 @@ class HangingLM(ScriptedLM):
 
 
 if __name__ == "__main__":
-    from multiturn.backends.loading import register_lm_class
+    from models.loading import register_lm_class
     from triangulation.cli.main import main
 
     register_lm_class("scripted-leaky", LeakyLM)

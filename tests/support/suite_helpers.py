@@ -90,7 +90,7 @@ def register() -> None:
     import lm_eval.models  # noqa: F401  (fills lm-eval's registry first: registering into an empty one hides `hf`)
     from lm_eval.api.registry import register_model
 
-    from multiturn.backends.loading import register_lm_class
+    from models.loading import register_lm_class
 
     register_model("scripted-suite")(CannedLM)
     register_lm_class("scripted-suite", CannedLM)

@@ -16,7 +16,7 @@ from collections import Counter
 import pandas as pd
 import pytest
 
-from multiturn.backends.scripted import ScriptedLM
+from models.scripted import ScriptedLM
 from tests.triangulation.test_report_fakes import DATE, conn_doc, run_report
 from triangulation.report.analyses.connections import (
     judged_groups,
@@ -120,7 +120,7 @@ def test_report_judge_model_flag(tmp_path, monkeypatch):
     """``triangulate report --judge_model scripted-judge``: two games answered with ``five_group_answer``.
     Per game clustering 2 and reasoning 1, so Table 6 = two games at 1, Table 2 ratio = 0.5; the
     judge is asked once per distinct (name, gold) pair: 2 games x 2 clustered groups = 4 prompts."""
-    from multiturn.backends.loading import register_lm_class
+    from models.loading import register_lm_class
 
     monkeypatch.delenv("TRIANGULATE_FASTTEXT_DIR", raising=False)
     register_lm_class("scripted-judge", JudgeLM)

@@ -52,8 +52,8 @@ def write_lm_eval_samples(folder: Path, date: str = DATE, f1s: tuple[float, ...]
 
 @pytest.fixture(scope="module")
 def runs(upstream, tmp_path_factory) -> Path:
-    from multiturn.backends.chance import RandomLM
-    from multiturn.backends.scripted import ScriptedLM
+    from models.chance import RandomLM
+    from models.scripted import ScriptedLM
 
     root = tmp_path_factory.mktemp("export")
     build_data(upstream, root / "data")

@@ -22,8 +22,8 @@ FAILER = "format-failer"
 
 @pytest.fixture(scope="module")
 def report(upstream, tmp_path_factory) -> Path:
-    from multiturn.backends.chance import RandomLM
-    from multiturn.backends.scripted import ScriptedLM
+    from models.chance import RandomLM
+    from models.scripted import ScriptedLM
     from tests.support.played_run import build_data, play
     from tests.triangulation.test_report_real import lm_eval_run
     from triangulation.cli.main import main

@@ -7,7 +7,7 @@ import json
 import pandas as pd
 import pytest
 
-from multiturn.backends.naming import model_id
+from models.naming import model_id
 from plumbing.errors import UserError
 from triangulation.report.external import parse_spec, read_external, read_externals
 from triangulation.runs.results_io import Run, main_metric, read_run

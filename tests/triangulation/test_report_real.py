@@ -15,7 +15,7 @@ import pytest
 
 from datasets_build import prompts as P
 from lm_eval_tasks import TASKS_DIR
-from multiturn.backends.scripted import ScriptedLM
+from models.scripted import ScriptedLM
 from tests.support.built_data import use_built_data
 from tests.triangulation.test_report_fakes import run_report
 
@@ -140,7 +140,7 @@ def test_report_over_real_scripted_runs(built, tmp_path):
 @pytest.mark.slow
 def test_report_with_smollm2(built, smollm2, tmp_path):
     """Three models: SmolLM2 on globalgroup_zh --limit 2 (real generation) and the two scripted ones."""
-    from multiturn.backends.default_model import default_model_args
+    from models.default_model import default_model_args
 
     runs = tmp_path / "runs"
     scripted_runs(runs)

@@ -11,9 +11,9 @@ from typing import Any
 
 import pytest
 
+from models.loading import register_lm_class
+from models.scripted import ScriptedLM
 from multiturn import registry
-from multiturn.backends.loading import register_lm_class
-from multiturn.backends.scripted import ScriptedLM
 from multiturn.engine.record import dumps, read_episodes
 from multiturn.engine.rescore import judge_agreement, replay
 from multiturn.engine.runner import run_tasks
@@ -60,7 +60,7 @@ def test_play_run_rescored_with_changed_code_prints_changes_and_keeps_the_old_re
 
     original_on_reply = CountGame.on_reply
     monkeypatch.setattr(CountGame, "on_reply", lenient)
-    monkeypatch.setattr("multiturn.backends.loading.load_lm", lambda *a, **k: pytest.fail("score must not load a model"))
+    monkeypatch.setattr("models.loading.load_lm", lambda *a, **k: pytest.fail("score must not load a model"))
     assert main(["score", str(tmp_path), "--tasks", "count_test"]) == 0
     out = capsys.readouterr().out
     before = old["results"]["count_test"]["accuracy,none"]

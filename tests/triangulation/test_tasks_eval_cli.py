@@ -47,7 +47,7 @@ def test_missing_build_is_one_line_naming_the_build_command(monkeypatch, tmp_pat
 
 
 def test_a_run_without_a_model_uses_the_embedded_one(monkeypatch):
-    from multiturn.backends.default_model import default_model_args
+    from models.default_model import default_model_args
 
     argv = eval_cli.with_default_model(["--tasks", "globalgroup_zh", "--limit", "5"])
     assert argv[-4:] == ["--model", "hf", "--model_args", default_model_args(device=None)]
@@ -116,8 +116,8 @@ def test_eval_of_the_chance_player_writes_to_a_stable_random_folder():
 
 
 def test_one_name_per_gguf_model_in_folders_and_reports():
-    from multiturn.backends.default_model import DEFAULT_MODEL_NAME, GGUF_FILE
-    from multiturn.backends.naming import gguf_model_name
+    from models.default_model import DEFAULT_MODEL_NAME, GGUF_FILE
+    from models.naming import gguf_model_name
 
     assert gguf_model_name(GGUF_FILE) == DEFAULT_MODEL_NAME == "SmolLM2-135M-Instruct-Q4_1"
     assert gguf_model_name("/m/Llama-3.2-1B-Instruct.Q4_K_M.gguf") == "Llama-3.2-1B-Instruct-Q4_K_M"  # version dots stay

@@ -44,7 +44,7 @@ def with_default_model(argv: list[str]) -> list[str]:
         return list(argv)
     if any(a.split("=", 1)[0] in MODEL_FLAGS for a in argv):
         return list(argv)
-    from multiturn.backends.default_model import DEFAULT_MODEL, default_model_args
+    from models.default_model import DEFAULT_MODEL, default_model_args
 
     print("triangulate eval: no --model given, using the embedded SmolLM2-135M-Instruct", file=sys.stderr)
     return [*argv, "--model", DEFAULT_MODEL, "--model_args", default_model_args(device=None)]
@@ -68,7 +68,7 @@ def with_chance_name(argv: list[str]) -> list[str]:
     model = flag_value(argv, ("--model", "-M"))
     if model is None or model[1] != "random":
         return list(argv)
-    from multiturn.backends.naming import NAME_KEYS
+    from models.naming import NAME_KEYS
 
     out = list(argv)
     found = flag_value(argv, ("--model_args", "-a"))
@@ -104,9 +104,10 @@ def run_passthrough(argv: list[str]) -> int:
         raise UserError(f"--limit must be positive (a count, or a fraction below 1), got {limit:g}")
     if hasattr(args, "include_path"):
         args.include_path = include_paths(getattr(args, "include_path", None))
-    import multiturn.backends.chance  # noqa: F401  (registers ``--model random``, the chance player)
-    from multiturn.backends.api import install_in_lm_eval_registry
-    from multiturn.backends.loading import install_log_scrubber, register_secrets
+    import models.chance  # noqa: F401  (registers ``--model random``, the chance player)
+    from models.api import install_in_lm_eval_registry
+    from models.args import register_secrets
+    from plumbing.logs import install_log_scrubber
 
     install_in_lm_eval_registry()  # local-chat-completions without an empty `stop` (transformers serve)
 
@@ -178,8 +179,9 @@ def unchanged_eval(args: argparse.Namespace, embedded: bool) -> Path | None:
     ``--model``, ``--model_args``, ``--limit`` and chat-template use, no ``--gen_kwargs``, and, with
     ``--log_samples``, a samples file per task. Runs that set seeds, few-shot counts, a system instruction, ``--metadata``,
     ``--samples`` or a cache always run (the check stays conservative)."""
-    from multiturn.backends.default_model import DEFAULT_MODEL_NAME
-    from multiturn.backends.naming import model_folder_name, parse_model_args
+    from models.args import parse_model_args
+    from models.default_model import DEFAULT_MODEL_NAME
+    from models.naming import model_folder_name
     from plumbing import run_folder
 
     output, tasks = getattr(args, "output_path", None), getattr(args, "tasks", None)
@@ -221,7 +223,7 @@ def name_embedded_model_in_tracker() -> None:
     folder, lm-eval's own log lines and the results' ``model_name`` all say ``SmolLM2-135M-Instruct-Q4_1``."""
     from lm_eval.loggers.evaluation_tracker import GeneralConfigTracker
 
-    from multiturn.backends.default_model import DEFAULT_MODEL_NAME
+    from models.default_model import DEFAULT_MODEL_NAME
 
     GeneralConfigTracker._get_model_name = staticmethod(lambda model_args: DEFAULT_MODEL_NAME)
 
@@ -232,8 +234,8 @@ def adopt_default_model_folder(output: Path) -> Path | None:
     same ``model_name``/``model_name_sanitized``. Returns the folder, or None when there was nothing to move."""
     import json
 
-    from multiturn.backends.default_model import DEFAULT_MODEL, DEFAULT_MODEL_NAME, default_model_args
-    from multiturn.backends.naming import model_folder_name
+    from models.default_model import DEFAULT_MODEL, DEFAULT_MODEL_NAME, default_model_args
+    from models.naming import model_folder_name
 
     source = output / model_folder_name(DEFAULT_MODEL, default_model_args(device=None))  # lm-eval's name for it
     if not source.is_dir():
@@ -251,10 +253,10 @@ def adopt_default_model_folder(output: Path) -> Path | None:
 
 
 def scrub_written_files(root: Path, since: float) -> list[Path]:
-    """Replace credentials (:func:`multiturn.backends.loading.scrub_secrets`) in the ``.json``/``.jsonl`` files lm-eval
+    """Replace credentials (:func:`models.loading.scrub_secrets`) in the ``.json``/``.jsonl`` files lm-eval
     wrote under ``root`` since ``since`` (its results hold ``model_args`` verbatim); rewritten atomically.
     Returns the files changed."""
-    from multiturn.backends.loading import scrub_secrets
+    from models.args import scrub_secrets
 
     candidates = [root] if root.is_file() else root.rglob("*") if root.is_dir() else []
     changed = []

@@ -103,8 +103,8 @@ def _fmt(value: Any) -> str:
 
 def _judge(args: argparse.Namespace):
     """``judge(task, request) -> reply`` on the new judge model (retried like play's backend calls)."""
-    from multiturn.backends.loading import load_lm
-    from multiturn.backends.retry import BackendFailure, RetryPolicy, call_backend
+    from models.loading import load_lm
+    from models.retry import BackendFailure, RetryPolicy, call_backend
     from multiturn.engine.scheduler import merged_gen_kwargs
 
     lm, _, _ = load_lm(args.judge_model, args.judge_model_args, device=args.device)

@@ -1,7 +1,7 @@
 """The report's first table: models x benchmarks, each cell the main metric with its standard error.
 
 Rows: the evaluated models first, then the chance reference (the ``random`` player of
-:mod:`multiturn.backends.chance`, shown as "chance"), then the levels a paper states analytically for a
+:mod:`models.chance`, shown as "chance"), then the levels a paper states analytically for a
 play task (its ``TaskSpec.reference_levels``, e.g. an ideal learner: a player that errs once per rule
 switch, close to a ceiling, not chance), then the models of ``--external`` tables. These
 rows are reference points, not models: the correlation analyses leave the chance rows out

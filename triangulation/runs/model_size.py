@@ -14,7 +14,7 @@ import struct
 from pathlib import Path
 from typing import Any
 
-from multiturn.backends.naming import parse_model_args
+from models.args import parse_model_args
 
 
 def gguf_parameters(path: Path) -> int:

@@ -14,7 +14,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from multiturn.backends.naming import model_id
+from models.naming import model_id
 from plumbing import run_folder
 
 NON_METRIC_KEYS = {"alias", "name", "sample_len", "samples", " "}

@@ -8,14 +8,14 @@ downloaded) and are ``null`` where the data is not local (``note`` says why):
 - an ``eval:`` cell: lm-eval builds the task's requests exactly as a run would (its few-shot examples,
   chat template, ``limit``); ``requests`` counts them, ``prompt_tokens`` sums the tokens of each
   request's context (plus the continuation of a log-likelihood request: the model reads both).
-- a ``play:`` cell: its episodes are played by the chance player (:mod:`multiturn.backends.chance`,
+- a ``play:`` cell: its episodes are played by the chance player (:mod:`models.chance`,
   well-formed random replies) and every request of every role is counted as the engine renders it. A
   real model's episodes can end earlier or later than chance's (a Wordle solved early, a game aborted
   on a format error), so this is an estimate of the same order, not an exact count.
 
 Tokens are counted with the model's own tokenizer when it is local (``pretrained=`` of an ``hf`` /
 ``vllm`` / ``local-*`` model, its ``tokenizer=`` if given), else with the embedded SmolLM2's, and each
-cell says which (``tokenizer``). Commands have secrets redacted (:func:`multiturn.backends.loading.scrub_secrets`).
+cell says which (``tokenizer``). Commands have secrets redacted (:func:`models.loading.scrub_secrets`).
 """
 
 from __future__ import annotations
@@ -57,7 +57,7 @@ class Tokenizers:
 
             try:
                 if source == SMOLLM2:
-                    from multiturn.backends.default_model import GGUF_FILE, smollm2_dir
+                    from models.default_model import GGUF_FILE, smollm2_dir
 
                     self._cache[source] = AutoTokenizer.from_pretrained(smollm2_dir(), gguf_file=GGUF_FILE)
                 else:
@@ -68,7 +68,7 @@ class Tokenizers:
 
 
 def _tokenizer_source(model: ModelSpec) -> str | None:
-    from multiturn.backends.loading import parse_model_args
+    from models.args import parse_model_args
 
     if model.model is None and model.model_args is None:
         return SMOLLM2
@@ -168,8 +168,8 @@ def _leaf_tasks(task_dict: Any) -> list[Any]:
 
 def count_play(task: TaskSpec, tok: Any) -> Counts:
     """Requests and prompt tokens of a play cell, its episodes played by the chance player."""
+    from models.chance import RandomLM
     from multiturn import registry
-    from multiturn.backends.chance import RandomLM
     from multiturn.engine.runner import select_instances
     from multiturn.engine.scheduler import play_episodes
 

@@ -511,15 +511,15 @@ def write_sizes(root: Path, suite: Suite) -> Path:
 
 def _effective_model_args(m: ModelSpec) -> Any:
     if m.model is None and m.model_args is None:
-        from multiturn.backends.default_model import default_model_args
+        from models.default_model import default_model_args
 
         return default_model_args(device=None)
     return m.model_args
 
 
 def _report_model_name(m: ModelSpec) -> str:
-    """The name the report gives this model's results (:func:`multiturn.backends.naming.model_id`)."""
-    from multiturn.backends.naming import model_id
+    """The name the report gives this model's results (:func:`models.naming.model_id`)."""
+    from models.naming import model_id
 
     try:
         return model_id({"model_args": _effective_model_args(m), "model": m.model or "hf"})

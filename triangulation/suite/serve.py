@@ -31,7 +31,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from multiturn.backends.naming import is_embedded, parse_model_args
+from models.args import parse_model_args
+from models.naming import is_embedded
 from plumbing.errors import UserError
 
 VLLM_ENV = "TRIANGULATE_VLLM"
@@ -209,7 +210,7 @@ class Endpoint:
 
 def embedded_model_folder(export: bool = True) -> Path:
     """The embedded SmolLM2 as a transformers folder that vLLM can load (exported once, then cached)."""
-    from multiturn.backends.default_model import DEFAULT_MODEL_NAME, export_transformers_folder
+    from models.default_model import DEFAULT_MODEL_NAME, export_transformers_folder
     from plumbing.paths import cache_root
 
     folder = cache_root() / "served" / DEFAULT_MODEL_NAME

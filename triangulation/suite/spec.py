@@ -19,7 +19,8 @@ from typing import Any
 
 import yaml
 
-from multiturn.backends.naming import model_label, parse_model_args
+from models.args import parse_model_args
+from models.naming import model_label
 from plumbing.errors import UserError
 from plumbing.secrets import register_model_args
 

@@ -93,7 +93,7 @@ def page_name(task: str, part: int = 1) -> str:
 
 def model_of(folder: Path) -> str:
     """The model a results folder holds, from its newest results JSON's config (else the folder's name)."""
-    from multiturn.backends.naming import model_id
+    from models.naming import model_id
 
     data = run_folder.latest_results(folder)
     try:

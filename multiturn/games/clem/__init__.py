@@ -19,7 +19,7 @@ from functools import partial
 from pathlib import Path
 from typing import Any
 
-from datasets_build.clembench_upstream import CLEMBENCH_GAMES, MULTILINGUAL_LANGUAGES
+from datasets_build.clembench_names import CLEMBENCH_GAMES, MULTILINGUAL_LANGUAGES
 from multiturn.game import EpisodeSummary, Game, Request, TaskSpec
 from multiturn.games.clem.catalog import GAMES, ROLES, candidate_instances, check_instances_folder
 from multiturn.games.clem.common import CLEM_GEN_KWARGS, episode_summary

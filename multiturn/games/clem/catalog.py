@@ -8,7 +8,7 @@ from pathlib import Path
 from typing import Any
 
 from datasets_build.clembench import load_clembench
-from datasets_build.clembench_upstream import MULTILINGUAL_LANGUAGES
+from datasets_build.clembench_names import MULTILINGUAL_LANGUAGES
 from multiturn.games.clem.common import PLAYER_A, PLAYER_B, ClemGame
 from multiturn.games.clem.imagegame import ImageGame
 from multiturn.games.clem.privateshared import PrivateSharedGame

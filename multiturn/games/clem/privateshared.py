@@ -20,7 +20,8 @@ import math
 import random
 from typing import Any
 
-from multiturn.game import CHANCE_WORDS, Request
+from models.forms import CHANCE_WORDS
+from multiturn.game import Request
 from multiturn.games.clem.common import NAN, ClemGame, MasterLoop, outcome_scores
 
 ANSWERER = "Player 1"

@@ -17,7 +17,8 @@ from functools import lru_cache
 from pathlib import Path
 from typing import Any
 
-from multiturn.game import CHANCE_WORDS, Request
+from models.forms import CHANCE_WORDS
+from multiturn.game import Request
 from multiturn.games.clem.common import NAN, PLAYER_A, PLAYER_B, ClemGame, MasterLoop, outcome_scores
 
 DESCRIBER = "Player 1"

@@ -68,7 +68,7 @@ class LLMJudge:
     def judge_groups(self, items: Iterable[GroupToJudge]) -> list[bool]:
         """Verdicts for ``items``; every new one is asked in one batched call (retried on backend errors).
         A reply with no Yes/No counts as not analogous (:attr:`unparsed` counts them)."""
-        from multiturn.backends.retry import BackendFailure, RetryPolicy, call_backend
+        from models.retry import BackendFailure, RetryPolicy, call_backend
 
         items = list(items)
         todo = list(dict.fromkeys(i for i in items if i not in self.verdicts))
@@ -93,7 +93,7 @@ class LLMJudge:
 def load_llm_judge(model: str | None, model_args: Any = None) -> LLMJudge:
     """``--judge_model`` (an lm-eval registry name; None with ``--judge_model_args`` = SmolLM2), loaded
     when the first reasoning check is asked."""
-    from multiturn.backends.loading import load_lm
+    from models.loading import load_lm
 
     return LLMJudge(None, model or "SmolLM2 (embedded)", loader=lambda: load_lm(model, model_args)[0])
 

@@ -6,7 +6,7 @@ OpenAI and vLLM read that as "no stop strings"; ``transformers serve`` hands it 
 ``StopStringCriteria``, which rejects an empty list ("Stop string preprocessing was unable to identify
 tokens matching one or more of the supplied stop string(s)") and the server answers 500 to every
 request. :class:`LocalChatCompletionsLM` leaves ``stop`` out of the payload when it is empty, which
-means the same thing to every server. :func:`api_lm_class` is how :func:`multiturn.backends.loading.load_lm`
+means the same thing to every server. :func:`api_lm_class` is how :func:`models.loading.load_lm`
 picks it.
 """
 

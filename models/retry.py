@@ -3,7 +3,7 @@
 A failing call is retried (``RetryPolicy``: attempts, backoff, optional per-call timeout); a batch
 that keeps failing is split so that only the requests failing alone come back as
 :class:`BackendFailure` (the scheduler records their episodes as ``failed``: a backend fault, not
-the model's). Error texts have credentials removed (:func:`multiturn.backends.loading.scrub_secrets`).
+the model's). Error texts have credentials removed (:func:`models.loading.scrub_secrets`).
 """
 
 from __future__ import annotations
@@ -17,7 +17,7 @@ from typing import Any
 
 from lm_eval.api.instance import Instance
 
-from multiturn.backends.loading import scrub_secrets
+from models.args import scrub_secrets
 
 log = logging.getLogger(__name__)
 

@@ -3,7 +3,7 @@
 The rule (lm-eval's ``EvaluationTracker``): a model is named by the value of the first of
 :data:`NAME_KEYS` in its ``model_args`` (``pretrained=org/name`` -> ``org/name``), else by its registry
 name (``--model``); the embedded SmolLM2 (no ``--model``, no ``--model_args``) is
-:data:`~multiturn.backends.default_model.DEFAULT_MODEL_NAME`. A URL login never becomes part of a name.
+:data:`~models.default_model.DEFAULT_MODEL_NAME`. A URL login never becomes part of a name.
 From that one name come:
 
 - :func:`model_name`: the name itself (``config.model_name`` of a play results file);
@@ -21,8 +21,8 @@ import re
 from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
-from urllib.parse import urlsplit, urlunsplit
 
+from models.args import parse_model_args, redact_url
 from plumbing.errors import UserError
 
 #: model_args keys naming the model, in lm-eval's order (evaluation_tracker._get_model_name).
@@ -40,34 +40,6 @@ def gguf_model_name(gguf_file: str) -> str:
     return GGUF_QUANT.sub(lambda m: "-" + m.group(1), stem)
 
 
-def parse_model_args(model_args: str | Mapping[str, Any] | None) -> dict[str, Any]:
-    """``key=val,key2=val2`` (or a dict, as lm_eval's CLI gives and its results store) -> dict, values
-    typed as lm-eval types them (``simple_parse_args_string``); any other type is a ``UserError``."""
-    if model_args is None:
-        return {}
-    if isinstance(model_args, Mapping):
-        return dict(model_args)
-    if isinstance(model_args, str):
-        from lm_eval.utils import simple_parse_args_string
-
-        return simple_parse_args_string(model_args)
-    raise UserError(f"model_args has an unexpected type {type(model_args).__name__}")
-
-
-def redact_url(value: str) -> str:
-    """Drop ``user:password@`` from a URL; other strings unchanged."""
-    try:
-        parts = urlsplit(value)
-    except ValueError:
-        return value
-    if parts.username or parts.password:
-        host = parts.hostname or ""
-        if parts.port:
-            host += f":{parts.port}"
-        return urlunsplit((parts.scheme, host, parts.path, parts.query, parts.fragment))
-    return value
-
-
 def _named_value(args: Mapping[str, Any]) -> str | None:
     """The value of the first of :data:`NAME_KEYS` that ``args`` sets (None when none does)."""
     value = next((args[k] for k in NAME_KEYS if args.get(k) not in (None, "")), None)
@@ -82,7 +54,7 @@ def is_embedded(model: str | None, model_args: Any) -> bool:
 def model_name(model: str | None, model_args: str | Mapping[str, Any] | None) -> str:
     """The model's name: the first :data:`NAME_KEYS` value of ``model_args``, else ``model``."""
     if is_embedded(model, model_args):
-        from multiturn.backends.default_model import DEFAULT_MODEL_NAME
+        from models.default_model import DEFAULT_MODEL_NAME
 
         return DEFAULT_MODEL_NAME
     return _named_value(parse_model_args(model_args)) or model or "model"

@@ -12,7 +12,7 @@ so replies equal plain greedy decoding up to floating-point ties (the same cavea
 steps (SmolLM2, one thread), so a draft pays when three or more of its tokens are accepted; drafts
 are tried only where the history offers one.
 
-Used by :class:`multiturn.backends.prefix_cache.PrefixCacheHFLM` for greedy requests without logits
+Used by :class:`models.prefix_cache.PrefixCacheHFLM` for greedy requests without logits
 processors; anything else goes through transformers' ``generate``.
 """
 

@@ -3,15 +3,16 @@ well-formed reply (``--model random``, ``--model_args seed=N``).
 
 It reads the prompt only to pick the reply's *form*, never its content. The form belongs to the
 game: every request of ``triangulate play`` carries its task's name (lm-eval's ``Instance.task_name``)
-and role (``Instance.doc["role"]``), and the task's ``TaskSpec.chance_reply(request, rng)`` says what a
+and role (``Instance.doc["role"]``), and the task's ``TaskSpec.chance_reply(request, rng)`` (reached through
+:mod:`models.forms`, which the side runner's task registry fills) says what a
 player that follows the format and knows nothing would answer (each game module defines its own).
 Requests of no play task (lm-eval's static tasks under ``triangulate eval``), and requests a game
 gives no form for, get a generic reply: a random partition of the last word list in the prompt
 (the static grouping tasks), else three random words of the prompt. Its scores are what a model that
 follows every format but knows nothing would get, so the report shows its row as "chance".
 
-Where it lives: a model backend, like :mod:`multiturn.backends.scripted`, so ``triangulate play`` loads it
-through lm-eval's registry (``register_model("random")`` at import; :mod:`multiturn.backends.loading` imports
+Where it lives: a model backend, like :mod:`models.scripted`, so ``triangulate play`` loads it
+through lm-eval's registry (``register_model("random")`` at import; :mod:`models.loading` imports
 this module), and ``triangulate eval`` (:mod:`triangulation.cli.eval`, the top layer) imports it
 before handing over to lm-eval's CLI, so ``triangulate eval --model random`` scores the static
 tasks. ``lm_eval_tasks`` never needs to import it (the harness instantiates models by name).
@@ -26,14 +27,13 @@ import hashlib
 import json
 import random
 import re
-from functools import cache
 from typing import Any
 
 import lm_eval.models  # noqa: F401  (lm-eval fills its registry lazily, only while it is empty: fill it first)
 from lm_eval.api.model import LM
 from lm_eval.api.registry import register_model
 
-from multiturn.game import CHANCE_WORDS, Request, TaskSpec
+from models.forms import CHANCE_WORDS, reply_form_for
 from plumbing.errors import UserError
 
 NAME = "random"
@@ -82,22 +82,10 @@ def random_partition(words: list[str], rng: random.Random, n_groups: int, size: 
     return [shuffled[i * size : (i + 1) * size] for i in range(n_groups)]
 
 
-@cache
-def play_task(name: str | None) -> TaskSpec | None:
-    """The play task ``name`` (default options), or None when no play task has that name."""
-    from multiturn import registry
-
-    return registry.get_task(name) if name and name in registry.TASKS else None
-
-
 def reply_for(messages: list[dict[str, str]], rng: random.Random, task: str | None = None, role: str | None = None) -> str:
-    """A random reply of the form the task's game asks for (its ``chance_reply``), else the generic one."""
-    spec = play_task(task)
-    if spec is not None:
-        reply = spec.chance_reply(Request(messages=messages, role=role or "player"), rng)
-        if reply is not None:
-            return reply
-    return generic_reply(messages, rng)
+    """A random reply of the form the task's game asks for (a registered :mod:`models.forms` form), else the generic one."""
+    reply = reply_form_for(task, role, messages, rng)
+    return generic_reply(messages, rng) if reply is None else reply
 
 
 def generic_reply(messages: list[dict[str, str]], rng: random.Random) -> str:

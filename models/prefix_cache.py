@@ -10,7 +10,7 @@ are prefilled. Requests carry no episode id; the longest-common-prefix match fin
 Everything else is HFLM's own code path (``generate_until`` -> ``_model_generate``): tokenisation,
 left truncation, ``until`` stop sequences, ``max_gen_toks`` and post-processing are unchanged. The
 decoding itself: sampled requests (and greedy ones with logits processors) call ``generate`` with the
-cache; plain greedy requests are decoded by :mod:`multiturn.backends.lookup_decoding`, which drafts the next
+cache; plain greedy requests are decoded by :mod:`models.lookup_decoding`, which drafts the next
 tokens from the conversation so far and verifies them in one forward pass. Greedy replies are the
 same tokens as plain ``hf`` (``tests/multiturn/test_perf_prefix_cache.py`` checks it on SmolLM2).
 
@@ -39,7 +39,7 @@ import torch
 from lm_eval.api.registry import register_model
 from lm_eval.models.huggingface import HFLM
 
-from multiturn.backends.lookup_decoding import DEFAULT_DRAFT_TOKENS, greedy_lookup_generate
+from models.lookup_decoding import DEFAULT_DRAFT_TOKENS, greedy_lookup_generate
 
 log = logging.getLogger(__name__)
 
@@ -174,7 +174,7 @@ class PrefixCacheHFLM(HFLM):
     """``HFLM`` whose ``generate`` calls reuse the KV cache of the longest matching earlier sequence.
 
     Greedy requests whose decoding no logits processor changes are decoded by
-    :func:`multiturn.backends.lookup_decoding.greedy_lookup_generate` (drafts looked up in the history, verified
+    :func:`models.lookup_decoding.greedy_lookup_generate` (drafts looked up in the history, verified
     in one forward pass); the rest go through transformers' ``generate`` with the reused cache.
 
     Extra model_args: ``prefix_cache_entries`` (pool size, default 64), ``prefix_cache_mb`` (memory

@@ -1,0 +1,78 @@
+"""Model arguments: the one parser (lm-eval's ``key=val,...`` or a dict) and everything that keeps their secrets out.
+
+:func:`parse_model_args` is the only place a ``model_args`` string becomes a dict; :func:`redact_model_args` and
+:func:`model_args_string` are the forms results and logs store; :func:`scrub_secrets` and
+:func:`register_secrets` hand the credentials of model_args to the one scrubber (:mod:`plumbing.secrets`).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any
+from urllib.parse import urlsplit, urlunsplit
+
+from plumbing.errors import UserError
+from plumbing.secrets import SECRET_KEY_PATTERN, register_secret_values, scrub, secret_values_of
+
+
+def parse_model_args(model_args: str | Mapping[str, Any] | None) -> dict[str, Any]:
+    """``key=val,key2=val2`` (or a dict, as lm_eval's CLI gives and its results store) -> dict, values
+    typed as lm-eval types them (``simple_parse_args_string``); any other type is a ``UserError``."""
+    if model_args is None:
+        return {}
+    if isinstance(model_args, Mapping):
+        return dict(model_args)
+    if isinstance(model_args, str):
+        from lm_eval.utils import simple_parse_args_string
+
+        return simple_parse_args_string(model_args)
+    raise UserError(f"model_args has an unexpected type {type(model_args).__name__}")
+
+
+def redact_url(value: str) -> str:
+    """Drop ``user:password@`` from a URL; other strings unchanged."""
+    try:
+        parts = urlsplit(value)
+    except ValueError:
+        return value
+    if parts.username or parts.password:
+        host = parts.hostname or ""
+        if parts.port:
+            host += f":{parts.port}"
+        return urlunsplit((parts.scheme, host, parts.path, parts.query, parts.fragment))
+    return value
+
+
+def secret_values(model_args: str | Mapping[str, Any] | None) -> list[str]:
+    """The credential values in model_args (secret-looking keys, URL passwords), longest first."""
+    return secret_values_of(parse_model_args(model_args).items())
+
+
+def scrub_secrets(text: str, model_args: str | Mapping[str, Any] | None = None) -> str:
+    """``text`` with every credential replaced by ``<redacted>``: :func:`plumbing.secrets.scrub` (the one
+    scrubber: registered values, secret-named keys, URL passwords, secret-named environment variables)
+    plus the values of ``model_args``."""
+    return scrub(text, secret_values(model_args))
+
+
+def register_secrets(model_args: str | Mapping[str, Any] | None) -> None:
+    """Remember the credentials of ``model_args`` for every later scrub in this process (:func:`load_lm` calls it)."""
+    register_secret_values(secret_values(model_args))
+
+
+def redact_model_args(model_args: str | Mapping[str, Any] | None) -> dict[str, Any]:
+    """model_args without credentials: secret-looking keys are replaced by ``"<redacted>"``, URL logins dropped."""
+    out: dict[str, Any] = {}
+    for key, value in parse_model_args(model_args).items():
+        if SECRET_KEY_PATTERN.search(str(key)):
+            out[key] = "<redacted>"
+        elif isinstance(value, str):
+            out[key] = redact_url(value)
+        else:
+            out[key] = value
+    return out
+
+
+def model_args_string(model_args: Mapping[str, Any]) -> str:
+    """A redacted dict back to lm-eval's ``key=val,...`` form (as results JSONs store it)."""
+    return ",".join(f"{k}={v}" for k, v in redact_model_args(model_args).items())

@@ -1,0 +1,92 @@
+"""Loading a model: lm-eval's registry plus our overrides (model arguments: :mod:`models.args`; names: :mod:`models.naming`).
+
+Every backend comes from lm-eval's model registry (``hf``, ``vllm``, ``local-chat-completions``, ...).
+:func:`register_lm_class` lets a later module swap in an ``LM`` subclass for one registry name
+(issue 7: a KV-prefix-reusing ``hf`` for multi-turn play) without touching the engine or the CLI;
+:func:`load_lm` resolves overrides first and lm-eval's registry second.
+"""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Callable, Mapping
+from typing import Any
+
+from models.args import model_args_string, parse_model_args, register_secrets, scrub_secrets
+from plumbing.errors import UserError
+
+log = logging.getLogger(__name__)
+
+
+_LM_CLASS_OVERRIDES: dict[str, Callable[..., Any]] = {}
+
+
+def register_lm_class(model: str, lm_class: Callable[..., Any]) -> None:
+    """Use ``lm_class`` (an lm-eval ``LM`` subclass) whenever ``triangulate play --model <model>`` is asked for."""
+    _LM_CLASS_OVERRIDES[model] = lm_class
+
+
+def resolve_lm_class(model: str):
+    """The LM class for a registry name: a play-specific override, else lm-eval's registry entry."""
+    if model in _LM_CLASS_OVERRIDES:
+        return _LM_CLASS_OVERRIDES[model]
+    import lm_eval.models  # noqa: F401  (fills the registry)
+    from lm_eval.api.registry import get_model, model_registry
+
+    import models.chance  # noqa: F401  (registers the ``random`` chance player)
+
+    try:
+        return get_model(model)
+    except (ValueError, KeyError) as exc:
+        known = sorted(set(model_registry.keys()) | set(_LM_CLASS_OVERRIDES))
+        raise UserError(f"unknown model {model!r}; lm-eval models: {', '.join(known)}") from exc
+
+
+def load_lm(
+    model: str | None,
+    model_args: str | Mapping[str, Any] | None = None,
+    *,
+    batch_size: int | str | None = 1,
+    device: str | None = None,
+    prefix_cache: bool | None = None,
+):
+    """Build an lm-eval LM; ``model=None`` means the embedded SmolLM2 (:mod:`models.default_model`).
+
+    ``prefix_cache`` (None = on; ``--no_prefix_cache`` passes False): ``hf`` is
+    served by :class:`models.prefix_cache.PrefixCacheHFLM` (per-episode KV prefix reuse) and ``vllm``
+    gets ``enable_prefix_caching=True`` unless model_args set it; ``local-chat-completions`` is served by
+    :class:`models.api.LocalChatCompletionsLM` (no empty ``stop`` list in its requests).
+    Returns ``(lm, model_name, model_args_dict)`` where ``model_name`` is the registry name used.
+    """
+    args = parse_model_args(model_args)
+    register_secrets(args)
+    if model is None:
+        from models.default_model import DEFAULT_MODEL, default_model_args
+
+        model = DEFAULT_MODEL
+        if not args:
+            args = parse_model_args(default_model_args(device=device or "cpu"))
+    from models.prefix_cache import runner_lm_class, runner_model_args
+
+    args = runner_model_args(model, args, prefix_cache)
+    from models.api import api_lm_class
+
+    lm_class = (
+        runner_lm_class(model, prefix_cache, _LM_CLASS_OVERRIDES) or api_lm_class(model, _LM_CLASS_OVERRIDES) or resolve_lm_class(model)
+    )
+    extra = {"batch_size": batch_size, "device": device}
+    try:
+        try:
+            lm = lm_class.create_from_arg_obj(args, extra)
+        except TypeError as exc:  # a backend that does not take batch_size/device
+            if "unexpected keyword" not in str(exc):
+                raise
+            lm = lm_class.create_from_arg_obj(args, {})
+    except (TypeError, ValueError, OSError, ImportError) as exc:  # unknown model_args key, bad path, missing extra
+        log.debug("loading %s failed", model, exc_info=True)
+        detail = scrub_secrets(f"{type(exc).__name__}: {exc}", args)
+        raise UserError(
+            f"cannot load --model {model} with --model_args {model_args_string(args) or '(none)'}: {detail} "
+            "(check the model name or path and the model_args keys)"
+        ) from exc
+    return lm, model, args

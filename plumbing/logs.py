@@ -1,0 +1,40 @@
+"""Log filters every command installs: the secret scrubber on each handler and :class:`OnceFilter` against repeats."""
+
+from __future__ import annotations
+
+import logging
+
+from plumbing.secrets import LogScrubber
+
+
+class OnceFilter(logging.Filter):
+    """Lets a WARNING (or INFO) line through once per process: lm-eval repeats its ``--metadata`` hint per
+    task load and transformers its cache notices per model call. Errors always pass. Lines of the loggers in
+    :attr:`BY_LINE` count as repeats when they come from the same source line (the hint names each task)."""
+
+    BY_LINE = ("lm_eval.api.task", "transformers")
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.seen: set[tuple[str, str]] = set()
+
+    def filter(self, record: logging.LogRecord) -> bool:
+        if record.levelno >= logging.ERROR:
+            return True
+        by_line = record.levelno >= logging.WARNING and record.name.startswith(self.BY_LINE)
+        key = (record.name, f"{record.pathname}:{record.lineno}" if by_line else record.getMessage())
+        if key in self.seen:
+            return False
+        self.seen.add(key)
+        return True
+
+
+def install_log_scrubber() -> None:
+    """Put the secret scrubber (:class:`plumbing.secrets.LogScrubber`) and :class:`OnceFilter` on every handler of
+    the root, ``lm_eval`` and ``transformers`` loggers (idempotent)."""
+    for logger in (logging.getLogger(), logging.getLogger("lm_eval"), logging.getLogger("transformers")):
+        for handler in logger.handlers:
+            if not any(isinstance(f, LogScrubber) for f in handler.filters):
+                handler.addFilter(LogScrubber())
+            if not any(isinstance(f, OnceFilter) for f in handler.filters):
+                handler.addFilter(OnceFilter())
