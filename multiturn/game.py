@@ -136,6 +136,8 @@ class TaskSpec(abc.ABC):
     results JSON, like lm-eval. ``higher_is_better`` mirrors lm-eval's field.
     """
 
+    #: the task's name, set by :func:`multiturn.registry.get_task` from ``@register("name")`` (file names, the
+    #: results key, the chance player's lookup all use it): a registered task states none of its own
     name: str = ""
     #: roles this task sends requests for; "judge" / "player_b" make the CLI build those backends.
     roles: tuple[str, ...] = ("player",)

@@ -120,6 +120,8 @@ def run_task(
     """
     if "player" not in lms:
         raise ValueError("lms needs a 'player' backend")
+    if not task.name:
+        raise ValueError(f"{type(task).__qualname__} has no name: build it with multiturn.registry.get_task (its name is its registration)")
     lm = lms["player"]
     rank, world = rank_and_world(lm)
     all_instances = task.instances(seed)

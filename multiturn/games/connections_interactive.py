@@ -319,7 +319,6 @@ class ConnectionsGame(Game):
 class ConnectionsInteractiveTask(TaskSpec):
     """The 438 NYT Connections test games, played guess by guess."""
 
-    name = "connections_interactive"
     gen_kwargs = dict(GEN_KWARGS)
     intro = NYT_INTRO
 

@@ -383,7 +383,6 @@ class _FlexibilityTask(TaskSpec):
 
 
 class WCSTTask(_FlexibilityTask):
-    name = "wcst"
     make_run = staticmethod(wcst_run)
     game_class = WCSTGame
     reference_levels = {IDEAL_LEARNER: theoretical_bound(len(WCST_RULES))}
@@ -397,7 +396,6 @@ class WCSTTask(_FlexibilityTask):
 
 
 class LNTTask(_FlexibilityTask):
-    name = "lnt"
     make_run = staticmethod(lnt_run)
     game_class = LNTGame
     reference_levels = {IDEAL_LEARNER: theoretical_bound(len(LNT_TASKS))}

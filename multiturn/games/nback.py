@@ -177,12 +177,11 @@ class NBackTask(TaskSpec):
     gen_kwargs = dict(GEN_KWARGS)
     version = 1.0
 
-    def __init__(self, kind: str, n: int, *, keep_replies: bool = True, exact: bool = False, name: str | None = None):
+    def __init__(self, kind: str, n: int, *, keep_replies: bool = True, exact: bool = False):
         if kind not in KINDS or n not in (1, 2, 3):
             raise ValueError(f"no n-back variant {kind} {n}")
         self.kind, self.n = kind, n
         self.keep_replies, self.exact = keep_replies, exact
-        self.name = name or f"nback_{kind}_{n}"
 
     def instances(self, seed: int) -> list[dict[str, Any]]:
         """The 50 blocks of the built ``nback`` dataset in upstream order (stimuli are fixed data; the seed
@@ -246,7 +245,7 @@ def _factory(kind: str, n: int, **kwargs):
 for _kind in KINDS:
     for _n in (1, 2, 3):
         register(f"nback_{_kind}_{_n}")(_factory(_kind, _n))
-register("nback_verbal_3_triangulating")(_factory("verbal", 3, keep_replies=False, exact=True, name="nback_verbal_3_triangulating"))
+register("nback_verbal_3_triangulating")(_factory("verbal", 3, keep_replies=False, exact=True))
 register_group("nback_verbal", [f"nback_verbal_{n}" for n in (1, 2, 3)])
 register_group("nback_spatial", [f"nback_spatial_{n}" for n in (1, 2, 3)])
 register_group("nback", [f"nback_{k}_{n}" for k in KINDS for n in (1, 2, 3)])

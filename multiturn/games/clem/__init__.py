@@ -48,19 +48,21 @@ class ClemTask(TaskSpec):
 
     gen_kwargs = dict(CLEM_GEN_KWARGS)
 
-    def __init__(self, name: str, game: str, roles: tuple[str, ...], *, instances: str | None = None):
-        """``instances`` (task option): a built or generated clembench folder whose episodes replace the published ones."""
-        self.name = name
+    def __init__(self, dataset_config: str, game: str, roles: tuple[str, ...], *, instances: str | None = None):
+        """``dataset_config``: the clembench dataset's config holding the episodes (e.g. ``referencegame_en``);
+        ``game``: the game class in :data:`GAMES`; ``instances`` (task option): a built or generated clembench
+        folder whose episodes replace the published ones."""
+        self.dataset_config = dataset_config
         self.game = game
         self.roles = roles
         self.instances_dir = Path(instances).expanduser() if instances else None
         if self.instances_dir is not None:  # at construction: the CLI refuses it before loading any model
-            check_instances_folder(name, self.instances_dir)
+            check_instances_folder(dataset_config, self.instances_dir)
 
     def instances(self, seed: int) -> list[dict[str, Any]]:
         """The published v1.6 instances in clembench's order from the built dataset (fixed stimuli: the seed
         does not change them), or the episodes of the folder given as the ``instances`` task option."""
-        return candidate_instances(self.name, self.instances_dir)
+        return candidate_instances(self.dataset_config, self.instances_dir)
 
     def make_game(self, instance: Mapping[str, Any], seed: int) -> Game:
         return GAMES[self.game](instance)
@@ -86,8 +88,8 @@ class ClemTask(TaskSpec):
 class WordleTask(ClemTask):
     """A Wordle game; task option ``speed`` = ``v1.6`` (default) or ``v1.5`` (:func:`wordle.speed_score`)."""
 
-    def __init__(self, name: str, game: str, roles: tuple[str, ...], *, instances: str | None = None, speed: str = "v1.6"):
-        super().__init__(name, game, roles, instances=instances)
+    def __init__(self, dataset_config: str, game: str, roles: tuple[str, ...], *, instances: str | None = None, speed: str = "v1.6"):
+        super().__init__(dataset_config, game, roles, instances=instances)
         if speed not in SPEED_VERSIONS:
             raise UserError(f"--task_args speed: one of {', '.join(SPEED_VERSIONS)}, got {speed!r}")
         self.speed = speed
