@@ -19,7 +19,7 @@ from datasets_build.hub import atomic_dir, push_folder
 from datasets_build.manifest import manifest_names
 from datasets_build.registry import builders
 from plumbing.errors import UserError
-from plumbing.jsonio import ensure_output_dir
+from plumbing.output_dirs import ensure_output_dir
 from plumbing.paths import data_root, fasttext_dir
 
 

@@ -229,7 +229,7 @@ def nothing_to_play(args: argparse.Namespace, names: list[str], task_args: dict[
     when a resume would play nothing, else None."""
     from models.naming import is_embedded, model_folder_name
     from multiturn.engine.runner import unchanged_results
-    from plumbing.jsonio import ensure_output_dir
+    from plumbing.output_dirs import ensure_output_dir
 
     ensure_output_dir(args.output_path, "--output_path")
     if args.overwrite:

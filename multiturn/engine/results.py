@@ -14,7 +14,6 @@ from __future__ import annotations
 import json
 import logging
 import math
-import os
 from collections.abc import Iterable, Mapping, Sequence
 from datetime import datetime
 from pathlib import Path
@@ -24,7 +23,7 @@ from lm_eval.utils import handle_non_serializable
 
 from multiturn.engine.record import dumps, read_episodes
 from multiturn.game import TaskSpec
-from plumbing import jsonio
+from plumbing import atomic, jsonio
 from plumbing.errors import UserError
 from plumbing.run_folder import episodes_path, new_results_path, rank_parts, settings_path
 from plumbing.stats import mean_of_keys
@@ -54,15 +53,7 @@ def has_numeric_scores(record: Mapping[str, Any]) -> bool:
 
 def rewrite_records(path: Path, records: Iterable[Mapping[str, Any]]) -> None:
     """Atomically replace ``path`` with exactly ``records`` (used to compact before resuming)."""
-    path = Path(path)
-    path.parent.mkdir(parents=True, exist_ok=True)
-    tmp = path.with_name(path.name + ".tmp")
-    with tmp.open("w", encoding="utf-8") as fh:
-        for record in records:
-            fh.write(dumps(record) + "\n")
-        fh.flush()
-        os.fsync(fh.fileno())
-    os.replace(tmp, path)
+    atomic.write_lines(path, (dumps(record) + "\n" for record in records))
 
 
 def compact_for_resume(model_dir: Path, task: str, *, overwrite: bool = False) -> None:
@@ -132,10 +123,7 @@ def check_resume_settings(model_dir: Path, task: str, settings: Mapping[str, Any
                 "resume with the same settings, pass --overwrite to start this task over, or choose a new --output_path"
             )
     if overwrite or not path.is_file() or not has_episodes:
-        path.parent.mkdir(parents=True, exist_ok=True)
-        tmp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
-        tmp.write_text(json.dumps(dict(settings), indent=1, sort_keys=True, ensure_ascii=False, default=str), encoding="utf-8")
-        os.replace(tmp, path)
+        jsonio.write_json(path, dict(settings), indent=1, sort_keys=True, default=str)
 
 
 def append_gathered(main_path: Path, task: str, records: Iterable[Mapping[str, Any]]) -> None:
@@ -148,20 +136,17 @@ def append_gathered(main_path: Path, task: str, records: Iterable[Mapping[str, A
 
 
 class EpisodeWriter:
-    """Appends one record per finished episode and flushes it at once."""
+    """Appends one record per finished episode and flushes it at once (:class:`plumbing.atomic.LineAppender`)."""
 
     def __init__(self, path: Path):
-        self.path = Path(path)
-        self.path.parent.mkdir(parents=True, exist_ok=True)
-        self._fh = self.path.open("a", encoding="utf-8")
+        self._lines = atomic.LineAppender(path)
+        self.path = self._lines.path
 
     def write(self, record: Mapping[str, Any]) -> None:
-        self._fh.write(dumps(record) + "\n")
-        self._fh.flush()
+        self._lines.write(dumps(record))
 
     def close(self) -> None:
-        if not self._fh.closed:
-            self._fh.close()
+        self._lines.close()
 
     def __enter__(self) -> EpisodeWriter:
         return self
@@ -297,19 +282,8 @@ def add_group(out: dict[str, Any], group: str, present: Sequence[str], task_resu
 
 
 def write_results(model_dir: Path, payload: Mapping[str, Any]) -> Path:
-    """Write a new results JSON (:func:`plumbing.run_folder.new_results_path`) into ``model_dir`` atomically (a hidden temporary file, then a
-    rename), so a reader never sees a half-written results file; returns its path."""
+    """Write a new results JSON (:func:`plumbing.run_folder.new_results_path`) into ``model_dir`` with the atomic
+    writer (:mod:`plumbing.atomic`), so a reader never sees a half-written results file; returns its path."""
     model_dir = Path(model_dir)
     model_dir.mkdir(parents=True, exist_ok=True)
-    path = new_results_path(model_dir)
-    text = jsonio.dumps(payload, indent=2, default=handle_non_serializable)
-    tmp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
-    try:
-        with tmp.open("w", encoding="utf-8") as fh:
-            fh.write(text)
-            fh.flush()
-            os.fsync(fh.fileno())
-        os.replace(tmp, path)
-    finally:
-        tmp.unlink(missing_ok=True)
-    return path
+    return jsonio.write_json(new_results_path(model_dir), payload, indent=2, default=handle_non_serializable)

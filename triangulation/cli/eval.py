@@ -18,7 +18,7 @@ from pathlib import Path
 from typing import Any
 
 from lm_eval_tasks import TASKS_DIR
-from plumbing import run_folder
+from plumbing import atomic, jsonio, run_folder
 from plumbing.errors import UserError
 
 MODEL_FLAGS = ("--model", "-M", "--model_args", "-a", "--config", "-C")
@@ -113,7 +113,7 @@ def run_passthrough(argv: list[str]) -> int:
 
     output = getattr(args, "output_path", None)
     if output:  # checked before any model call: a run whose results cannot be saved is refused at once
-        from plumbing.jsonio import ensure_output_dir
+        from plumbing.output_dirs import ensure_output_dir
 
         folder = Path(output).expanduser()
         ensure_output_dir(folder.parent if folder.suffix == ".json" else folder, "--output_path")
@@ -232,7 +232,6 @@ def adopt_default_model_folder(output: Path) -> Path | None:
     """Move what lm-eval wrote for the embedded model (a folder named after its site-packages path) into
     ``output/<DEFAULT_MODEL_NAME>``, where `triangulate play` writes it too; the results JSONs get the
     same ``model_name``/``model_name_sanitized``. Returns the folder, or None when there was nothing to move."""
-    import json
 
     from models.default_model import DEFAULT_MODEL, DEFAULT_MODEL_NAME, default_model_args
     from models.naming import model_folder_name
@@ -246,7 +245,7 @@ def adopt_default_model_folder(output: Path) -> Path | None:
         if run_folder.is_results_file(path):
             data = run_folder.read_results(path)
             data["model_name"] = data["model_name_sanitized"] = DEFAULT_MODEL_NAME
-            path.write_text(json.dumps(data, indent=2, ensure_ascii=False, default=str), encoding="utf-8")
+            jsonio.write_json(path, data, indent=2, default=str)
         os.replace(path, target / path.name)
     source.rmdir()
     return target
@@ -266,9 +265,7 @@ def scrub_written_files(root: Path, since: float) -> list[Path]:
         text = path.read_text(encoding="utf-8", errors="surrogateescape")
         clean = scrub_secrets(text)
         if clean != text:
-            tmp = path.with_name(f".{path.name}.scrub.tmp")
-            tmp.write_text(clean, encoding="utf-8", errors="surrogateescape")
-            os.replace(tmp, path)
+            atomic.write_text(path, clean, errors="surrogateescape")
             changed.append(path)
     return changed
 

@@ -18,7 +18,6 @@ from typing import Any
 from lm_eval._cli.utils import MergeDictAction
 
 from plumbing import run_folder
-from plumbing.jsonio import torn_lines
 
 HELP = "recompute a run's metrics from its stored transcripts and samples with the current code (no model calls)"
 
@@ -42,10 +41,9 @@ def add_parser(subparsers) -> argparse.ArgumentParser:
 def run(args: argparse.Namespace) -> int:
     tasks = [t.strip() for t in args.tasks.split(",") if t.strip()] if args.tasks else None
     judge = _judge(args) if args.judge_model or args.judge_model_args else None
-    with torn_lines() as torn:
-        total_changes = sum(rescore_folder(args, model_dir, tasks, judge) for model_dir in run_folder.model_dirs(Path(args.run_dir)))
+    total_changes = sum(rescore_folder(args, model_dir, tasks, judge) for model_dir in run_folder.model_dirs(Path(args.run_dir)))
     print(f"{total_changes} metric value(s) changed")
-    if torn:
+    if torn := run_folder.torn_lines([Path(args.run_dir)], tasks):
         print(f"triangulate score: {torn.describe()}", file=sys.stderr)
     return 0
 

@@ -33,7 +33,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, TextIO
 
-from plumbing import run_folder
+from plumbing import jsonio, run_folder
 from plumbing.errors import UserError
 from plumbing.secrets import scrub
 from triangulation.suite.serve import Endpoint, ServerError, api_endpoint, last_line, needs_completions, start_vllm
@@ -160,8 +160,6 @@ def is_done(root: Path, cell: Cell) -> bool:
 
 
 def _write_marker(root: Path, cell: Cell, results: list[str], seconds: float, attempts: int) -> None:
-    folder = cell_dir(root, cell)
-    tmp = folder / f"{MARKER}.tmp"
     payload = {
         "cell": cell.label,
         "fingerprint": cell.fingerprint(),
@@ -170,8 +168,7 @@ def _write_marker(root: Path, cell: Cell, results: list[str], seconds: float, at
         "attempts": attempts,
         "finished": time.strftime("%Y-%m-%dT%H:%M:%S"),
     }
-    tmp.write_text(json.dumps(payload, indent=1), encoding="utf-8")
-    os.replace(tmp, folder / MARKER)
+    jsonio.write_json(cell_dir(root, cell) / MARKER, payload, indent=1)
 
 
 class Sweep:

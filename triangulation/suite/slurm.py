@@ -23,7 +23,6 @@ sweep stands. Whether a job is alive is asked of ``squeue`` (no accounting datab
 from __future__ import annotations
 
 import json
-import os
 import re
 import shutil
 import subprocess
@@ -33,6 +32,7 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
+from plumbing import jsonio
 from plumbing.errors import UserError
 from triangulation.suite.runner import Outcome, Sweep, is_done, outcome_row, run_report, write_sizes
 from triangulation.suite.spec import Cell, ModelSpec, Suite, load_suite
@@ -103,9 +103,7 @@ def job_main(suite_path: str, root: str, model_name: str, launcher: list[str], a
 
 
 def _write_json(path: Path, data: Any) -> None:
-    tmp = path.with_name(path.name + ".tmp")
-    tmp.write_text(json.dumps(data, indent=1), encoding="utf-8")
-    os.replace(tmp, path)
+    jsonio.write_json(path, data, indent=1)
 
 
 def read_jobs(root: Path) -> dict[str, dict[str, Any]]:

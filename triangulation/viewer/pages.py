@@ -118,7 +118,7 @@ def task_args_of(folder: Path, task: str) -> dict:
 
 def load_episodes(roots: Iterable[Path]) -> dict[str, list[Episode]]:
     """task -> episodes of every model under ``roots`` (a torn last line is skipped and counted:
-    :func:`plumbing.jsonio.torn_lines`)."""
+    :func:`plumbing.run_folder.torn_lines`)."""
     tasks: dict[str, list[Episode]] = defaultdict(list)
     for task, model, kind, path in find_episode_files(roots):
         tasks[task].extend(file_episodes(task, model, kind, path))
