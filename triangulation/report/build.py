@@ -9,6 +9,7 @@ from typing import Any
 import pandas as pd
 from tqdm.auto import tqdm
 
+from plumbing.csvio import write_csv
 from plumbing.errors import UserError
 from plumbing.jsonio import write_text
 from triangulation.html import render_page
@@ -94,7 +95,7 @@ def build_report(
 
     out.mkdir(parents=True, exist_ok=True)
     scores = collect_scores(runs, externals, taxonomy, include_subtasks)
-    scores.table.to_csv(out / "scores.csv")
+    write_csv(scores.table, out / "scores.csv")
     write_leaderboard_files(scores.table, scores.metrics, {r.model for r in runs}, out)  # Open LLM Leaderboard shape
     ctx = ReportContext(
         runs=runs,

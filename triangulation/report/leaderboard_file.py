@@ -28,6 +28,7 @@ from pathlib import Path
 
 import pandas as pd
 
+from plumbing.csvio import write_csv
 from triangulation.report.leaderboard import CHANCE_MODELS, reference_levels
 
 AVERAGE = "Average ⬆️"  # the Open LLM Leaderboard's column name (the --external reader knows it)
@@ -93,7 +94,7 @@ def write_leaderboard_files(table: pd.DataFrame, metrics: dict[str, str], run_mo
         return []
     rows, bounds = leaderboard_frames(table, benchmarks, models)
     paths = [out / "leaderboard.csv", out / "leaderboard.parquet", out / "leaderboard_bounds.csv"]
-    rows.to_csv(paths[0], index=False)
+    write_csv(rows, paths[0], index=False)
     rows.to_parquet(paths[1], index=False)
-    bounds.to_csv(paths[2], index=False)
+    write_csv(bounds, paths[2], index=False)
     return paths

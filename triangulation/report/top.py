@@ -15,6 +15,7 @@ from pathlib import Path
 
 import pandas as pd
 
+from plumbing.csvio import write_csv
 from triangulation.html import Image, Leaderboard, Section, Table, Text
 from triangulation.report import plots
 from triangulation.report.cells import MIN_ITEMS_SPLIT_HALF, cell_note, split_half, why_undefined
@@ -251,7 +252,7 @@ def kendall_section(ctx: ReportContext, n_boot: int = 1000) -> Section | Skipped
     title = "Kendall tau-b between benchmarks"
     tau, p, n = ctx.kendall
     for name, frame in (("tau", tau), ("p", p), ("n", n)):
-        frame.to_csv(ctx.out / f"kendall_{name}.csv")
+        write_csv(frame, ctx.out / f"kendall_{name}.csv")
     pairs = kendall_pairs(ctx.models, n_boot=n_boot)
     reliability = benchmark_reliability(ctx)
     if not pairs.empty:
@@ -262,7 +263,7 @@ def kendall_section(ctx: ReportContext, n_boot: int = 1000) -> Section | Skipped
             "; ".join(w for w in (old, f"unreliable (split-half < {RELIABLE_FROM})" if bad else "") if w)
             for old, bad in zip(pairs["warning"], unreliable)
         ]
-    pairs.to_csv(ctx.out / "kendall_pairs.csv", index=False)
+    write_csv(pairs, ctx.out / "kendall_pairs.csv", index=False)
     if pairs.empty:
         common = n.to_numpy().copy()
         for i in range(len(common)):

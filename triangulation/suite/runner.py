@@ -19,7 +19,6 @@ exit status is 1 when any cell failed or was skipped, else 0.
 
 from __future__ import annotations
 
-import csv
 import json
 import os
 import shlex
@@ -34,6 +33,7 @@ from pathlib import Path
 from typing import Any, TextIO
 
 from plumbing import jsonio, run_folder
+from plumbing.csvio import write_rows
 from plumbing.errors import UserError
 from plumbing.secrets import scrub
 from triangulation.suite.serve import Endpoint, ServerError, api_endpoint, last_line, needs_completions, start_vllm
@@ -497,13 +497,9 @@ def write_sizes(root: Path, suite: Suite) -> Path:
             rows[name] = (size, "model files")
     for name, size in suite.sizes.items():
         rows[name] = (size, "suite")
-    path = root / "model_sizes.csv"
-    with open(path, "w", newline="", encoding="utf-8") as fh:
-        w = csv.writer(fh)
-        w.writerow(["model", "size_b", "source"])
-        for name, (size, source) in sorted(rows.items()):
-            w.writerow([name, f"{size:.6g}", source])
-    return path
+    return write_rows(
+        root / "model_sizes.csv", ["model", "size_b", "source"], [[n, f"{s:.6g}", src] for n, (s, src) in sorted(rows.items())]
+    )
 
 
 def _effective_model_args(m: ModelSpec) -> Any:
