@@ -13,6 +13,7 @@ from plumbing.errors import UserError
 from plumbing.jsonio import write_text
 from triangulation.html import render_page
 from triangulation.report.abilities import Taxonomy, apply_subtask_exclusions
+from triangulation.report.chance import analytic_chance
 from triangulation.report.context import ReportContext
 from triangulation.report.external import External
 from triangulation.report.leaderboard_file import write_leaderboard_files
@@ -95,7 +96,8 @@ def build_report(
     out.mkdir(parents=True, exist_ok=True)
     scores = collect_scores(runs, externals, taxonomy, include_subtasks)
     scores.table.to_csv(out / "scores.csv")
-    write_leaderboard_files(scores.table, scores.metrics, {r.model for r in runs}, out)  # Open LLM Leaderboard shape
+    analytic = analytic_chance(runs, scores.metrics)
+    write_leaderboard_files(scores.table, scores.metrics, {r.model for r in runs}, out, analytic)  # Open LLM Leaderboard shape
     ctx = ReportContext(
         runs=runs,
         externals=externals,
