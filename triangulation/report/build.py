@@ -76,6 +76,21 @@ def collect_scores(runs: list[Run], externals: list[External], taxonomy: Taxonom
     return Scores(table=table, metrics=metrics, sources=sources)
 
 
+def leaf_groups(runs: list[Run]) -> dict[str, list[str]]:
+    """Every lm-eval group of the runs -> its leaf tasks (``lm_pragmatics`` -> its 35 test x prompt-order tasks)."""
+    subtasks: dict[str, list[str]] = {}
+    for run in runs:
+        for group, members in run.group_subtasks.items():
+            subtasks.setdefault(group, list(members))
+
+    def leaves(task: str, depth: int = 0) -> list[str]:
+        if task not in subtasks or depth > 4:
+            return [task]
+        return [leaf for m in subtasks[task] if m != task for leaf in leaves(m, depth + 1)]
+
+    return {group: leaves(group) for group in subtasks}
+
+
 def build_report(
     runs: list[Run],
     externals: list[External],
@@ -109,7 +124,11 @@ def build_report(
         judge=judge,
         sizes=sizes or {},
         scatter=scatter,
-        episode_pages=write_viewer(sorted({r.path.parent for r in runs}), out / "episodes") if runs else {},
+        episode_pages=write_viewer(
+            sorted({r.path.parent for r in runs}), out / "episodes", report="../report.html", groups=leaf_groups(runs)
+        )
+        if runs
+        else {},
         cells=cells(runs, taxonomy.main_metrics, set(scores.table.columns)),
     )
     built = []
