@@ -174,6 +174,7 @@ def run(args: argparse.Namespace) -> int:
     if args.tasks.strip() == "list":
         return _list_tasks()
 
+    from models.args import check_local_model
     from models.retry import RetryPolicy
     from multiturn import registry
     from multiturn.engine.runner import run_tasks
@@ -185,6 +186,7 @@ def run(args: argparse.Namespace) -> int:
     task_args = dict(args.task_args or {})
     registry.check_task_args(expanded, task_args)
     roles = {role for name in expanded for role in registry.get_task(name, task_args).roles}
+    check_local_model(args.model_args)  # a missing local model folder: one line, before --output_path is made
 
     batch_size = _batch_size(str(args.batch_size))
     if args.output_path is not None and (done := nothing_to_play(args, names, task_args)) is not None:

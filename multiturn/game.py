@@ -93,6 +93,7 @@ class EpisodeSummary:
     facts: list[tuple[str, str]] = field(default_factory=list)
     facts_title: str = ""
     outcome: str = ""  # one or two words for the episode list ("solved", ...); "" = the viewer's default
+    target: str = ""  # the gold / hidden solution as text (the word, the rule, the groups): an export's sample target
 
 
 class Game(abc.ABC):

@@ -40,7 +40,7 @@ from typing import Any
 
 from models.forms import register_reply_form
 from multiturn.game import Request, TaskSpec
-from plumbing.errors import UserError
+from plumbing.errors import UserError, unknown_names
 from plumbing.registry import Registry
 
 #: the package whose every module is a game family (found by name: the registry never imports a game statically)
@@ -148,9 +148,7 @@ def expand(names: list[str]) -> list[str]:
             elif member not in out:
                 out.append(member)
     if unknown:
-        raise UserError(
-            f"unknown task(s): {', '.join(unknown)}; known tasks: {', '.join(task_names())}; groups: {', '.join(sorted(groups))}"
-        )
+        raise unknown_names("task(s)", unknown, [*task_names(), *groups], "list them all with `triangulate play --tasks list`")
     return out
 
 

@@ -368,7 +368,10 @@ class _FlexibilityTask(TaskSpec):
             f"{right} of {len(trials)} choices followed the hidden rule; the rule switched {record.get('switches', 0)} times "
             f"(after {SWITCH_AFTER} correct answers in a row). Accuracy counts parsed replies only."
         )
-        return EpisodeSummary(why, [("first rule", str((record.get("instance") or {}).get("first_rule", "")))], "the run")
+        first = str((record.get("instance") or {}).get("first_rule", ""))
+        rules = list(dict.fromkeys(str(t["rule"]) for t in trials if t.get("rule")))  # the hidden rules in the order played
+        target = f"first rule: {first}" + (f"; rules in play: {', '.join(rules)}" if rules else "")
+        return EpisodeSummary(why, [("first rule", first)], "the run", target=target)
 
     def config(self) -> dict[str, Any]:
         cfg = super().config()

@@ -208,7 +208,7 @@ class NBackTask(TaskSpec):
             ("targets", str(instance.get("targets", ""))),
             ("replies", "".join(str(t.get("parsed") or "?") for t in trials)),
         ]
-        return EpisodeSummary(why, facts, "the block")
+        return EpisodeSummary(why, facts, "the block", target="\n".join(f"{k}: {v}" for k, v in facts[:2]))
 
     def chance_reply(self, request: Request, rng: random.Random) -> str:
         """A fair coin between the two answers."""

@@ -427,7 +427,11 @@ class SplatTask(TaskSpec):
         facts = [(key, str(instance[key])) for key in ("title", "story", "answer", "level_label") if key in instance]
         outcome = "solved" if record.get("hit") else "not solved"
         return EpisodeSummary(
-            why + " Accuracy = solved; rounds = questions used.", facts, "the puzzle (the judge sees the answer)", outcome
+            why + " Accuracy = solved; rounds = questions used.",
+            facts,
+            "the puzzle (the judge sees the answer)",
+            outcome,
+            target=str(instance.get("answer", "")),
         )
 
     def judge_label(self, reply: str) -> str:

@@ -104,19 +104,56 @@ def run_passthrough(argv: list[str]) -> int:
         raise UserError(f"--limit must be positive (a count, or a fraction below 1), got {limit:g}")
     if hasattr(args, "include_path"):
         args.include_path = include_paths(getattr(args, "include_path", None))
+    check_before_lm_eval(args)
     import models.chance  # noqa: F401  (registers ``--model random``, the chance player)
     from models.api import install_in_lm_eval_registry
-    from models.args import register_secrets
-    from plumbing.logs import install_log_scrubber
 
     install_in_lm_eval_registry()  # local-chat-completions without an empty `stop` (transformers serve)
 
     output = getattr(args, "output_path", None)
+    created = None
     if output:  # checked before any model call: a run whose results cannot be saved is refused at once
         from plumbing.output_dirs import ensure_output_dir
 
         folder = Path(output).expanduser()
-        ensure_output_dir(folder.parent if folder.suffix == ".json" else folder, "--output_path")
+        folder = folder.parent if folder.suffix == ".json" else folder
+        created = None if folder.exists() else folder
+        ensure_output_dir(folder, "--output_path")
+    code = 1
+    try:
+        code = run_lm_eval(cli, args, rerun=rerun, embedded=embedded)
+    finally:
+        if code != 0 and created is not None:  # a failed run leaves no empty output folder behind
+            remove_if_empty(created)
+    return code
+
+
+def check_before_lm_eval(args: argparse.Namespace) -> None:
+    """One-line errors in seconds, before lm-eval indexes its tasks or loads a model: unknown ``--tasks`` names
+    (with the closest known ones) and a ``pretrained=`` folder that does not exist."""
+    from models.args import check_local_model
+    from triangulation.cli.eval_checks import check_task_names
+
+    if getattr(args, "tasks", None) and hasattr(args, "include_path"):
+        check_task_names(args.tasks, list(args.include_path))
+    model_args = getattr(args, "model_args", None)
+    if isinstance(model_args, (str, dict)):
+        check_local_model(model_args)
+
+
+def remove_if_empty(folder: Path) -> None:
+    try:
+        folder.rmdir()  # only an empty folder
+    except OSError:
+        pass
+
+
+def run_lm_eval(cli: Any, args: argparse.Namespace, *, rerun: bool, embedded: bool) -> int:
+    """lm-eval's own run of ``args`` (after our checks), unless the same evaluation is already stored."""
+    from models.args import register_secrets
+    from plumbing.logs import install_log_scrubber
+
+    output = getattr(args, "output_path", None)
     install_surrogate_safe_tracker()
     model_args = getattr(args, "model_args", None)
     register_secrets(model_args if isinstance(model_args, (str, dict)) else None)

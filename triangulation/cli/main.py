@@ -10,6 +10,7 @@ Sub-commands register themselves through ``add_parser(subparsers)`` and run thro
 - ``score``  -> :mod:`triangulation.cli.score` (re-score stored episodes and samples with the current code)
 - ``view``   -> :mod:`triangulation.cli.view`  (episode viewer: one HTML page per task)
 - ``export`` -> :mod:`triangulation.cli.export` (Inspect AI ``.eval`` logs of runs)
+- ``tasks-dir`` -> :mod:`triangulation.cli.tasks_dir` (our task folder, for ``lm_eval --include_path``)
 """
 
 from __future__ import annotations
@@ -29,6 +30,7 @@ SUBCOMMANDS: dict[str, str] = {
     "score": "triangulation.cli.score",
     "view": "triangulation.cli.view",
     "export": "triangulation.cli.export",
+    "tasks-dir": "triangulation.cli.tasks_dir",
 }
 #: one-line help of each sub-command, so ``triangulate --help`` imports none of them (they pull in
 #: datasets, lm-eval, scipy and pandas: seconds of start-up)
@@ -41,6 +43,7 @@ SUMMARIES: dict[str, str] = {
     "score": "recompute a run's metrics from its stored transcripts and samples with the current code (no model calls)",
     "view": "HTML pages of every episode and logged sample (conversations, parsed replies, scores)",
     "export": "write runs in other tools' formats (Inspect AI .eval logs: inspect view, samples_df)",
+    "tasks-dir": 'print the lm-eval task folder, for lm_eval --include_path "$(triangulate tasks-dir)"',
 }
 
 

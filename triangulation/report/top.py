@@ -85,9 +85,21 @@ def board(ctx: ReportContext, columns: list[str], caption: str, links: dict[str,
     )
 
 
+def episode_links(ctx: ReportContext) -> dict[str, str]:
+    """Benchmark -> its episodes: a task's page, a group's list of its task pages on the episodes index."""
+    from triangulation.report.build import leaf_groups
+    from triangulation.viewer.pages import group_anchor
+
+    links = {task: str(Path("episodes") / page.name) for task, page in ctx.episode_pages.items()}
+    for group, leaves in leaf_groups(ctx.runs).items():
+        if group not in links and any(leaf in ctx.episode_pages for leaf in leaves):
+            links[group] = f"episodes/index.html#{group_anchor(group)}"
+    return links
+
+
 def leaderboard_section(ctx: ReportContext) -> Section:
     """Models x the benchmarks evaluated here, main metric ± standard error and what stands behind each cell."""
-    links = {task: str(Path("episodes") / page.name) for task, page in ctx.episode_pages.items()}
+    links = episode_links(ctx)
     sec = Section("Leaderboard")
     groups = column_groups(list(ctx.table.columns), ctx.external_labels)
     ours = [cols for caption, cols in groups if caption.startswith("evaluated here")]
