@@ -31,6 +31,12 @@ def _add_run_folder_flags(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--wait_lock", action="store_true", help="wait for another process writing these tasks in --output_path")
 
 
+BATCH_HELP = (
+    "backend batch size (int or 'auto'), as in lm_eval; default: 1 on a CPU (prefix reuse pays there), the live "
+    "episodes (--max_live) for an hf model on a GPU (lockstep batching, benchmarks/README.md's GPU table)"
+)
+
+
 def add_parser(subparsers) -> argparse.ArgumentParser:
     parser = subparsers.add_parser(
         "play",
@@ -45,13 +51,7 @@ def add_parser(subparsers) -> argparse.ArgumentParser:
     parser.add_argument("--tasks", "-t", default=None, help="comma-separated tasks or groups; 'list' prints them")
     parser.add_argument("--output_path", "-o", default=None, help=f"results folder ({run_folder.LAYOUT})")
     parser.add_argument("--limit", "-L", type=float, default=None, help="first N episodes per task (a value < 1 is a fraction)")
-    parser.add_argument(
-        "--batch_size",
-        "-b",
-        default=None,
-        help="backend batch size (int or 'auto'), as in lm_eval; default: 1 on a CPU (prefix reuse pays there), the live "
-        "episodes (--max_live) for an hf model on a GPU (lockstep batching, benchmarks/README.md's GPU table)",
-    )
+    parser.add_argument("--batch_size", "-b", default=None, help=BATCH_HELP)
     parser.add_argument("--seed", type=int, default=1234, help="stimuli, episode order and sampling seed (default 1234)")
     parser.add_argument(
         "--gen_kwargs",
