@@ -109,18 +109,19 @@ def model_job(
     leaves: Mapping[str, Sequence[str]] | None = None,
     tokens: Mapping[str, Mapping[str, int | None]] | None = None,
     need: int | None = None,
-    split: bool = True,
+    split: bool | None = None,
 ) -> Job:
     """A model's pool job: expected seconds (:mod:`triangulation.suite.estimate`) of ``tasks`` with 1, 2, ...
-    replicas. ``leaves``: each task entry's subtasks, each then its own cell (split group cells) unless
-    ``split`` is false (then they only look up App. H's figures, and the entry is one cell);
+    replicas. ``leaves``: each task entry's subtasks, each then its own cell where the entry is split
+    (``split``, default: the entry's ``split:`` option), else they only look up App. H's figures and the
+    entry is one cell;
     ``tokens``: counted prompt tokens per task entry and leaf (the plan's counts)."""
     gpus = model.gpu_count if need is None else need
     cells: list[estimate.CellWork] = []
     for t in tasks:
         parts = list((leaves or {}).get(t.name) or [t.name])
         ref = estimate.reference_seconds(_table_key(t), parts, (tokens or {}).get(t.name))
-        if split:
+        if split if split is not None else bool(t.options.get("split")):
             cells += [estimate.CellWork(f"{t.name}/{leaf}", t.runner, s) for leaf, s in ref.items()]
         else:
             cells.append(estimate.CellWork(t.name, t.runner, sum(ref.values())))
@@ -158,14 +159,15 @@ def place_pool(models: Sequence[ModelSpec], gpus: Sequence[str], jobs: Sequence[
 
 
 def pool_placements(suite: Any, gpus: Sequence[str], replicas: bool = True) -> list[Placement]:
-    """The run's placements: the pool's on a GPU node (expected work from the suite alone: App. H and sizes,
-    play groups' games looked up in App. H; a task entry is one cell), else one model after another."""
+    """The run's placements: the pool's on a GPU node (expected work from the suite alone: App. H and sizes;
+    play groups' games looked up in App. H; ``split: true`` entries as their subtask cells), else one model
+    after another."""
     if not gpus:
         return place(suite.models, [])
-    from multiturn import registry
+    from triangulation.suite.split import leaf_tasks
 
-    leaves = {t.name: registry.expand(list(t.tasks)) for t in suite.tasks if t.runner == "play"}
-    jobs = [model_job(m, suite.tasks, len(gpus), leaves, split=False) for m in suite.models]
+    leaves = {t.name: leaf_tasks(t) for t in suite.tasks if t.runner == "play" or t.options.get("split")}
+    jobs = [model_job(m, suite.tasks, len(gpus), leaves) for m in suite.models]
     return place_pool(suite.models, gpus, jobs, replicas)
 
 

@@ -42,6 +42,8 @@ from triangulation.suite.spec import Cell, ModelSpec, Suite, cells
 MARKER = ".suite_done.json"
 USAGE_ERROR = 2  # `triangulate`'s exit status for a UserError (and argparse's for a usage mistake)
 DEFAULT_LAUNCHER = (sys.executable, "-m", "triangulation")
+#: client cells of one served model running at once (split group cells can be dozens: MMLU has 57)
+CELLS_AT_ONCE = 16
 
 
 @dataclass
@@ -198,17 +200,23 @@ class Sweep:
         self._tick(len(done))
         if not todo:
             return done
+        from triangulation.suite import split
+
+        work, groups = split.expand(self.root, todo)  # `split: true` group cells: one cell per subtask
+        self._regroup(groups)
+        if not work:  # every subtask cell finished earlier: only the merge is left
+            return done + split.merge_outcomes(self.root, todo, groups, [])
         if not model.served:
-            return done + self._run_serially(todo, env)
+            return done + split.merge_outcomes(self.root, todo, groups, self._run_serially(work, env))
         try:
             endpoint = self._endpoint(model, env, replicas)
         except (ServerError, UserError) as exc:
             detail = f"server did not come up: {exc}"
             self._say(f"suite: {model.name}: {detail}")
-            self._tick(len(todo))
+            self._tick(len(work))
             return done + [Outcome(c, "failed", detail=detail) for c in todo]
         try:
-            return done + self._run_concurrently(todo, endpoint, endpoint.client_env(env))
+            return done + split.merge_outcomes(self.root, todo, groups, self._run_concurrently(work, endpoint, endpoint.client_env(env)))
         finally:
             if endpoint.server is not None:
                 endpoint.server.stop()
@@ -256,7 +264,7 @@ class Sweep:
         for cell in todo:  # lm-eval's task index once, here, rather than in several threads at once
             if cell.task.runner == "eval":
                 needs_completions(cell.task.tasks)
-        with ThreadPoolExecutor(max_workers=len(todo), thread_name_prefix="cell") as pool:
+        with ThreadPoolExecutor(max_workers=min(len(todo), CELLS_AT_ONCE), thread_name_prefix="cell") as pool:
             try:
                 return list(pool.map(one, todo))
             except BaseException:  # Ctrl-C: end the cells before the pool waits for its threads
@@ -344,6 +352,14 @@ class Sweep:
         for endpoint in self._endpoints:
             if endpoint.server is not None:
                 endpoint.server.stop()
+
+    def _regroup(self, groups: dict[str, list[Cell]]) -> None:
+        """The progress bar counts subtask cells: a split group cell is as many cells as its subtasks
+        (the finished ones ticked at once)."""
+        if self.bar is None or not groups:
+            return
+        self.bar.total += sum(len(subs) - 1 for subs in groups.values())
+        self.bar.update(sum(1 for subs in groups.values() for s in subs if is_done(self.root, s)))
 
     def _tick(self, n: int = 1) -> None:
         if self.bar is not None and n:
