@@ -31,6 +31,12 @@ def _add_run_folder_flags(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--wait_lock", action="store_true", help="wait for another process writing these tasks in --output_path")
 
 
+BATCH_HELP = (
+    "backend batch size (int or 'auto'), as in lm_eval; default: 1 on a CPU (prefix reuse pays there), the live "
+    "episodes (--max_live) for an hf model on a GPU (lockstep batching, benchmarks/README.md's GPU table)"
+)
+
+
 def add_parser(subparsers) -> argparse.ArgumentParser:
     parser = subparsers.add_parser(
         "play",
@@ -45,7 +51,7 @@ def add_parser(subparsers) -> argparse.ArgumentParser:
     parser.add_argument("--tasks", "-t", default=None, help="comma-separated tasks or groups; 'list' prints them")
     parser.add_argument("--output_path", "-o", default=None, help=f"results folder ({run_folder.LAYOUT})")
     parser.add_argument("--limit", "-L", type=float, default=None, help="first N episodes per task (a value < 1 is a fraction)")
-    parser.add_argument("--batch_size", "-b", default="1", help="backend batch size (int or 'auto'), as in lm_eval")
+    parser.add_argument("--batch_size", "-b", default=None, help=BATCH_HELP)
     parser.add_argument("--seed", type=int, default=1234, help="stimuli, episode order and sampling seed (default 1234)")
     parser.add_argument(
         "--gen_kwargs",
@@ -125,6 +131,17 @@ def _batch_size(value: str) -> int | str:
     return size
 
 
+def default_batch_size(args: argparse.Namespace) -> int:
+    """No ``--batch_size``: batch 1 on a CPU, the live episodes for an hf model on a GPU
+    (:func:`models.prefix_cache.play_batch_size`)."""
+    from models.args import parse_model_args
+    from models.prefix_cache import play_batch_size
+    from multiturn.engine.scheduler import DEFAULT_MAX_LIVE
+
+    live = args.max_live if args.max_live is not None else DEFAULT_MAX_LIVE
+    return play_batch_size(args.model, parse_model_args(args.model_args), args.device, live or DEFAULT_MAX_LIVE)
+
+
 def _limit(value: float | None) -> int | float | None:
     if value is None:
         return None
@@ -188,7 +205,7 @@ def run(args: argparse.Namespace) -> int:
     roles = {role for name in expanded for role in registry.get_task(name, task_args).roles}
     check_local_model(args.model_args)  # a missing local model folder: one line, before --output_path is made
 
-    batch_size = _batch_size(str(args.batch_size))
+    batch_size = _batch_size(str(args.batch_size)) if args.batch_size is not None else default_batch_size(args)
     if args.output_path is not None and (done := nothing_to_play(args, names, task_args)) is not None:
         print(f"triangulate play: nothing left to play; no model loaded, no new results file: {done}")
         return 0

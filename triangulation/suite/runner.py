@@ -9,9 +9,9 @@ Layout of ``--output_path DIR``::
     DIR/suite_status.json                every cell's status after the last run
     DIR/report/                          `triangulate report` over DIR/runs (+ the suite's external tables)
 
-A cell runs in a subprocess so a crash (out of memory, a segfault in a backend) stays in that cell. The
-models of one wave (:mod:`triangulation.suite.placement`) run at once, a thread each, their cells and
-server seeing only their GPUs. A
+A cell runs in a subprocess so a crash (out of memory, a segfault in a backend) stays in that cell. On a
+GPU node the models share a GPU pool (:mod:`triangulation.suite.pool`): each starts, a thread each, as
+soon as its GPUs are free, longest expected work first, its cells and server seeing only its GPUs. A
 cell whose marker holds the same fingerprint is skipped; a failed cell is retried ``retries`` times; a
 model that fails ``max_consecutive_failures`` cells in a row has its remaining cells skipped. The
 exit status is 1 when any cell failed or was skipped, else 0.
@@ -42,6 +42,8 @@ from triangulation.suite.spec import Cell, ModelSpec, Suite, cells
 MARKER = ".suite_done.json"
 USAGE_ERROR = 2  # `triangulate`'s exit status for a UserError (and argparse's for a usage mistake)
 DEFAULT_LAUNCHER = (sys.executable, "-m", "triangulation")
+#: client cells of one served model running at once (split group cells can be dozens: MMLU has 57)
+CELLS_AT_ONCE = 16
 
 
 @dataclass
@@ -183,9 +185,10 @@ class Sweep:
         self._procs: set[subprocess.Popen] = set()
         self._endpoints: list[Endpoint] = []
 
-    def run_model(self, model: ModelSpec, model_cells: list[Cell], gpus: list[str] | None = None) -> list[Outcome]:
+    def run_model(self, model: ModelSpec, model_cells: list[Cell], gpus: list[str] | None = None, replicas: int = 1) -> list[Outcome]:
         """Every cell of ``model`` (finished ones skipped); ``gpus``: the devices its server and cells see
-        (``CUDA_VISIBLE_DEVICES``; None leaves the environment as it is)."""
+        (``CUDA_VISIBLE_DEVICES``; None leaves the environment as it is); ``replicas``: vLLM data-parallel
+        replicas over them (``--data-parallel-size``, each on ``gpus:`` of them)."""
         env = dict(os.environ)
         if gpus is not None:
             env["CUDA_VISIBLE_DEVICES"] = ",".join(str(g) for g in gpus)
@@ -194,28 +197,35 @@ class Sweep:
         self._tick(len(done))
         if not todo:
             return done
+        from triangulation.suite import split
+
+        work, groups = split.expand(self.root, todo)  # `split: true` group cells: one cell per subtask
+        self._regroup(groups)
+        if not work:  # every subtask cell finished earlier: only the merge is left
+            return done + split.merge_outcomes(self.root, todo, groups, [])
         if not model.served:
-            return done + self._run_serially(todo, env)
+            return done + split.merge_outcomes(self.root, todo, groups, self._run_serially(work, env))
         try:
-            endpoint = self._endpoint(model, env)
+            endpoint = self._endpoint(model, env, replicas)
         except (ServerError, UserError) as exc:
             detail = f"server did not come up: {exc}"
             self._say(f"suite: {model.name}: {detail}")
-            self._tick(len(todo))
+            self._tick(len(work))
             return done + [Outcome(c, "failed", detail=detail) for c in todo]
         try:
-            return done + self._run_concurrently(todo, endpoint, endpoint.client_env(env))
+            return done + split.merge_outcomes(self.root, todo, groups, self._run_concurrently(work, endpoint, endpoint.client_env(env)))
         finally:
             if endpoint.server is not None:
                 endpoint.server.stop()
 
-    def _endpoint(self, model: ModelSpec, env: dict[str, str]) -> Endpoint:
+    def _endpoint(self, model: ModelSpec, env: dict[str, str], replicas: int = 1) -> Endpoint:
         if model.engine == "api":
             endpoint = api_endpoint(model.base_url or "", model.model_args, model.api_key_env)
             self._endpoints.append(endpoint)
             return endpoint
         log = self.root / "logs" / model.name / "server.log"
-        endpoint = start_vllm(model.model, model.model_args, log, gpus=model.gpu_count, serve_args=model.serve_args, env=env)
+        serve_args = (*model.serve_args, *replica_args(model, replicas))
+        endpoint = start_vllm(model.model, model.model_args, log, gpus=model.gpu_count, serve_args=serve_args, env=env)
         self._endpoints.append(endpoint)
         started = time.monotonic()
         try:
@@ -251,7 +261,7 @@ class Sweep:
         for cell in todo:  # lm-eval's task index once, here, rather than in several threads at once
             if cell.task.runner == "eval":
                 needs_completions(cell.task.tasks)
-        with ThreadPoolExecutor(max_workers=len(todo), thread_name_prefix="cell") as pool:
+        with ThreadPoolExecutor(max_workers=min(len(todo), CELLS_AT_ONCE), thread_name_prefix="cell") as pool:
             try:
                 return list(pool.map(one, todo))
             except BaseException:  # Ctrl-C: end the cells before the pool waits for its threads
@@ -340,12 +350,29 @@ class Sweep:
             if endpoint.server is not None:
                 endpoint.server.stop()
 
+    def _regroup(self, groups: dict[str, list[Cell]]) -> None:
+        """The progress bar counts subtask cells: a split group cell is as many cells as its subtasks
+        (the finished ones ticked at once)."""
+        if self.bar is None or not groups:
+            return
+        self.bar.total += sum(len(subs) - 1 for subs in groups.values())
+        self.bar.update(sum(1 for subs in groups.values() for s in subs if is_done(self.root, s)))
+
     def _tick(self, n: int = 1) -> None:
         if self.bar is not None and n:
             self.bar.update(n)
 
     def _say(self, line: str) -> None:
         (self.bar.write if self.bar is not None else print)(line)
+
+
+def replica_args(model: ModelSpec, replicas: int) -> list[str]:
+    """``vllm serve`` flags for data-parallel replicas (the pool's choice), with the tensor-parallel size
+    said too (a parallel flag in serve_args turns off the default one)."""
+    if replicas <= 1:
+        return []
+    tp = ["--tensor-parallel-size", str(model.gpu_count)] if model.gpu_count > 1 else []
+    return [*tp, "--data-parallel-size", str(replicas)]
 
 
 def redacted_argv(argv: list[str]) -> list[str]:
@@ -380,9 +407,9 @@ def run_suite(
     Ctrl-C or SIGTERM stops every cell and server started, then re-raises."""
     from tqdm.auto import tqdm
 
-    from triangulation.suite.placement import place, waves
+    from triangulation.suite.placement import pool_placements, waves
 
-    placements = place(suite.models, gpus or [])  # a model too big for the node: an error before anything runs
+    placements = pool_placements(suite, gpus or [])  # a model too big for the node: an error before anything runs
     root.mkdir(parents=True, exist_ok=True)
     attempts = 1 + (suite.retries if retries is None else retries)
     result = SuiteResult()
@@ -398,8 +425,11 @@ def run_suite(
     previous = _terminate_on_sigterm()
     by_model: dict[str, list[Outcome]] = {}
     try:
-        for wave in waves(placements):
-            by_model.update(_run_wave(sweep, wave, plan))
+        if gpus:
+            by_model.update(_run_pool(sweep, placements, plan, list(gpus)))
+        else:
+            for wave in waves(placements):
+                by_model.update(_run_wave(sweep, wave, plan))
     except BaseException:
         sweep.stop()
         raise
@@ -447,6 +477,25 @@ def _run_wave(sweep: Sweep, wave: list, plan: list[Cell]) -> dict[str, list[Outc
     if errors:
         raise errors[0]
     return done
+
+
+def _run_pool(sweep: Sweep, placements: list, plan: list[Cell], gpus: list[str]) -> dict[str, list[Outcome]]:
+    """The models in the GPU pool (:func:`triangulation.suite.pool.run_pool`), in the expected start order of
+    the plan: each on as many GPUs as its placement holds (replicas included) as soon as they are free."""
+    from triangulation.suite.pool import run_pool
+
+    by_name = {p.model.name: p for p in placements}
+    order = [(p.model.name, len(p.gpus or ())) for p in sorted(placements, key=lambda p: (p.start or 0.0, -(p.end or 0.0)))]
+
+    def start(name: str, ids: list[str]) -> list[Outcome]:
+        p = by_name[name]
+        outcomes = sweep.run_model(p.model, [c for c in plan if c.model is p.model], ids, p.replicas)
+        for o in outcomes:
+            if o.status == "failed":
+                sweep._say(f"suite: {o.cell.label} failed after {o.attempts} attempt(s): {o.detail}")
+        return outcomes
+
+    return run_pool(order, gpus, start)
 
 
 def _terminate_on_sigterm():

@@ -63,6 +63,7 @@ OPTION_KEYS = {
     "judge_gen_kwargs",
     "batch_size",
     "timeout",
+    "split",  # a group entry runs as one cell per subtask, merged back (triangulation/suite/split.py)
 }
 EVAL_ONLY = {"num_fewshot", "fewshot_as_multiturn", "metadata", "log_samples"}
 PLAY_ONLY = {"task_args", "judge_gen_kwargs"}
@@ -179,7 +180,7 @@ def _check_options(path: Path, where: str, options: dict[str, Any], runner: str 
     for key in ("seed", "num_fewshot"):
         if key in options and (isinstance(options[key], bool) or not isinstance(options[key], int)):
             raise _fail(path, where, f"{key} must be an integer, got {options[key]!r}")
-    for key in ("fewshot_as_multiturn", "log_samples"):
+    for key in ("fewshot_as_multiturn", "log_samples", "split"):
         if key in options and not isinstance(options[key], bool):
             raise _fail(path, where, f"{key} must be true or false")
     if runner == "eval" and (bad := sorted(PLAY_ONLY & set(options))):
