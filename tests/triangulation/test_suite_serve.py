@@ -207,24 +207,66 @@ def test_a_server_that_never_answers_is_stopped_after_serve_timeout(tmp_path, fa
     assert _pids_gone(fake["workers"]) and not _lines(fake["cells"])
 
 
-def test_a_server_that_dies_mid_sweep_fails_the_cells_in_flight_and_the_rerun_runs_only_those(tmp_path, fake, monkeypatch):
+def test_a_server_that_dies_mid_sweep_is_restarted_and_the_sweep_completes_with_no_rerun(tmp_path, fake, monkeypatch):
+    monkeypatch.setenv("FAKE_VLLM_MODE", "die_after=3")
+    monkeypatch.setenv("FAKE_VLLM_DIE_STARTS", "1")  # the first server dies after 3 answers, the restarted one lives
+    monkeypatch.setenv("FAKE_CELL_REQUESTS", "3")
+    monkeypatch.setenv("FAKE_CELL_SLEEP", "0.4")
+    suite = load_suite(write_suite(tmp_path, [VLLM_MODEL], [*PLAY, {"play": "wcst"}]))
+    out = tmp_path / "out"
+    first = run_suite(suite, out, launcher=LAUNCHER, report=False)
+    assert [o.status for o in first.outcomes] == ["done"] * 4, [o.detail for o in first.outcomes]
+    assert len(_lines(fake["starts"])) == 2  # 4 cells x 3 requests, the first server answered 3: one restart
+    assert "engine core died" in (out / "logs" / "m1" / "server.log").read_text()
+    assert _pids_gone(fake["workers"])
+    again = run_suite(suite, out, launcher=LAUNCHER, report=False)
+    assert [o.status for o in again.outcomes] == ["skipped-done"] * 4 and len(_lines(fake["starts"])) == 2
+
+
+def test_a_server_that_keeps_dying_is_restarted_serve_restarts_times_then_a_rerun_resumes(tmp_path, fake, monkeypatch):
     monkeypatch.setenv("FAKE_VLLM_MODE", "die_after=3")
     monkeypatch.setenv("FAKE_CELL_REQUESTS", "3")
     monkeypatch.setenv("FAKE_CELL_SLEEP", "0.4")
-    tasks = [*PLAY, {"play": "wcst"}]
-    suite = load_suite(write_suite(tmp_path, [VLLM_MODEL], tasks))
+    suite = load_suite(write_suite(tmp_path, [{**VLLM_MODEL, "serve_restarts": 1}], [*PLAY, {"play": "wcst"}]))
     out = tmp_path / "out"
     first = run_suite(suite, out, launcher=LAUNCHER, report=False)
-    assert first.exit_code == 1 and {o.status for o in first.outcomes} == {"failed"}  # 4 cells x 3 requests, the server answers 3
-    for o in first.outcomes:
-        assert "the server died (rerun to resume): RuntimeError: fake vllm engine core died" in o.detail
-        assert o.attempts == 1  # a dead server is not retried
+    assert first.exit_code == 1 and len(_lines(fake["starts"])) == 2  # the first start and one restart
+    failed = [o for o in first.outcomes if o.status == "failed"]
+    assert failed and all("the server died (rerun to resume): RuntimeError: fake vllm engine core died" in o.detail for o in failed)
+    assert all(o.attempts == 1 for o in failed)  # a dead server is not retried against
     assert _pids_gone(fake["workers"])
     monkeypatch.setenv("FAKE_VLLM_MODE", "ok")
     second = run_suite(suite, out, launcher=LAUNCHER, report=False)
-    assert [o.status for o in second.outcomes] == ["done"] * 4 and len(_lines(fake["starts"])) == 2
-    third = run_suite(suite, out, launcher=LAUNCHER, report=False)
-    assert [o.status for o in third.outcomes] == ["skipped-done"] * 4 and len(_lines(fake["starts"])) == 2
+    assert {o.status for o in second.outcomes} <= {"done", "skipped-done"} and len(_lines(fake["starts"])) == 3
+    assert sum(o.status == "done" for o in second.outcomes) == len(failed)  # only the unfinished ones ran
+
+
+def test_served_clients_get_the_servers_max_model_len_and_eval_cells_a_request_cache(tmp_path, fake):
+    model = {**VLLM_MODEL, "model_args": "pretrained=org/m1,dtype=bfloat16,max_length=1536"}
+    suite = load_suite(write_suite(tmp_path, [model], [{"eval": "mmlu"}, {"play": "wordle"}]))
+    out = tmp_path / "out"
+    assert run_suite(suite, out, launcher=LAUNCHER, report=False).exit_code == 0
+    [argv] = _lines(fake["starts"])
+    assert argv[argv.index("--max-model-len") + 1] == "1536"
+    starts = {e["argv"][e["argv"].index("--tasks") + 1]: e["argv"] for e in _lines(fake["cells"]) if e["event"] == "start"}
+    for task in ("mmlu", "wordle"):  # the length the server reports on /v1/models, not lm-eval's API default 2048
+        assert "max_length=1536" in starts[task][starts[task].index("--model_args") + 1]
+    mmlu = starts["mmlu"]
+    cache = Path(mmlu[mmlu.index("--use_cache") + 1])
+    assert cache == out / "runs" / "m1" / "mmlu" / ".request_cache" / cells(suite)[0].fingerprint()
+    assert "--use_cache" not in starts["wordle"]  # play cells resume inside their episodes files
+
+
+def test_an_endpoint_that_gives_no_max_model_len_leaves_lm_evals_default():
+    from triangulation.suite.serve import max_model_len
+
+    assert max_model_len([{"id": "a", "max_model_len": 8192}, {"id": "b", "max_model_len": 4096}], "b") == 4096
+    assert max_model_len([{"id": "other", "max_model_len": 2000}], "served-name") == 2000  # the only card
+    assert max_model_len([{"id": "a"}], "a") is None and max_model_len(None, "a") is None
+    endpoint = Endpoint("http://h/v1", model="a")
+    assert "max_length" not in endpoint.client(True, 2)[1]
+    endpoint.max_length = 32768
+    assert "max_length=32768" in endpoint.client(True, 2)[1] and "max_length=32768" in endpoint.client(False, 2)[1]
 
 
 def test_api_engine_key_reaches_the_cells_only_through_their_environment(tmp_path, fake, monkeypatch):
