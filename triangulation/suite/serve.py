@@ -306,6 +306,11 @@ def api_endpoint(base_url: str, model_args: Any, api_key_env: str | None) -> End
     return Endpoint(base_url.rstrip("/"), model=str(name), tokenizer=args.pop("tokenizer", None), extra_args=args, api_key_env=api_key_env)
 
 
+def task_index(full: bool = True) -> dict[str, Any]:
+    """lm-eval's task index (name -> entry: kind, yaml_path, cfg, tags) with our tasks; ``full``: lm-eval's too."""
+    return _task_manager(full).task_index
+
+
 @functools.lru_cache(maxsize=2)
 def _task_manager(full: bool):
     from lm_eval.tasks import TaskManager
