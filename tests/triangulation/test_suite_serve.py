@@ -354,3 +354,21 @@ def test_dry_run_shows_the_served_cells_commands(tmp_path, fake, capsys):
     assert len(commands) == 2 and not _lines(fake["starts"])  # nothing started
     plan = json.loads((tmp_path / "out" / "suite_plan.json").read_text())
     assert plan["models"][0]["server"] == "http://127.0.0.1:PORT/v1" and plan["models"][0]["engine"] == "vllm"
+
+
+def test_a_failed_cell_is_retried_after_an_exponential_backoff(tmp_path, fake):
+    """A cell failing twice (a transient backend fault) is retried after retry_wait, then 2 x retry_wait seconds."""
+    counter, times = tmp_path / "n", tmp_path / "times"
+    flaky = tmp_path / "flaky.sh"
+    flaky.write_text(
+        f"n=$(cat {counter} 2>/dev/null || echo 0); echo $((n + 1)) > {counter}; date +%s.%N >> {times}\n"
+        f'[ "$n" -ge 2 ] || {{ echo "backend error: 503 Service Unavailable"; exit 1; }}\nexec {" ".join(LAUNCHER)} "$@"\n'
+    )
+    hf = {"name": "plain", "model": "hf", "model_args": "pretrained=org/plain"}
+    suite = load_suite(write_suite(tmp_path, [hf], PLAY[:1], retries=2, retry_wait=1.5))
+    result = run_suite(suite, tmp_path / "out", launcher=("sh", str(flaky)), report=False)
+    assert [(o.status, o.attempts) for o in result.outcomes] == [("done", 3)]
+    t = [float(x) for x in times.read_text().split()]
+    assert t[1] - t[0] >= 1.5 and t[2] - t[1] >= 3.0  # 1.5 s, then 3 s
+    log = (tmp_path / "out" / "logs" / "plain" / "nback_verbal_1.log").read_text()
+    assert log.count("backend error: 503") == 2 and "attempt 3/3" in log
