@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import subprocess
 import sys
 import time
@@ -194,7 +195,7 @@ def test_models_that_need_no_gpu_request_none_and_each_model_has_its_own_time(tm
     assert "#SBATCH --time=2880" in script and "#SBATCH --gpus-per-node=4" in script
     assert "#SBATCH --signal=USR2@90" in script  # submitit's checkpoint signal, 90 s before the limit
     short = _make_sbatch_string(command="true", folder=str(tmp_path), **executor_parameters(suite, 0, 1))
-    assert "#SBATCH --signal=USR2@30" in short  # a one-minute job is signalled half-way
+    assert "#SBATCH --signal=USR2@20" in short  # a one-minute job is signalled 20 s before its limit
     assert cells(suite)[0].fingerprint() == cells(load_suite(write_suite(tmp_path, {"models": [{"name": "chance", "model": "random"}], "tasks": [{"play": "lnt"}]}, "b.yaml")))[0].fingerprint()  # fmt: skip
     with pytest.raises(UserError, match=r"models\[0\]: time: 'soon' is neither minutes"):
         load_suite(write_suite(tmp_path, {"models": [{"name": "a", "time": "soon"}], "tasks": [{"play": "lnt"}]}, "c.yaml"))
@@ -246,15 +247,16 @@ def test_on_a_cpu_cluster_a_gpu_model_is_refused_by_the_preflight_and_sbatch_in_
 
 
 @pytest.mark.slow
-def test_a_sweep_with_a_one_minute_limit_completes_through_requeues_computing_each_request_once(cluster, tmp_path):
-    """`time: 1`: the job is signalled before its limit, submitit requeues it (same job id), and each leg resumes
-    the eval cell from lm-eval's request cache: every request in the work log exactly once."""
+def test_a_sweep_with_a_two_minute_limit_completes_through_requeues_computing_each_request_once(cluster, tmp_path):
+    """`time: 2`: the job is signalled before its limit, submitit requeues it (same job id), and each leg resumes
+    the eval cell from lm-eval's request cache: every request in the work log exactly once. (`time: 1` is the
+    same code; on the shared 2-core machine under load a one-minute leg ended before lm-eval had loaded.)"""
     suite = write_suite(
         tmp_path,
         {
-            "models": [{**scripted("slow", delay=6), "gpus": 0}],
-            "tasks": [{"eval": "connections", "limit": 12, "seed": 1}],
-            "slurm": {"time": 1, "cpus": 1, "mem": "2G", "max_requeues": 12},
+            "models": [{**scripted("slow", delay=10), "gpus": 0}],
+            "tasks": [{"eval": "connections", "limit": 8, "seed": 1}],
+            "slurm": {"time": 2, "cpus": 1, "mem": "2G", "max_requeues": 8},
             "retry_wait": 1,
         },
     )
@@ -268,11 +270,11 @@ def test_a_sweep_with_a_one_minute_limit_completes_through_requeues_computing_ea
     [cell] = cells(load_suite(suite))
     assert is_done(out, cell)
     requests = work.read_text().splitlines()
-    assert len(requests) == 12 and set(requests) == {"slow generate"}  # 12 x 6 s > 1 min: several legs, no request twice
+    assert len(requests) == 8 and set(requests) == {"slow generate"}  # 8 x 10 s of work > one leg; no request twice
     job_id = read_jobs(out)["slow"]["job_id"]
-    log = "\n".join(p.read_text(errors="replace") for p in (out / "slurm").rglob("*.out"))
-    legs = log.count("Caught signal SIGUSR2") if "Caught signal" in log else log.count("Requeuing")
-    assert legs >= 1, log[-3000:]
+    shown = subprocess.run(["scontrol", "show", "job", job_id], env=env, capture_output=True, text=True).stdout
+    restarts = int(re.search(r"Restarts=(\d+)", shown).group(1))
+    assert restarts >= 1, shown  # the job reached its limit and was requeued under the same id
     cache_lines = [ln for ln in (out / "logs" / "slow" / "connections.log").read_text().splitlines() if "Cached requests:" in ln]
-    assert any(not ln.rstrip().endswith("Cached requests: 0, Requests remaining: 12") for ln in cache_lines), cache_lines
-    print(f"slurm time: 1 sweep: job {job_id}, {legs} requeue(s), {elapsed:.0f} s, cache: {cache_lines}")
+    assert any(re.search(r"Cached requests: [1-9]", ln) for ln in cache_lines), cache_lines  # a later leg resumed from the cache
+    print(f"slurm time: 2 sweep: job {job_id}, {restarts} requeue(s), {elapsed:.0f} s; {cache_lines}")

@@ -11,7 +11,7 @@ log. An ``engine: api`` endpoint is not ours to restart: its cells fail as befor
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from plumbing.errors import UserError
 from triangulation.suite.serve import ServerError
@@ -21,8 +21,9 @@ if TYPE_CHECKING:
     from triangulation.suite.runner import Outcome, Sweep
 
 
-def serve_and_run(sweep: Sweep, model: ModelSpec, todo: list[Cell], env: dict[str, str]) -> list[Outcome]:
-    """Every cell of ``todo`` through the model's server, restarting a vLLM server that dies (see the module)."""
+def serve_and_run(sweep: Sweep, model: ModelSpec, todo: list[Cell], env: dict[str, str], **serving: Any) -> list[Outcome]:
+    """Every cell of ``todo`` through the model's server, restarting a vLLM server that dies (see the module);
+    ``serving`` goes to each start (:meth:`Sweep._endpoint`, e.g. data-parallel replicas)."""
     from triangulation.suite.runner import Outcome
 
     outcomes: dict[str, Outcome] = {}
@@ -30,7 +31,7 @@ def serve_and_run(sweep: Sweep, model: ModelSpec, todo: list[Cell], env: dict[st
     left = list(todo)
     for start in range(1, starts + 1):
         try:
-            endpoint = sweep._endpoint(model, env)
+            endpoint = sweep._endpoint(model, env, **serving)
         except (ServerError, UserError) as exc:
             detail = f"server did not come up: {exc}"
             sweep._say(f"suite: {model.name}: {detail}")

@@ -41,7 +41,8 @@ from triangulation.suite.runner import Outcome, Sweep, is_done, outcome_row, run
 from triangulation.suite.spec import Cell, ModelSpec, Suite, load_suite, time_minutes
 
 JOBS_FILE = "slurm_jobs.json"
-#: seconds before its time limit that SLURM signals a job to checkpoint (submitit's default 90, less for short jobs)
+#: seconds before its time limit that SLURM signals a job to checkpoint (submitit's default 90; a third of the
+#: limit for jobs under 4.5 minutes)
 SIGNAL_DELAY_S = 90
 
 
@@ -72,7 +73,7 @@ def executor_parameters(suite: Suite, gpus: int, minutes: int | None = None) -> 
     params: dict[str, Any] = {
         "job_name": f"suite-{suite.name}",
         "time": minutes,
-        "signal_delay_s": min(SIGNAL_DELAY_S, max(10, minutes * 60 // 2)),
+        "signal_delay_s": min(SIGNAL_DELAY_S, max(10, minutes * 60 // 3)),
         "nodes": 1,
         "ntasks_per_node": 1,
         "stderr_to_stdout": True,
@@ -162,7 +163,8 @@ def sbatch_refusal(exc: BaseException) -> str:
 
 def submit(suite: Suite, root: Path, launcher: Sequence[str], attempts: int) -> dict[str, str]:
     """Submit one job per model with unfinished cells and no live job (models with equal resources as one
-    array); returns model -> new job id. An ``sbatch`` refusal is a one-line UserError quoting sbatch."""
+    array); returns model -> new job id. An ``sbatch`` refusal is a one-line UserError quoting sbatch, raised once
+    every other array is submitted."""
     jobs = read_jobs(root)
     alive = active_jobs(str(j.get("job_id")) for j in jobs.values())
     groups: dict[tuple[int, int], list[ModelSpec]] = {}
@@ -170,6 +172,7 @@ def submit(suite: Suite, root: Path, launcher: Sequence[str], attempts: int) -> 
         if unfinished(suite, root, m) and str(jobs.get(m.name, {}).get("job_id")) not in alive:
             groups.setdefault((model_gpus(suite, m), model_time(suite, m)), []).append(m)
     submitted: dict[str, str] = {}
+    refused: list[str] = []
     requeues = int(suite.slurm.get("max_requeues", 3))
     for (gpus, minutes), models in groups.items():
         executor = submitit.SlurmExecutor(folder=root / "slurm" / "%j", max_num_timeout=requeues)
@@ -179,10 +182,8 @@ def submit(suite: Suite, root: Path, launcher: Sequence[str], attempts: int) -> 
             with contextlib.redirect_stderr(io.StringIO()), executor.batch():
                 handles = [executor.submit(ModelJob(), *args, m.name, list(launcher), attempts) for m in models]
         except (submitit.core.utils.FailedJobError, subprocess.SubprocessError, OSError) as exc:
-            if submitted:  # the arrays that did go out are recorded
-                root.mkdir(parents=True, exist_ok=True)
-                _write_json(root / JOBS_FILE, jobs)
-            raise UserError(f"sbatch refused the job of {', '.join(m.name for m in models)}: {sbatch_refusal(exc)}") from None
+            refused.append(f"sbatch refused the job of {', '.join(m.name for m in models)}: {sbatch_refusal(exc)}")
+            continue
         for m, job in zip(models, handles):
             submitted[m.name] = str(job.job_id)
             jobs[m.name] = {
@@ -194,6 +195,8 @@ def submit(suite: Suite, root: Path, launcher: Sequence[str], attempts: int) -> 
             }
     root.mkdir(parents=True, exist_ok=True)
     _write_json(root / JOBS_FILE, jobs)
+    if refused:  # the other models' jobs went out (and are recorded): one line for what did not
+        raise UserError("; ".join(refused))
     return submitted
 
 
