@@ -9,7 +9,8 @@ models share the GPUs as a pool (`--gpus`, each model's `gpus:`): a model starts
 free, longest expected work first, with vLLM data-parallel replicas where they shorten the sweep;
 `--dry_run` writes DIR/suite_plan.json (each model's engine and why, GPUs, replicas, expected start and
 end, the node's GPU-busy share; commands, request and prompt-token counts);
-`--executor slurm` submits one job per model (then `--status`). Suite files:
+`--executor slurm` submits one job per model (then `--status`); `--check` runs only the preflight that every
+real run starts with (every misconfiguration one line, exit 2, no GPU touched). Suite files:
 suites/smoke.yaml (every task family, --limit 1, the embedded model), suites/triangulating.yaml
 (seed 003's battery).
 """
@@ -63,6 +64,13 @@ def add_parser(subparsers) -> argparse.ArgumentParser:
         help="where a SLURM sweep in DIR stands (suite_status.json updated; the report once every cell is done)",
     )
     p.add_argument(
+        "--check",
+        action="store_true",
+        help="the preflight only: task dependencies, datasets, weights and tokenizers, vLLM, GPU count and memory; "
+        "every problem one line, exit 2; no GPU touched (a real run does it first too)",
+    )
+    p.add_argument("--no_check", action="store_true", help="skip the preflight of a real run (stand-in models in tests)")
+    p.add_argument(
         "--launcher", default=None, metavar="CMD", help="how to start `triangulate` for a cell (default: this Python with -m triangulation)"
     )
     p.set_defaults(func=run)
@@ -82,6 +90,14 @@ def run(args: argparse.Namespace) -> int:
     root = args.output_path
     if root.exists() and not root.is_dir():
         raise UserError(f"--output_path {root} is a file, not a folder")
+    if args.check:
+        from triangulation.suite.preflight import preflight, report
+
+        return report(preflight(suite, args.executor, gpu_inventory(args.gpus) if args.executor == "local" else []), suite)
+    if not (args.no_check or args.dry_run or args.status):
+        from triangulation.suite.preflight import check_or_raise
+
+        check_or_raise(suite, args.executor, gpu_inventory(args.gpus) if args.executor == "local" else [])
     if args.status or args.executor == "slurm":
         from triangulation.suite import slurm
 

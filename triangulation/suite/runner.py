@@ -36,7 +36,8 @@ from plumbing import jsonio, run_folder
 from plumbing.csvio import write_rows
 from plumbing.errors import UserError
 from plumbing.secrets import scrub
-from triangulation.suite.serve import Endpoint, ServerError, api_endpoint, last_line, needs_completions, start_vllm
+from triangulation.suite.healing import serve_and_run
+from triangulation.suite.serve import Endpoint, api_endpoint, last_line, needs_completions, start_vllm
 from triangulation.suite.spec import Cell, ModelSpec, Suite, cells
 
 MARKER = ".suite_done.json"
@@ -124,6 +125,7 @@ def cell_argv(
             argv += ["--metadata", _json_arg(o["metadata"])]
         if o.get("log_samples"):
             argv += ["--log_samples"]
+        argv += ["--use_cache", str(request_cache(output_dir, cell))]
     else:
         if endpoint is not None:
             argv += ["--max_live", str(m.num_concurrent)]  # lockstep: every live episode's turn in flight
@@ -138,6 +140,13 @@ def cell_argv(
         if overwrite:
             argv += ["--overwrite"]
     return argv
+
+
+def request_cache(output_dir: Path, cell: Cell) -> Path:
+    """lm-eval's request cache of an eval cell (``--use_cache``; lm-eval adds ``_rank<N>.db``): each answered
+    request is stored as it comes, so a killed, timed-out or requeued cell resumes at the request. Keyed by the
+    cell's fingerprint: a changed model or entry never reads another configuration's answers."""
+    return output_dir / ".request_cache" / cell.fingerprint()
 
 
 def cell_dir(root: Path, cell: Cell) -> Path:
@@ -181,6 +190,7 @@ class Sweep:
     def __init__(self, suite: Suite, root: Path, launcher: tuple[str, ...] | list[str] = DEFAULT_LAUNCHER, attempts: int = 2, bar=None):
         self.suite, self.root, self.launcher, self.attempts, self.bar = suite, root, tuple(launcher), attempts, bar
         self.stopping = False
+        self._stopped = threading.Event()
         self._lock = threading.Lock()
         self._procs: set[subprocess.Popen] = set()
         self._endpoints: list[Endpoint] = []
@@ -205,22 +215,12 @@ class Sweep:
             return done + split.merge_outcomes(self.root, todo, groups, [])
         if not model.served:
             return done + split.merge_outcomes(self.root, todo, groups, self._run_serially(work, env))
-        try:
-            endpoint = self._endpoint(model, env, replicas)
-        except (ServerError, UserError) as exc:
-            detail = f"server did not come up: {exc}"
-            self._say(f"suite: {model.name}: {detail}")
-            self._tick(len(work))
-            return done + [Outcome(c, "failed", detail=detail) for c in todo]
-        try:
-            return done + split.merge_outcomes(self.root, todo, groups, self._run_concurrently(work, endpoint, endpoint.client_env(env)))
-        finally:
-            if endpoint.server is not None:
-                endpoint.server.stop()
+        return done + split.merge_outcomes(self.root, todo, groups, serve_and_run(self, model, work, env, replicas=replicas))
 
     def _endpoint(self, model: ModelSpec, env: dict[str, str], replicas: int = 1) -> Endpoint:
         if model.engine == "api":
             endpoint = api_endpoint(model.base_url or "", model.model_args, model.api_key_env)
+            endpoint.read_max_length()  # None when the endpoint does not say: lm-eval's default then
             self._endpoints.append(endpoint)
             return endpoint
         log = self.root / "logs" / model.name / "server.log"
@@ -233,7 +233,11 @@ class Sweep:
         except BaseException:  # exited early (its workers may not have), timed out, or Ctrl-C
             endpoint.server.stop()
             raise
-        self._say(f"suite: {model.name}: vllm serve answered on {endpoint.base_url} after {time.monotonic() - started:.0f} s")
+        endpoint.read_max_length()
+        self._say(
+            f"suite: {model.name}: vllm serve answered on {endpoint.base_url} after {time.monotonic() - started:.0f} s"
+            f" (max_model_len {endpoint.max_length or 'not given'})"
+        )
         return endpoint
 
     def _run_serially(self, todo: list[Cell], env: dict[str, str]) -> list[Outcome]:
@@ -282,6 +286,8 @@ class Sweep:
         detail = "stopped"
         limit = cell.task.options.get("timeout", self.suite.timeout)
         for attempt in range(1, attempts + 1):
+            if attempt > 1:
+                self._backoff(attempt)
             if self.stopping:
                 break
             if endpoint is not None and not endpoint.alive():
@@ -303,6 +309,11 @@ class Sweep:
             if code == USAGE_ERROR:  # a one-line user error (unknown task, bad argument): the same again
                 return Outcome(cell, "failed", attempt, time.time() - started, f"{detail} (not retried; log: {log})")
         return Outcome(cell, "failed", attempts, time.time() - started, f"{detail} (log: {log})")
+
+    def _backoff(self, attempt: int) -> None:
+        """Before attempt ``attempt`` (>= 2): ``retry_wait`` x 2^(attempt - 2) seconds (a transient backend
+        fault: refused connection, 5xx, timeout), cut short by :meth:`stop`."""
+        self._stopped.wait(self.suite.retry_wait * 2 ** (attempt - 2))
 
     def _server_died(self, endpoint: Endpoint) -> str:
         return f"the server died (rerun to resume): {last_line(endpoint.server.log)} (log: {endpoint.server.log})"
@@ -336,6 +347,7 @@ class Sweep:
     def stop(self) -> None:
         """End every cell process (SIGTERM, then SIGKILL after 10 s) and server this sweep started."""
         self.stopping = True
+        self._stopped.set()
         with self._lock:
             procs = list(self._procs)
         for proc in procs:
