@@ -57,7 +57,7 @@ def test_an_empty_stop_list_is_left_out_of_chat_requests():
 def test_triangulate_eval_uses_the_same_class_for_local_chat_completions():
     from lm_eval.api.registry import get_model
 
-    from models.api import LocalChatCompletionsLM, install_in_lm_eval_registry
+    from models.api import EvalChatCompletionsLM, install_in_lm_eval_registry
 
     install_in_lm_eval_registry()
-    assert get_model("local-chat-completions") is LocalChatCompletionsLM
+    assert get_model("local-chat-completions") is EvalChatCompletionsLM

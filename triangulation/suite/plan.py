@@ -15,7 +15,8 @@ downloaded) and are ``null`` where the data is not local (``note`` says why):
 
 Tokens are counted with the model's own tokenizer when it is local (``pretrained=`` of an ``hf`` /
 ``vllm`` / ``local-*`` model, its ``tokenizer=`` if given), else with the embedded SmolLM2's, and each
-cell says which (``tokenizer``). Commands have secrets redacted (:func:`models.loading.scrub_secrets`).
+cell says which (``tokenizer``). Every string of the plan (commands, the server's URL) has its credentials
+redacted (:func:`plumbing.secrets.scrub_tree`).
 """
 
 from __future__ import annotations
@@ -240,7 +241,10 @@ def build_plan(
             )
         server = None if endpoint is None else endpoint.base_url
         models.append({"name": m.name, "gpus": list(p.gpus or []), "wave": p.wave, "engine": m.engine, "server": server, "cells": rows})
-    return {"suite": str(suite.path), "gpus": list(gpus), "models": models, "totals": totals(models)}
+    from plumbing.secrets import scrub_tree
+
+    plan = {"suite": str(suite.path), "gpus": list(gpus), "models": models, "totals": totals(models)}
+    return scrub_tree(plan)  # a served endpoint's URL password, a key in any command: never in the plan
 
 
 def totals(models: list[dict[str, Any]]) -> dict[str, Any]:

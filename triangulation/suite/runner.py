@@ -35,7 +35,7 @@ from typing import Any, TextIO
 
 from plumbing import run_folder
 from plumbing.errors import UserError
-from plumbing.secrets import scrub
+from plumbing.secrets import hide_argv_secrets, scrub
 from triangulation.suite.serve import Endpoint, ServerError, api_endpoint, last_line, needs_completions, start_vllm
 from triangulation.suite.spec import Cell, ModelSpec, Suite, cells
 
@@ -302,12 +302,12 @@ class Sweep:
 
     def _run_process(self, argv: list[str], log: Path, attempt: int, env: Mapping[str, str] | None, limit: float | None) -> int | None:
         """One attempt: the exit status, or None when it ran past ``limit`` seconds (it is killed)."""
+        hidden, secrets = hide_argv_secrets(argv)  # credentials reach the cell through its environment, never its argv
+        env = {**(os.environ if env is None else env), **secrets}
         with open(log, "a", encoding="utf-8") as fh:
             fh.write(f"\n=== {time.strftime('%Y-%m-%d %H:%M:%S')} attempt {attempt}/{self.attempts}: {shlex.join(redacted_argv(argv))}\n")
             fh.flush()
-            proc = subprocess.Popen(
-                argv, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL, env=None if env is None else dict(env)
-            )
+            proc = subprocess.Popen(hidden, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL, env=dict(env))
             reader = scrub_output(proc, fh)  # every line the cell prints goes through the secret scrubber
             with self._lock:
                 self._procs.add(proc)
