@@ -54,8 +54,24 @@ def url_password(value: str) -> str | None:
     return match.group(2) if match else None
 
 
+def _basic_auth(url: str) -> list[str]:
+    """``base64(user:password)`` of a URL login, as HTTP Basic authentication sends it (URL-decoded, as clients do)."""
+    import base64
+    from urllib.parse import unquote, urlsplit
+
+    try:
+        parts = urlsplit(url.strip())
+        if parts.password is None:
+            return []
+    except ValueError:
+        return []
+    login = f"{unquote(parts.username or '')}:{unquote(parts.password)}"
+    return [base64.b64encode(login.encode("utf-8")).decode("ascii")]
+
+
 def secret_values_of(pairs: Iterable[tuple[Any, Any]]) -> list[str]:
-    """The credential values among ``(key, value)`` pairs: secret-named keys and URL passwords (4+ characters)."""
+    """The credential values among ``(key, value)`` pairs: secret-named keys and URL passwords (4+ characters), with
+    the ``Authorization: Basic`` form a client sends for a URL login (a server may echo it)."""
     values: set[str] = set()
     for key, value in pairs:
         if value in (None, ""):
@@ -64,6 +80,7 @@ def secret_values_of(pairs: Iterable[tuple[Any, Any]]) -> list[str]:
             values.add(str(value))
         elif isinstance(value, str) and (password := url_password(value)):
             values.add(password)
+            values.update(_basic_auth(value))
     return sorted((v for v in values if len(v) >= 4), key=len, reverse=True)
 
 
