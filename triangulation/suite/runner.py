@@ -390,10 +390,10 @@ def run_suite(
     attempts = 1 + (suite.retries if retries is None else retries)
     result = SuiteResult()
     plan = cells(suite)
-    names = [_report_model_name(m) for m in suite.models]
+    names = _report_model_names(suite.models)  # models whose paths only end alike get unique names
     for dup in sorted({n for n in names if names.count(n) > 1}):
         print(
-            f"suite: warning: several models are named {dup!r} in results (same model_args name key); the report keeps the latest run of each task",
+            f"suite: warning: several models are named {dup!r} in results (the same model_args name); the report keeps the latest run of each task",
             file=sys.stderr,
         )
     bar = tqdm(total=len(plan), desc=f"suite {suite.name}", unit="cell", dynamic_ncols=True)
@@ -490,8 +490,7 @@ def write_sizes(root: Path, suite: Suite) -> Path:
     from triangulation.runs.model_size import model_size_b
 
     rows: dict[str, tuple[float, str]] = {}
-    for m in suite.models:
-        name = _report_model_name(m)
+    for m, name in zip(suite.models, _report_model_names(suite.models)):
         if m.size is not None:
             rows[name] = (m.size, "suite")
             continue
@@ -525,6 +524,17 @@ def _report_model_name(m: ModelSpec) -> str:
         return model_id({"model_args": _effective_model_args(m), "model": m.model or "hf"})
     except UserError:
         return m.name
+
+
+def _report_model_names(models: list[ModelSpec]) -> list[str]:
+    """The names the report gives these models' results, unique as the report makes them
+    (:func:`models.naming.unique_model_ids`)."""
+    from models.naming import unique_model_ids
+
+    try:
+        return unique_model_ids([{"model_args": _effective_model_args(m), "model": m.model or "hf"} for m in models])[0]
+    except UserError:
+        return [_report_model_name(m) for m in models]
 
 
 def run_report(root: Path, suite: Suite) -> Path | None:
