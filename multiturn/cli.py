@@ -21,6 +21,7 @@ from lm_eval._cli.utils import MergeDictAction
 
 from plumbing import run_folder
 from plumbing.errors import UserError
+from plumbing.secrets import redact_secret_keys
 
 log = logging.getLogger(__name__)
 
@@ -258,8 +259,8 @@ def nothing_to_play(args: argparse.Namespace, names: list[str], task_args: dict[
         "limit": _limit(args.limit),
         "random_seed": args.seed,
         "task_args": task_args,
-        "gen_kwargs": dict(args.gen_kwargs or {}),
-        "judge_gen_kwargs": dict(args.judge_gen_kwargs or {}),
+        "gen_kwargs": redact_secret_keys(args.gen_kwargs),  # an auth_token=... is sent, never stored
+        "judge_gen_kwargs": redact_secret_keys(args.judge_gen_kwargs),
     }
     folder = model_folder_name(*named)
     done = unchanged_results(names, args.output_path, folder, config, limit=_limit(args.limit), seed=args.seed, task_args=task_args)
@@ -300,8 +301,8 @@ def run_config(
         "batch_size": batch_size,
         "device": args.device,
         "limit": _limit(args.limit),
-        "gen_kwargs": dict(args.gen_kwargs or {}),
-        "judge_gen_kwargs": dict(args.judge_gen_kwargs or {}),
+        "gen_kwargs": redact_secret_keys(args.gen_kwargs),  # an auth_token=... is sent, never stored
+        "judge_gen_kwargs": redact_secret_keys(args.judge_gen_kwargs),
         "task_args": task_args,
         "random_seed": args.seed,
         "max_live": args.max_live if args.max_live is not None else DEFAULT_MAX_LIVE,
@@ -351,7 +352,8 @@ def failure_summary(payload: dict[str, Any], argv: list[str]) -> str | None:
     counts = ", ".join(f"{task}: {n}" for task, n in failed.items())
     from models.args import scrub_secrets
 
-    resume = scrub_secrets("triangulate " + shlex.join(a for a in argv if a != "--overwrite"))  # no API key in the line
+    # each argument scrubbed before it is quoted: quoting splits a password holding a ' out of the scrubber's sight
+    resume = "triangulate " + shlex.join(scrub_secrets(a) for a in argv if a != "--overwrite")
     finished = sum(int(payload.get("n-samples", {}).get(task, {}).get("effective", 0)) for task in entries)
     if finished == 0:
         first = next((e["first_error"] for e in entries.values() if e.get("first_error")), "?")

@@ -105,25 +105,54 @@ def _canonical(value: Any) -> str:
     return json.dumps(value, sort_keys=True, ensure_ascii=False, default=str)
 
 
+def settings_id(settings: Mapping[str, Any]) -> str:
+    """The fingerprint of a run's settings that every episode record carries (``settings_id``): the first 16 hex
+    digits of the SHA-256 of their canonical JSON (what ``episodes_<task>.settings.json`` holds)."""
+    import hashlib
+
+    return hashlib.sha256(_canonical(settings).encode("utf-8", "replace")).hexdigest()[:16]
+
+
 def check_resume_settings(model_dir: Path, task: str, settings: Mapping[str, Any], *, overwrite: bool = False) -> None:
     """Before a run (rank 0, under the task's lock): stored episodes are resumed only when they were played with
     the same ``settings`` (model and its args, task options, seed, gen_kwargs, the task's scoring
     version); otherwise a one-line ``UserError`` names what changed and offers ``--overwrite`` or a new folder.
-    Records the settings for the next run (files from before this check carry none and are adopted)."""
+    Without the settings file every stored record's ``seed`` and ``settings_id`` are checked instead
+    (:func:`check_records_settings`). Records the settings for the next run."""
     path = settings_path(model_dir, task)
     main = episodes_path(model_dir, task)
-    has_episodes = main.is_file() and main.stat().st_size > 0 or bool(rank_parts(model_dir, task))
+    parts = rank_parts(model_dir, task)
+    has_episodes = main.is_file() and main.stat().st_size > 0 or bool(parts)
     if has_episodes and not overwrite and path.is_file():
         from plumbing.jsonio import read_json
 
         old = read_json(path, "run settings")
         if isinstance(old, dict) and _canonical(old) != _canonical(settings):
-            raise UserError(
-                f"{main} holds episodes played with other settings ({_settings_diff(old, settings)}); "
-                "resume with the same settings, pass --overwrite to start this task over, or choose a new --output_path"
-            )
+            _refuse(main, _settings_diff(old, settings))
+    elif has_episodes and not overwrite:
+        check_records_settings(main, [main, *parts], settings, path)
     if overwrite or not path.is_file() or not has_episodes:
         jsonio.write_json(path, dict(settings), indent=1, sort_keys=True, default=str)
+
+
+def _refuse(main: Path, diff: str) -> None:
+    raise UserError(
+        f"{main} holds episodes played with other settings ({diff}); "
+        "resume with the same settings, pass --overwrite to start this task over, or choose a new --output_path"
+    )
+
+
+def check_records_settings(main: Path, files: Sequence[Path], settings: Mapping[str, Any], settings_file: Path) -> None:
+    """The settings file is gone: every stored record's ``seed`` and ``settings_id`` must be this run's (records
+    from before ``settings_id`` was stored are checked by seed alone), else the one-line refusal."""
+    wanted = settings_id(settings)
+    gone = f"{settings_file.name} is missing"
+    for path in files:
+        for record in read_episodes(path):
+            if record.get("seed") is not None and record.get("seed") != settings.get("seed"):
+                _refuse(main, f"seed: {record.get('seed')} -> {settings.get('seed')}, by the stored records; {gone}")
+            if record.get("settings_id") not in (None, wanted):
+                _refuse(main, f"settings fingerprint {record.get('settings_id')} -> {wanted}, by the stored records; {gone}")
 
 
 def append_gathered(main_path: Path, task: str, records: Iterable[Mapping[str, Any]]) -> None:

@@ -73,11 +73,11 @@ def build_parser(command: str | None = None) -> argparse.ArgumentParser:
 def main(argv: list[str] | None = None) -> int:
     """Run one sub-command; everything it prints (its own lines, lm-eval's, tracebacks) goes through the
     secret scrubber (:mod:`plumbing.secrets`)."""
-    from plumbing.secrets import install_stream_scrubber
+    from plumbing.secrets import install_stream_scrubber, reveal_argv_secrets
 
     previous = install_stream_scrubber()
-    try:
-        return _main(list(sys.argv[1:] if argv is None else argv))
+    try:  # a suite's cells get their credentials through the environment, never argv (plumbing.secrets)
+        return _main(reveal_argv_secrets(sys.argv[1:] if argv is None else argv))
     finally:
         sys.stdout, sys.stderr = previous
 

@@ -35,7 +35,7 @@ def make_report(
     from triangulation.report.analyses.figures_triangulating import read_sizes
     from triangulation.report.build import build_report
     from triangulation.report.external import read_externals
-    from triangulation.runs.results_io import read_run
+    from triangulation.runs.results_io import name_models, read_run
 
     if not results and not externals:
         raise UserError("give at least one results folder or --external table")
@@ -43,6 +43,7 @@ def make_report(
     ensure_output_dir(out, "--out")
     files = [f for root in results for f in run_folder.results_files(root)]
     runs = [read_run(f) for f in tqdm(files, desc="reading results", unit="file", disable=len(files) < 5)]
+    name_models(runs)  # two models whose paths end in the same folder name keep two rows
     path = build_report(
         runs,
         read_externals(list(externals)),

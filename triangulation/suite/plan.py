@@ -19,7 +19,8 @@ downloaded) and are ``null`` where the data is not local (``note`` says why):
 
 Tokens are counted with the model's own tokenizer when it is local (``pretrained=`` of an ``hf`` /
 ``vllm`` / ``local-*`` model, its ``tokenizer=`` if given), else with the embedded SmolLM2's, and each
-cell says which (``tokenizer``). Commands have secrets redacted (:func:`models.loading.scrub_secrets`).
+cell says which (``tokenizer``). Every string of the plan (commands, the server's URL) has its credentials
+redacted (:func:`plumbing.secrets.scrub_tree`).
 """
 
 from __future__ import annotations
@@ -33,6 +34,7 @@ from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any
 
+from plumbing.secrets import scrub_tree
 from triangulation.suite.placement import Placement
 from triangulation.suite.spec import Cell, ModelSpec, Suite, TaskSpec
 
@@ -297,7 +299,8 @@ def build_plan(
         server = None if endpoint is None else endpoint.base_url
         models.append({"name": m.name, "engine": m.engine, "engine_reason": engine_reason(m, gpus), "server": server, "cells": rows})
     expected = _place(suite, placements, models, gpus)
-    return {"suite": str(suite.path), "gpus": list(gpus), "models": models, "totals": totals(models), "expected": expected}
+    plan = {"suite": str(suite.path), "gpus": list(gpus), "models": models, "totals": totals(models), "expected": expected}
+    return scrub_tree(plan)  # a served endpoint's URL password, a key in any command: never in the plan
 
 
 def _place(suite: Suite, placements: Sequence[Placement], models: list[dict[str, Any]], gpus: Sequence[str]) -> dict[str, Any]:

@@ -35,7 +35,7 @@ from typing import Any, TextIO
 from plumbing import jsonio, run_folder
 from plumbing.csvio import write_rows
 from plumbing.errors import UserError
-from plumbing.secrets import scrub
+from plumbing.secrets import hide_argv_secrets, scrub
 from triangulation.suite.healing import serve_and_run
 from triangulation.suite.serve import Endpoint, api_endpoint, last_line, needs_completions, start_vllm
 from triangulation.suite.spec import Cell, ModelSpec, Suite, cells
@@ -320,12 +320,12 @@ class Sweep:
 
     def _run_process(self, argv: list[str], log: Path, attempt: int, env: Mapping[str, str] | None, limit: float | None) -> int | None:
         """One attempt: the exit status, or None when it ran past ``limit`` seconds (it is killed)."""
+        hidden, secrets = hide_argv_secrets(argv)  # credentials reach the cell through its environment, never its argv
+        env = {**(os.environ if env is None else env), **secrets}
         with open(log, "a", encoding="utf-8") as fh:
             fh.write(f"\n=== {time.strftime('%Y-%m-%d %H:%M:%S')} attempt {attempt}/{self.attempts}: {shlex.join(redacted_argv(argv))}\n")
             fh.flush()
-            proc = subprocess.Popen(
-                argv, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL, env=None if env is None else dict(env)
-            )
+            proc = subprocess.Popen(hidden, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL, env=dict(env))
             reader = scrub_output(proc, fh)  # every line the cell prints goes through the secret scrubber
             with self._lock:
                 self._procs.add(proc)
@@ -426,10 +426,10 @@ def run_suite(
     attempts = 1 + (suite.retries if retries is None else retries)
     result = SuiteResult()
     plan = cells(suite)
-    names = [_report_model_name(m) for m in suite.models]
+    names = _report_model_names(suite.models)  # models whose paths only end alike get unique names
     for dup in sorted({n for n in names if names.count(n) > 1}):
         print(
-            f"suite: warning: several models are named {dup!r} in results (same model_args name key); the report keeps the latest run of each task",
+            f"suite: warning: several models are named {dup!r} in results (the same model_args name); the report keeps the latest run of each task",
             file=sys.stderr,
         )
     bar = tqdm(total=len(plan), desc=f"suite {suite.name}", unit="cell", dynamic_ncols=True)
@@ -548,8 +548,7 @@ def write_sizes(root: Path, suite: Suite) -> Path:
     from triangulation.runs.model_size import model_size_b
 
     rows: dict[str, tuple[float, str]] = {}
-    for m in suite.models:
-        name = _report_model_name(m)
+    for m, name in zip(suite.models, _report_model_names(suite.models)):
         if m.size is not None:
             rows[name] = (m.size, "suite")
             continue
@@ -579,6 +578,17 @@ def _report_model_name(m: ModelSpec) -> str:
         return model_id({"model_args": _effective_model_args(m), "model": m.model or "hf"})
     except UserError:
         return m.name
+
+
+def _report_model_names(models: list[ModelSpec]) -> list[str]:
+    """The names the report gives these models' results, unique as the report makes them
+    (:func:`models.naming.unique_model_ids`)."""
+    from models.naming import unique_model_ids
+
+    try:
+        return unique_model_ids([{"model_args": _effective_model_args(m), "model": m.model or "hf"} for m in models])[0]
+    except UserError:
+        return [_report_model_name(m) for m in models]
 
 
 def run_report(root: Path, suite: Suite) -> Path | None:

@@ -91,24 +91,33 @@ def page_name(task: str, part: int = 1) -> str:
     return f"{stem}.html" if part == 1 else f"{stem}-{part}.html"
 
 
-def model_of(folder: Path) -> str:
-    """The model a results folder holds, from its newest results JSON's config (else the folder's name)."""
-    from models.naming import model_id
+def model_names(folders: Iterable[Path]) -> dict[Path, str]:
+    """The model each results folder holds, from its newest results JSON's config (else the folder's name),
+    unique over ``folders`` (:func:`models.naming.unique_model_ids`; a renaming is said once on stderr)."""
+    from models.naming import model_id, unique_model_ids
+    from triangulation.runs.results_io import say_renamed
 
-    data = run_folder.latest_results(folder)
-    try:
-        return model_id(data.get("config") or {}) if data else folder.name
-    except UserError:  # a results file that does not name its model: fall back to the folder name
-        return folder.name
+    named: dict[Path, dict] = {}
+    out: dict[Path, str] = {}
+    for folder in dict.fromkeys(folders):
+        data = run_folder.latest_results(folder)
+        config = (data.get("config") or {}) if data else {}
+        try:
+            model_id(config)
+            named[folder] = config
+        except UserError:  # a results file that does not name its model: fall back to the folder name
+            out[folder] = folder.name
+    names, notes = unique_model_ids(list(named.values()))
+    say_renamed(notes)
+    return {**out, **dict(zip(named, names))}
 
 
 def find_episode_files(roots: Iterable[Path]) -> list[tuple[str, str, str, Path]]:
     """(task, model, kind, path) for every play episodes file and the latest lm-eval samples file of each
     model and task under ``roots`` (kind ``"play"`` or ``"samples"``; :func:`plumbing.run_folder.record_files`)."""
-    models: dict[Path, str] = {}
-    return [
-        (task, models.setdefault(path.parent, model_of(path.parent)), kind, path) for task, kind, path in run_folder.record_files(roots)
-    ]
+    found = list(run_folder.record_files(roots))
+    models = model_names(path.parent for _, _, path in found)
+    return [(task, models[path.parent], kind, path) for task, kind, path in found]
 
 
 def task_args_of(folder: Path, task: str) -> dict:
