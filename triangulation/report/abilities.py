@@ -205,11 +205,22 @@ def minmax(column: pd.Series) -> pd.Series:
     return (column - lo) / (hi - lo)
 
 
-def pooled(scores: pd.DataFrame, benchmarks: list[str]) -> pd.Series:
-    """Per model: mean of min-max normalised scores over ``benchmarks`` (models with none -> NaN)."""
-    if not benchmarks:
+def pooled(scores: pd.DataFrame, benchmarks: list[str], groups: Mapping[str, list[str]] | None, how: str = "minmax") -> pd.Series:
+    """Per model: the mean over ``benchmarks`` of min-max normalised scores (``how="minmax"``, Figure 3) or of
+    the scores as they are (``how="mean"``, Figure 1); models with none -> NaN.
+
+    **The report's one pooling rule**: every section that pools benchmarks calls this function, and it
+    drops each benchmark whose group is also among ``benchmarks`` (:func:`without_members`) before it
+    averages, so a group is never pooled together with its own members (seed 003's registry scores the
+    clembench games as the single ``clembench`` task; App. E.2.1 micro-averages subtasks into their
+    benchmark). ``groups`` (group -> subtasks, :func:`group_members`) is required for that reason."""
+    kept = without_members(list(benchmarks), groups)
+    if not kept:
         return pd.Series(float("nan"), index=scores.index)
-    return pd.concat([minmax(scores[b]) for b in benchmarks], axis=1).mean(axis=1, skipna=True)
+    if how not in ("minmax", "mean"):
+        raise ValueError(f"pooled: how is 'minmax' or 'mean', got {how!r}")
+    columns = [minmax(scores[b]) if how == "minmax" else pd.to_numeric(scores[b], errors="coerce") for b in kept]
+    return pd.concat(columns, axis=1).mean(axis=1, skipna=True)
 
 
 def static_vs_interactive(scores: pd.DataFrame, taxonomy: Taxonomy, groups: Mapping[str, list[str]] | None = None) -> pd.DataFrame:
@@ -225,7 +236,7 @@ def static_vs_interactive(scores: pd.DataFrame, taxonomy: Taxonomy, groups: Mapp
     for ability in taxonomy.abilities:
         if ability not in by_ability:
             continue
-        a_score = pooled(scores, by_ability[ability])
+        a_score = pooled(scores, by_ability[ability], groups)
         row: dict[str, Any] = {
             "ability": ability,
             "name": taxonomy.ability_name(ability),
@@ -233,7 +244,7 @@ def static_vs_interactive(scores: pd.DataFrame, taxonomy: Taxonomy, groups: Mapp
             "benchmarks": ", ".join(by_ability[ability]),
         }
         for side, members in sides.items():
-            r = kendall_pair(a_score, pooled(scores, members)) if members else kendall_pair(a_score.iloc[:0], a_score.iloc[:0])
+            r = kendall_pair(a_score, pooled(scores, members, groups)) if members else kendall_pair(a_score.iloc[:0], a_score.iloc[:0])
             row.update({f"tau_{side}": r.tau, f"p_{side}": r.p, f"n_{side}": r.n})
         rows.append(row)
     cols = [
@@ -288,7 +299,7 @@ def ability_matrix(
     tau = pd.DataFrame(float("nan"), index=names, columns=columns)
     p = tau.copy()
     for ability in (a for a in taxonomy.abilities if a in by_ability):
-        a_score = pooled(scores, by_ability[ability])
+        a_score = pooled(scores, by_ability[ability], groups)
         for b in columns:
             r = kendall_pair(a_score, scores[b])
             tau.at[taxonomy.ability_name(ability), b], p.at[taxonomy.ability_name(ability), b] = r.tau, r.p

@@ -65,6 +65,14 @@ class ReportContext:
 
         return kendall_tables(self.models)
 
+    @cached_property
+    def groups(self) -> dict[str, list[str]]:
+        """Group -> its subtasks over all runs: what :func:`~triangulation.report.abilities.pooled` needs to
+        keep a group and its members apart (the report's one pooling rule)."""
+        from triangulation.report.abilities import group_members
+
+        return group_members(self.runs)
+
     @property
     def external_labels(self) -> list[str]:
         return [e.label for e in self.externals]

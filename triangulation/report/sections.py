@@ -17,7 +17,7 @@ from plumbing.csvio import write_csv
 from triangulation.html import Image, Items, Leaderboard, Section, Table, Text
 from triangulation.report import plots
 from triangulation.report import summary as summary_module
-from triangulation.report.abilities import ability_matrix, assessment_members, group_members, static_vs_interactive
+from triangulation.report.abilities import ability_matrix, assessment_members, static_vs_interactive
 from triangulation.report.analyses import clembench as analyses_clembench
 from triangulation.report.analyses import connections as analyses_connections
 from triangulation.report.analyses import figures_triangulating
@@ -57,7 +57,7 @@ def abilities(ctx: ReportContext) -> Built:
     models = ctx.models
     if len(models) < 3:
         return [Skipped(title + " and its extended view", f"needs >= 3 models (a Kendall tau per ability), has {len(models)}")]
-    groups = group_members(ctx.runs)
+    groups = ctx.groups
     views = (
         (ctx.taxonomy, "", title),
         (ctx.taxonomy.extended(), "_extended", "Abilities, extended view (our variant: the paper's sides plus our tasks)"),
@@ -88,7 +88,7 @@ def abilities_by_benchmark(ctx: ReportContext) -> Built:
     title = "Abilities x benchmarks and games (seed 003, Figure 7)"
     if len(ctx.models) < 3:
         return [Skipped(title, f"needs >= 3 models (a Kendall tau per cell), has {len(ctx.models)}")]
-    tau, p = ability_matrix(ctx.models, ctx.taxonomy, group_members(ctx.runs))
+    tau, p = ability_matrix(ctx.models, ctx.taxonomy, ctx.groups)
     if tau.empty or tau.columns.empty or tau.isna().all().all():
         return [Skipped(title, "no ability and no static or interactive benchmark scored by >= 3 common models")]
     write_csv(tau, ctx.out / "triangulating_fig7_tau.csv")
@@ -102,7 +102,7 @@ def abilities_by_benchmark(ctx: ReportContext) -> Built:
 
 def triangulating_figures(ctx: ReportContext) -> Built:
     tau, p, n = ctx.kendall
-    return list(figures_triangulating.build(ctx.models, ctx.taxonomy, tau, p, n, ctx.out, ctx.sizes, ctx.scatter))
+    return list(figures_triangulating.build(ctx.models, ctx.taxonomy, tau, p, n, ctx.out, ctx.sizes, ctx.scatter, ctx.groups))
 
 
 def discriminative(ctx: ReportContext) -> Built:

@@ -1,10 +1,17 @@
 """Seed 003 (Triangulating) Figures 1 and 8 from the report's model x benchmark scores.
 
 - **Figure 1** ("Accuracy across the different model sizes: IFEval, Static, and Interactive
-  assessments", Sec. 3.2): per model, ordered by size, the IFEval score and the mean score of the
-  static (large QA) and of the interactive (games) benchmarks, each on 0-100 by its metric's known
-  range (:func:`triangulation.report.discriminative.scale_scores`: fractions x 100, clemscores as they are);
-  a side with several benchmarks is their plain mean (the paper does not say how it pooled them).
+  assessments", Sec. 3.2): per model, ordered by size, the IFEval score, the Static score and the
+  Interactive score, each on 0-100 by its metric's known range
+  (:func:`triangulation.report.discriminative.scale_scores`: fractions x 100, clemscores as they are).
+  As the authors' task registry builds them (momentino/playpen_eval ``config/task_registry.yaml`` at
+  bf980808, the last commit with their analysis code): Interactive is the single ``clembench`` task
+  (category ``interactive``, backend ``clembench``: the clemscore over the seven games, never the games
+  averaged with it), Static the single merged static task (``massive_merged``, category ``massive``:
+  MMLU and BBH, Sec. 3.1). Both sides come from :func:`triangulation.report.abilities.assessment_members`
+  and :func:`~triangulation.report.abilities.pooled` (the report's one pooling rule: a group stands for
+  its members, so with ``clembench`` in the results its games are left out); where a side still holds
+  several benchmarks (MMLU and BBH; games run without their group) it is their plain mean.
   IFEval is every benchmark whose name contains ``ifeval`` (its main metric is the mean of prompt-
   and instruction-level strict accuracy, App. E.2.1). Sizes: ``--sizes FILE.csv`` (``model,size_b``;
   ``triangulate suite`` writes one from the suite file and the models' files).
@@ -18,6 +25,7 @@ from __future__ import annotations
 
 import csv
 import math
+from collections.abc import Mapping
 from pathlib import Path
 
 import numpy as np
@@ -27,7 +35,7 @@ from plumbing.csvio import unescape_cell, write_csv
 from plumbing.errors import UserError
 from triangulation.html import Image, Section, Table, Text
 from triangulation.report import plots
-from triangulation.report.abilities import Taxonomy
+from triangulation.report.abilities import Taxonomy, assessment_members, pooled
 from triangulation.report.discriminative import scale_scores
 
 MIN_MODELS = 3
@@ -47,20 +55,26 @@ def read_sizes(path: Path | None) -> dict[str, float]:
     return out
 
 
-def size_accuracy_table(scores: pd.DataFrame, taxonomy: Taxonomy, sizes: dict[str, float]) -> pd.DataFrame:
-    """Figure 1's data: index model (with a size), columns size_b, IFEval, Static, Interactive (0-100)."""
+def size_accuracy_table(
+    scores: pd.DataFrame, taxonomy: Taxonomy, sizes: dict[str, float], groups: Mapping[str, list[str]] | None = None
+) -> pd.DataFrame:
+    """Figure 1's data: index model (with a size), columns size_b, IFEval, Static, Interactive (0-100).
+
+    ``groups`` (group -> subtasks) decides which benchmarks stand for which: with the ``clembench`` group
+    in the scores, Interactive is its clemscore alone (the authors' registry), not its mean with the games."""
     scaled = scale_scores(scores)
-    groups = {
+    sides = assessment_members(scores, taxonomy, groups)
+    members = {
         "IFEval": [b for b in scores.columns if "ifeval" in b.lower()],
-        "Static": [b for b in scores.columns if taxonomy.assessment_of(b) == "static"],
-        "Interactive": [b for b in scores.columns if taxonomy.assessment_of(b) == "interactive"],
+        "Static": sides["static"],
+        "Interactive": sides["interactive"],
     }
     models = [m for m in scores.index if m in sizes]
     table = pd.DataFrame(index=pd.Index(models, name="model"))
     table["size_b"] = [sizes[m] for m in models]
-    for label, members in groups.items():
-        table[label] = scaled.loc[models, members].mean(axis=1, skipna=True) if members else np.nan
-    table = table.dropna(how="all", subset=list(groups))
+    for label, benchmarks in members.items():
+        table[label] = pooled(scaled.loc[models], benchmarks, groups, how="mean") if benchmarks else np.nan
+    table = table.dropna(how="all", subset=list(members))
     return table.sort_values(["size_b"], kind="stable")
 
 
@@ -136,16 +150,17 @@ def build(
     out: Path,
     sizes: dict[str, float],
     scatter: list[str] | None = None,
+    groups: Mapping[str, list[str]] | None = None,
 ) -> list[Section]:
     """The report sections for Figures 1 and 8 (empty when the scores cannot draw them)."""
     sections = []
     fig1 = Section("Accuracy by model size (seed 003, Figure 1)")
-    table = size_accuracy_table(scores, taxonomy, sizes)
+    table = size_accuracy_table(scores, taxonomy, sizes, groups)
     if len(table):
         write_csv(table, out / "triangulating_fig1_size.csv")
         fig1.blocks += [
             Text(
-                "IFEval = benchmarks named *ifeval*; Static / Interactive = mean score (0-100) of the static / interactive benchmarks of the abilities file. Models without a known size are left out.",
+                "IFEval = benchmarks named *ifeval*; as the authors' task registry builds them, Interactive = the clembench task (its clemscore, not averaged with its own games), Static = the static benchmarks (MMLU, BBH) as one merged score (0-100; their mean). A group always stands for its members. Models without a known size are left out.",
                 note=True,
             ),
             Table(table),
