@@ -35,7 +35,9 @@ def test_every_task_name_resolves(tm):
     assert expected - ours == set(), "tasks missing from lm-eval's index (unparseable YAML?)"
     assert ours - expected == set(), "unexpected task names"
     assert "globalgroup" in tm.all_groups
-    assert {"globalgroup_4x4", "globalgroup_settings", "globalgroup_overlap", "globalgroup_zh_settings", "globalgroup_fresh"} <= set(tm.all_tags)
+    assert {"globalgroup_4x4", "globalgroup_settings", "globalgroup_overlap", "globalgroup_zh_settings", "globalgroup_fresh"} <= set(
+        tm.all_tags
+    )
 
 
 def _config(tm, name: str) -> dict:
