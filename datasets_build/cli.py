@@ -3,6 +3,7 @@
 - ``triangulate data build [--datasets a,b] [--out DIR] [--push-to-hub ORG] [--source-url URL] [--source-commit NAME=COMMIT --allow-unverified]``
 - ``triangulate data fasttext en zh ... [--out DIR]``
 - ``triangulate data generate --benchmark globalgroup --subset S --seed N [--groups m --size n --count K --out DIR]``
+- ``triangulate data generate --matched TASK [--seed N --count K --out DIR]`` (a published task's fresh twin)
 - ``triangulate data push ORG [--datasets a,b] [--out DIR]``
 """
 
@@ -158,6 +159,8 @@ def run_generate(args) -> int:
     start = time.perf_counter()
     summary = generate.run_generator(args)
     print(f"generated {summary['rows']} games ({summary['configs']} config) -> {summary['out']} in {time.perf_counter() - start:.1f} s")
+    if summary.get("matched_on"):
+        print(f"matched on: {'; '.join(summary['matched_on'])}")
     return 0
 
 

@@ -20,6 +20,7 @@ from triangulation.report import summary as summary_module
 from triangulation.report.abilities import ability_matrix, assessment_members, static_vs_interactive
 from triangulation.report.analyses import clembench as analyses_clembench
 from triangulation.report.analyses import connections as analyses_connections
+from triangulation.report.analyses import contamination as analyses_contamination
 from triangulation.report.analyses import figures_triangulating
 from triangulation.report.analyses import globalgroup as analyses_globalgroup
 from triangulation.report.analyses.published import references_section
@@ -165,6 +166,7 @@ SECTIONS: list[SectionBuilder] = [
     globalgroup,
     connections,
     clembench,
+    analyses_contamination.section,
     published_leaderboards,
 ]
 

@@ -37,6 +37,7 @@ SUITE_KEYS = {
     "report",
     "slurm",
     "retry_wait",
+    "contamination",
 }
 MODEL_KEYS = {"name", "model", "model_args", "size", "apply_chat_template", "judge", "player_b", "batch_size", "device"}
 #: how a model is run: ``hf`` (each cell loads it, as lm-eval does), ``vllm`` (served once for all its cells),
@@ -301,6 +302,30 @@ def _task(path: Path, i: int, entry: Any, defaults: dict[str, Any]) -> TaskSpec:
     return TaskSpec(name=name, runner=runner, tasks=tasks, options={**inherited, **own})
 
 
+def _with_fresh_twins(path: Path, value: Any, tasks: list[TaskSpec], defaults: dict[str, Any]) -> list[TaskSpec]:
+    """``contamination: [globalgroup_zh, wordle, ...]``: each named task (added with the defaults when no entry
+    lists it; an eval entry gets ``log_samples``, which the delta resamples) and its fresh twin ``<task>_fresh``
+    with the same options, for every model (the report's "Published vs fresh")."""
+    from dataclasses import replace
+
+    from datasets_build.matched import TWINNED, twin
+
+    for name in _names(path, "contamination", value) if value is not None else ():
+        if name not in TWINNED:
+            raise _fail(path, "contamination", f"{name!r} has no fresh twin; choose from {', '.join(TWINNED)}")
+        runner = TWINNED[name]
+        index = next((i for i, t in enumerate(tasks) if name in t.tasks), None)
+        if index is None:
+            tasks.append(_task(path, len(tasks), {runner: name}, defaults))
+            index = len(tasks) - 1
+        if tasks[index].runner != runner:
+            raise _fail(path, "contamination", f"{name} is a `{runner}:` task, listed under `{tasks[index].runner}:`")
+        if runner == "eval":
+            tasks[index] = replace(tasks[index], options={**tasks[index].options, "log_samples": True})
+        tasks.append(replace(tasks[index], name=twin(name), tasks=(twin(name),)))
+    return tasks
+
+
 #: a suite file larger than this is refused unread (suites are a few KB)
 MAX_SUITE_BYTES = 1 << 20
 #: the most values a suite may hold once its aliases are expanded (a billion-laughs file holds 10^9)
@@ -360,7 +385,7 @@ def load_suite(path: Path | str) -> Suite:
             raise _fail(path, key, "must be a list")
     defaults = _check_options(path, "defaults", _check_keys(path, "defaults", data.get("defaults") or {}, OPTION_KEYS), None)
     models = [_model(path, i, m) for i, m in enumerate(data["models"])]
-    tasks = [_task(path, i, t, defaults) for i, t in enumerate(data["tasks"])]
+    tasks = _with_fresh_twins(path, data.get("contamination"), [_task(path, i, t, defaults) for i, t in enumerate(data["tasks"])], defaults)
     for kind, labels in (("models", [m.name for m in models]), ("tasks", [t.name for t in tasks])):
         dup = sorted({x for x in labels if labels.count(x) > 1})
         if dup:
