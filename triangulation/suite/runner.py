@@ -36,13 +36,14 @@ from typing import Any, TextIO
 from plumbing import run_folder
 from plumbing.errors import UserError
 from plumbing.secrets import scrub
-from triangulation.suite.estimate import CELLS_AT_ONCE  # client cells of one served model at once
 from triangulation.suite.serve import Endpoint, ServerError, api_endpoint, last_line, needs_completions, start_vllm
 from triangulation.suite.spec import Cell, ModelSpec, Suite, cells
 
 MARKER = ".suite_done.json"
 USAGE_ERROR = 2  # `triangulate`'s exit status for a UserError (and argparse's for a usage mistake)
 DEFAULT_LAUNCHER = (sys.executable, "-m", "triangulation")
+#: client cells of one served model running at once (split group cells can be dozens: MMLU has 57)
+CELLS_AT_ONCE = 16
 
 
 @dataclass
