@@ -76,8 +76,10 @@ def redact_model_args(model_args: str | Mapping[str, Any] | None) -> dict[str, A
 
 
 def model_args_string(model_args: Mapping[str, Any]) -> str:
-    """A redacted dict back to lm-eval's ``key=val,...`` form (as results JSONs store it)."""
-    return ",".join(f"{k}={v}" for k, v in redact_model_args(model_args).items())
+    """A redacted dict back to lm-eval's ``key=val,...`` form (as results JSONs store it), through the one scrubber
+    too: lm-eval's ``--model_args`` parser reads a ``'`` as a quote, so a URL password holding one swallows the
+    ``api_key=...`` after it into the URL's value, where only :func:`plumbing.secrets.scrub` still finds it."""
+    return scrub(",".join(f"{k}={v}" for k, v in redact_model_args(model_args).items()))
 
 
 #: a Hugging Face Hub repository id: ``name`` or ``org/name`` (no leading dot or slash, at most one slash)

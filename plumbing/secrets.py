@@ -126,10 +126,13 @@ def _scrub_known(text: str, known: Iterable[str]) -> str:
     for value in known:
         if value in text:
             text = text.replace(value, REDACTED)
-    text = _USERINFO.sub(rf"\1{REDACTED}\3", text)
-    text = _KEY_QUOTED.sub(rf"\1\2\1\3\4{REDACTED}\4", text)
-    text = _KEY_EQ.sub(rf"\1\2{REDACTED}", text)
-    return _BEARER.sub(rf"\1{REDACTED}", text)
+    if "://" in text:  # each pattern only where it can match (most strings of a record hold none of these)
+        text = _USERINFO.sub(rf"\1{REDACTED}\3", text)
+    if "'" in text or '"' in text:
+        text = _KEY_QUOTED.sub(rf"\1\2\1\3\4{REDACTED}\4", text)
+    if "=" in text:
+        text = _KEY_EQ.sub(rf"\1\2{REDACTED}", text)
+    return _BEARER.sub(rf"\1{REDACTED}", text) if "Bearer" in text else text
 
 
 def scrub_tree(value: Any, values: Iterable[str] = ()) -> Any:

@@ -1,7 +1,7 @@
 """Issue 23 item 1 and issue 30 items 5-9 end to end: a suite with an API key, a URL password holding a ``'`` and a
 secret-named gen_kwarg, run against a fake OpenAI-compatible server that echoes the key and the Authorization
-header it gets into every reply (one play cell, one lm-eval cell with --log_samples, for a model reached
-directly and one ``engine: api`` endpoint), then planned with ``--dry_run``. None of the planted secrets is in
+header it gets into every reply (a play cell and an lm-eval cell with --log_samples for a model reached directly,
+a play cell for an ``engine: api`` endpoint, whose sweep is then planned with ``--dry_run``). None of the planted secrets is in
 any file the runs write, in anything they print, or in any command line of their child processes
 (``/proc/<pid>/cmdline``, read while they run), although every one reached the server."""
 
@@ -60,18 +60,23 @@ class ArgvWatch:
             time.sleep(0.05)
 
 
-def _suite(path: Path, server: FakeChatServer) -> Path:
+def _suites(folder: Path, server: FakeChatServer) -> tuple[Path, Path]:
+    """A model reached directly (play and eval cells) and an ``engine: api`` endpoint (a play cell; its plan)."""
     args = f"model=fake,base_url={server.url('user:' + PASSWORD)},api_key={KEY},tokenizer_backend=None"
     endpoint = server.url("user:" + PASSWORD).removesuffix("/chat/completions")
-    path.write_text(
-        f'models:\n  - name: leaky\n    model: local-chat-completions\n    model_args: "{args}"\n'
-        f'  - name: remote\n    engine: api\n    model: local-chat-completions\n    model_args: model=fake\n    base_url: "{endpoint}"\n'
-        "    api_key_env: I30_API_KEY\n"
-        f"tasks:\n  - play: nback_verbal_1\n    limit: 1\n    gen_kwargs: {{auth_token: {TOKEN}}}\n"
+    play = f"  - play: nback_verbal_1\n    limit: 1\n    gen_kwargs: {{auth_token: {TOKEN}}}\n"
+    direct, served = folder / "direct.yaml", folder / "served.yaml"
+    direct.write_text(
+        f'models:\n  - name: leaky\n    model: local-chat-completions\n    model_args: "{args}"\ntasks:\n{play}'
         f"  - eval: globalgroup_zh\n    limit: 1\n    log_samples: true\n    gen_kwargs: {{auth_token: {TOKEN}}}\n",
         encoding="utf-8",
     )
-    return path
+    served.write_text(
+        f'models:\n  - name: remote\n    engine: api\n    model: local-chat-completions\n    model_args: model=fake\n    base_url: "{endpoint}"\n'
+        f"    api_key_env: I30_API_KEY\ntasks:\n{play}",
+        encoding="utf-8",
+    )
+    return direct, served
 
 
 def _run(argv: list[str], env: dict[str, str]) -> tuple[subprocess.CompletedProcess, set[str]]:
@@ -87,20 +92,22 @@ def test_suite_run_writes_and_prints_no_secret(tmp_path, upstream):
     from tests.support.built_data import built_data_root
 
     env = {**os.environ, "PYTHONPATH": str(ROOT), "TRIANGULATE_DATA": str(built_data_root(str(upstream))), "OMP_NUM_THREADS": "1"}
-    env["I30_API_KEY"] = "ENVKEY-i30-not-planted"  # engine: api's key travels as OPENAI_API_KEY (issue 23)
+    env["I30_API_KEY"] = KEY  # engine: api's key: the cells get it as OPENAI_API_KEY, in their environment
     echo = lambda headers: json.dumps(f"my key is {KEY}; you sent {headers.get('Authorization', '')}")  # noqa: E731
+    suite = [sys.executable, "-m", "triangulation", "suite"]
     with FakeChatServer(echo) as server:
-        suite = _suite(tmp_path / "s.yaml", server)
-        out = tmp_path / "out"
+        direct, served = _suites(tmp_path, server)
         runs = [
-            _run([sys.executable, "-m", "triangulation", "suite", str(suite), "--output_path", str(out), *extra], env)
-            for extra in (["--no_report"], ["--dry_run"])
+            _run([*suite, str(direct), "--output_path", str(tmp_path / "direct"), "--no_report"], env),
+            _run([*suite, str(served), "--output_path", str(tmp_path / "served"), "--no_report"], env),
+            _run([*suite, str(served), "--output_path", str(tmp_path / "served"), "--dry_run"], env),
         ]
-    assert runs[0][0].returncode == 0, runs[0][0].stderr[-3000:]
+    for run, _ in runs:
+        assert run.returncode == 0, run.stderr[-3000:]
     assert any(BASIC in h.get("Authorization", "") for h in server.headers)  # the password did reach the server
-    cmdlines = runs[0][1] | runs[1][1]
+    cmdlines = set().union(*(seen for _, seen in runs))
     assert sum("nback_verbal_1" in c and "--model_args" in c for c in cmdlines) >= 2, cmdlines  # the cells were seen running
-    written = [p for p in tmp_path.rglob("*") if p.is_file() and p.name != "s.yaml"]
+    written = [p for p in tmp_path.rglob("*") if p.is_file() and p.suffix != ".yaml"]
     assert any(p.name.startswith("samples_") for p in written) and any(p.name.startswith("episodes_") for p in written)
     assert any(p.suffix == ".log" for p in written) and any(p.name == "suite_plan.json" for p in written)
     assert any("<redacted>" in p.read_text(encoding="utf-8", errors="replace") for p in written if p.name.startswith("episodes_"))
