@@ -92,10 +92,12 @@ def read_json(path: str | os.PathLike, what: str = "file") -> Any:
 class Records(list):
     """The records of one JSONL file (a list) and how many torn last lines were skipped (0 or 1)."""
 
-    def __init__(self, path: Path, records: list[dict[str, Any]], skipped: int = 0):
+    def __init__(self, path: Path, records: list[dict[str, Any]], skipped: int = 0, lines: list[int] | None = None):
         super().__init__(records)
         self.path = path
         self.skipped = skipped
+        #: the line number of each record in its file (for errors naming file:line)
+        self.lines = list(lines) if lines is not None else list(range(1, len(records) + 1))
 
 
 class TornLines(dict):
@@ -138,7 +140,7 @@ def read_jsonl(path: str | os.PathLike, *, missing_ok: bool = False) -> Records:
     """
     path = Path(path)
     try:
-        fh = open(path, encoding="utf-8")
+        fh = open(path, "rb")  # decoded line by line: a line of raw non-UTF-8 bytes is one bad line
     except FileNotFoundError:
         if missing_ok:
             return Records(path, [])
@@ -146,6 +148,7 @@ def read_jsonl(path: str | os.PathLike, *, missing_ok: bool = False) -> Records:
     except OSError as exc:
         raise UserError(f"cannot read {path}: {exc.strerror}") from None
     records: list[dict[str, Any]] = []
+    numbers: list[int] = []
     bad: tuple[int, str] | None = None  # (line number, why) of a bad line, an error unless it is the last
     with fh:
         for lineno, line in enumerate(fh, 1):
@@ -153,21 +156,35 @@ def read_jsonl(path: str | os.PathLike, *, missing_ok: bool = False) -> Records:
                 continue
             if bad is not None:
                 raise UserError(f"{path}:{bad[0]}: {bad[1]} (a corrupt line before the last one)")
-            try:
-                record = json.loads(line)
-            except json.JSONDecodeError as exc:
-                bad = (lineno, f"not valid JSON ({exc.msg})")
+            record, why = _parse_line(line)
+            if why is not None:
+                bad = (lineno, why)
                 continue
-            if isinstance(record, dict):
-                records.append(record)
-            else:
-                bad = (lineno, f"not a JSON object ({type(record).__name__})")
+            records.append(record)
+            numbers.append(lineno)
     if bad is None:
-        return Records(path, records)
+        return Records(path, records, lines=numbers)
     log.warning("%s:%d: skipped a torn last line (%s; a run killed mid-write)", path, bad[0], bad[1])
     for tally in _TALLIES:
         tally[path] = 1
-    return Records(path, records, skipped=1)
+    return Records(path, records, skipped=1, lines=numbers)
+
+
+def _parse_line(line: bytes) -> tuple[Any, str | None]:
+    """One JSONL line as a JSON object, or None and why it is none (not UTF-8, not JSON, nested too deep, not an object)."""
+    try:
+        text = line.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        return None, f"not UTF-8 text (byte 0x{line[exc.start]:02x} at column {exc.start + 1})"
+    try:
+        record = json.loads(text)
+    except json.JSONDecodeError as exc:
+        return None, f"not valid JSON ({exc.msg})"
+    except RecursionError:
+        return None, "not a record (JSON nested too deep to read)"
+    if not isinstance(record, dict):
+        return None, f"not a JSON object ({type(record).__name__})"
+    return record, None
 
 
 def ensure_output_dir(value: str | os.PathLike, flag: str) -> Path:
@@ -187,14 +204,17 @@ def ensure_output_dir(value: str | os.PathLike, flag: str) -> Path:
 
 @contextmanager
 def new_output_dir(value: str | os.PathLike, flag: str) -> Iterator[Path]:
-    """:func:`ensure_output_dir` for a command that may fail: a folder it created is removed again (when still
-    empty) if the block raises, so a failed ``report``/``view`` leaves no empty ``--out`` behind."""
+    """:func:`ensure_output_dir` for a command that may fail: a folder it created is removed again, with the
+    partial output in it, if the block raises, so a failed ``report``/``view``/``export`` leaves no empty or
+    half-written ``--out`` behind (a folder that existed before is left as it is)."""
+    import shutil
+
     path = Path(value).expanduser()
     existed = path.exists()
     ensure_output_dir(path, flag)
     try:
         yield path
     except BaseException:
-        if not existed and path.is_dir() and not any(path.iterdir()):
-            path.rmdir()
+        if not existed and path.is_dir():
+            shutil.rmtree(path, ignore_errors=True)
         raise
