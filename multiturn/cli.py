@@ -5,7 +5,8 @@ Flags are named and behave as in ``lm_eval`` (``--model --model_args --tasks --o
 ``--model_b/--model_args_b`` (second player), ``--judge_model/--judge_model_args`` (judge role),
 ``--judge_gen_kwargs`` (the judge's generation kwargs), ``--wandb_args``/``--wandb_config_args``/``--hf_hub_log_args``
 (log results and episodes through lm-eval's loggers), ``--task_args`` (task options such as SPLAT's
-``max_rounds``), ``--max_live`` (episodes in flight), ``--retries`` and ``--request_timeout``. Without ``--model`` the embedded SmolLM2 is used.
+``max_rounds``), ``--max_live`` (episodes in flight), ``--retries``, ``--request_timeout`` and ``--max_reply_chars`` (longer replies are cut,
+the cut recorded in the episode). Without ``--model`` the embedded SmolLM2 is used.
 """
 
 from __future__ import annotations
@@ -19,6 +20,7 @@ from typing import Any
 
 from lm_eval._cli.utils import MergeDictAction
 
+from models.retry import DEFAULT_MAX_REPLY_CHARS
 from plumbing import run_folder
 from plumbing.checks import MAX_SEED, number_arg
 from plumbing.errors import UserError
@@ -89,6 +91,12 @@ def add_parser(subparsers) -> argparse.ArgumentParser:
         type=number_arg(above=0),
         default=None,
         help="seconds one backend call may take before it counts as failed and is retried (default: no limit)",
+    )
+    parser.add_argument(
+        "--max_reply_chars",
+        type=number_arg(integer=True, minimum=1),
+        default=DEFAULT_MAX_REPLY_CHARS,
+        help=f"cut a longer reply to this many characters before it is scored or stored; the cut is recorded (default {DEFAULT_MAX_REPLY_CHARS:,})",
     )
     parser.add_argument(
         "--no_prefix_cache",
@@ -211,7 +219,7 @@ def run(args: argparse.Namespace) -> int:
         judge_gen_kwargs=dict(args.judge_gen_kwargs or {}) or None,
         task_args=task_args,
         max_live=config["max_live"],
-        retry=RetryPolicy(attempts=max(1, args.retries), timeout=args.request_timeout),
+        retry=RetryPolicy(attempts=max(1, args.retries), timeout=args.request_timeout, max_reply_chars=args.max_reply_chars),
     )
     if payload is None:  # a non-zero rank of a distributed run
         return 0

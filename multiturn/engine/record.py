@@ -35,6 +35,8 @@ SCHEMA_VERSION = 2
 MIN_REF_CHARS = 16
 #: the key of a reference to a stored reply (``{"$reply": k}`` stands for ``calls[k]["reply"]``)
 REPLY_REF = "$reply"
+#: a call's key holding the length of a reply that was cut to ``--max_reply_chars`` (the stored reply is its start)
+CUT_KEY = "cut_from"
 #: the record's own keys; everything else at the top level is the game's extras
 CORE_KEYS = ("schema_version", "id", "task", "seed", "failed", "error", "instance", "transcript", "scores", "calls")
 
@@ -85,7 +87,7 @@ def make_record(
         "instance": dict(instance),
         "transcript": [dict(t) for t in transcript] or [dict(c) for c in calls],
         "scores": {} if error is not None else dict(scores),
-        "calls": [{"role": c["role"], "reply": c["reply"]} for c in calls],
+        "calls": [{"role": c["role"], "reply": c["reply"], **({CUT_KEY: c[CUT_KEY]} if CUT_KEY in c else {})} for c in calls],
     }
     if error is None:
         for key, value in extras.items():
