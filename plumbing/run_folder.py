@@ -174,6 +174,12 @@ def model_dirs(run_dir: Path) -> list[Path]:
     candidates = {p.parent for p in run_dir.rglob(RESULTS_GLOB)}
     found = sorted(d for d in candidates if play_tasks(d) or samples_files(d))
     if not found:
+        unfinished = sorted({p.parent for p in run_dir.rglob(EPISODES_GLOB)} - candidates)
+        if unfinished:
+            raise UserError(
+                f"{unfinished[0]} holds {EPISODES_GLOB} but no {RESULTS_GLOB} yet: a play is still running there or was "
+                "stopped before its end; wait for it, or run the same play command again to finish it"
+            )
         raise UserError(f"no results with {RECORD_FILES} under {run_dir} (lm-eval runs need --log_samples)")
     return found
 
