@@ -42,7 +42,8 @@ def test_a_damaged_results_file_is_named(played, tmp_path, capsys, command):
     run = tmp_path / "run"
     shutil.copytree(played, run)
     (results,) = (run / "random").glob("results_*.json")
-    results.write_text('{"results": {"wcst": ', encoding="utf-8")
+    # score: malformed JSON; export: a results file with no config (what score wrote from a damaged one before)
+    results.write_text('{"results": {"wcst": ' if command == "score" else '{"results": {"wcst": {}}}', encoding="utf-8")
     argv = ["score", str(run)] if command == "score" else ["export", "inspect", str(run), "--out", str(tmp_path / "logs")]
     capsys.readouterr()
     assert main(argv) == 2
