@@ -66,7 +66,7 @@ def test_suite_model_batch_size_is_checked_and_auto_kept(tmp_path):
     suite = load_suite(
         write_suite(tmp_path, {"models": [{"name": "a", "batch_size": "auto:4"}], "tasks": [{"play": "wcst", "batch_size": 2}]})
     )
-    assert suite.models[0].batch_size == "auto:4" and suite.tasks[0].options["batch_size"] == "2"
+    assert suite.models[0].batch_size == "auto:4" and suite.tasks[0].options["batch_size"] == 2
 
 
 def test_play_with_a_300_character_model_name_writes_a_short_folder(tmp_path, capsys):

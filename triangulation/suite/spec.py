@@ -197,7 +197,7 @@ def _check_options(path: Path, where: str, options: dict[str, Any], runner: str 
     if "num_fewshot" in options:
         _number(path, where, "num_fewshot", options["num_fewshot"], int)
     if "batch_size" in options:
-        options["batch_size"] = _batch_size(path, where, options["batch_size"])
+        _batch_size(path, where, options["batch_size"])  # checked only: the entry's value stays in its fingerprint
     for key in ("fewshot_as_multiturn", "log_samples"):
         if key in options and not isinstance(options[key], bool):
             raise _fail(path, where, f"{key} must be true or false")
