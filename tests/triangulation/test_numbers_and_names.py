@@ -78,6 +78,10 @@ def test_play_with_a_300_character_model_name_writes_a_short_folder(tmp_path, ca
     assert list(folder.glob("results_*.json")) and list(folder.glob("episodes_wcst.jsonl"))
     capsys.readouterr()
     assert main(argv) == 0 and "nothing left to play" in capsys.readouterr().out  # the same folder again
+    assert main(["view", str(tmp_path), "--out", str(tmp_path / "pages")]) == 0
+    pytest.importorskip("inspect_ai")
+    assert main(["export", "inspect", str(tmp_path), "--out", str(tmp_path / "logs")]) == 0  # the log's file name fits too
+    assert [len(p.name.encode()) <= 255 for p in (tmp_path / "logs").iterdir()] == [True]
 
 
 @pytest.mark.parametrize("tasks", [",", " , ,"])

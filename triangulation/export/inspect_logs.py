@@ -220,7 +220,8 @@ def export_inspect(run_dirs: Iterable[Path], out: Path) -> list[Path]:
     written = []
     for (model, task), (kind, path, run) in sorted(latest_sources(found).items()):
         log = build_log(task, model, file_episodes(task, model, kind, path), run, path)
-        target = out / f"{log.eval.created[:19].replace(':', '-')}_{slug(task)}_{slug(model)}.eval"
+        name = f"{log.eval.created[:19].replace(':', '-')}_{slug(task)}_{slug(model)}"
+        target = out / f"{run_folder.short_folder_name(name)}.eval"  # a 300-character model name still fits
         write_eval_log(log, str(target))
         written.append(target)
     return written
