@@ -28,11 +28,14 @@ from typing import Any
 
 from models.args import parse_model_args, redact_url
 from plumbing.errors import UserError
+from plumbing.run_folder import short_folder_name
 
 #: model_args keys naming the model, in lm-eval's order (evaluation_tracker._get_model_name).
 NAME_KEYS: tuple[str, ...] = ("peft", "delta", "pretrained", "model", "path", "engine")
 #: the suite's label of the embedded model
 EMBEDDED_LABEL = "smollm2"
+#: the longest suite label (it names a folder, with the task's label beneath it)
+MAX_LABEL_CHARS = 100
 #: the quantisation tag at the end of a GGUF file stem (``.Q4_1``, ``.Q4_K_M``, ``.IQ2_XS``, ``.F16``, ``.BF16``)
 GGUF_QUANT = re.compile(r"\.(I?Q\d\w*|B?F16|F32)$", re.IGNORECASE)
 
@@ -68,7 +71,7 @@ def model_folder_name(model: str | None, model_args: str | Mapping[str, Any] | N
     """The model's folder in an ``--output_path``: :func:`model_name` through lm-eval's ``sanitize_model_name``."""
     from lm_eval.utils import sanitize_model_name
 
-    folder = sanitize_model_name(model_name(model, model_args))
+    folder = short_folder_name(sanitize_model_name(model_name(model, model_args)))  # a 300-character name fits
     return folder if folder.strip(".") else "model"  # `..` would write beside --output_path
 
 
@@ -141,4 +144,4 @@ def model_label(model: str | None, model_args: str | Mapping[str, Any] | None) -
     if is_embedded(model, model_args):
         return EMBEDDED_LABEL
     raw = model_id({"model_args": model_args, "model": model})
-    return re.sub(r"[^A-Za-z0-9._+-]+", "_", raw).strip("_") or "model"
+    return short_folder_name(re.sub(r"[^A-Za-z0-9._+-]+", "_", raw).strip("_"), MAX_LABEL_CHARS) or "model"

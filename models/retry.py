@@ -22,9 +22,13 @@ from models.args import scrub_secrets
 log = logging.getLogger(__name__)
 
 
+#: the default cap on a stored reply (``triangulate play --max_reply_chars``): 25 times a 4,096-token reply
+DEFAULT_MAX_REPLY_CHARS = 100_000
+
+
 @dataclass
 class RetryPolicy:
-    """How often and how patiently a failing ``generate_until`` call is retried.
+    """How often and how patiently a failing ``generate_until`` call is retried, and how long a reply may be.
 
     ``timeout`` (seconds, None = wait forever) bounds one ``generate_until`` call: a call still running
     then counts as a failed attempt (``TimeoutError``) and is retried like any backend error. The call
@@ -37,6 +41,9 @@ class RetryPolicy:
     max_delay: float = 60.0
     sleep: Callable[[float], None] = time.sleep
     timeout: float | None = None
+    #: a reply longer than this many characters is cut to it before the game sees it or it is stored (a
+    #: server sending 10 MB per reply made one n-back episode a 240 MB line); the engine records the cut
+    max_reply_chars: int | None = DEFAULT_MAX_REPLY_CHARS
 
     def delay(self, attempt: int) -> float:
         """Seconds to wait after failed attempt number ``attempt`` (0-based): base * 2**attempt, capped."""

@@ -5,7 +5,8 @@ Flags are named and behave as in ``lm_eval`` (``--model --model_args --tasks --o
 ``--model_b/--model_args_b`` (second player), ``--judge_model/--judge_model_args`` (judge role),
 ``--judge_gen_kwargs`` (the judge's generation kwargs), ``--wandb_args``/``--wandb_config_args``/``--hf_hub_log_args``
 (log results and episodes through lm-eval's loggers), ``--task_args`` (task options such as SPLAT's
-``max_rounds``), ``--max_live`` (episodes in flight), ``--retries`` and ``--request_timeout``. Without ``--model`` the embedded SmolLM2 is used.
+``max_rounds``), ``--max_live`` (episodes in flight), ``--retries``, ``--request_timeout`` and ``--max_reply_chars`` (longer replies are cut,
+the cut recorded in the episode). Without ``--model`` the embedded SmolLM2 is used.
 """
 
 from __future__ import annotations
@@ -19,7 +20,9 @@ from typing import Any
 
 from lm_eval._cli.utils import MergeDictAction
 
+from models.retry import DEFAULT_MAX_REPLY_CHARS
 from plumbing import run_folder
+from plumbing.checks import MAX_SEED, number_arg
 from plumbing.errors import UserError
 from plumbing.secrets import redact_secret_keys
 
@@ -51,9 +54,16 @@ def add_parser(subparsers) -> argparse.ArgumentParser:
     parser.add_argument("--model_args", "-a", default=None, nargs="+", action=MergeDictAction, help="'key=val,key2=val2' as in lm_eval")
     parser.add_argument("--tasks", "-t", default=None, help="comma-separated tasks or groups; 'list' prints them")
     parser.add_argument("--output_path", "-o", default=None, help=f"results folder ({run_folder.LAYOUT})")
-    parser.add_argument("--limit", "-L", type=float, default=None, help="first N episodes per task (a value < 1 is a fraction)")
+    parser.add_argument(
+        "--limit", "-L", type=number_arg(above=0), default=None, help="first N episodes per task (a value < 1 is a fraction)"
+    )
     parser.add_argument("--batch_size", "-b", default=None, help=BATCH_HELP)
-    parser.add_argument("--seed", type=int, default=1234, help="stimuli, episode order and sampling seed (default 1234)")
+    parser.add_argument(
+        "--seed",
+        type=number_arg(integer=True, minimum=0, maximum=MAX_SEED),
+        default=1234,
+        help="stimuli, episode order and sampling seed (default 1234)",
+    )
     parser.add_argument(
         "--gen_kwargs",
         default=None,
@@ -85,9 +95,15 @@ def add_parser(subparsers) -> argparse.ArgumentParser:
     parser.add_argument("--retries", type=int, default=4, help="attempts per backend call before an episode is recorded failed")
     parser.add_argument(
         "--request_timeout",
-        type=float,
+        type=number_arg(above=0),
         default=None,
         help="seconds one backend call may take before it counts as failed and is retried (default: no limit)",
+    )
+    parser.add_argument(
+        "--max_reply_chars",
+        type=number_arg(integer=True, minimum=1),
+        default=DEFAULT_MAX_REPLY_CHARS,
+        help=f"cut a longer reply to this many characters before it is scored or stored; the cut is recorded (default {DEFAULT_MAX_REPLY_CHARS:,})",
     )
     parser.add_argument(
         "--no_prefix_cache",
@@ -144,17 +160,10 @@ def default_batch_size(args: argparse.Namespace) -> int:
 
 
 def _limit(value: float | None) -> int | float | None:
+    """``--limit`` (checked finite and positive at parse time): a fraction below 1, else a count."""
     if value is None:
         return None
-    if value <= 0:
-        raise UserError(f"--limit must be positive, got {value:g}")
     return value if value < 1 else int(value)
-
-
-def _timeout(value: float | None) -> float | None:
-    if value is not None and value <= 0:
-        raise UserError(f"--request_timeout must be a positive number of seconds, got {value:g}")
-    return value
 
 
 def check_gen_kwargs(kwargs: dict[str, Any] | None, flag: str) -> None:
@@ -200,6 +209,8 @@ def run(args: argparse.Namespace) -> int:
     check_gen_kwargs(args.gen_kwargs, "--gen_kwargs")
     check_gen_kwargs(args.judge_gen_kwargs, "--judge_gen_kwargs")
     names = [t.strip() for t in args.tasks.split(",") if t.strip()]
+    if not names:
+        raise UserError(f"--tasks {args.tasks!r} names no task (comma-separated task or group names; `--tasks list` shows them)")
     expanded = registry.expand(names)  # UserError on unknown names, before loading any model
     task_args = dict(args.task_args or {})
     registry.check_task_args(expanded, task_args)
@@ -228,7 +239,7 @@ def run(args: argparse.Namespace) -> int:
         judge_gen_kwargs=dict(args.judge_gen_kwargs or {}) or None,
         task_args=task_args,
         max_live=config["max_live"],
-        retry=RetryPolicy(attempts=max(1, args.retries), timeout=_timeout(args.request_timeout)),
+        retry=RetryPolicy(attempts=max(1, args.retries), timeout=args.request_timeout, max_reply_chars=args.max_reply_chars),
     )
     if payload is None:  # a non-zero rank of a distributed run
         return 0

@@ -92,10 +92,12 @@ def read_json(path: str | os.PathLike, what: str = "file") -> Any:
 class Records(list):
     """The records of one JSONL file (a list) and how many torn last lines were skipped (0 or 1)."""
 
-    def __init__(self, path: Path, records: list[dict[str, Any]], skipped: int = 0):
+    def __init__(self, path: Path, records: list[dict[str, Any]], skipped: int = 0, lines: list[int] | None = None):
         super().__init__(records)
         self.path = path
         self.skipped = skipped
+        #: the line number of each record in its file (for errors naming file:line)
+        self.lines = list(lines) if lines is not None else list(range(1, len(records) + 1))
 
 
 class TornLines(dict):
@@ -123,7 +125,7 @@ def read_jsonl(path: str | os.PathLike, *, missing_ok: bool = False) -> Records:
     """
     path = Path(path)
     try:
-        fh = open(path, encoding="utf-8")
+        fh = open(path, "rb")  # decoded line by line: a line of raw non-UTF-8 bytes is one bad line
     except FileNotFoundError:
         if missing_ok:
             return Records(path, [])
@@ -131,6 +133,7 @@ def read_jsonl(path: str | os.PathLike, *, missing_ok: bool = False) -> Records:
     except OSError as exc:
         raise UserError(f"cannot read {path}: {exc.strerror}") from None
     records: list[dict[str, Any]] = []
+    numbers: list[int] = []
     bad: tuple[int, str] | None = None  # (line number, why) of a bad line, an error unless it is the last
     with fh:
         for lineno, line in enumerate(fh, 1):
@@ -139,22 +142,31 @@ def read_jsonl(path: str | os.PathLike, *, missing_ok: bool = False) -> Records:
             if bad is not None:
                 raise UserError(f"{path}:{bad[0]}: {bad[1]} (a corrupt line before the last one)")
             record, why = parse_line(line)
-            if why is None:
-                records.append(record)
-            else:
+            if why is not None:
                 bad = (lineno, why)
+                continue
+            records.append(record)
+            numbers.append(lineno)
     if bad is None:
-        return Records(path, records)
+        return Records(path, records, lines=numbers)
     log.warning("%s:%d: skipped a torn last line (%s; a run killed mid-write)", path, bad[0], bad[1])
-    return Records(path, records, skipped=1)
+    return Records(path, records, skipped=1, lines=numbers)
 
 
-def parse_line(line: str) -> tuple[dict[str, Any], None] | tuple[None, str]:
-    """One JSONL line as ``(record, None)``, or ``(None, why)`` when it is not a JSON object (the reader's rule)."""
+def parse_line(line: bytes | str) -> tuple[dict[str, Any], None] | tuple[None, str]:
+    """One JSONL line as ``(record, None)``, or ``(None, why)`` when it is none: not UTF-8, not JSON, nested too
+    deep to read, not a JSON object (the reader's rule)."""
+    if isinstance(line, bytes):
+        try:
+            line = line.decode("utf-8")
+        except UnicodeDecodeError as exc:
+            return None, f"not UTF-8 text (byte 0x{line[exc.start]:02x} at column {exc.start + 1})"
     try:
         record = json.loads(line)
     except json.JSONDecodeError as exc:
         return None, f"not valid JSON ({exc.msg})"
+    except RecursionError:
+        return None, "not a record (JSON nested too deep to read)"
     if not isinstance(record, dict):
         return None, f"not a JSON object ({type(record).__name__})"
     return record, None
@@ -171,8 +183,8 @@ def torn_last_lines(paths: Iterable[str | os.PathLike]) -> TornLines:
     return torn
 
 
-def _last_line(path: Path, block: int = 1 << 16) -> str:
-    """The last non-blank line of ``path`` ("" when none or unreadable), read backwards from its end."""
+def _last_line(path: Path, block: int = 1 << 16) -> bytes:
+    """The last non-blank line of ``path`` as bytes (empty when none or unreadable), read backwards from its end."""
     try:
         with open(path, "rb") as fh:
             end = fh.seek(0, os.SEEK_END)
@@ -183,5 +195,5 @@ def _last_line(path: Path, block: int = 1 << 16) -> str:
                 fh.seek(end)
                 tail = fh.read(step) + tail
     except OSError:
-        return ""
-    return tail.strip().rsplit(b"\n", 1)[-1].decode("utf-8", errors="replace")
+        return b""
+    return tail.strip().rsplit(b"\n", 1)[-1]

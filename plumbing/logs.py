@@ -1,4 +1,5 @@
-"""Log filters every command installs: the secret scrubber on each handler and :class:`OnceFilter` against repeats."""
+"""Log filters every command installs: the secret scrubber on each handler, :class:`OnceFilter` against repeats and
+:class:`UnretrievedTaskFilter` against asyncio's tracebacks of failures already reported."""
 
 from __future__ import annotations
 
@@ -29,6 +30,16 @@ class OnceFilter(logging.Filter):
         return True
 
 
+class UnretrievedTaskFilter(logging.Filter):
+    """Drops asyncio's "Task exception was never retrieved" (and its traceback): lm-eval's API models gather
+    their requests and raise the first failure, which the retry layer records and reports in one line; the
+    failures of the other requests of that batch are never retrieved, and asyncio would print each one, with
+    a traceback, after the command's final error line."""
+
+    def filter(self, record: logging.LogRecord) -> bool:
+        return not str(record.msg).startswith("Task exception was never retrieved")
+
+
 def install_log_scrubber() -> None:
     """Put the secret scrubber (:class:`plumbing.secrets.LogScrubber`) and :class:`OnceFilter` on every handler of
     the root, ``lm_eval`` and ``transformers`` loggers (idempotent)."""
@@ -38,3 +49,6 @@ def install_log_scrubber() -> None:
                 handler.addFilter(LogScrubber())
             if not any(isinstance(f, OnceFilter) for f in handler.filters):
                 handler.addFilter(OnceFilter())
+    asyncio_log = logging.getLogger("asyncio")
+    if not any(isinstance(f, UnretrievedTaskFilter) for f in asyncio_log.filters):
+        asyncio_log.addFilter(UnretrievedTaskFilter())

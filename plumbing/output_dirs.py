@@ -4,6 +4,7 @@ when a command that created one fails before writing anything."""
 from __future__ import annotations
 
 import os
+import shutil
 from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
@@ -28,14 +29,15 @@ def ensure_output_dir(value: str | os.PathLike, flag: str) -> Path:
 
 @contextmanager
 def new_output_dir(value: str | os.PathLike, flag: str) -> Iterator[Path]:
-    """:func:`ensure_output_dir` for a command that may fail: a folder it created is removed again (when still
-    empty) if the block raises, so a failed ``report``/``view`` leaves no empty ``--out`` behind."""
+    """:func:`ensure_output_dir` for a command that may fail: a folder it created is removed again, with the
+    partial output in it, if the block raises, so a failed ``report``/``view``/``export`` leaves no empty or
+    half-written ``--out`` behind (a folder that existed before is left as it is)."""
     path = Path(value).expanduser()
     existed = path.exists()
     ensure_output_dir(path, flag)
     try:
         yield path
     except BaseException:
-        if not existed and path.is_dir() and not any(path.iterdir()):
-            path.rmdir()
+        if not existed and path.is_dir():
+            shutil.rmtree(path, ignore_errors=True)
         raise

@@ -52,6 +52,22 @@ def timestamp() -> str:
     return datetime.now().isoformat().replace(":", "-")
 
 
+#: the longest folder name written (bytes of UTF-8): file systems allow 255 per name
+MAX_FOLDER_BYTES = 200
+
+
+def short_folder_name(name: str, limit: int = MAX_FOLDER_BYTES) -> str:
+    """``name`` when it fits ``limit`` bytes, else its start and 12 hex digits of its SHA-256 (``<start>-<hash>``):
+    a 300-character model name gets a folder that the file system accepts, the same one each time."""
+    import hashlib
+
+    if len(name.encode("utf-8")) <= limit:
+        return name
+    digest = hashlib.sha256(name.encode("utf-8")).hexdigest()[:12]
+    start = name.encode("utf-8")[: limit - len(digest) - 1].decode("utf-8", errors="ignore")
+    return f"{start}-{digest}"
+
+
 def model_dir(output: str | Path, model_folder: str) -> Path:
     """``DIR/<model>``: where one model's files of an ``--output_path`` go."""
     return Path(output) / model_folder
@@ -158,6 +174,12 @@ def model_dirs(run_dir: Path) -> list[Path]:
     candidates = {p.parent for p in run_dir.rglob(RESULTS_GLOB)}
     found = sorted(d for d in candidates if play_tasks(d) or samples_files(d))
     if not found:
+        unfinished = sorted({p.parent for p in run_dir.rglob(EPISODES_GLOB)} - candidates)
+        if unfinished:
+            raise UserError(
+                f"{unfinished[0]} holds {EPISODES_GLOB} but no {RESULTS_GLOB} yet: a play is still running there or was "
+                "stopped before its end; wait for it, or run the same play command again to finish it"
+            )
         raise UserError(f"no results with {RECORD_FILES} under {run_dir} (lm-eval runs need --log_samples)")
     return found
 

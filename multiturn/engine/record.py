@@ -38,6 +38,8 @@ SCHEMA_VERSION = 2
 MIN_REF_CHARS = 16
 #: the key of a reference to a stored reply (``{"$reply": k}`` stands for ``calls[k]["reply"]``)
 REPLY_REF = "$reply"
+#: a call's key holding the length of a reply that was cut to ``--max_reply_chars`` (the stored reply is its start)
+CUT_KEY = "cut_from"
 #: the record's own keys; everything else at the top level is the game's extras
 CORE_KEYS = ("schema_version", "id", "task", "seed", "settings_id", "failed", "error", "instance", "transcript", "scores", "calls")
 
@@ -91,7 +93,7 @@ def make_record(
         "instance": dict(instance),
         "transcript": [dict(t) for t in transcript] or [dict(c) for c in calls],
         "scores": {} if error is not None else dict(scores),
-        "calls": [{"role": c["role"], "reply": c["reply"]} for c in calls],
+        "calls": [{"role": c["role"], "reply": c["reply"], **({CUT_KEY: c[CUT_KEY]} if CUT_KEY in c else {})} for c in calls],
     }
     if error is None:
         for key, value in extras.items():
@@ -161,14 +163,51 @@ def dumps(record: Mapping[str, Any]) -> str:
     return jsonio.dumps(scrub_tree(encode(record)), count=True, default=handle_non_serializable)
 
 
+#: the type each core key must have when present (a damaged line: ``"instance": "x"``, ``"scores": ["a", 1]``)
+CORE_TYPES: dict[str, tuple[type, ...]] = {
+    "id": (str, int),
+    "task": (str,),
+    "failed": (bool,),
+    "error": (str, type(None)),
+    "instance": (Mapping,),
+    "transcript": (list,),
+    "scores": (Mapping,),
+    "calls": (list,),
+}
+
+
+def damage(record: Mapping[str, Any]) -> str | None:
+    """Why ``record`` is no episode record (a missing ``id``, a core key of the wrong type, a call that is no
+    object), or None. ``scores`` values are not checked here: a non-numeric one is played again on resume."""
+    if "id" not in record:
+        return "has no 'id'"
+    for key, types in CORE_TYPES.items():
+        value = record.get(key)
+        if key in record and (not isinstance(value, types) or (key == "id" and isinstance(value, bool))):
+            return f"{key!r} is {_json_type(value)}, not {' or '.join(_json_type(t) for t in types)}"
+    if not all(isinstance(c, Mapping) for c in record.get("calls") or []):
+        return "a call is not an object"
+    return None
+
+
+def _json_type(value: Any) -> str:
+    """``value``'s (or the type ``value``'s) name in JSON: object, array, string, integer, true/false, null."""
+    kind = value if isinstance(value, type) else type(value)
+    names = ((bool, "true/false"), (Mapping, "an object"), (list, "an array"), (str, "a string"), (int, "an integer"), (float, "a number"))
+    return next((name for t, name in names if issubclass(kind, t)), "null" if kind is type(None) else kind.__name__)
+
+
 def read_episodes(path: Path) -> Records:
     """The decoded records of an episodes file (none when it is missing). A torn last line is skipped
-    and counted (:func:`plumbing.jsonio.read_jsonl`); a line that is no episode record (no ``id``) is a
-    one-line error naming the file."""
+    and counted (:func:`plumbing.jsonio.read_jsonl`); a line that is no episode record (:func:`damage`)
+    is a one-line error naming file and line (every reader: score, view, report, export, a resuming play)."""
     raw = read_jsonl(path, missing_ok=True)
     records = []
-    for number, line in enumerate(raw, 1):
-        if "id" not in line:
-            raise UserError(f"{path}: record {number} has no 'id'; not an episode record")
-        records.append(decode(line, f"{path}: episode {line['id']!r}"))
-    return Records(raw.path, records, raw.skipped)
+    for number, line in zip(raw.lines, raw):
+        why = damage(line)
+        if why is not None:
+            raise UserError(
+                f"{path}:{number}: not an episode record ({why}); repair or delete that line, or play the task again with --overwrite"
+            )
+        records.append(decode(line, f"{path}:{number}: episode {line['id']!r}"))
+    return Records(raw.path, records, raw.skipped, raw.lines)

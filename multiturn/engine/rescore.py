@@ -130,6 +130,7 @@ def rescore_run(
     from multiturn import registry
 
     names = [t for t in run_folder.play_tasks(model_dir) if tasks is None or t in tasks]
+    check_newest_results(model_dir)
     old = run_folder.latest_results(model_dir, names)
     config = dict(old.get("config", {}))
     task_args = dict(config.get("task_args") or {})
@@ -152,6 +153,17 @@ def rescore_run(
         model_name_sanitized=str(old.get("model_name_sanitized", Path(model_dir).name)),
     )
     return payload, reports, old
+
+
+def check_newest_results(model_dir: Path) -> None:
+    """A one-line ``UserError`` naming the newest ``results_*.json`` of ``model_dir`` when it cannot be read: re-scoring
+    would otherwise start from an older file, or from none, and write a newer results file without the run's config."""
+    files = sorted(Path(model_dir).glob(run_folder.RESULTS_GLOB), key=lambda p: p.stat().st_mtime)
+    if files:
+        try:
+            run_folder.read_results(files[-1])
+        except UserError as exc:
+            raise UserError(f"{exc}; repair or remove it before re-scoring") from None
 
 
 def check_intact(path: Path, n_finished: int, n_stored: Any) -> None:

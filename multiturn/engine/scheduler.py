@@ -12,6 +12,7 @@ episode never holds the others back. An episode whose backend call fails after e
 from __future__ import annotations
 
 import json
+import logging
 from collections import deque
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
@@ -20,8 +21,10 @@ from typing import Any
 from tqdm.auto import tqdm
 
 from models.retry import BackendFailure, RetryPolicy, call_backend
-from multiturn.engine.record import EpisodeRecord, make_record
+from multiturn.engine.record import CUT_KEY, EpisodeRecord, make_record
 from multiturn.game import Game, Request, TaskSpec
+
+log = logging.getLogger(__name__)
 
 #: roles --gen_kwargs applies to (the evaluated model's turns); the judge gets --judge_gen_kwargs.
 OVERRIDE_ROLES: tuple[str, ...] = ("player", "player_b")
@@ -175,9 +178,18 @@ def send_step(
                 ep.calls.append({"role": role, "prompt": last, "reply": None, "error": reply.message})
                 failed.add(id(ep))
             else:
-                ep.calls.append({"role": role, "prompt": last, "reply": reply})
-                ep.game.on_reply(reply)
+                call = {"role": role, "prompt": last, **capped_reply(reply, retry.max_reply_chars, task.name)}
+                ep.calls.append(call)
+                ep.game.on_reply(call["reply"])
     return failed
+
+
+def capped_reply(reply: str, limit: int | None, task: str) -> dict[str, Any]:
+    """``{"reply": reply}``, or the reply cut to ``limit`` characters with ``cut_from`` (its length), said in a warning."""
+    if limit is None or len(reply) <= limit:
+        return {"reply": reply}
+    log.warning("%s: a reply of %d characters was cut to %d (--max_reply_chars; cut_from in the episode's calls)", task, len(reply), limit)
+    return {"reply": reply[:limit], CUT_KEY: len(reply)}
 
 
 def episode_record(task: TaskSpec, ep: Episode, seed: int, settings_id: str | None = None) -> EpisodeRecord:

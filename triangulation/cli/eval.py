@@ -100,8 +100,10 @@ def run_passthrough(argv: list[str]) -> int:
     finally:
         sys.argv = saved
     limit = getattr(args, "limit", None)
-    if limit is not None and float(limit) <= 0:
-        raise UserError(f"--limit must be positive (a count, or a fraction below 1), got {limit:g}")
+    if limit is not None:
+        from plumbing.checks import check_number
+
+        check_number(float(limit), "--limit (a count, or a fraction below 1)", above=0)
     if hasattr(args, "include_path"):
         args.include_path = include_paths(getattr(args, "include_path", None))
     check_before_lm_eval(args)
@@ -155,6 +157,7 @@ def run_lm_eval(cli: Any, args: argparse.Namespace, *, rerun: bool, embedded: bo
 
     output = getattr(args, "output_path", None)
     install_surrogate_safe_tracker()
+    install_short_folder_tracker()
     model_args = getattr(args, "model_args", None)
     register_secrets(model_args if isinstance(model_args, (str, dict)) else None)
     install_log_scrubber()
@@ -252,6 +255,25 @@ def unchanged_eval(args: argparse.Namespace, embedded: bool) -> Path | None:
         logged = all(run_folder.task_records_file(folder, t, date) is not None for t in leaves)
         return path if same and (logged or not getattr(args, "log_samples", False)) else None
     return None
+
+
+def install_short_folder_tracker() -> None:
+    """lm-eval names its results folder after the model (``sanitize_model_name``); a name too long for the file
+    system (a 300-character one) gets :func:`plumbing.run_folder.short_folder_name`, the folder play uses too."""
+    from lm_eval.loggers.evaluation_tracker import GeneralConfigTracker
+
+    from plumbing.run_folder import short_folder_name
+
+    original = GeneralConfigTracker.log_experiment_args
+    if getattr(original, "short_folder", False):
+        return
+
+    def log_experiment_args(self, *args: Any, **kwargs: Any) -> None:
+        original(self, *args, **kwargs)
+        self.model_name_sanitized = short_folder_name(str(self.model_name_sanitized))
+
+    log_experiment_args.short_folder = True  # type: ignore[attr-defined]
+    GeneralConfigTracker.log_experiment_args = log_experiment_args
 
 
 def name_embedded_model_in_tracker() -> None:

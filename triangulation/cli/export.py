@@ -14,7 +14,7 @@ import argparse
 from pathlib import Path
 
 from plumbing.errors import UserError
-from plumbing.output_dirs import ensure_output_dir
+from plumbing.output_dirs import new_output_dir
 
 
 def add_parser(subparsers) -> argparse.ArgumentParser:
@@ -42,7 +42,7 @@ def run_inspect(args: argparse.Namespace) -> int:
     for folder in args.runs:
         if not folder.exists():
             raise UserError(f"no such folder: {folder}")
-    ensure_output_dir(args.out, "--out")
-    logs = export_inspect(args.runs, args.out)
+    with new_output_dir(args.out, "--out"):  # a failed export leaves no empty --out behind
+        logs = export_inspect(args.runs, args.out)
     print(f"inspect logs: {len(logs)} .eval files in {args.out} (view them: inspect view --log-dir {args.out})")
     return 0

@@ -259,7 +259,8 @@ def export_inspect(run_dirs: Iterable[Path], out: Path) -> list[Path]:
     for (model, name), members in sorted(log_units(latest_sources(found)).items()):
         episodes = [ep for task, kind, path, _ in members for ep in member_episodes(name, task, model, kind, path)]
         log = build_log(name, model, episodes, members[0][3], members[0][2])
-        target = out / f"{log.eval.created[:19].replace(':', '-')}_{slug(name)}_{slug(model)}.eval"
+        stem = f"{log.eval.created[:19].replace(':', '-')}_{slug(name)}_{slug(model)}"
+        target = out / f"{run_folder.short_folder_name(stem)}.eval"  # a 300-character model name still fits
         write_eval_log(log, str(target))
         written.append(target)
     return written

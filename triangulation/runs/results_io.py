@@ -18,6 +18,7 @@ from typing import Any
 
 from models.naming import model_id, unique_model_ids
 from plumbing import run_folder
+from plumbing.errors import UserError
 
 NON_METRIC_KEYS = {"alias", "name", "sample_len", "samples", " "}
 
@@ -63,8 +64,12 @@ def read_run(path: Path) -> Run:
     data = run_folder.read_results(path)
     config = data.get("config") or {}
     date = run_folder.results_date(path)
+    try:
+        model = model_id(config)
+    except UserError as exc:  # the file is named: "results file has no config.model_args ..." alone says not which
+        raise UserError(f"{path}: {exc}") from None
     run = Run(
-        model=model_id(config),
+        model=model,
         path=Path(path),
         date=date,
         results={str(k): v for k, v in {**(data.get("groups") or {}), **data["results"]}.items() if isinstance(v, dict)},

@@ -43,6 +43,8 @@ SMOLLM2 = "SmolLM2-135M-Instruct (embedded)"
 Counts = tuple[int | None, int | None, str]  # requests, prompt tokens, note
 #: per subtask of a group cell: {leaf: {"requests", "prompt_tokens"}} (filled by count_eval / count_play)
 Subtasks = dict[str, dict[str, int]]
+#: the note of every cell when neither the model's tokenizer nor the embedded SmolLM2's is on this machine
+NO_TOKENIZER = "not counted: no tokenizer on this machine (neither the model's nor the embedded SmolLM2's)"
 
 
 class Tokenizers:
@@ -123,6 +125,8 @@ def count_eval(task: TaskSpec, model: ModelSpec, tok: Any, subtasks: Subtasks | 
     from lm_eval.tasks import get_task_dict
 
     o = task.options
+    if tok is None:
+        return None, None, NO_TOKENIZER
     try:
         task_dict = get_task_dict(list(task.tasks), _task_manager())
     except Exception as exc:  # noqa: BLE001  (data not local, unknown task: the plan says so and goes on)
@@ -143,19 +147,28 @@ def count_eval(task: TaskSpec, model: ModelSpec, tok: Any, subtasks: Subtasks | 
             )
         except Exception as exc:  # noqa: BLE001
             return None, None, f"not counted ({leaf.config.task}): {_one_line(exc)}"
-        before = (requests, tokens)
-        seen: dict[str, int] = {}
-        for inst in leaf.instances:
-            requests += 1
-            context = str(inst.arguments[0])
-            if context not in seen:
-                seen[context] = n_tokens(tok, context)
-            tokens += seen[context]
-            if inst.request_type == "loglikelihood":
-                tokens += n_tokens(tok, str(inst.arguments[1]))
+        try:
+            n_requests, n_prompt = _count_instances(leaf.instances, tok)
+        except Exception as exc:  # noqa: BLE001  (a tokenizer failing on a prompt: that cell is not counted)
+            return None, None, f"not counted ({leaf.config.task}): {_one_line(exc)}"
+        requests, tokens = requests + n_requests, tokens + n_prompt
         if subtasks is not None:
-            subtasks[str(leaf.config.task)] = {"requests": requests - before[0], "prompt_tokens": tokens - before[1]}
+            subtasks[str(leaf.config.task)] = {"requests": n_requests, "prompt_tokens": n_prompt}
     return requests, tokens, "lm-eval's requests"
+
+
+def _count_instances(instances: Sequence[Any], tok: Any) -> tuple[int, int]:
+    """Requests and prompt tokens of one lm-eval task's instances (a context shared by several counted once)."""
+    seen: dict[str, int] = {}
+    tokens = 0
+    for inst in instances:
+        context = str(inst.arguments[0])
+        if context not in seen:
+            seen[context] = n_tokens(tok, context)
+        tokens += seen[context]
+        if inst.request_type == "loglikelihood":
+            tokens += n_tokens(tok, str(inst.arguments[1]))
+    return len(instances), tokens
 
 
 @functools.cache
@@ -187,6 +200,8 @@ def count_play(task: TaskSpec, tok: Any, subtasks: Subtasks | None = None) -> Co
     from multiturn.engine.scheduler import play_episodes
 
     o = task.options
+    if tok is None:
+        return None, None, NO_TOKENIZER
     seed = int(o.get("seed", 1234))
     tally = {"requests": 0, "tokens": 0}
 

@@ -35,6 +35,7 @@ from typing import Any, TextIO
 from plumbing import jsonio, run_folder
 from plumbing.csvio import write_rows
 from plumbing.errors import UserError
+from plumbing.locks import RunLock
 from plumbing.secrets import hide_argv_secrets, scrub
 from triangulation.suite.healing import serve_and_run
 from triangulation.suite.serve import Endpoint, api_endpoint, last_line, needs_completions, start_vllm
@@ -273,6 +274,27 @@ class Sweep:
                 raise
 
     def run_cell(self, cell: Cell, env: Mapping[str, str] | None = None, endpoint: Endpoint | None = None) -> Outcome:
+        """Run one cell under its lock (:meth:`_cell_lock`): a cell another suite on the same folder holds is
+        waited for, and skipped when that suite finished it, so two suites never run one cell twice."""
+        lock = self._cell_lock(cell)
+        try:
+            if is_done(self.root, cell):
+                return Outcome(cell, "skipped-done")
+            return self._attempt_cell(cell, env, endpoint)
+        finally:
+            lock.release()
+
+    def _cell_lock(self, cell: Cell) -> RunLock:
+        """The OS lock of one cell (``runs/<model>/<task>.lock``, :class:`plumbing.locks.RunLock`), waited for (and
+        said so) while another process holds it."""
+        folder = cell_dir(self.root, cell)
+        try:
+            return RunLock(folder, what=f"suite cell {cell.label}").acquire()
+        except UserError:
+            self._say(f"suite: {cell.label} is being run by another suite on {self.root}; waiting for it (lock {folder}.lock)")
+            return RunLock(folder, wait=True).acquire()
+
+    def _attempt_cell(self, cell: Cell, env: Mapping[str, str] | None, endpoint: Endpoint | None) -> Outcome:
         """Run one cell (up to ``attempts`` times; a dead server is not retried); on success write its marker."""
         root, attempts = self.root, self.attempts
         folder = cell_dir(root, cell)

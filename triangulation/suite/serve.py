@@ -19,6 +19,7 @@ from __future__ import annotations
 import functools
 import json
 import os
+import re
 import shlex
 import shutil
 import signal
@@ -64,13 +65,23 @@ def free_port() -> int:
         return sock.getsockname()[1]
 
 
+#: a progress bar's line (tqdm: ``Requesting API:   0%|          | 0/1 [00:00<?, ?it/s]``): never the reason a cell failed
+PROGRESS_LINE = re.compile(r"\d+%\|.*\|\s*[\d.?]+\w?/[\d.?]+\w?\s*\[")
+#: the one line a failing triangulate command ends with (``triangulate: error: ...``, ``triangulate play: error: ...``)
+ERROR_LINE = re.compile(r"^triangulate(?: \w+)?: error: ")
+
+
 def last_line(path: Path) -> str:
-    """The last non-empty line of a log (at most 300 characters), or ``""``."""
+    """Why a log's command failed, in one line (at most 300 characters), or ``""``: its last ``triangulate: error:``
+    line, else its last non-empty line that is no progress bar (a traceback or a warning printed after the error,
+    or a progress bar closed at exit, is not the reason)."""
     try:
-        lines = [ln.strip() for ln in path.read_text(encoding="utf-8", errors="replace").splitlines() if ln.strip()]
+        text = path.read_text(encoding="utf-8", errors="replace")
     except OSError:
         return ""
-    return lines[-1][:300] if lines else ""
+    lines = [ln.strip() for ln in text.splitlines() if ln.strip() and not PROGRESS_LINE.search(ln)]
+    errors = [ln for ln in lines if ERROR_LINE.match(ln)]
+    return (errors or lines or [""])[-1][:300]
 
 
 def model_cards(base_url: str, api_key: str | None = None, timeout: float = 2) -> list[dict[str, Any]] | None:

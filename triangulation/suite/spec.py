@@ -20,7 +20,8 @@ from typing import Any
 import yaml
 
 from models.args import parse_model_args
-from models.naming import model_label
+from models.naming import MAX_LABEL_CHARS, model_label
+from plumbing.checks import MAX_SEED, number_problem
 from plumbing.errors import UserError
 from plumbing.secrets import register_model_args
 
@@ -172,10 +173,23 @@ def _names(path: Path, where: str, value: Any) -> tuple[str, ...]:
     return tuple(t.strip() for t in items)
 
 
-def _number(path: Path, where: str, key: str, value: Any, kind=float, minimum: float = 0) -> Any:
-    if isinstance(value, bool) or not isinstance(value, (int, float)) or value < minimum:
-        raise _fail(path, where, f"{key} must be a number >= {minimum}, got {value!r}")
+def _number(path: Path, where: str, key: str, value: Any, kind=float, minimum: float | None = 0, **bounds: Any) -> Any:
+    """``value`` checked by the one number check (:func:`plumbing.checks.number_problem`: finite, in range)."""
+    problem = number_problem(value, integer=kind is int, minimum=minimum, **bounds)
+    if problem is not None:
+        raise _fail(path, where, f"{key} {problem}")
     return kind(value)
+
+
+def _batch_size(path: Path, where: str, value: Any) -> str | None:
+    """``batch_size``: a positive integer or ``auto`` / ``auto:N``, as lm-eval takes it."""
+    if value is None:
+        return None
+    if isinstance(value, str) and (value == "auto" or value.startswith("auto:")):
+        return value
+    text = value.strip() if isinstance(value, str) else value
+    number = int(text) if isinstance(text, str) and text.isdigit() else text
+    return str(_number(path, where, "batch_size", number, int, 1))
 
 
 def _check_options(path: Path, where: str, options: dict[str, Any], runner: str | None) -> dict[str, Any]:
@@ -183,10 +197,15 @@ def _check_options(path: Path, where: str, options: dict[str, Any], runner: str 
         if key in options and not isinstance(options[key], Mapping):
             raise _fail(path, where, f"{key} must be a mapping (key: value)")
     if "limit" in options and options["limit"] is not None:
-        _number(path, where, "limit", options["limit"])
-    for key in ("seed", "num_fewshot"):
-        if key in options and (isinstance(options[key], bool) or not isinstance(options[key], int)):
-            raise _fail(path, where, f"{key} must be an integer, got {options[key]!r}")
+        _number(path, where, "limit", options["limit"], minimum=None, above=0)
+    if "timeout" in options and options["timeout"] is not None:
+        _number(path, where, "timeout", options["timeout"], minimum=None, above=0)
+    if "seed" in options:
+        _number(path, where, "seed", options["seed"], int, 0, maximum=MAX_SEED)
+    if "num_fewshot" in options:
+        _number(path, where, "num_fewshot", options["num_fewshot"], int)
+    if "batch_size" in options:
+        _batch_size(path, where, options["batch_size"])  # checked only: the entry's value stays in its fingerprint
     for key in ("fewshot_as_multiturn", "log_samples", "split"):
         if key in options and not isinstance(options[key], bool):
             raise _fail(path, where, f"{key} must be true or false")
@@ -213,8 +232,8 @@ def _model(path: Path, i: int, entry: Any) -> ModelSpec:
     if args is not None and not isinstance(args, (str, Mapping)):
         raise _fail(path, where, "model_args must be a 'k=v,k2=v2' string or a mapping")
     name = entry.get("name") or model_label(entry.get("model"), args)
-    if not isinstance(name, str) or not LABEL.match(name):
-        raise _fail(path, where, f"name {name!r} must be letters, digits, '.', '_', '+', '-' (it names a folder)")
+    if not isinstance(name, str) or not LABEL.match(name) or len(name) > MAX_LABEL_CHARS:
+        raise _fail(path, where, f"name {name!r} must be at most {MAX_LABEL_CHARS} letters, digits, '.', '_', '+', '-' (it names a folder)")
     size = entry.get("size")
     judge, player_b = _role(path, f"{where}.judge", entry.get("judge")), _role(path, f"{where}.player_b", entry.get("player_b"))
     register_model_args(args, *((role or {}).get("model_args") for role in (judge, player_b)))  # scrubbed from every line
@@ -227,7 +246,7 @@ def _model(path: Path, i: int, entry: Any) -> ModelSpec:
         apply_chat_template=bool(entry.get("apply_chat_template", True)),
         judge=judge,
         player_b=player_b,
-        batch_size=None if entry.get("batch_size") is None else str(entry["batch_size"]),
+        batch_size=_batch_size(path, where, entry.get("batch_size")),
         device=entry.get("device"),
         time=None if entry.get("time") is None else _time(path, where, entry["time"]),
         **serving,
@@ -297,8 +316,8 @@ def _task(path: Path, i: int, entry: Any, defaults: dict[str, Any]) -> TaskSpec:
         k: v for k, v in defaults.items() if not (runner == "eval" and k in PLAY_ONLY) and not (runner == "play" and k in EVAL_ONLY)
     }
     name = entry.get("name") or "+".join(tasks)
-    if not isinstance(name, str) or not LABEL.match(name):
-        raise _fail(path, where, f"name {name!r} must be letters, digits, '.', '_', '+', '-' (it names a folder)")
+    if not isinstance(name, str) or not LABEL.match(name) or len(name) > MAX_LABEL_CHARS:
+        raise _fail(path, where, f"name {name!r} must be at most {MAX_LABEL_CHARS} letters, digits, '.', '_', '+', '-' (it names a folder)")
     return TaskSpec(name=name, runner=runner, tasks=tasks, options={**inherited, **own})
 
 
@@ -404,7 +423,7 @@ def load_suite(path: Path | str) -> Suite:
         models=models,
         tasks=tasks,
         retries=_number(path, "top level", "retries", data.get("retries", 1), int),
-        timeout=None if data.get("timeout") is None else _number(path, "top level", "timeout", data["timeout"]),
+        timeout=None if data.get("timeout") is None else _number(path, "top level", "timeout", data["timeout"], minimum=None, above=0),
         max_consecutive_failures=_number(path, "top level", "max_consecutive_failures", data.get("max_consecutive_failures", 3), int, 1),
         sizes={str(k): _number(path, "sizes", str(k), v) for k, v in sizes.items()},
         report=report,
