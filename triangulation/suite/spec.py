@@ -57,6 +57,7 @@ OPTION_KEYS = {
     "gen_kwargs",
     "num_fewshot",
     "fewshot_as_multiturn",
+    "apply_chat_template",
     "metadata",
     "log_samples",
     "task_args",
@@ -64,7 +65,7 @@ OPTION_KEYS = {
     "batch_size",
     "timeout",
 }
-EVAL_ONLY = {"num_fewshot", "fewshot_as_multiturn", "metadata", "log_samples"}
+EVAL_ONLY = {"num_fewshot", "fewshot_as_multiturn", "apply_chat_template", "metadata", "log_samples"}
 PLAY_ONLY = {"task_args", "judge_gen_kwargs"}
 TASK_KEYS = OPTION_KEYS | {"eval", "play", "name"}
 REPORT_KEYS = {"title", "external", "pairs", "scatter", "abilities", "subtasks"}
@@ -98,6 +99,13 @@ class ModelSpec:
     @property
     def gpu_count(self) -> int:
         return 1 if self.gpus is None else self.gpus
+
+
+def chat_template(model: ModelSpec, options: Mapping[str, Any]) -> bool:
+    """Does an eval cell render its prompts with the model's chat template? The model's
+    ``apply_chat_template`` (default true) unless the task entry sets ``apply_chat_template: false``
+    (``suites/triangulating.yaml`` does for seed 003's tasks outside the Open LLM Leaderboard)."""
+    return bool(model.apply_chat_template and options.get("apply_chat_template", True))
 
 
 @dataclass(frozen=True)
@@ -179,7 +187,7 @@ def _check_options(path: Path, where: str, options: dict[str, Any], runner: str 
     for key in ("seed", "num_fewshot"):
         if key in options and (isinstance(options[key], bool) or not isinstance(options[key], int)):
             raise _fail(path, where, f"{key} must be an integer, got {options[key]!r}")
-    for key in ("fewshot_as_multiturn", "log_samples"):
+    for key in ("fewshot_as_multiturn", "apply_chat_template", "log_samples"):
         if key in options and not isinstance(options[key], bool):
             raise _fail(path, where, f"{key} must be true or false")
     if runner == "eval" and (bad := sorted(PLAY_ONLY & set(options))):
