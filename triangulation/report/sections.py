@@ -27,6 +27,11 @@ from triangulation.report.discriminative import default_pairs, pair_table, parse
 from triangulation.report.top import external_leaderboards, kendall_section, leaderboard_section, overview_section
 
 Built = list[Section | Skipped]
+#: how the seed 003 figures choose their models (triangulation.report.kendall.keep_common)
+MODEL_SET_NOTE = (
+    "Models: the authors' keep_common (only the models that scored every benchmark of the figure; n per cell shown); "
+    "our pairwise variant (each pair over the models that scored both) is in the *_pairwise.csv files."
+)
 SectionBuilder = Callable[[ReportContext], Built]
 
 
@@ -70,10 +75,13 @@ def abilities(ctx: ReportContext) -> Built:
             continue
         members = assessment_members(models, tax, groups)
         abil.to_csv(ctx.out / f"abilities_static_vs_interactive{suffix}.csv", index=False)
+        static_vs_interactive(models, tax, groups, models="pairwise").to_csv(
+            ctx.out / f"abilities_static_vs_interactive{suffix}_pairwise.csv", index=False
+        )
         note = (
             f"Static: {', '.join(members['static']) or 'none'}. Interactive: {', '.join(members['interactive']) or 'none'}. "
             "A group stands for its members (never both); each side and ability pools its benchmarks as the mean of "
-            "min-max normalised scores per model."
+            "min-max normalised scores per model. " + MODEL_SET_NOTE
         )
         path = ctx.out / f"abilities_static_vs_interactive{suffix}.png"
         out.append(
@@ -87,16 +95,20 @@ def abilities_by_benchmark(ctx: ReportContext) -> Built:
     title = "Abilities x benchmarks and games (seed 003, Figure 7)"
     if len(ctx.models) < 3:
         return [Skipped(title, f"needs >= 3 models (a Kendall tau per cell), has {len(ctx.models)}")]
-    tau, p = ability_matrix(ctx.models, ctx.taxonomy, ctx.groups)
+    tau, p, n = ability_matrix(ctx.models, ctx.taxonomy, ctx.groups)
     if tau.empty or tau.columns.empty or tau.isna().all().all():
         return [Skipped(title, "no ability and no static or interactive benchmark scored by >= 3 common models")]
     tau.to_csv(ctx.out / "triangulating_fig7_tau.csv")
+    n.to_csv(ctx.out / "triangulating_fig7_n.csv")
+    ability_matrix(ctx.models, ctx.taxonomy, ctx.groups, models="pairwise")[0].to_csv(ctx.out / "triangulating_fig7_tau_pairwise.csv")
     note = (
         "As the paper's Figure 7 (App. I): \"The correlation matrix does not include results on Wordle and Image Game "
         "as model performances' were too low\": Wordle and Image Game are left out here (only here: the other figures keep them)."
     )
     heat = plots.heatmap(tau, p, ctx.out / "triangulating_fig7.png", "Abilities x benchmarks, Kendall tau-b (* p < 0.05)")
-    return [Section(title, [Text(note, note=True), Table(tau, "Kendall tau-b, ability x benchmark"), Image(heat, "Figure 7")])]
+    blocks = [Text(note + " " + MODEL_SET_NOTE, note=True), Table(tau, "Kendall tau-b, ability x benchmark")]
+    blocks += [Table(n.astype("Int64"), "n: models per cell"), Image(heat, "Figure 7")]
+    return [Section(title, blocks)]
 
 
 def triangulating_figures(ctx: ReportContext) -> Built:
