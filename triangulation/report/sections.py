@@ -18,7 +18,9 @@ from triangulation.report import plots
 from triangulation.report import summary as summary_module
 from triangulation.report.abilities import ability_matrix, assessment_members, static_vs_interactive
 from triangulation.report.analyses import clembench as analyses_clembench
+from triangulation.report.analyses import cognitive_spectrum as analyses_cognitive_spectrum
 from triangulation.report.analyses import connections as analyses_connections
+from triangulation.report.analyses import connections_published as analyses_connections_published
 from triangulation.report.analyses import figures_triangulating
 from triangulation.report.analyses import globalgroup as analyses_globalgroup
 from triangulation.report.analyses.published import references_section
@@ -171,10 +173,12 @@ SECTIONS: list[SectionBuilder] = [
     kendall,
     abilities,
     abilities_by_benchmark,
+    analyses_cognitive_spectrum.build,
     triangulating_figures,
     discriminative,
     globalgroup,
     connections,
+    analyses_connections_published.build,
     clembench,
     published_leaderboards,
 ]
