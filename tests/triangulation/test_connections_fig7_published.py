@@ -78,3 +78,18 @@ def test_figure7_from_the_published_verdicts(upstream):
     assert table.loc["semantic relations", ("count", "GPT-4o")] == 417
     # "In every type of reasoning, however, LLMs perform with less than 50% accuracy"
     assert (table["percent"] < 50).all().all()
+
+
+def test_report_section_reads_the_built_dataset(built_data, tmp_path):
+    """The section's builder on the built connections dataset (its ``published_answers.json`` carries the
+    verdicts): shown once a run played Connections, with the CSV of the figure."""
+    from types import SimpleNamespace
+
+    from triangulation.html import Section
+    from triangulation.report.analyses.connections_published import build
+
+    assert build(SimpleNamespace(runs=[SimpleNamespace(results={"mmlu": {}})], out=tmp_path)) == []
+    built = build(SimpleNamespace(runs=[SimpleNamespace(results={"connections": {}})], out=tmp_path))
+    assert len(built) == 1 and isinstance(built[0], Section)
+    csv = (tmp_path / "connections_fig7_published.csv").read_text(encoding="utf-8")
+    assert "semantic relations" in csv and "463" in csv and "417" in csv
