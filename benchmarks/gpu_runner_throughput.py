@@ -37,6 +37,7 @@ sys.path.insert(0, str(REPO))
 
 from multiturn.engine.scheduler import play_episodes  # noqa: E402
 from multiturn.games.nback import NBackTask  # noqa: E402
+from multiturn.registry import get_task  # noqa: E402
 
 LLAMA_8B = dict(
     hidden_size=4096,
@@ -110,8 +111,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--modes", default="a_recompute_batch1,b_lockstep,c_default")
     args = parser.parse_args(argv)
     lm = build_lm(args.tokenizer, args.layers, args.device)
-    kind, n = args.task.split("_")[1], int(args.task.split("_")[2])
-    task = NBackTask(kind, n)
+    task = get_task(args.task)
     pool = task.instances(0)
     modes = [m.strip() for m in args.modes.split(",") if m.strip()]
     run(lm, task, pool[:1], "c_default", 1, args.gen_toks)  # warm-up: CUDA kernels, allocator

@@ -3,6 +3,7 @@
 - ``triangulate data build [--datasets a,b] [--out DIR] [--push-to-hub ORG] [--source-url URL] [--source-commit NAME=COMMIT --allow-unverified]``
 - ``triangulate data fasttext en zh ... [--out DIR]``
 - ``triangulate data generate --benchmark globalgroup --subset S --seed N [--groups m --size n --count K --out DIR]``
+- ``triangulate data generate --matched TASK [--seed N --count K --out DIR]`` (a published task's fresh twin)
 - ``triangulate data push ORG [--datasets a,b] [--out DIR]``
 """
 
@@ -14,12 +15,12 @@ from pathlib import Path
 
 from tqdm import tqdm
 
-from datasets_build import fasttext_vectors, generate, sources
+from datasets_build import fasttext_vectors, generate, sources, stamps
 from datasets_build.hub import atomic_dir, push_folder
 from datasets_build.manifest import manifest_names
 from datasets_build.registry import builders
 from plumbing.errors import UserError
-from plumbing.jsonio import ensure_output_dir
+from plumbing.output_dirs import ensure_output_dir
 from plumbing.paths import data_root, fasttext_dir
 
 
@@ -44,6 +45,9 @@ def add_parser(subparsers) -> None:
         help="fetch source NAME's files at COMMIT instead of the pinned one (needs --allow-unverified; repeatable)",
     )
     build.add_argument("--allow-unverified", action="store_true", help="accept the unhashed files of a --source-commit")
+    build.add_argument(
+        "--rebuild", action="store_true", help="build every dataset even when its inputs did not change since its last build"
+    )
     build.add_argument("--download-timeout", type=float, metavar="SECONDS", help="socket timeout per download try (default 30)")
     build.add_argument("--download-retries", type=int, metavar="N", help="tries per file (default 3)")
     build.set_defaults(func=run_build)
@@ -80,16 +84,23 @@ def select(names: str | None, available: list[str], what: str) -> list[str]:
     return chosen
 
 
-def build_all(names: list[str], out_root: Path) -> list[tuple[str, dict, float]]:
-    """Run the builders into ``out_root/<name>`` atomically; returns (name, summary, seconds) per dataset."""
+def build_all(names: list[str], out_root: Path, rebuild: bool = False) -> list[tuple[str, dict, float]]:
+    """Run the builders into ``out_root/<name>`` atomically; returns (name, summary, seconds) per dataset
+    (summary ``{"skipped": True}`` for one whose inputs did not change since its last build: :mod:`datasets_build.stamps`)."""
     registry = builders()
+    code = stamps.code_fingerprint()
     results = []
     bar = tqdm(names, desc="building datasets", unit="dataset")
     for name in bar:
         bar.set_postfix_str(name)
         start = time.perf_counter()
+        if not rebuild and stamps.unchanged(out_root, name, code):
+            results.append((name, {"skipped": True}, time.perf_counter() - start))
+            continue
+        sources.REQUESTED.clear()
         with atomic_dir(out_root / name) as tmp:
             summary = registry[name](tmp)
+        stamps.write_stamp(out_root, name, sources.REQUESTED, code)
         results.append((name, summary, time.perf_counter() - start))
     bar.close()
     return results
@@ -109,12 +120,16 @@ def run_build(args) -> int:
     )
     names = select(args.datasets, sorted(builders()), "dataset")
     out_root = ensure_output_dir((args.out or data_root()).expanduser().resolve(), "--out" if args.out else "$TRIANGULATE_DATA")
-    results = build_all(names, out_root)
+    results = build_all(names, out_root, rebuild=args.rebuild)
     for name, summary, seconds in results:
+        if summary.get("skipped"):
+            print(f"{name:14s} unchanged since its last build (same sources and code), skipped -> {out_root / name} (--rebuild to build)")
+            continue
         print(
             f"{name:14s} configs={summary.get('configs', '?'):>4} rows={summary.get('rows', '?'):>7} {seconds:7.1f} s  -> {out_root / name}"
         )
-    print(f"built {len(results)} dataset(s) in {time.perf_counter() - start:.1f} s wall time")
+    skipped = sum(1 for _, summary, _ in results if summary.get("skipped"))
+    print(f"built {len(results) - skipped} dataset(s), {skipped} unchanged, in {time.perf_counter() - start:.1f} s wall time")
     if args.push_to_hub:
         for name, _, _ in results:
             print(f"pushed {name}: {push_folder(out_root / name, f'{args.push_to_hub}/{name}')}")
@@ -144,6 +159,8 @@ def run_generate(args) -> int:
     start = time.perf_counter()
     summary = generate.run_generator(args)
     print(f"generated {summary['rows']} games ({summary['configs']} config) -> {summary['out']} in {time.perf_counter() - start:.1f} s")
+    if summary.get("matched_on"):
+        print(f"matched on: {'; '.join(summary['matched_on'])}")
     return 0
 
 

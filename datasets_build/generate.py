@@ -20,6 +20,7 @@ model run: the ``globalgroup_overlap_*`` tasks).
 from __future__ import annotations
 
 import argparse
+import json
 import math
 import random
 import unicodedata
@@ -66,7 +67,12 @@ def generators() -> dict[str, Generator]:
 def add_arguments(parser: argparse.ArgumentParser) -> None:
     """The common flags plus every registered generator's own flags (one argument group each)."""
     gens = generators()
-    parser.add_argument("--benchmark", required=True, choices=sorted(gens), help="which benchmark to sample")
+    parser.add_argument("--benchmark", choices=sorted(gens), help="which benchmark to sample")
+    parser.add_argument(
+        "--matched",
+        metavar="TASK",
+        help="write the fresh twin of a published task, matched on its difficulty (globalgroup_<subset>[_<g>x<w>], wordle, taboo)",
+    )
     parser.add_argument("--seed", type=int, default=0, help="random seed (same seed and flags -> same games)")
     parser.add_argument("--count", type=int, default=300, help="number of games (default 300, the paper's test size)")
     parser.add_argument("--out", type=Path, help="output folder (default: under $TRIANGULATE_DATA/generated/)")
@@ -76,6 +82,13 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 
 def run_generator(args: argparse.Namespace) -> dict:
+    if getattr(args, "matched", None):
+        from datasets_build.matched import write_matched
+
+        related = json.loads(Path(args.related).read_text(encoding="utf-8")) if getattr(args, "related", None) else None
+        return write_matched(args.matched, args.seed, args.count, args.out, related)
+    if not args.benchmark:
+        raise UserError("give --benchmark NAME (fresh games) or --matched TASK (a fresh twin of a published task)")
     gens = generators()
     if args.benchmark not in gens:
         raise UserError(f"unknown benchmark {args.benchmark!r}; available: {', '.join(sorted(gens))}")
@@ -151,6 +164,30 @@ def game_ari(groups: list[dict], embedder: Embedder | None) -> float | None:
     return None if math.isnan(value) else value
 
 
+def game_row(subset: str, gid: str, number: int, game: list[tuple[gg.Grouping, list[str]]], embedder: Embedder | None) -> dict:
+    """One fresh game as a dataset row (the builder's schema, split ``test``): ``ari`` from ``embedder``
+    (:func:`game_ari`, null without one), the word-overlap columns null."""
+    info = gg.SUBSETS[subset]
+    groups = [{"topic": g.topic, "words": words, "tags": [], "culturally_related": g.culturally_related} for g, words in game]
+    return {
+        "id": gid,
+        "subset": subset,
+        "language": info.language,
+        "culture": info.culture,
+        "split": "test",
+        "game_number": number,
+        "n_groups": len(groups),
+        "group_size": len(groups[0]["words"]),
+        "words": gg.shuffled_pool(groups, gid),
+        "groups": groups,
+        "repeat_of": None,
+        **{k: None for k in gg.DIFFICULTY_COLUMNS},
+        "ari": game_ari(groups, embedder),
+        "canprop_response": None,
+        "canprop_prompt": None,
+    }
+
+
 def generate_globalgroup(
     root: Path, subset: str, n_groups: int, size: int, count: int, seed: int, embedder: Embedder | None = None
 ) -> list[dict]:
@@ -182,27 +219,7 @@ def generate_globalgroup(
                     f"cannot form {n_groups} groups of {size} words without repeated words or topics from the "
                     f"{len(groupings)} {subset} groupings"
                 )
-        gid = f"{config}_gen{seed}_{index:03d}"
-        groups = [{"topic": g.topic, "words": words, "tags": [], "culturally_related": g.culturally_related} for g, words in game]
-        rows.append(
-            {
-                "id": gid,
-                "subset": subset,
-                "language": info.language,
-                "culture": info.culture,
-                "split": "test",
-                "game_number": index,
-                "n_groups": n_groups,
-                "group_size": size,
-                "words": gg.shuffled_pool(groups, gid),
-                "groups": groups,
-                "repeat_of": None,
-                **{k: None for k in gg.DIFFICULTY_COLUMNS},
-                "ari": game_ari(groups, embedder),
-                "canprop_response": None,
-                "canprop_prompt": None,
-            }
-        )
+        rows.append(game_row(subset, f"{config}_gen{seed}_{index:03d}", index, game, embedder))
     return rows
 
 

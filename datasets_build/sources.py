@@ -99,6 +99,7 @@ def base_url() -> str:
 
 def source_dir(name: str) -> Path:
     """The folder holding upstream ``name``'s files (local copy layout): local if configured, else downloaded."""
+    REQUESTED.add(name)
     if upstream_root() is not None:
         return upstream_dir(name)
     manifest = load_manifest(name)
@@ -108,6 +109,8 @@ def source_dir(name: str) -> Path:
     return _VERIFIED[name][1]
 
 
+#: sources asked for since the caller last cleared it (a build's inputs: :mod:`datasets_build.stamps`)
+REQUESTED: set[str] = set()
 #: source -> (settings key, folder): what this process already verified (builders call source_dir often)
 _VERIFIED: dict[str, tuple[tuple, Path]] = {}
 

@@ -6,8 +6,14 @@ OpenAI and vLLM read that as "no stop strings"; ``transformers serve`` hands it 
 ``StopStringCriteria``, which rejects an empty list ("Stop string preprocessing was unable to identify
 tokens matching one or more of the supplied stop string(s)") and the server answers 500 to every
 request. :class:`LocalChatCompletionsLM` leaves ``stop`` out of the payload when it is empty, which
-means the same thing to every server. :func:`api_lm_class` is how :func:`models.loading.load_lm`
-picks it.
+means the same thing to every server.
+
+lm-eval also reads an HTTP 200 whose body is no reply (``{"error": {...}}``, ``"content": null``, a malformed
+``choices``) as an empty reply, which a game then scores as the model's answer. :class:`LocalChatCompletionsLM`
+(what :func:`api_lm_class` gives :func:`models.loading.load_lm`: ``play``, ``score``'s judge) raises
+:class:`ServerReplyError` instead, saying what the server sent: a backend failure, retried and, when it lasts,
+recorded as a failed episode that a rerun plays again. ``triangulate eval`` keeps lm-eval's reading (:class:`EvalChatCompletionsLM`;
+lm-eval has no failed sample: a raise would end the whole evaluation).
 """
 
 from __future__ import annotations
@@ -18,12 +24,69 @@ from typing import Any
 from lm_eval.models.openai_completions import LocalChatCompletion
 
 
+class ServerReplyError(RuntimeError):
+    """An HTTP 200 from a chat server whose body holds no reply text (the message quotes what it sent)."""
+
+
+#: characters of a server's body quoted in a :class:`ServerReplyError`
+BODY_EXCERPT = 300
+
+
+def _excerpt(body: Any) -> str:
+    import json
+
+    text = json.dumps(body, ensure_ascii=False, default=str) if not isinstance(body, str) else body
+    return text if len(text) <= BODY_EXCERPT else text[:BODY_EXCERPT] + f"... ({len(text)} characters)"
+
+
+def chat_reply_texts(body: Any) -> list[str]:
+    """The reply texts of one chat-completions response body, in ``index`` order; :class:`ServerReplyError`
+    naming what the server sent when it is an error object, a choice has ``content: null`` or no text, or
+    ``choices`` is missing or malformed."""
+    if isinstance(body, dict) and body.get("error") is not None:
+        raise ServerReplyError(f"the server answered HTTP 200 with an error instead of a reply: {_excerpt(body)}")
+    choices = body.get("choices") if isinstance(body, dict) else None
+    if not isinstance(choices, list) or not choices:
+        raise ServerReplyError(f"the server answered HTTP 200 without a list of choices: {_excerpt(body)}")
+    texts: dict[int, str] = {}
+    for position, choice in enumerate(choices):
+        message = choice.get("message") if isinstance(choice, dict) else None
+        index = choice.get("index", position) if isinstance(choice, dict) else position
+        if not isinstance(message, dict) or not isinstance(index, int) or not 0 <= index < len(choices) or index in texts:
+            raise ServerReplyError(f"the server answered HTTP 200 with a malformed choice: {_excerpt(choice)}")
+        content = message.get("content")
+        if not isinstance(content, str):
+            finish = choice.get("finish_reason")
+            raise ServerReplyError(
+                f"the server answered HTTP 200 with content {_excerpt(content)} instead of a reply text (finish_reason {finish!r})"
+            )
+        texts[index] = content
+    return [texts[i] for i in range(len(choices))]
+
+
 class LocalChatCompletionsLM(LocalChatCompletion):
-    """``local-chat-completions`` that omits an empty ``stop`` from the request body."""
+    """``local-chat-completions`` that omits an empty ``stop`` from the request body and reads replies strictly
+    (:func:`chat_reply_texts`): a body that is no reply is a backend failure, never an empty answer."""
 
     def _create_payload(self, messages, generate=False, gen_kwargs=None, seed=1234, eos=None, **kwargs) -> dict:
         payload = super()._create_payload(messages, generate=generate, gen_kwargs=gen_kwargs, seed=seed, eos=eos, **kwargs)
         return without_empty_stop(payload)
+
+    def parse_generations(self, outputs: Any, **kwargs) -> list[str]:
+        from lm_eval.models.utils import postprocess_generated_text
+
+        replies = []
+        for body in outputs if isinstance(outputs, list) else [outputs]:
+            for text in chat_reply_texts(body):
+                replies.append(postprocess_generated_text(text, stop=None, think_end_token=self.think_end_token))
+        return replies
+
+
+class EvalChatCompletionsLM(LocalChatCompletionsLM):
+    """What ``triangulate eval`` gets for ``local-chat-completions``: no empty ``stop``, replies read as lm-eval
+    reads them (a body that is no reply becomes an empty sample; lm-eval has no failed sample)."""
+
+    parse_generations = LocalChatCompletion.parse_generations
 
 
 def without_empty_stop(payload: Mapping[str, Any]) -> dict[str, Any]:
@@ -40,6 +103,8 @@ def without_empty_stop(payload: Mapping[str, Any]) -> dict[str, Any]:
 
 #: registry names the runner serves with its own class instead of lm-eval's
 API_LM_CLASSES: dict[str, type] = {"local-chat-completions": LocalChatCompletionsLM}
+#: the same names as ``triangulate eval`` gets them from lm-eval's registry
+EVAL_LM_CLASSES: dict[str, type] = {"local-chat-completions": EvalChatCompletionsLM}
 
 
 def api_lm_class(model: str, overrides: Mapping[str, Any] | None = None):
@@ -57,5 +122,5 @@ def install_in_lm_eval_registry() -> None:
     from lm_eval.api.registry import model_registry
 
     with model_registry._lock:
-        for name, cls in API_LM_CLASSES.items():
+        for name, cls in EVAL_LM_CLASSES.items():
             model_registry._objs[name] = cls

@@ -7,7 +7,9 @@
 
 from __future__ import annotations
 
+import re
 from collections.abc import Mapping
+from pathlib import Path
 from typing import Any
 from urllib.parse import urlsplit, urlunsplit
 
@@ -76,3 +78,20 @@ def redact_model_args(model_args: str | Mapping[str, Any] | None) -> dict[str, A
 def model_args_string(model_args: Mapping[str, Any]) -> str:
     """A redacted dict back to lm-eval's ``key=val,...`` form (as results JSONs store it)."""
     return ",".join(f"{k}={v}" for k, v in redact_model_args(model_args).items())
+
+
+#: a Hugging Face Hub repository id: ``name`` or ``org/name`` (no leading dot or slash, at most one slash)
+HUB_ID = re.compile(r"^[A-Za-z0-9][\w.\-]*(/[\w.\-]+)?$")
+
+
+def check_local_model(model_args: str | Mapping[str, Any] | None) -> None:
+    """``UserError`` when ``pretrained=`` names a local folder that does not exist (instead of the Hub's "Repo id
+    must be in the form ..." or a page of traceback): a value that is not a Hub id (``org/name``) is a path."""
+    value = parse_model_args(model_args).get("pretrained")
+    if not isinstance(value, str) or not value or Path(value).expanduser().exists():
+        return
+    if HUB_ID.match(value) and not value.startswith((".", "~")):
+        return
+    raise UserError(
+        f"--model_args pretrained={value}: the folder {value} does not exist (a local model is a folder; a Hub model is 'org/name')"
+    )

@@ -11,6 +11,10 @@ From that one name come:
   ``lm_eval`` and ``triangulate play`` runs of one model land side by side);
 - :func:`model_id`: the name the report gives a results file's model, read from its ``config`` (never
   from the folder): a GGUF model's name (:func:`gguf_model_name`), a local path's last component, a hub id whole;
+- :func:`unique_model_ids`: :func:`model_id` of every results file under one report, viewer or export, made unique:
+  two models whose whole names differ (:func:`model_key`: ``/models/orgA/Same``, ``/models/orgB/Same``) but
+  shorten to one id get the parent folders that tell them apart (``orgA/Same``, ``orgB/Same``), and each such
+  renaming is said in one line, so no model's scores merge into another's;
 - :func:`model_label`: a suite's default label for a model entry (:func:`model_id` in folder-safe
   characters; ``smollm2`` for the embedded model).
 """
@@ -18,7 +22,7 @@ From that one name come:
 from __future__ import annotations
 
 import re
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -89,6 +93,47 @@ def model_id(config: Mapping[str, Any]) -> str:
     if not name:
         raise UserError("results file has no config.model_args or config.model to identify the model")
     return str(name)
+
+
+def model_key(config: Mapping[str, Any]) -> str:
+    """The whole name :func:`model_id` shortens: the ``gguf_file`` or first :data:`NAME_KEYS` value as given (a
+    URL login dropped), else ``config.model_name``/``config.model``; two results files of one model share it."""
+    args = parse_model_args(config.get("model_args"))
+    if args.get("gguf_file"):
+        return redact_url(str(args["gguf_file"]))
+    value = _named_value(args)
+    return value.rstrip("/") if value else str(config.get("model_name") or config.get("model") or "")
+
+
+def unique_model_ids(configs: Sequence[Mapping[str, Any]]) -> tuple[list[str], list[str]]:
+    """:func:`model_id` of each config, unique per model: configs with one :func:`model_key` share an id, and
+    models with different keys but one id get as many parent folders of their keys as tell them apart
+    (``/models/orgA/Same`` -> ``orgA/Same``). Returns the ids and one line per renamed collision."""
+    ids = [model_id(c) for c in configs]
+    keys = [model_key(c) for c in configs]
+    by_id: dict[str, dict[str, None]] = {}
+    for short, key in zip(ids, keys):
+        by_id.setdefault(short, {})[key] = None
+    renamed: dict[tuple[str, str], str] = {}
+    notes = []
+    for short, group in by_id.items():
+        if len(group) > 1:
+            names = _distinct_names(short, list(group))
+            renamed.update({(short, key): name for key, name in names.items()})
+            pairs = ", ".join(f"{key} -> {name}" for key, name in names.items())
+            notes.append(f"{len(group)} different models are all named {short!r}; each is named by its folders instead: {pairs}")
+    return [renamed.get((short, key), short) for short, key in zip(ids, keys)], notes
+
+
+def _distinct_names(short: str, keys: list[str]) -> dict[str, str]:
+    """For models whose keys differ but whose id is ``short``: ``short`` under the fewest parent folders of each
+    key that make the names distinct (the whole key when none do)."""
+    parents = [key.split("/")[:-1] for key in keys]
+    for depth in range(1, max(len(p) for p in parents) + 1):
+        names = ["/".join([*p[-depth:], short]) if p else short for p in parents]
+        if len(set(names)) == len(names):
+            return dict(zip(keys, names))
+    return {key: key or short for key in keys}
 
 
 def model_label(model: str | None, model_args: str | Mapping[str, Any] | None) -> str:

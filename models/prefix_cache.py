@@ -14,10 +14,13 @@ cache; plain greedy requests are decoded by :mod:`models.lookup_decoding`, which
 tokens from the conversation so far and verifies them in one forward pass. Greedy replies are the
 same tokens as plain ``hf`` (``tests/multiturn/test_perf_prefix_cache.py`` checks it on SmolLM2).
 
-Batching: reuse applies to batch size 1 (``--batch_size 1``, the runner's default). Padded batches
-fall back to plain HFLM generation: on a 2-core CPU batching does not pay (prefill is compute-bound,
-DESIGN.md "Performance facts"); on a GPU use vLLM, whose automatic prefix caching gives both levers
-(:func:`runner_model_args` turns it on).
+Batching: reuse applies to batch size 1. Padded batches fall back to plain HFLM generation. On a CPU
+batch 1 is the default (:func:`play_batch_size`): batching does not pay on a 2-core CPU (prefill is
+compute-bound, DESIGN.md "Performance facts"), reuse does. On a GPU the default is the live episodes
+(``--max_live``): lockstep batching ran 6.3x (16 live) and 15.4x (64) full history at batch 1 on an H100,
+prefix reuse at batch 1 only 2.0-2.2x (benchmarks/README.md, GPU table); reuse still applies wherever a
+step sends one request (the last live episode, a single-episode run). vLLM gives both levers at once
+(:func:`runner_model_args` turns its prefix caching on).
 
 Selected by ``triangulate play --model hf`` (and when no model is given); opt out with
 ``--no_prefix_cache``. Also registered in lm-eval's model registry
@@ -54,6 +57,17 @@ DEFAULT_MB = 2048.0
 def prefix_cache_enabled(flag: bool | None = None) -> bool:
     """The runner's switch: on unless ``--no_prefix_cache`` passed ``False``."""
     return True if flag is None else bool(flag)
+
+
+def play_batch_size(model: str | None, model_args: Mapping[str, Any], device: str | None, live: int) -> int:
+    """``triangulate play``'s default ``--batch_size``: ``live`` (the episodes in flight) for an ``hf`` model on
+    a GPU (``device`` or model_args' ``device`` naming cuda, or neither naming one and CUDA present), else 1.
+    The embedded SmolLM2 (``model`` None) runs on the CPU unless a device is named."""
+    if model is not None and model not in HF_MODEL_NAMES:
+        return 1
+    where = device or model_args.get("device")
+    on_gpu = str(where).startswith("cuda") if where else model is not None and torch.cuda.is_available()
+    return max(int(live), 1) if on_gpu else 1
 
 
 def runner_model_args(model: str, model_args: Mapping[str, Any], enabled: bool | None = None) -> dict[str, Any]:

@@ -21,6 +21,7 @@ from lm_eval._cli.utils import MergeDictAction
 
 from plumbing import run_folder
 from plumbing.errors import UserError
+from plumbing.secrets import redact_secret_keys
 
 log = logging.getLogger(__name__)
 
@@ -29,6 +30,12 @@ def _add_run_folder_flags(parser: argparse.ArgumentParser) -> None:
     """``--overwrite`` (start over) and ``--wait_lock`` (wait for another process writing the same tasks)."""
     parser.add_argument("--overwrite", action="store_true", help="discard earlier episodes of these tasks instead of resuming")
     parser.add_argument("--wait_lock", action="store_true", help="wait for another process writing these tasks in --output_path")
+
+
+BATCH_HELP = (
+    "backend batch size (int or 'auto'), as in lm_eval; default: 1 on a CPU (prefix reuse pays there), the live "
+    "episodes (--max_live) for an hf model on a GPU (lockstep batching, benchmarks/README.md's GPU table)"
+)
 
 
 def add_parser(subparsers) -> argparse.ArgumentParser:
@@ -45,7 +52,7 @@ def add_parser(subparsers) -> argparse.ArgumentParser:
     parser.add_argument("--tasks", "-t", default=None, help="comma-separated tasks or groups; 'list' prints them")
     parser.add_argument("--output_path", "-o", default=None, help=f"results folder ({run_folder.LAYOUT})")
     parser.add_argument("--limit", "-L", type=float, default=None, help="first N episodes per task (a value < 1 is a fraction)")
-    parser.add_argument("--batch_size", "-b", default="1", help="backend batch size (int or 'auto'), as in lm_eval")
+    parser.add_argument("--batch_size", "-b", default=None, help=BATCH_HELP)
     parser.add_argument("--seed", type=int, default=1234, help="stimuli, episode order and sampling seed (default 1234)")
     parser.add_argument(
         "--gen_kwargs",
@@ -125,6 +132,17 @@ def _batch_size(value: str) -> int | str:
     return size
 
 
+def default_batch_size(args: argparse.Namespace) -> int:
+    """No ``--batch_size``: batch 1 on a CPU, the live episodes for an hf model on a GPU
+    (:func:`models.prefix_cache.play_batch_size`)."""
+    from models.args import parse_model_args
+    from models.prefix_cache import play_batch_size
+    from multiturn.engine.scheduler import DEFAULT_MAX_LIVE
+
+    live = args.max_live if args.max_live is not None else DEFAULT_MAX_LIVE
+    return play_batch_size(args.model, parse_model_args(args.model_args), args.device, live or DEFAULT_MAX_LIVE)
+
+
 def _limit(value: float | None) -> int | float | None:
     if value is None:
         return None
@@ -174,6 +192,7 @@ def run(args: argparse.Namespace) -> int:
     if args.tasks.strip() == "list":
         return _list_tasks()
 
+    from models.args import check_local_model
     from models.retry import RetryPolicy
     from multiturn import registry
     from multiturn.engine.runner import run_tasks
@@ -185,8 +204,9 @@ def run(args: argparse.Namespace) -> int:
     task_args = dict(args.task_args or {})
     registry.check_task_args(expanded, task_args)
     roles = {role for name in expanded for role in registry.get_task(name, task_args).roles}
+    check_local_model(args.model_args)  # a missing local model folder: one line, before --output_path is made
 
-    batch_size = _batch_size(str(args.batch_size))
+    batch_size = _batch_size(str(args.batch_size)) if args.batch_size is not None else default_batch_size(args)
     if args.output_path is not None and (done := nothing_to_play(args, names, task_args)) is not None:
         print(f"triangulate play: nothing left to play; no model loaded, no new results file: {done}")
         return 0
@@ -229,7 +249,7 @@ def nothing_to_play(args: argparse.Namespace, names: list[str], task_args: dict[
     when a resume would play nothing, else None."""
     from models.naming import is_embedded, model_folder_name
     from multiturn.engine.runner import unchanged_results
-    from plumbing.jsonio import ensure_output_dir
+    from plumbing.output_dirs import ensure_output_dir
 
     ensure_output_dir(args.output_path, "--output_path")
     if args.overwrite:
@@ -239,8 +259,8 @@ def nothing_to_play(args: argparse.Namespace, names: list[str], task_args: dict[
         "limit": _limit(args.limit),
         "random_seed": args.seed,
         "task_args": task_args,
-        "gen_kwargs": dict(args.gen_kwargs or {}),
-        "judge_gen_kwargs": dict(args.judge_gen_kwargs or {}),
+        "gen_kwargs": redact_secret_keys(args.gen_kwargs),  # an auth_token=... is sent, never stored
+        "judge_gen_kwargs": redact_secret_keys(args.judge_gen_kwargs),
     }
     folder = model_folder_name(*named)
     done = unchanged_results(names, args.output_path, folder, config, limit=_limit(args.limit), seed=args.seed, task_args=task_args)
@@ -281,8 +301,8 @@ def run_config(
         "batch_size": batch_size,
         "device": args.device,
         "limit": _limit(args.limit),
-        "gen_kwargs": dict(args.gen_kwargs or {}),
-        "judge_gen_kwargs": dict(args.judge_gen_kwargs or {}),
+        "gen_kwargs": redact_secret_keys(args.gen_kwargs),  # an auth_token=... is sent, never stored
+        "judge_gen_kwargs": redact_secret_keys(args.judge_gen_kwargs),
         "task_args": task_args,
         "random_seed": args.seed,
         "max_live": args.max_live if args.max_live is not None else DEFAULT_MAX_LIVE,
@@ -332,7 +352,8 @@ def failure_summary(payload: dict[str, Any], argv: list[str]) -> str | None:
     counts = ", ".join(f"{task}: {n}" for task, n in failed.items())
     from models.args import scrub_secrets
 
-    resume = scrub_secrets("triangulate " + shlex.join(a for a in argv if a != "--overwrite"))  # no API key in the line
+    # each argument scrubbed before it is quoted: quoting splits a password holding a ' out of the scrubber's sight
+    resume = "triangulate " + shlex.join(scrub_secrets(a) for a in argv if a != "--overwrite")
     finished = sum(int(payload.get("n-samples", {}).get(task, {}).get("effective", 0)) for task in entries)
     if finished == 0:
         first = next((e["first_error"] for e in entries.values() if e.get("first_error")), "?")

@@ -93,6 +93,7 @@ class EpisodeSummary:
     facts: list[tuple[str, str]] = field(default_factory=list)
     facts_title: str = ""
     outcome: str = ""  # one or two words for the episode list ("solved", ...); "" = the viewer's default
+    target: str = ""  # the gold / hidden solution as text (the word, the rule, the groups): an export's sample target
 
 
 class Game(abc.ABC):
@@ -136,6 +137,8 @@ class TaskSpec(abc.ABC):
     results JSON, like lm-eval. ``higher_is_better`` mirrors lm-eval's field.
     """
 
+    #: the task's name, set by :func:`multiturn.registry.get_task` from ``@register("name")`` (file names, the
+    #: results key, the chance player's lookup all use it): a registered task states none of its own
     name: str = ""
     #: roles this task sends requests for; "judge" / "player_b" make the CLI build those backends.
     roles: tuple[str, ...] = ("player",)

@@ -12,10 +12,8 @@ parameters: ``get_task(name, task_args)`` passes each task the options it declar
 
 Adding a task (one file: ``multiturn/games/mygame.py``; nothing else to edit)::
 
-    @register("mygame")
+    @register("mygame")          # the task's one name: the registry sets ``task.name`` from it
     class MyGameTask(TaskSpec):
-        name = "mygame"
-
         def __init__(self, *, rounds: int = 5):       # --task_args rounds=8
             self.rounds = int(rounds)
 
@@ -42,7 +40,7 @@ from typing import Any
 
 from models.forms import register_reply_form
 from multiturn.game import Request, TaskSpec
-from plumbing.errors import UserError
+from plumbing.errors import UserError, unknown_names
 from plumbing.registry import Registry
 
 #: the package whose every module is a game family (found by name: the registry never imports a game statically)
@@ -77,8 +75,48 @@ GROUPS: Registry[Group] = Registry("play group", family_modules)
 
 
 def register(name: str) -> Callable[[TaskFactory], TaskFactory]:
-    """Decorator: register a ``TaskSpec`` subclass or factory under ``name``."""
-    return TASKS.register(name)
+    """Decorator: register a ``TaskSpec`` subclass or factory under ``name``, the task's one name.
+
+    The task states no name of its own: :func:`get_task` sets ``task.name`` from the registration. A class
+    (or the class a ``functools.partial`` wraps) that is not a ``TaskSpec``, or that states another name, is
+    refused here, at import; a factory's task is checked the same way when built."""
+
+    def wrap(factory: TaskFactory) -> TaskFactory:
+        cls = _factory_class(factory)
+        if cls is not None:
+            _check_task_class(name, cls)
+        TASKS.add(name, factory)
+        return factory
+
+    return wrap
+
+
+def _factory_class(factory: Any) -> type | None:
+    """The class a factory builds when it says so (a class, or a ``functools.partial`` of one); None for a function."""
+    target = getattr(factory, "func", factory)
+    return target if inspect.isclass(target) else None
+
+
+def _check_task_class(name: str, cls: type) -> None:
+    """``TypeError`` unless ``cls`` is a ``TaskSpec`` subclass stating no name other than ``name``."""
+    if not issubclass(cls, TaskSpec):
+        raise TypeError(f"@register({name!r}): {cls.__qualname__} is not a multiturn.game.TaskSpec subclass")
+    if cls.name and cls.name != name:
+        raise TypeError(
+            f"@register({name!r}): {cls.__qualname__} states name = {cls.name!r}; a task's name is its registration: drop the name"
+        )
+
+
+def _named_task(name: str, task: Any) -> TaskSpec:
+    """The task a factory registered as ``name`` built, named ``name`` (``TypeError`` for another object or name)."""
+    if not isinstance(task, TaskSpec):
+        raise TypeError(f"play task {name!r}: its factory returned {type(task).__qualname__}, not a multiturn.game.TaskSpec")
+    if task.name and task.name != name:
+        raise TypeError(
+            f"play task {name!r}: its factory's task states name = {task.name!r}; a task's name is its registration: drop the name"
+        )
+    task.name = name
+    return task
 
 
 def register_group(name: str, members: list[str], aggregate: Callable[[dict], dict] | None = None) -> None:
@@ -110,9 +148,7 @@ def expand(names: list[str]) -> list[str]:
             elif member not in out:
                 out.append(member)
     if unknown:
-        raise UserError(
-            f"unknown task(s): {', '.join(unknown)}; known tasks: {', '.join(task_names())}; groups: {', '.join(sorted(groups))}"
-        )
+        raise unknown_names("task(s)", unknown, [*task_names(), *groups], "list them all with `triangulate play --tasks list`")
     return out
 
 
@@ -138,11 +174,12 @@ def check_task_args(names: list[str], task_args: Mapping[str, Any] | None) -> No
 
 
 def get_task(name: str, task_args: Mapping[str, Any] | None = None) -> TaskSpec:
-    """A fresh task; of ``task_args`` it receives the options it declares (recorded as ``task.task_args``)."""
+    """A fresh task named as registered; of ``task_args`` it receives the options it declares (recorded as
+    ``task.task_args``)."""
     resolved = expand([name])[0]
     options = task_options(resolved)
     kwargs = {k: v for k, v in (task_args or {}).items() if k in options}
-    task = TASKS.get(resolved)(**kwargs)
+    task = _named_task(resolved, TASKS.get(resolved)(**kwargs))
     task.task_args = dict(kwargs)
     return task
 

@@ -1,7 +1,8 @@
-"""Reading JSON and JSONL files with errors that name the file (and line), and output folders.
+"""Reading JSON and JSONL files with errors that name the file (and line); encoding JSON and text to write.
 
 :func:`read_jsonl` is the one JSONL reader of the project (episode and sample files of run folders): a torn last line
-is skipped and counted, any other corrupt line is a ``UserError`` naming file and line.
+is skipped and counted (``Records.skipped``; :func:`torn_last_lines` for the files a command read), any other
+corrupt line is a ``UserError`` naming file and line.
 
 :func:`dumps` and :func:`write_text` are the one encoder for every text written to JSON, JSONL and HTML: they
 survive lone UTF-16 surrogates (a hostile or broken server's ``"\\ud800"``), replacing each with U+FFFD and
@@ -14,11 +15,11 @@ import json
 import logging
 import os
 import re
-from collections.abc import Iterator
-from contextlib import contextmanager
+from collections.abc import Iterable
 from pathlib import Path
 from typing import Any
 
+from plumbing import atomic
 from plumbing.errors import UserError
 
 log = logging.getLogger(__name__)
@@ -63,15 +64,14 @@ def dumps(value: Any, *, count: bool = False, **kwargs: Any) -> str:
 
 
 def write_text(path: str | os.PathLike, text: str) -> Path:
-    """Write ``text`` as UTF-8 (an HTML page, a CSV) with lone surrogates replaced, through a temporary file and a rename."""
-    path = Path(path)
-    tmp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
-    try:
-        tmp.write_text(clean_text(text)[0], encoding="utf-8")
-        os.replace(tmp, path)
-    finally:
-        tmp.unlink(missing_ok=True)
-    return path
+    """Write ``text`` as UTF-8 (an HTML page, a CSV) with lone surrogates replaced, with the atomic writer
+    (:func:`plumbing.atomic.write_text`)."""
+    return atomic.write_text(path, clean_text(text)[0])
+
+
+def write_json(path: str | os.PathLike, value: Any, **dumps_kwargs: Any) -> Path:
+    """Write ``value`` as JSON (:func:`dumps`: UTF-8, lone surrogates replaced) with the atomic writer."""
+    return atomic.write_text(path, dumps(value, **dumps_kwargs))
 
 
 def read_json(path: str | os.PathLike, what: str = "file") -> Any:
@@ -99,7 +99,7 @@ class Records(list):
 
 
 class TornLines(dict):
-    """file -> torn last lines skipped by :func:`read_jsonl` inside a :func:`torn_lines` block."""
+    """file -> torn last lines (0 or 1) of the JSONL files a command read (:func:`torn_last_lines`)."""
 
     @property
     def count(self) -> int:
@@ -113,26 +113,11 @@ class TornLines(dict):
         return f"{n} torn last line{'s' if n != 1 else ''} skipped (a run killed mid-write): {', '.join(map(str, sorted(self)))}"
 
 
-_TALLIES: list[TornLines] = []
-
-
-@contextmanager
-def torn_lines() -> Iterator[TornLines]:
-    """Collect the torn last lines every :func:`read_jsonl` call skips inside the block (a file read
-    twice counts once), so a command can say how many it skipped."""
-    tally = TornLines()
-    _TALLIES.append(tally)
-    try:
-        yield tally
-    finally:
-        _TALLIES.remove(tally)
-
-
 def read_jsonl(path: str | os.PathLike, *, missing_ok: bool = False) -> Records:
     """The records (JSON objects, one per line) of a JSONL file: the one JSONL reader.
 
     Blank lines are ignored. A last line that is not a JSON object (the write a kill interrupted) is
-    skipped, logged and counted (``Records.skipped``, and in every open :func:`torn_lines` tally); any
+    skipped, logged and counted (``Records.skipped``; :func:`torn_last_lines` tallies a command's files); any
     earlier such line raises a one-line ``UserError`` naming file and line. A missing file is an error,
     or no records with ``missing_ok``.
     """
@@ -153,48 +138,50 @@ def read_jsonl(path: str | os.PathLike, *, missing_ok: bool = False) -> Records:
                 continue
             if bad is not None:
                 raise UserError(f"{path}:{bad[0]}: {bad[1]} (a corrupt line before the last one)")
-            try:
-                record = json.loads(line)
-            except json.JSONDecodeError as exc:
-                bad = (lineno, f"not valid JSON ({exc.msg})")
-                continue
-            if isinstance(record, dict):
+            record, why = parse_line(line)
+            if why is None:
                 records.append(record)
             else:
-                bad = (lineno, f"not a JSON object ({type(record).__name__})")
+                bad = (lineno, why)
     if bad is None:
         return Records(path, records)
     log.warning("%s:%d: skipped a torn last line (%s; a run killed mid-write)", path, bad[0], bad[1])
-    for tally in _TALLIES:
-        tally[path] = 1
     return Records(path, records, skipped=1)
 
 
-def ensure_output_dir(value: str | os.PathLike, flag: str) -> Path:
-    """Create ``value`` (with parents) and check that files can be written in it; ``UserError`` naming
-    ``flag`` otherwise (a path that is a file, a read-only location, ...)."""
-    path = Path(value).expanduser()
-    probe = path / f".triangulate-write-check-{os.getpid()}"
+def parse_line(line: str) -> tuple[dict[str, Any], None] | tuple[None, str]:
+    """One JSONL line as ``(record, None)``, or ``(None, why)`` when it is not a JSON object (the reader's rule)."""
     try:
-        path.mkdir(parents=True, exist_ok=True)
-        probe.touch()
-        probe.unlink()
-    except OSError as exc:
-        reason = exc.strerror or type(exc).__name__
-        raise UserError(f"{flag} {value} is not a writable folder ({reason}); choose another folder") from exc
-    return path
+        record = json.loads(line)
+    except json.JSONDecodeError as exc:
+        return None, f"not valid JSON ({exc.msg})"
+    if not isinstance(record, dict):
+        return None, f"not a JSON object ({type(record).__name__})"
+    return record, None
 
 
-@contextmanager
-def new_output_dir(value: str | os.PathLike, flag: str) -> Iterator[Path]:
-    """:func:`ensure_output_dir` for a command that may fail: a folder it created is removed again (when still
-    empty) if the block raises, so a failed ``report``/``view`` leaves no empty ``--out`` behind."""
-    path = Path(value).expanduser()
-    existed = path.exists()
-    ensure_output_dir(path, flag)
+def torn_last_lines(paths: Iterable[str | os.PathLike]) -> TornLines:
+    """The files among ``paths`` whose last non-blank line :func:`read_jsonl` skips as torn (its own rule,
+    :func:`parse_line`), each counted once: what a command that read them reports. Reads each file's tail only."""
+    torn = TornLines()
+    for path in dict.fromkeys(Path(p) for p in paths):
+        line = _last_line(path)
+        if line.strip() and parse_line(line)[1] is not None:
+            torn[path] = 1
+    return torn
+
+
+def _last_line(path: Path, block: int = 1 << 16) -> str:
+    """The last non-blank line of ``path`` ("" when none or unreadable), read backwards from its end."""
     try:
-        yield path
-    except BaseException:
-        if not existed and path.is_dir() and not any(path.iterdir()):
-            path.rmdir()
-        raise
+        with open(path, "rb") as fh:
+            end = fh.seek(0, os.SEEK_END)
+            tail = b""
+            while end > 0 and b"\n" not in tail.strip():
+                step = min(block, end)
+                end -= step
+                fh.seek(end)
+                tail = fh.read(step) + tail
+    except OSError:
+        return ""
+    return tail.strip().rsplit(b"\n", 1)[-1].decode("utf-8", errors="replace")

@@ -25,7 +25,7 @@ from pathlib import Path
 from typing import Any
 
 from plumbing.errors import UserError
-from plumbing.jsonio import read_json
+from plumbing.jsonio import TornLines, read_json, torn_last_lines
 
 log = logging.getLogger(__name__)
 
@@ -181,6 +181,12 @@ def record_files(roots: Iterable[Path]) -> list[tuple[str, str, Path]]:
 
 
 # --- reading -----------------------------------------------------------------------------------
+
+
+def torn_lines(roots: Iterable[Path], tasks: Sequence[str] | None = None) -> TornLines:
+    """The record files under ``roots`` (:func:`record_files`; of ``tasks`` only, when given) whose torn last line
+    the reader skips: what ``score``, ``view`` and ``report`` say they left out."""
+    return torn_last_lines(path for task, _, path in record_files(roots) if tasks is None or task in tasks)
 
 
 def read_results(path: Path) -> dict[str, Any]:

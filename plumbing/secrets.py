@@ -7,8 +7,14 @@ It knows credentials three ways:
   ``HF_TOKEN``, ...), replaced wherever they occur;
 - **secret-bearing keys** in ``key=value`` (model_args strings), ``"key": "value"`` (JSON) and
   ``'key': 'value'`` (a Python dict's repr, as lm-eval prints model_args): the value is replaced;
-- **URL userinfo**: ``scheme://user:password@host`` keeps the user, the password is replaced; and
-  ``Bearer <token>`` in headers.
+- **URL userinfo**: ``scheme://user:password@host`` keeps the user, the password is replaced (a ``'`` in it, legal
+  in a URL, included); and ``Bearer <token>`` in headers.
+
+:func:`scrub_tree` scrubs every string of a JSON-like value (what a command writes to JSON: episode records,
+plans, results), :func:`redact_secret_keys` a mapping's secret-named values (``--gen_kwargs auth_token=...``).
+A process handing credentials to a child never puts them in its argv (``ps`` shows every user's argv):
+:func:`hide_argv_secrets` swaps each for a placeholder and gives the values as environment variables (readable by
+the user only), :func:`reveal_argv_secrets` puts them back in the child.
 
 :class:`ScrubbingStream` puts it on ``sys.stdout``/``sys.stderr`` (what lm-eval prints, tracebacks,
 progress lines), :class:`LogScrubber` on log handlers; the suite pipes each cell's output through it.
@@ -32,7 +38,7 @@ _KEY_EQ = re.compile(rf"(?<![\w.-])({_KEY})(\s*=\s*)(?!{REDACTED})([^,\s'\"}}\])
 #: ``"key": "value"`` (JSON) and ``'key': 'value'`` (a Python dict's repr)
 _KEY_QUOTED = re.compile(rf"(['\"])({_KEY})\1(\s*:\s*)(['\"])(?!{REDACTED})((?:\\.|(?!\4).)*)\4", re.IGNORECASE)
 #: ``scheme://user:password@``: the password
-_USERINFO = re.compile(r"([a-zA-Z][a-zA-Z0-9+.-]*://[^\s/@:'\"]*:)(?!" + REDACTED + r")([^\s/@'\"]+)(@)")
+_USERINFO = re.compile(r"([a-zA-Z][a-zA-Z0-9+.-]*://[^\s/@:'\"]*:)(?!" + REDACTED + r")([^\s/@\"]+)(@)")
 _BEARER = re.compile(r"(\bBearer\s+)(?!" + REDACTED + r")([A-Za-z0-9._~+/=-]{4,})")
 
 _KNOWN: set[str] = set()
@@ -48,8 +54,24 @@ def url_password(value: str) -> str | None:
     return match.group(2) if match else None
 
 
+def _basic_auth(url: str) -> list[str]:
+    """``base64(user:password)`` of a URL login, as HTTP Basic authentication sends it (URL-decoded, as clients do)."""
+    import base64
+    from urllib.parse import unquote, urlsplit
+
+    try:
+        parts = urlsplit(url.strip())
+        if parts.password is None:
+            return []
+    except ValueError:
+        return []
+    login = f"{unquote(parts.username or '')}:{unquote(parts.password)}"
+    return [base64.b64encode(login.encode("utf-8")).decode("ascii")]
+
+
 def secret_values_of(pairs: Iterable[tuple[Any, Any]]) -> list[str]:
-    """The credential values among ``(key, value)`` pairs: secret-named keys and URL passwords (4+ characters)."""
+    """The credential values among ``(key, value)`` pairs: secret-named keys and URL passwords (4+ characters), with
+    the ``Authorization: Basic`` form a client sends for a URL login (a server may echo it)."""
     values: set[str] = set()
     for key, value in pairs:
         if value in (None, ""):
@@ -58,6 +80,7 @@ def secret_values_of(pairs: Iterable[tuple[Any, Any]]) -> list[str]:
             values.add(str(value))
         elif isinstance(value, str) and (password := url_password(value)):
             values.add(password)
+            values.update(_basic_auth(value))
     return sorted((v for v in values if len(v) >= 4), key=len, reverse=True)
 
 
@@ -91,14 +114,94 @@ def scrub(text: str, values: Iterable[str] = ()) -> str:
     credential values to replace besides the registered ones and the environment's."""
     if not text:
         return text
-    known = set(values) | _KNOWN | set(env_secret_values())
-    for value in sorted(known, key=len, reverse=True):
+    return _scrub_known(text, _known_values(values))
+
+
+def _known_values(values: Iterable[str] = ()) -> list[str]:
+    """Registered, environment and given credential values, longest first (a value inside another goes after it)."""
+    return sorted(set(values) | _KNOWN | set(env_secret_values()), key=len, reverse=True)
+
+
+def _scrub_known(text: str, known: Iterable[str]) -> str:
+    for value in known:
         if value in text:
             text = text.replace(value, REDACTED)
     text = _USERINFO.sub(rf"\1{REDACTED}\3", text)
     text = _KEY_QUOTED.sub(rf"\1\2\1\3\4{REDACTED}\4", text)
     text = _KEY_EQ.sub(rf"\1\2{REDACTED}", text)
     return _BEARER.sub(rf"\1{REDACTED}", text)
+
+
+def scrub_tree(value: Any, values: Iterable[str] = ()) -> Any:
+    """``value`` (dicts, lists and strings, as JSON holds them) with every string scrubbed by :func:`scrub`; a
+    string is scrubbed as a whole, never its JSON text (an escaped quote would end a scrubbed value early)."""
+    known = _known_values(values)
+
+    def walk(item: Any) -> Any:
+        if isinstance(item, str):
+            return _scrub_known(item, known) if item else item
+        if isinstance(item, dict):
+            return {key: walk(v) for key, v in item.items()}
+        if isinstance(item, (list, tuple)):
+            return [walk(v) for v in item]
+        return item
+
+    return walk(value)
+
+
+def redact_secret_keys(mapping: Any) -> dict[str, Any]:
+    """A copy of ``mapping`` whose secret-named keys (:func:`is_secret_key`) hold ``<redacted>``: what is stored of
+    ``--gen_kwargs`` and the like (the values are registered for :func:`scrub` too)."""
+    out = dict(mapping or {})
+    register_secret_values(str(v) for k, v in out.items() if is_secret_key(k) and v not in (None, ""))
+    return {k: REDACTED if is_secret_key(k) and v not in (None, "") else v for k, v in out.items()}
+
+
+#: the environment variables that carry a child's credentials (:func:`hide_argv_secrets`); the names are
+#: secret-named, so the child's scrubber knows their values too
+ARGV_SECRET_ENV = "TRIANGULATE_SECRET_{}"
+_PLACEHOLDER = "@@TRIANGULATE_SECRET_{}@@"
+_PLACEHOLDER_RE = re.compile(r"@@TRIANGULATE_SECRET_(\d+)@@")
+
+
+def secret_values_in(text: str) -> list[str]:
+    """The credentials :func:`scrub` would replace in ``text``, longest first."""
+    found = {v for v in _known_values() if v in text}
+    found |= {m.group(2) for m in _USERINFO.finditer(text)}
+    found |= {m.group(5) for m in _KEY_QUOTED.finditer(text)}
+    found |= {m.group(3) for m in _KEY_EQ.finditer(text)}
+    found |= {m.group(2) for m in _BEARER.finditer(text)}
+    return sorted((v for v in found if v), key=len, reverse=True)
+
+
+def hide_argv_secrets(argv: Iterable[str]) -> tuple[list[str], dict[str, str]]:
+    """``argv`` with every credential replaced by a placeholder, and the environment variables that carry the
+    values to the child (which calls :func:`reveal_argv_secrets`); a child's argv is visible to every user
+    (``ps -ef``, ``/proc/<pid>/cmdline``), its environment to its user only."""
+    argv = [str(a) for a in argv]
+    values = sorted({v for a in argv for v in secret_values_in(a)}, key=len, reverse=True)
+    env = {ARGV_SECRET_ENV.format(k): v for k, v in enumerate(values)}
+    out = []
+    for arg in argv:
+        for k, value in enumerate(values):
+            arg = arg.replace(value, _PLACEHOLDER.format(k))
+        out.append(arg)
+    return out, env
+
+
+def reveal_argv_secrets(argv: Iterable[str], environ: Any = None) -> list[str]:
+    """``argv`` with the placeholders of :func:`hide_argv_secrets` replaced by the values in ``environ`` (default
+    ``os.environ``); each value is registered for :func:`scrub`. A placeholder without its variable stays."""
+    environ = os.environ if environ is None else environ
+
+    def value(match: re.Match) -> str:
+        found = environ.get(ARGV_SECRET_ENV.format(match.group(1)))
+        if found is None:
+            return match.group(0)
+        register_secret_values([found])
+        return found
+
+    return [_PLACEHOLDER_RE.sub(value, str(a)) for a in argv]
 
 
 class ScrubbingStream:

@@ -7,6 +7,8 @@ One YAML per task (lm-eval indexes ``*.yaml`` only; the shared ``_*_yaml`` templ
 - ``overlap/globalgroup_overlap_<subset>``  the candidate-proposal prompt (Appendix A.3) on the 4x4 games
   (own folder and utils.py, so a problem there cannot break the main tasks)
 - ``globalgroup``                     group: unweighted mean over the eleven 4x4 tasks
+- ``globalgroup_<subset>_fresh``      the matched fresh twin of the 4x4 test games (issue 33; tag
+  ``globalgroup_fresh``): ``datasets_build.matched``, generated on first use (seed 0)
 
 ``tests/lm_eval_tasks/test_tasks_registry.py`` checks that the committed files equal this script's output.
 Subsets and game settings come from :mod:`datasets_build.globalgroup`, the metrics from
@@ -27,9 +29,9 @@ HERE = Path(__file__).resolve().parent
 HEADLINE = (4, 4)
 
 
-def _task(name: str, template: str, config: str, tags: list[str]) -> str:
+def _task(name: str, template: str, config: str, tags: list[str], extra: str = "") -> str:
     tag_lines = "".join(f"  - {t}\n" for t in tags)
-    return f"{HEADER}include: {template}\ntask: {name}\ntag:\n{tag_lines}dataset_kwargs:\n  config: {config}\n"
+    return f"{HEADER}include: {template}\ntask: {name}\ntag:\n{tag_lines}{extra}dataset_kwargs:\n  config: {config}\n"
 
 
 def _group() -> str:
@@ -45,6 +47,13 @@ def expected_files() -> dict[str, str]:
     for subset in SUBSET_NAMES:
         files[f"globalgroup_{subset}.yaml"] = _task(
             f"globalgroup_{subset}", "_globalgroup_template_yaml", f"{subset}_{g0}x{w0}", ["globalgroup_4x4"]
+        )
+        files[f"globalgroup_{subset}_fresh.yaml"] = _task(
+            f"globalgroup_{subset}_fresh",
+            "_globalgroup_template_yaml",
+            f"{subset}_{g0}x{w0}",
+            ["globalgroup_fresh"],
+            "custom_dataset: !function utils.load_globalgroup_fresh\n",
         )
         for g, w in settings_of(subset):
             files[f"globalgroup_{subset}_{g}x{w}.yaml"] = _task(

@@ -1,6 +1,8 @@
 """The episode record: one line of an episodes JSONL, written and read here only.
 
-An :class:`EpisodeRecord` holds one finished (or failed) episode: its id, task, seed and instance,
+An :class:`EpisodeRecord` holds one finished (or failed) episode: its id, task, seed, the fingerprint of the
+settings it was played under (``settings_id``: :func:`multiturn.engine.results.settings_id`, checked on resume
+when ``episodes_<task>.settings.json`` is gone) and instance,
 whether a backend call failed, the game's scores, every model call in play order (``calls``: role
 and reply; ``triangulate score`` replays them through the game), the game's transcript and the
 game's own extras (``Game.record()``: trials, events, rounds, ...), which sit at the top level.
@@ -29,6 +31,7 @@ from lm_eval.utils import handle_non_serializable
 from plumbing import jsonio
 from plumbing.errors import UserError
 from plumbing.jsonio import Records, read_jsonl
+from plumbing.secrets import scrub_tree
 
 SCHEMA_VERSION = 2
 #: replies shorter than this stay inline (a reference, ``{"$reply": 12}``, is about this long)
@@ -36,7 +39,7 @@ MIN_REF_CHARS = 16
 #: the key of a reference to a stored reply (``{"$reply": k}`` stands for ``calls[k]["reply"]``)
 REPLY_REF = "$reply"
 #: the record's own keys; everything else at the top level is the game's extras
-CORE_KEYS = ("schema_version", "id", "task", "seed", "failed", "error", "instance", "transcript", "scores", "calls")
+CORE_KEYS = ("schema_version", "id", "task", "seed", "settings_id", "failed", "error", "instance", "transcript", "scores", "calls")
 
 
 class Call(TypedDict, total=False):
@@ -54,6 +57,7 @@ class EpisodeRecord(TypedDict, total=False):
     id: str
     task: str
     seed: int
+    settings_id: str
     failed: bool
     error: str | None
     instance: dict[str, Any]
@@ -72,6 +76,7 @@ def make_record(
     scores: Mapping[str, float],
     extras: Mapping[str, Any],
     error: str | None = None,
+    settings_id: str | None = None,
 ) -> EpisodeRecord:
     """The record of one episode. ``calls`` are the engine's calls (``role``, ``reply``, ``prompt``,
     ``error``); the prompt is kept only where the game keeps no transcript (then the calls are it)."""
@@ -80,6 +85,7 @@ def make_record(
         "id": str(instance["id"]),
         "task": task,
         "seed": seed,
+        **({"settings_id": settings_id} if settings_id else {}),
         "failed": error is not None,
         "error": error,
         "instance": dict(instance),
@@ -149,8 +155,10 @@ def _resolve(value: Any, calls: Sequence[Mapping[str, Any]], where: str) -> Any:
 
 def dumps(record: Mapping[str, Any]) -> str:
     """One JSONL line of ``record`` (encoded; NaN kept as lm-eval writes it; numpy values converted) through the
-    one encoder (:func:`plumbing.jsonio.dumps`: a reply's lone surrogates are replaced and counted in the record)."""
-    return jsonio.dumps(encode(record), count=True, default=handle_non_serializable)
+    one encoder (:func:`plumbing.jsonio.dumps`: a reply's lone surrogates are replaced and counted in the record),
+    every string scrubbed of credentials first (:func:`plumbing.secrets.scrub_tree`: a key the server echoes
+    into a reply is stored as ``<redacted>``, as ``triangulate eval`` stores it in its samples)."""
+    return jsonio.dumps(scrub_tree(encode(record)), count=True, default=handle_non_serializable)
 
 
 def read_episodes(path: Path) -> Records:

@@ -14,7 +14,6 @@ from __future__ import annotations
 import json
 import logging
 import math
-import os
 from collections.abc import Iterable, Mapping, Sequence
 from datetime import datetime
 from pathlib import Path
@@ -24,7 +23,7 @@ from lm_eval.utils import handle_non_serializable
 
 from multiturn.engine.record import dumps, read_episodes
 from multiturn.game import TaskSpec
-from plumbing import jsonio
+from plumbing import atomic, jsonio
 from plumbing.errors import UserError
 from plumbing.run_folder import episodes_path, new_results_path, rank_parts, settings_path
 from plumbing.stats import mean_of_keys
@@ -54,15 +53,7 @@ def has_numeric_scores(record: Mapping[str, Any]) -> bool:
 
 def rewrite_records(path: Path, records: Iterable[Mapping[str, Any]]) -> None:
     """Atomically replace ``path`` with exactly ``records`` (used to compact before resuming)."""
-    path = Path(path)
-    path.parent.mkdir(parents=True, exist_ok=True)
-    tmp = path.with_name(path.name + ".tmp")
-    with tmp.open("w", encoding="utf-8") as fh:
-        for record in records:
-            fh.write(dumps(record) + "\n")
-        fh.flush()
-        os.fsync(fh.fileno())
-    os.replace(tmp, path)
+    atomic.write_lines(path, (dumps(record) + "\n" for record in records))
 
 
 def compact_for_resume(model_dir: Path, task: str, *, overwrite: bool = False) -> None:
@@ -114,28 +105,54 @@ def _canonical(value: Any) -> str:
     return json.dumps(value, sort_keys=True, ensure_ascii=False, default=str)
 
 
+def settings_id(settings: Mapping[str, Any]) -> str:
+    """The fingerprint of a run's settings that every episode record carries (``settings_id``): the first 16 hex
+    digits of the SHA-256 of their canonical JSON (what ``episodes_<task>.settings.json`` holds)."""
+    import hashlib
+
+    return hashlib.sha256(_canonical(settings).encode("utf-8", "replace")).hexdigest()[:16]
+
+
 def check_resume_settings(model_dir: Path, task: str, settings: Mapping[str, Any], *, overwrite: bool = False) -> None:
     """Before a run (rank 0, under the task's lock): stored episodes are resumed only when they were played with
     the same ``settings`` (model and its args, task options, seed, gen_kwargs, the task's scoring
     version); otherwise a one-line ``UserError`` names what changed and offers ``--overwrite`` or a new folder.
-    Records the settings for the next run (files from before this check carry none and are adopted)."""
+    Without the settings file every stored record's ``seed`` and ``settings_id`` are checked instead
+    (:func:`check_records_settings`). Records the settings for the next run."""
     path = settings_path(model_dir, task)
     main = episodes_path(model_dir, task)
-    has_episodes = main.is_file() and main.stat().st_size > 0 or bool(rank_parts(model_dir, task))
+    parts = rank_parts(model_dir, task)
+    has_episodes = main.is_file() and main.stat().st_size > 0 or bool(parts)
     if has_episodes and not overwrite and path.is_file():
         from plumbing.jsonio import read_json
 
         old = read_json(path, "run settings")
         if isinstance(old, dict) and _canonical(old) != _canonical(settings):
-            raise UserError(
-                f"{main} holds episodes played with other settings ({_settings_diff(old, settings)}); "
-                "resume with the same settings, pass --overwrite to start this task over, or choose a new --output_path"
-            )
+            _refuse(main, _settings_diff(old, settings))
+    elif has_episodes and not overwrite:
+        check_records_settings(main, [main, *parts], settings, path)
     if overwrite or not path.is_file() or not has_episodes:
-        path.parent.mkdir(parents=True, exist_ok=True)
-        tmp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
-        tmp.write_text(json.dumps(dict(settings), indent=1, sort_keys=True, ensure_ascii=False, default=str), encoding="utf-8")
-        os.replace(tmp, path)
+        jsonio.write_json(path, dict(settings), indent=1, sort_keys=True, default=str)
+
+
+def _refuse(main: Path, diff: str) -> None:
+    raise UserError(
+        f"{main} holds episodes played with other settings ({diff}); "
+        "resume with the same settings, pass --overwrite to start this task over, or choose a new --output_path"
+    )
+
+
+def check_records_settings(main: Path, files: Sequence[Path], settings: Mapping[str, Any], settings_file: Path) -> None:
+    """The settings file is gone: every stored record's ``seed`` and ``settings_id`` must be this run's (records
+    from before ``settings_id`` was stored are checked by seed alone), else the one-line refusal."""
+    wanted = settings_id(settings)
+    gone = f"{settings_file.name} is missing"
+    for path in files:
+        for record in read_episodes(path):
+            if record.get("seed") is not None and record.get("seed") != settings.get("seed"):
+                _refuse(main, f"seed: {record.get('seed')} -> {settings.get('seed')}, by the stored records; {gone}")
+            if record.get("settings_id") not in (None, wanted):
+                _refuse(main, f"settings fingerprint {record.get('settings_id')} -> {wanted}, by the stored records; {gone}")
 
 
 def append_gathered(main_path: Path, task: str, records: Iterable[Mapping[str, Any]]) -> None:
@@ -148,20 +165,17 @@ def append_gathered(main_path: Path, task: str, records: Iterable[Mapping[str, A
 
 
 class EpisodeWriter:
-    """Appends one record per finished episode and flushes it at once."""
+    """Appends one record per finished episode and flushes it at once (:class:`plumbing.atomic.LineAppender`)."""
 
     def __init__(self, path: Path):
-        self.path = Path(path)
-        self.path.parent.mkdir(parents=True, exist_ok=True)
-        self._fh = self.path.open("a", encoding="utf-8")
+        self._lines = atomic.LineAppender(path)
+        self.path = self._lines.path
 
     def write(self, record: Mapping[str, Any]) -> None:
-        self._fh.write(dumps(record) + "\n")
-        self._fh.flush()
+        self._lines.write(dumps(record))
 
     def close(self) -> None:
-        if not self._fh.closed:
-            self._fh.close()
+        self._lines.close()
 
     def __enter__(self) -> EpisodeWriter:
         return self
@@ -297,19 +311,8 @@ def add_group(out: dict[str, Any], group: str, present: Sequence[str], task_resu
 
 
 def write_results(model_dir: Path, payload: Mapping[str, Any]) -> Path:
-    """Write a new results JSON (:func:`plumbing.run_folder.new_results_path`) into ``model_dir`` atomically (a hidden temporary file, then a
-    rename), so a reader never sees a half-written results file; returns its path."""
+    """Write a new results JSON (:func:`plumbing.run_folder.new_results_path`) into ``model_dir`` with the atomic
+    writer (:mod:`plumbing.atomic`), so a reader never sees a half-written results file; returns its path."""
     model_dir = Path(model_dir)
     model_dir.mkdir(parents=True, exist_ok=True)
-    path = new_results_path(model_dir)
-    text = jsonio.dumps(payload, indent=2, default=handle_non_serializable)
-    tmp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
-    try:
-        with tmp.open("w", encoding="utf-8") as fh:
-            fh.write(text)
-            fh.flush()
-            os.fsync(fh.fileno())
-        os.replace(tmp, path)
-    finally:
-        tmp.unlink(missing_ok=True)
-    return path
+    return jsonio.write_json(new_results_path(model_dir), payload, indent=2, default=handle_non_serializable)

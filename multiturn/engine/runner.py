@@ -24,6 +24,7 @@ from multiturn.game import TaskSpec
 from plumbing import run_folder
 from plumbing.errors import UserError
 from plumbing.locks import lock_all
+from plumbing.secrets import redact_secret_keys
 
 
 def select_instances(instances: Sequence[Mapping[str, Any]], limit: int | float | None) -> list[dict[str, Any]]:
@@ -72,8 +73,8 @@ def _episode_settings(
         "task": task.config(),
         "scoring_version": getattr(task, "version", 1.0),
         "seed": seed,
-        "gen_kwargs": dict(gen_kwargs or {}),
-        "judge_gen_kwargs": dict(judge_gen_kwargs or {}),
+        "gen_kwargs": redact_secret_keys(gen_kwargs),  # a secret-named kwarg (auth_token=...) is never stored
+        "judge_gen_kwargs": redact_secret_keys(judge_gen_kwargs),
     }
 
 
@@ -120,6 +121,8 @@ def run_task(
     """
     if "player" not in lms:
         raise ValueError("lms needs a 'player' backend")
+    if not task.name:
+        raise ValueError(f"{type(task).__qualname__} has no name: build it with multiturn.registry.get_task (its name is its registration)")
     lm = lms["player"]
     rank, world = rank_and_world(lm)
     all_instances = task.instances(seed)
@@ -130,8 +133,10 @@ def run_task(
     done: dict[str, dict[str, Any]] = {}
     main_path: Path | None = None
     write_path: Path | None = None
+    settings_id = None
     if output_dir is not None:
         settings = {**dict(model_settings or {}), **_episode_settings(task, seed, gen_kwargs_override, judge_gen_kwargs)}
+        settings_id = res.settings_id(settings)  # every record carries it: a resume checks it when the settings file is gone
         main_path, write_path, done = _resume(task, lm, run_folder.model_dir(output_dir, model_name), wanted, settings, overwrite)
 
     pending = [inst for inst in instances if str(inst["id"]) not in done]
@@ -152,6 +157,7 @@ def run_task(
             position=rank,
             initial=len(done) if world <= 1 else 0,
             total=len(instances) if world <= 1 else len(mine),
+            settings_id=settings_id,
         )
     finally:
         if writer:

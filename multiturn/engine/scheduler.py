@@ -92,10 +92,12 @@ def play_episodes(
     position: int = 0,
     initial: int = 0,
     total: int | None = None,
+    settings_id: str | None = None,
 ) -> list[dict[str, Any]]:
     """Play ``instances`` in lockstep and return their records (in finishing order).
 
-    ``on_finish(record)`` is called as each episode ends (the engine uses it to append to the JSONL).
+    ``on_finish(record)`` is called as each episode ends (the engine uses it to append to the JSONL); every
+    record carries ``settings_id`` when given (the fingerprint of the run's settings).
     """
     retry = retry or RetryPolicy()
     window = len(instances) if not max_live or max_live <= 0 else max_live
@@ -113,7 +115,7 @@ def play_episodes(
     )
 
     def finish(ep: Episode) -> None:
-        record = episode_record(task, ep, seed)
+        record = episode_record(task, ep, seed, settings_id)
         records.append(record)
         if on_finish is not None:
             on_finish(record)
@@ -178,7 +180,7 @@ def send_step(
     return failed
 
 
-def episode_record(task: TaskSpec, ep: Episode, seed: int) -> EpisodeRecord:
+def episode_record(task: TaskSpec, ep: Episode, seed: int, settings_id: str | None = None) -> EpisodeRecord:
     """The record of one finished (or failed) episode (:func:`multiturn.engine.record.make_record`)."""
     failed = ep.error is not None
     return make_record(
@@ -190,4 +192,5 @@ def episode_record(task: TaskSpec, ep: Episode, seed: int) -> EpisodeRecord:
         scores={} if failed else ep.game.scores(),
         extras={} if failed else ep.game.record(),
         error=ep.error,
+        settings_id=settings_id,
     )

@@ -319,7 +319,6 @@ class ConnectionsGame(Game):
 class ConnectionsInteractiveTask(TaskSpec):
     """The 438 NYT Connections test games, played guess by guess."""
 
-    name = "connections_interactive"
     gen_kwargs = dict(GEN_KWARGS)
     intro = NYT_INTRO
 
@@ -346,7 +345,7 @@ class ConnectionsInteractiveTask(TaskSpec):
             f"{count('invalid_replies')} invalid replies; solved = every group found before the {MAX_MISTAKES}th mistake."
         )
         facts = [(str(g.get("topic", "")), ", ".join(map(str, g.get("words", [])))) for g in instance.get("groups", [])]
-        return EpisodeSummary(why, facts, "the solution (hidden from the player)")
+        return EpisodeSummary(why, facts, "the solution (hidden from the player)", target="\n".join(f"{k}: {v}" for k, v in facts))
 
     def chance_reply(self, request: Request, rng: random.Random) -> str:
         """A group of random remaining words (the board's size: ``groups of N words`` in the opening prompt)."""

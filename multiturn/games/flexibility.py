@@ -368,7 +368,10 @@ class _FlexibilityTask(TaskSpec):
             f"{right} of {len(trials)} choices followed the hidden rule; the rule switched {record.get('switches', 0)} times "
             f"(after {SWITCH_AFTER} correct answers in a row). Accuracy counts parsed replies only."
         )
-        return EpisodeSummary(why, [("first rule", str((record.get("instance") or {}).get("first_rule", "")))], "the run")
+        first = str((record.get("instance") or {}).get("first_rule", ""))
+        rules = list(dict.fromkeys(str(t["rule"]) for t in trials if t.get("rule")))  # the hidden rules in the order played
+        target = f"first rule: {first}" + (f"; rules in play: {', '.join(rules)}" if rules else "")
+        return EpisodeSummary(why, [("first rule", first)], "the run", target=target)
 
     def config(self) -> dict[str, Any]:
         cfg = super().config()
@@ -383,7 +386,6 @@ class _FlexibilityTask(TaskSpec):
 
 
 class WCSTTask(_FlexibilityTask):
-    name = "wcst"
     make_run = staticmethod(wcst_run)
     game_class = WCSTGame
     reference_levels = {IDEAL_LEARNER: theoretical_bound(len(WCST_RULES))}
@@ -397,7 +399,6 @@ class WCSTTask(_FlexibilityTask):
 
 
 class LNTTask(_FlexibilityTask):
-    name = "lnt"
     make_run = staticmethod(lnt_run)
     game_class = LNTGame
     reference_levels = {IDEAL_LEARNER: theoretical_bound(len(LNT_TASKS))}

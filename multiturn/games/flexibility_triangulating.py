@@ -76,7 +76,6 @@ def _protocol(cfg: dict[str, Any]) -> dict[str, Any]:
 
 
 class WCSTTriangulatingTask(WCSTTask):
-    name = "wcst_triangulating"
     game_class = WCSTTriangulatingGame
 
     def config(self) -> dict[str, Any]:
@@ -84,7 +83,6 @@ class WCSTTriangulatingTask(WCSTTask):
 
 
 class LNTTriangulatingTask(LNTTask):
-    name = "lnt_triangulating"
     game_class = LNTTriangulatingGame
 
     def config(self) -> dict[str, Any]:

@@ -29,7 +29,6 @@ class GlobalGroupInteractiveTask(ConnectionsInteractiveTask):
 
     def __init__(self, subset: str):
         self.subset = subset
-        self.name = f"{GROUP}_{subset}"
 
     def instances(self, seed: int) -> list[dict[str, Any]]:
         from datasets_build.load import load_globalgroup

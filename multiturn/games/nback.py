@@ -223,7 +223,6 @@ class NBackTask(TaskSpec):
         keep_replies: bool = True,
         parse: str = "notebook",
         greedy: bool = False,
-        name: str | None = None,
     ):
         """``parse`` (task option): ``notebook`` (Gong et al.'s rule, default), ``strict`` (our variant) or
         ``exact`` (seed 003's port); ``greedy`` (task option): the authors' code's greedy decoding instead of
@@ -237,7 +236,6 @@ class NBackTask(TaskSpec):
         self.kind, self.n = kind, n
         self.keep_replies, self.parse = keep_replies, parse
         self.gen_kwargs = dict(GREEDY_GEN_KWARGS if greedy else GEN_KWARGS)
-        self.name = name or f"nback_{kind}_{n}"
 
     def instances(self, seed: int) -> list[dict[str, Any]]:
         """The 50 blocks of the built ``nback`` dataset in upstream order (stimuli are fixed data; the seed
@@ -264,7 +262,7 @@ class NBackTask(TaskSpec):
             ("targets", str(instance.get("targets", ""))),
             ("replies", "".join(str(t.get("parsed") or "?") for t in trials)),
         ]
-        return EpisodeSummary(why, facts, "the block")
+        return EpisodeSummary(why, facts, "the block", target="\n".join(f"{k}: {v}" for k, v in facts[:2]))
 
     def chance_reply(self, request: Request, rng: random.Random) -> str:
         """A fair coin between the two answers."""
@@ -306,7 +304,7 @@ def _factory(kind: str, n: int, **fixed):
 for _kind in KINDS:
     for _n in (1, 2, 3):
         register(f"nback_{_kind}_{_n}")(_factory(_kind, _n))
-register("nback_verbal_3_triangulating")(_factory("verbal", 3, keep_replies=False, parse="exact", name="nback_verbal_3_triangulating"))
+register("nback_verbal_3_triangulating")(_factory("verbal", 3, keep_replies=False, parse="exact"))
 register_group("nback_verbal", [f"nback_verbal_{n}" for n in (1, 2, 3)])
 register_group("nback_spatial", [f"nback_spatial_{n}" for n in (1, 2, 3)])
 register_group("nback", [f"nback_{k}_{n}" for k in KINDS for n in (1, 2, 3)])

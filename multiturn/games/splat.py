@@ -388,7 +388,6 @@ class SplatTask(TaskSpec):
         if difficulty is not None and difficulty not in DIFFICULTIES:
             raise UserError(f"SPLAT difficulty {difficulty!r} is not one of {', '.join(DIFFICULTIES)}")
         self.difficulty = difficulty
-        self.name = f"splat_{difficulty}" if difficulty else "splat"
         self.max_rounds = round_cap(max_rounds)
         self.labels_path = ("" if human_labels is None else str(human_labels).strip()) or None
         self._labels = read_human_labels(self.labels_path) if self.labels_path else {}
@@ -428,7 +427,11 @@ class SplatTask(TaskSpec):
         facts = [(key, str(instance[key])) for key in ("title", "story", "answer", "level_label") if key in instance]
         outcome = "solved" if record.get("hit") else "not solved"
         return EpisodeSummary(
-            why + " Accuracy = solved; rounds = questions used.", facts, "the puzzle (the judge sees the answer)", outcome
+            why + " Accuracy = solved; rounds = questions used.",
+            facts,
+            "the puzzle (the judge sees the answer)",
+            outcome,
+            target=str(instance.get("answer", "")),
         )
 
     def judge_label(self, reply: str) -> str:

@@ -24,6 +24,7 @@ from hypothesis import strategies as st
 from multiturn.games import connections_interactive as ci
 from multiturn.games import flexibility, nback, splat
 from multiturn.games import globalgroup_interactive as gi
+from multiturn.registry import get_task
 
 SETTINGS = settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.too_slow, HealthCheck.function_scoped_fixture])
 GAME_SETTINGS = settings(max_examples=25, deadline=None, suppress_health_check=[HealthCheck.too_slow, HealthCheck.function_scoped_fixture])
@@ -260,7 +261,7 @@ def test_parsers_still_read_what_they_should():
 
 
 def _nback_instance(kind: str = "verbal", n: int = 2) -> dict[str, Any]:
-    return nback.NBackTask(kind, n).instances(0)[0]
+    return get_task(f"nback_{kind}_{n}").instances(0)[0]
 
 
 @cache
@@ -294,8 +295,8 @@ def _game_factories(upstream) -> dict[str, Callable[[], Any]]:
         "nback_verbal": lambda: nback.NBackGame(_nback_instance("verbal", 2)),
         "nback_spatial": lambda: nback.NBackGame(_nback_instance("spatial", 1)),
         "nback_triangulating": lambda: nback.NBackGame(_nback_instance("verbal", 3), keep_replies=False, parse="exact"),
-        "wcst": lambda: flexibility.WCSTGame(flexibility.WCSTTask().instances(0)[0], 0),
-        "lnt": lambda: flexibility.LNTGame(flexibility.LNTTask().instances(0)[0], 0),
+        "wcst": lambda: flexibility.WCSTGame(get_task("wcst").instances(0)[0], 0),
+        "lnt": lambda: flexibility.LNTGame(get_task("lnt").instances(0)[0], 0),
         "splat": lambda: splat.SplatGame(PUZZLE, prompts, human_labels=[("Is it a hat?", "yes")]),
         "connections_interactive": lambda: ci.ConnectionsGame({"id": "c1", "words": BOARD, "groups": NYT_GROUPS}),
         "globalgroup_interactive": lambda: ci.ConnectionsGame(GG_DOC, gi.INTRO),

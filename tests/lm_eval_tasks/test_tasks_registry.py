@@ -17,6 +17,7 @@ SUBSETS = ["en", "es", "es_en", "zh", "zh_en", "hi", "hi_en", "ar", "ar_en", "ny
 SETTING_TASKS = [f"globalgroup_{s}_{g}x{w}" for s in SUBSETS for g in (2, 3, 4) for w in (2, 3, 4) if s != "nyt_seq" or g == 4]
 HEADLINE_TASKS = [f"globalgroup_{s}" for s in SUBSETS]
 OVERLAP_TASKS = [f"globalgroup_overlap_{s}" for s in SUBSETS]
+FRESH_TASKS = [f"globalgroup_{s}_fresh" for s in SUBSETS]  # matched fresh twins (issue 33)
 
 
 @pytest.fixture(scope="module")
@@ -29,12 +30,14 @@ def test_expected_counts():
 
 
 def test_every_task_name_resolves(tm):
-    expected = set(SETTING_TASKS + HEADLINE_TASKS + OVERLAP_TASKS + ["connections"])
+    expected = set(SETTING_TASKS + HEADLINE_TASKS + OVERLAP_TASKS + FRESH_TASKS + ["connections"])
     ours = {n for n in tm.all_subtasks if n.startswith(("globalgroup", "connections"))}
     assert expected - ours == set(), "tasks missing from lm-eval's index (unparseable YAML?)"
     assert ours - expected == set(), "unexpected task names"
     assert "globalgroup" in tm.all_groups
-    assert {"globalgroup_4x4", "globalgroup_settings", "globalgroup_overlap", "globalgroup_zh_settings"} <= set(tm.all_tags)
+    assert {"globalgroup_4x4", "globalgroup_settings", "globalgroup_overlap", "globalgroup_zh_settings", "globalgroup_fresh"} <= set(
+        tm.all_tags
+    )
 
 
 def _config(tm, name: str) -> dict:

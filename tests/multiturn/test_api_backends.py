@@ -57,7 +57,28 @@ def test_an_empty_stop_list_is_left_out_of_chat_requests():
 def test_triangulate_eval_uses_the_same_class_for_local_chat_completions():
     from lm_eval.api.registry import get_model
 
-    from models.api import LocalChatCompletionsLM, install_in_lm_eval_registry
+    from models.api import EvalChatCompletionsLM, install_in_lm_eval_registry
 
     install_in_lm_eval_registry()
-    assert get_model("local-chat-completions") is LocalChatCompletionsLM
+    assert get_model("local-chat-completions") is EvalChatCompletionsLM
+
+
+def test_a_chat_body_that_is_no_reply_is_an_error_naming_what_the_server_sent():
+    """Issue 30 item 2: play reads replies strictly (an error object, ``content: null``, malformed ``choices``)."""
+    import pytest
+
+    from models.api import ServerReplyError, chat_reply_texts
+
+    ok = {"choices": [{"index": 1, "message": {"content": "b"}}, {"index": 0, "message": {"content": "a"}}]}
+    assert chat_reply_texts(ok) == ["a", "b"]
+    for body, says in (
+        ({"error": {"message": "rate limited"}}, "rate limited"),
+        ({"choices": [{"index": 0, "finish_reason": "length", "message": {"content": None}}]}, "content null"),
+        ({"choices": [{"index": 0, "text": "x"}]}, "malformed choice"),
+        ({"choices": []}, "without a list of choices"),
+        ("<html>busy</html>", "<html>busy</html>"),
+        ({"choices": [{"index": 0, "message": {"content": "a"}}, {"index": 0, "message": {"content": "b"}}]}, "malformed choice"),
+    ):
+        with pytest.raises(ServerReplyError, match="HTTP 200") as caught:
+            chat_reply_texts(body)
+        assert says in str(caught.value)

@@ -72,7 +72,7 @@ def test_unknown_task_is_one_line_user_error(tmp_path):
         HELPER + ["play", "--model", "scripted-count", "--tasks", "nope"], env=_env(), capture_output=True, text=True, timeout=120
     )
     assert proc.returncode == 2
-    assert "unknown task(s): nope" in proc.stderr and "count_test" in proc.stderr and "Traceback" not in proc.stderr
+    assert "unknown task(s): 'nope'" in proc.stderr and "--tasks list" in proc.stderr and "Traceback" not in proc.stderr
 
 
 def test_kill_9_then_rerun_plays_every_episode_exactly_once(tmp_path):

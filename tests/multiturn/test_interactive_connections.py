@@ -10,6 +10,7 @@ from multiturn.engine.runner import run_task
 from multiturn.game import TaskSpec
 from multiturn.games import connections_interactive as ci
 from multiturn.games import globalgroup_interactive as gi
+from multiturn.registry import get_task
 
 GROUPS = [
     {"topic": "FISH", "words": ["BASS", "FLOUNDER", "SALMON", "TROUT"], "level": 0, "color": "yellow"},
@@ -250,7 +251,7 @@ def gold_lookup(docs):
 
 
 def test_knower_solves_all_438_connections_games_without_mistakes(built):
-    task = ci.ConnectionsInteractiveTask()
+    task = get_task("connections_interactive")
     docs = task.instances(seed=0)
     assert len(docs) == 438
     lm = ScriptedLM(knower(gold_lookup(docs)))
@@ -264,7 +265,7 @@ def test_knower_solves_all_438_connections_games_without_mistakes(built):
 
 
 def test_wrong_player_loses_every_connections_game_in_four_mistakes(built):
-    task = ci.ConnectionsInteractiveTask()
+    task = get_task("connections_interactive")
     docs = task.instances(seed=0)
     gold = gold_lookup(docs)
 
@@ -281,7 +282,7 @@ def test_wrong_player_loses_every_connections_game_in_four_mistakes(built):
 
 @pytest.mark.parametrize("subset", SUBSET_NAMES)
 def test_knower_solves_every_globalgroup_4x4_test_game(built, subset):
-    task = gi.GlobalGroupInteractiveTask(subset)
+    task = get_task(f"globalgroup_interactive_{subset}")
     docs = task.instances(seed=0)
     assert len(docs) == 300
     summary = run_task(task, {"player": ScriptedLM(knower(gold_lookup(docs)))}, progress=False, max_live=0)

@@ -13,7 +13,6 @@ from multiturn import registry
 from multiturn.engine.runner import run_task
 from multiturn.engine.scheduler import play_episodes
 from multiturn.games.nback import (
-    NBackTask,
     abs_dprime_notebook,
     dprime,
     parse_response,
@@ -51,9 +50,9 @@ def test_every_variant_is_registered_and_loads_50_blocks_of_24_trials_with_8_mat
 
 
 def test_verbal_stimuli_are_consonants_and_spatial_ones_are_grids(upstream, built_data):
-    verbal = NBackTask("verbal", 2).instances(0)
+    verbal = registry.get_task("nback_verbal_2").instances(0)
     assert all(set(i["stimuli"]) <= set("bcdfghjklmnpqrstvwxyz") for i in verbal)
-    spatial = NBackTask("spatial", 1).instances(0)
+    spatial = registry.get_task("nback_spatial_1").instances(0)
     assert spatial[0]["messages"][0].startswith("``` |") and spatial[0]["messages"][0].count("X") == 1
     assert "3*3 grids" in spatial[0]["system_prompt"]
 

@@ -13,6 +13,7 @@ from datasets_build.hub import atomic_dir
 from models.scripted import ScriptedLM
 from multiturn.engine.runner import run_task
 from multiturn.games import splat
+from multiturn.registry import get_task
 from plumbing.errors import UserError
 from plumbing.paths import dataset_dir
 
@@ -183,7 +184,7 @@ def flat_title(title):
 
 
 def test_player_that_knows_solves_every_puzzle_in_one_round(puzzles, tmp_path):
-    task = splat.SplatTask("easy")
+    task = get_task("splat_easy")
     by_title = {p["title"]: p for p in puzzles}
     player, judge = ScriptedLM(_player_that_knows(by_title)), ScriptedLM(_judge_that_knows(by_title))
     summary = run_task(task, {"player": player, "judge": judge}, limit=12, output_dir=tmp_path, model_name="m", progress=False)
@@ -199,7 +200,7 @@ def test_player_that_knows_solves_every_puzzle_in_one_round(puzzles, tmp_path):
 
 
 def test_player_that_never_solves_uses_fifteen_rounds(puzzles):
-    task = splat.SplatTask()  # all difficulties: per-difficulty metrics appear
+    task = get_task("splat")  # all difficulties: per-difficulty metrics appear
     by_title = {p["title"]: p for p in puzzles}
     player = ScriptedLM(lambda messages: "Is it raining?")
     judge = ScriptedLM(_judge_that_knows(by_title))
@@ -224,7 +225,7 @@ def test_hit_on_a_later_round_counts_that_round(puzzles):
         return knows(messages) if len(messages) >= 7 else "Is it a trick?"
 
     summary = run_task(
-        splat.SplatTask("hard"), {"player": ScriptedLM(player), "judge": ScriptedLM(_judge_that_knows(by_title))}, limit=2, progress=False
+        get_task("splat_hard"), {"player": ScriptedLM(player), "judge": ScriptedLM(_judge_that_knows(by_title))}, limit=2, progress=False
     )
     assert summary["metrics"] == {"accuracy": 1.0, "rounds": 4.0, "overall": 25.0}
 
@@ -239,7 +240,7 @@ def test_empty_player_turn_uses_its_round_without_a_judge_call(puzzles):
         return "   " if len(messages) == 1 else knows(messages)
 
     judge = ScriptedLM(_judge_that_knows(by_title))
-    summary = run_task(splat.SplatTask("medium"), {"player": ScriptedLM(player), "judge": judge}, limit=1, progress=False)
+    summary = run_task(get_task("splat_medium"), {"player": ScriptedLM(player), "judge": judge}, limit=1, progress=False)
     assert summary["metrics"]["rounds"] == 2.0 and summary["metrics"]["accuracy"] == 1.0
     assert judge.requests_seen == 1
     assert seen[-1] == splat.EMPTY_TURN_REPLY
@@ -257,7 +258,7 @@ def test_judge_agreement_with_human_labels(puzzles, tmp_path):
         {"id": easy[1]["id"], "turn": "Wrong story.", "label": "unmatched"},  # not congratulated -> agree
     ]
     labels.write_text("\n".join(json.dumps(r) for r in rows) + "\n")
-    task = splat.SplatTask("easy", human_labels=labels)
+    task = get_task("splat_easy", {"human_labels": labels})
     player = ScriptedLM(_player_that_knows(by_title))
     judge = ScriptedLM(_judge_that_knows(by_title))
     summary = run_task(task, {"player": player, "judge": judge}, limit=3, progress=False)
@@ -424,7 +425,7 @@ def test_player_sees_judge_replies_lower_cased(puzzles):
         return "Is it night?"
 
     run_task(
-        splat.SplatTask("easy", max_rounds=2),
+        get_task("splat_easy", {"max_rounds": 2}),
         {"player": ScriptedLM(player), "judge": ScriptedLM(lambda m: "YES, Indeed.")},
         limit=1,
         progress=False,

@@ -7,7 +7,8 @@ import math
 import pytest
 
 from plumbing.errors import UserError
-from plumbing.jsonio import ensure_output_dir, read_json, read_jsonl, torn_lines
+from plumbing.jsonio import read_json, read_jsonl, torn_last_lines
+from plumbing.output_dirs import ensure_output_dir
 from plumbing.paths import dataset_dir, upstream_dir
 from plumbing.registry import Registry
 from plumbing.stats import mean_of_keys, nanmean
@@ -33,12 +34,13 @@ def test_registry_rejects_duplicates_and_names_known_entries():
 def test_read_jsonl_skips_and_counts_a_torn_last_line_and_names_file_and_line_of_any_other(tmp_path):
     path = tmp_path / "e.jsonl"
     path.write_text('{"a": 1}\n\n{"a": 2}\n{"a": 3', encoding="utf-8")
-    with torn_lines() as torn:
-        records = read_jsonl(path)
-        read_jsonl(path)  # a file read twice counts once
-    assert records == [{"a": 1}, {"a": 2}] and records.skipped == 1 and records.path == path
+    records = read_jsonl(path)
+    assert records == [{"a": 1}, {"a": 2}] and records.skipped == 1 and records.path == path  # the reader returns the count
+    torn = torn_last_lines([path, path])  # a file named twice counts once
     assert torn == {path: 1} and torn.count == 1 and "1 torn last line skipped" in torn.describe()
-    assert read_jsonl(path).skipped == 1  # outside the block: counted on the result only
+    whole = tmp_path / "whole.jsonl"
+    whole.write_text('{"a": 1}\n' * 30000 + "\n\n", encoding="utf-8")  # a tail longer than one block, blank lines last
+    assert read_jsonl(whole).skipped == 0 and torn_last_lines([whole]) == {}
     path.write_text('{"a": 1}\nnot json\n{"a": 2}\n', encoding="utf-8")
     with pytest.raises(UserError, match=r"e\.jsonl:2: not valid JSON"):
         read_jsonl(path)  # only the LAST line may be cut off

@@ -3,6 +3,7 @@ every form they are printed, URL passwords, registered values; the suite's plans
 
 from __future__ import annotations
 
+import base64
 import io
 import json
 import subprocess
@@ -85,3 +86,38 @@ def test_a_cells_own_output_is_scrubbed_in_its_log(tmp_path):
     assert "api_key=<redacted>" in log and "--judge_model_args" in log
     for secret in (KEY, PASSWORD, "JUDGEKEY9"):
         assert secret not in log and secret not in outcome.detail
+
+
+def test_a_url_password_with_a_quote_is_scrubbed_and_known():
+    """Issue 30 item 9: ``'`` is legal in a URL password; it ended the scrubber's match."""
+    from plumbing.secrets import secret_values_of, url_password
+
+    url = "http://user:PA'SS-w0rd@127.0.0.1:9/v1"
+    assert url_password(url) == "PA'SS-w0rd"
+    assert "SS-w0rd" not in scrub(f"model=m,base_url={url}") and "user:<redacted>@127.0.0.1" in scrub(url)
+    basic = base64.b64encode(b"user:PA'SS-w0rd").decode()  # what a client sends for the login, which a server may echo
+    assert {"PA'SS-w0rd", basic} <= set(secret_values_of([("base_url", url)]))
+
+
+def test_scrub_tree_scrubs_each_string_of_a_json_value():
+    """Each string whole, so a value next to an escaped quote cannot leave broken JSON (scrubbing JSON text would)."""
+    from plumbing.secrets import scrub_tree
+
+    value = {"reply": 'say "token=abc123"', "calls": [{"reply": f"Bearer {KEY}"}], "n": 3}
+    clean = scrub_tree(value)
+    assert clean == {"reply": 'say "token=<redacted>"', "calls": [{"reply": "Bearer <redacted>"}], "n": 3}
+    json.loads(json.dumps(clean))
+
+
+def test_secrets_leave_an_argv_for_the_environment_and_come_back():
+    """Issue 30 item 7: the child's argv holds placeholders, its environment the values, and the child reads them back."""
+    from plumbing.secrets import hide_argv_secrets, redact_secret_keys, reveal_argv_secrets
+
+    argv = ["play", "--model_args", ARGS, "--gen_kwargs", json.dumps({"auth_token": "TOK-123456", "temperature": 0})]
+    hidden, env = hide_argv_secrets(argv)
+    for secret in (KEY, PASSWORD, "TOK-123456"):
+        assert secret not in " ".join(hidden) and secret in env.values()
+    assert hidden[0] == "play" and "127.0.0.1:9" in hidden[2]
+    assert reveal_argv_secrets(hidden, env) == argv
+    assert reveal_argv_secrets(["x@@TRIANGULATE_SECRET_7@@"], {}) == ["x@@TRIANGULATE_SECRET_7@@"]  # no variable: left as is
+    assert redact_secret_keys({"auth_token": "TOK-123456", "temperature": 0}) == {"auth_token": "<redacted>", "temperature": 0}

@@ -2,7 +2,7 @@
 
 ``python fake_cell.py eval|play --tasks T --output_path O --model M --model_args A ...`` appends one JSON line
 to ``$FAKE_CELL_LOG`` when it starts and one when it ends (argv, times, whether ``OPENAI_API_KEY`` was set,
-``CUDA_VISIBLE_DEVICES``), then sends ``$FAKE_CELL_REQUESTS`` (default 2) requests to the ``base_url`` of
+``CUDA_VISIBLE_DEVICES``, and ``cmdline``: its argv as ``ps`` shows it), then sends ``$FAKE_CELL_REQUESTS`` (default 2) requests to the ``base_url`` of
 its model_args, ``$FAKE_CELL_SLEEP`` seconds apart, with the key as a bearer token. All answered: it writes
 ``O/<model>/results_<time>.json`` and exits 0; a request that fails: it prints the error and exits 1 (a
 backend fault, as ``triangulate play`` reports one). A cell with no ``base_url`` (an ``hf`` model) only
@@ -32,6 +32,7 @@ def _log(event: str, argv: list[str]) -> None:
         "t": time.time(),
         "pid": os.getpid(),
         "argv": argv,
+        "cmdline": Path("/proc/self/cmdline").read_bytes().decode("utf-8", "replace").split("\0"),
         "has_key": bool(os.environ.get("OPENAI_API_KEY")),
         "key_matches": os.environ.get("OPENAI_API_KEY") == os.environ.get("FAKE_CELL_EXPECT_KEY"),
         "cuda": os.environ.get("CUDA_VISIBLE_DEVICES"),
@@ -64,4 +65,6 @@ def main(argv: list[str]) -> int:
 
 
 if __name__ == "__main__":
-    sys.exit(main(sys.argv[1:]))
+    from plumbing.secrets import reveal_argv_secrets
+
+    sys.exit(main(reveal_argv_secrets(sys.argv[1:])))  # as `triangulate` does: credentials come in the environment

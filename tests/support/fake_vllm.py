@@ -6,7 +6,9 @@ Each start appends its argv as one JSON line to ``$FAKE_VLLM_STARTS``; it starts
 its process group and writes that worker's PID to ``$FAKE_VLLM_WORKER`` (so a test can check that stopping the
 server ends its workers too). ``$FAKE_VLLM_MODE``: ``ok`` (default); ``fail`` (prints an error line and exits
 1 before listening); ``hang`` (never listens); ``die_after=N`` (exits, workers left for the suite to clean up,
-after answering N completion requests).
+after answering N completion requests; with ``$FAKE_VLLM_DIE_STARTS=K`` only the first K starts die, later
+ones answer as ``ok``: a server the suite restarts comes back healthy). ``/v1/models`` gives
+``max_model_len`` as vLLM does: ``--max-model-len`` of its argv, else 4096.
 """
 
 from __future__ import annotations
@@ -24,9 +26,12 @@ def main(argv: list[str]) -> int:
     assert argv[0] == "serve", argv
     model = argv[1]
     host, port = argv[argv.index("--host") + 1], int(argv[argv.index("--port") + 1])
+    starts = 0
     if os.environ.get("FAKE_VLLM_STARTS"):
-        with open(os.environ["FAKE_VLLM_STARTS"], "a", encoding="utf-8") as fh:
+        with open(os.environ["FAKE_VLLM_STARTS"], "a+", encoding="utf-8") as fh:
             fh.write(json.dumps(argv) + "\n")
+            fh.seek(0)
+            starts = len(fh.read().splitlines())
     worker = subprocess.Popen(["sleep", "600"])
     if os.environ.get("FAKE_VLLM_WORKER"):
         with open(os.environ["FAKE_VLLM_WORKER"], "a", encoding="utf-8") as fh:
@@ -41,6 +46,9 @@ def main(argv: list[str]) -> int:
         time.sleep(600)
         return 0
     die_after = int(mode.split("=", 1)[1]) if mode.startswith("die_after=") else None
+    if die_after is not None and starts > int(os.environ.get("FAKE_VLLM_DIE_STARTS", "1000000")):
+        die_after = None
+    max_len = int(argv[argv.index("--max-model-len") + 1]) if "--max-model-len" in argv else 4096
     delay = float(os.environ.get("FAKE_VLLM_DELAY", "0"))
     answered = [0]
     lock = threading.Lock()
@@ -59,7 +67,7 @@ def main(argv: list[str]) -> int:
 
         def do_GET(self):  # noqa: N802 - http.server's name
             if self.path.rstrip("/") == "/v1/models":
-                self._send(200, {"object": "list", "data": [{"id": model, "object": "model"}]})
+                self._send(200, {"object": "list", "data": [{"id": model, "object": "model", "max_model_len": max_len}]})
             else:
                 self._send(404, {"error": "not found"})
 

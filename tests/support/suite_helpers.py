@@ -7,7 +7,9 @@ suite tests pass it as ``--launcher`` so every cell subprocess knows the model.
 ``CannedLM`` answers from a fixed menu, chosen by a hash of (its name, the prompt): models with
 different ``pretrained=NAME`` model_args score differently but reproducibly. Every request it serves is
 appended to the file named by ``$SUITE_WORK_LOG`` (one line per request: name and kind), so a test
-can tell whether a run did any model work. ``delay=SECONDS`` slows each request (for kill tests),
+can tell whether a run did any model work. Like lm-eval's own models it answers request by request and
+hands each answer to lm-eval's cache hook as it comes (``--use_cache``: a killed run resumes at the request);
+a request is logged only once its answer is in the cache. ``delay=SECONDS`` slows each request (for kill tests),
 ``fail=1`` makes loading the model fail (a model that is down).
 """
 
@@ -57,18 +59,28 @@ class CannedLM(LM):
         return menu[digest[0] % len(menu)]
 
     def generate_until(self, requests, disable_tqdm: bool = False) -> list[str]:
-        self._log("generate", len(requests))
         out = []
         for req in requests:
             text = str(req.args[0])
             lower = text.lower()
             menu = LNT if "vowel" in lower else WCST if "option" in lower else NBACK if "n-back" in lower or "letter" in lower else OTHER
-            out.append(self._pick(text, menu))
+            out.append(self._answer("generate_until", req.args, self._pick(text, menu)))
         return out
 
     def loglikelihood(self, requests, disable_tqdm: bool = False):
-        self._log("loglikelihood", len(requests))
-        return [(-(hashlib.sha256(f"{self.name}{r.args}".encode()).digest()[0] / 25.0), False) for r in requests]
+        return [
+            self._answer("loglikelihood", r.args, (-(hashlib.sha256(f"{self.name}{r.args}".encode()).digest()[0] / 25.0), False))
+            for r in requests
+        ]
+
+    def _answer(self, kind: str, args: tuple, answer):
+        """One request: the delay, the answer into lm-eval's cache (when it has one), then the work log."""
+        time.sleep(self.delay)
+        self.cache_hook.add_partial(kind, args, answer)
+        if self.log_path:
+            with open(self.log_path, "a", encoding="utf-8") as fh:
+                fh.write(f"{self.name} {kind.replace('generate_until', 'generate')}\n")
+        return answer
 
     def loglikelihood_rolling(self, requests, disable_tqdm: bool = False):
         self._log("loglikelihood_rolling", len(requests))

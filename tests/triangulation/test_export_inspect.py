@@ -50,6 +50,34 @@ def write_lm_eval_samples(folder: Path, date: str = DATE, f1s: tuple[float, ...]
     (folder / f"samples_globalgroup_zh_{date}.jsonl").write_text("".join(json.dumps(x) + "\n" for x in lines))
 
 
+PRAGMATICS = {
+    "lm_pragmatics_irony": ["lm_pragmatics_irony_seed_0", "lm_pragmatics_irony_seed_1"],
+    "lm_pragmatics_humour": ["lm_pragmatics_humour_seed_0"],
+}
+
+
+def write_lm_eval_group(folder: Path) -> None:
+    """An lm-eval run of a nested group (``lm_pragmatics`` > phenomenon > prompt-order seed), one sample per leaf."""
+    folder.mkdir(parents=True)
+    leaves = [t for subs in PRAGMATICS.values() for t in subs]
+    results = {t: {"acc,none": 1.0, "alias": t} for t in [*leaves, *PRAGMATICS, "lm_pragmatics"]}
+    group_subtasks = {"lm_pragmatics": list(PRAGMATICS), **PRAGMATICS}
+    config = {"model": "hf", "model_args": "pretrained=org/g"}
+    (folder / f"results_{DATE}.json").write_text(json.dumps({"results": results, "group_subtasks": group_subtasks, "config": config}))
+    for leaf in leaves:
+        sample = {
+            "doc_id": 0,
+            "doc": {"question": f"q of {leaf}", "answer": 1},
+            "target": 1,
+            "arguments": [["q", " a"]],
+            "resps": [],
+            "filtered_resps": [],
+            "metrics": ["acc"],
+            "acc": 1.0,
+        }
+        (folder / f"samples_{leaf}_{DATE}.jsonl").write_text(json.dumps(sample) + "\n")
+
+
 @pytest.fixture(scope="module")
 def runs(upstream, tmp_path_factory) -> Path:
     from models.chance import RandomLM
@@ -59,6 +87,8 @@ def runs(upstream, tmp_path_factory) -> Path:
     build_data(upstream, root / "data")
     out = root / "runs"
     play(out, ["nback_verbal_1", "connections_interactive"], RandomLM(seed=7), "random")
+    play(out, ["wcst", "lnt", "taboo", "wordle"], RandomLM(seed=7), "random", limit=1)
+    write_lm_eval_group(out / "org__g")
     play(out, ["nback_verbal_1"], ScriptedLM(lambda messages: f"m {EVIL}", name="evil"), "scripted-evil")
     write_lm_eval_samples(out / "org__m")
     write_lm_eval_samples(out / "older" / "org__m", date="2025-01-01T00-00-00.000001", f1s=(1.0, 1.0, 1.0))  # an older run: left out
@@ -90,11 +120,46 @@ def test_one_log_per_model_and_task(logs):
 
     pairs = sorted((lg.eval.model, lg.eval.task) for lg in map(read_eval_log, map(str, logs.glob("*.eval"))))
     assert pairs == [
+        ("org/g", "lm_pragmatics"),  # one log for the group's three leaf tasks
         ("org/m", "globalgroup_zh"),
         ("random", "connections_interactive"),
+        ("random", "lnt"),
         ("random", "nback_verbal_1"),
+        ("random", "taboo"),
+        ("random", "wcst"),
+        ("random", "wordle"),
         ("scripted-evil", "nback_verbal_1"),
     ]
+
+
+def test_every_log_has_its_own_task_id(logs):
+    """Inspect View hides logs sharing a task_id as retries: the chance player's must not hide another model's."""
+    from inspect_ai.log import read_eval_log
+
+    ids = [read_eval_log(str(p), header_only=True).eval.task_id for p in logs.glob("*.eval")]
+    assert len(ids) == len(set(ids)) == 9
+
+
+@pytest.mark.parametrize(
+    ("task", "says"), [("taboo", "target_word"), ("wordle", "target_word"), ("wcst", "first_rule"), ("lnt", "first_rule")]
+)
+def test_every_play_sample_has_its_target_and_instance(runs, logs, task, says):
+    log = log_of(logs, task, "random")
+    recs = records(runs, "random", task)
+    assert log.samples and len(log.samples) == len(recs)
+    for sample, rec in zip(log.samples, recs):
+        hidden = str(rec["instance"][says])
+        assert sample.target and hidden in sample.target  # the word / the rule
+        assert sample.metadata["instance"][says] == rec["instance"][says]
+
+
+def test_an_lm_eval_group_is_one_log_with_its_subtasks_samples(logs):
+    log = log_of(logs, "lm_pragmatics", "org/g")
+    leaves = sorted(t for subs in PRAGMATICS.values() for t in subs)
+    assert sorted(s.id for s in log.samples) == [f"{t}-0" for t in leaves]
+    assert sorted(s.metadata["task"] for s in log.samples) == leaves
+    assert all(s.target == "1" and s.metadata["instance"]["question"] == f"q of {s.metadata['task']}" for s in log.samples)
+    assert {s.name: s.metrics[s.name].value for s in log.results.scores} == {"acc": 1.0}
 
 
 def test_play_episodes_round_trip_with_roles_scores_and_results(runs, logs):
@@ -139,11 +204,12 @@ def test_samples_df_reads_every_sample(runs, logs):
         len(records(runs, m, t))
         for m, t in [("random", "nback_verbal_1"), ("random", "connections_interactive"), ("scripted-evil", "nback_verbal_1")]
     )
-    assert len(frame) == episodes + 2
+    others = sum(len(records(runs, "random", t)) for t in ("wcst", "lnt", "taboo", "wordle"))
+    assert len(frame) == episodes + 2 + others + 3
     evil = frame[frame["id"].astype(str).str.startswith("nback_verbal_1") & frame["metadata_model"].eq("scripted-evil")]
     assert len(evil) == 2 and (evil["score_accuracy"] == 0.0).all()
     assert sorted(frame.loc[frame["metadata_task"] == "globalgroup_zh", "score_group_f1"]) == [0.0, 0.5]
-    assert len(evals_df(str(logs))) == 4
+    assert len(evals_df(str(logs))) == 9
 
 
 def test_missing_inspect_is_a_one_line_error(runs, tmp_path, monkeypatch, capsys):

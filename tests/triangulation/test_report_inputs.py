@@ -96,3 +96,14 @@ def test_plain_wide_csv_and_labels(tmp_path):
     dup.write_text("model,s\na,1\na,2\n")
     with pytest.raises(UserError, match="more than once"):
         read_external(str(dup))
+
+
+def test_models_whose_paths_end_alike_get_unique_names():
+    """Issue 30 item 1: the fewest parent folders that tell them apart; one model's results files share a name."""
+    from models.naming import unique_model_ids
+
+    configs = [{"model_args": f"pretrained={p}"} for p in ("/m/a/x/Same", "/m/b/x/Same", "/m/a/x/Same/", "org/Same", "/other/Solo")]
+    names, notes = unique_model_ids([*configs, {"model": "random"}])
+    assert names == ["a/x/Same", "b/x/Same", "a/x/Same", "org/Same", "Solo", "random"]
+    assert len(notes) == 1 and "'Same'" in notes[0] and "/m/b/x/Same -> b/x/Same" in notes[0]
+    assert unique_model_ids([{"model_args": "pretrained=/a/Same"}, {"model_args": "model=Same"}])[0] == ["a/Same", "Same"]

@@ -150,7 +150,7 @@ def cases(upstream, tmp_path_factory):
 
 
 EXPECTED = {
-    "play_unknown_task": "unknown task(s): nosuchtask",
+    "play_unknown_task": "unknown task(s): 'nosuchtask'",
     "play_unknown_model": "unknown model 'nosuchmodel'",
     "play_model_args_syntax": "expected `key=value`",
     "play_model_not_found": "cannot load --model hf",
@@ -215,7 +215,7 @@ def test_eval_unknown_task_and_missing_data_are_one_line_errors(upstream, tmp_pa
     for name, proc in runs.items():
         stdout, stderr = proc.communicate(timeout=900)
         done[name] = subprocess.CompletedProcess(proc.args, proc.returncode, stdout, stderr)
-    assert_one_line_user_error(done["unknown"], "Tasks not found")
+    assert_one_line_user_error(done["unknown"], "unknown task(s): 'nosuchtask_xyz'")
     assert "triangulate eval ls tasks" in error_lines(done["unknown"].stderr)[0]
     assert_one_line_user_error(done["no_data"], "triangulate data build")
 

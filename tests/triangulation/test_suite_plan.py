@@ -1,4 +1,5 @@
-"""`triangulate suite --dry_run`: DIR/suite_plan.json with each model's GPUs and wave, its cells' commands
+"""`triangulate suite --dry_run`: DIR/suite_plan.json with each model's engine, GPUs, replicas and expected
+start and end (the GPU pool), its cells' commands
 (secrets redacted) and request / prompt-token counts where the data is local, null where it is not."""
 
 from __future__ import annotations
@@ -41,8 +42,10 @@ def test_dry_run_writes_the_plan_with_counts(tmp_path):
     assert SECRET not in text and SECRET not in result.stdout + result.stderr
     plan = json.loads(text)
     alpha, remote = plan["models"]
-    assert (alpha["name"], alpha["gpus"], alpha["wave"]) == ("alpha", ["0", "1"], 0)
-    assert (remote["gpus"], remote["wave"]) == (["2"], 0)  # both fit the 3 GPUs at once
+    assert (alpha["name"], alpha["gpus"], alpha["replicas"]) == ("alpha", ["0", "1"], 1)
+    assert remote["gpus"] == ["2"] and alpha["expected_start_h"] == remote["expected_start_h"] == 0  # both fit the 3 GPUs at once
+    assert alpha["engine"] == "hf" and alpha["engine_reason"].startswith("hf: the default engine")
+    assert plan["expected"]["makespan_h"] >= alpha["expected_end_h"] > 0 and 0 < plan["expected"]["gpu_busy_share"] <= 1
     cells = {c["name"]: c for c in alpha["cells"]}
     assert set(cells) == {"connections", "lnt1", "lnt2", "winogrande"}
     assert all(set(c) >= {"name", "command", "requests", "prompt_tokens", "tokenizer"} for c in cells.values())
@@ -62,5 +65,9 @@ def test_dry_run_writes_the_plan_with_counts(tmp_path):
     assert "api_key=<redacted>" in remote["cells"][0]["command"]
     assert plan["totals"]["alpha"]["cells_not_counted"] == 1
     assert plan["totals"]["alpha"]["requests"] == sum(c["requests"] or 0 for c in cells.values())
-    assert "alpha: wave 0, GPUs 0,1:" in result.stdout and f"plan: {out / 'suite_plan.json'}" in result.stdout
+    assert (
+        "alpha: GPUs 0,1 x1, expected 0.00 h ->" in result.stdout
+        and "node: expected makespan" in result.stdout
+        and f"plan: {out / 'suite_plan.json'}" in result.stdout
+    )
     assert not (out / "runs").exists()  # nothing ran

@@ -207,24 +207,66 @@ def test_a_server_that_never_answers_is_stopped_after_serve_timeout(tmp_path, fa
     assert _pids_gone(fake["workers"]) and not _lines(fake["cells"])
 
 
-def test_a_server_that_dies_mid_sweep_fails_the_cells_in_flight_and_the_rerun_runs_only_those(tmp_path, fake, monkeypatch):
+def test_a_server_that_dies_mid_sweep_is_restarted_and_the_sweep_completes_with_no_rerun(tmp_path, fake, monkeypatch):
+    monkeypatch.setenv("FAKE_VLLM_MODE", "die_after=3")
+    monkeypatch.setenv("FAKE_VLLM_DIE_STARTS", "1")  # the first server dies after 3 answers, the restarted one lives
+    monkeypatch.setenv("FAKE_CELL_REQUESTS", "3")
+    monkeypatch.setenv("FAKE_CELL_SLEEP", "0.4")
+    suite = load_suite(write_suite(tmp_path, [VLLM_MODEL], [*PLAY, {"play": "wcst"}]))
+    out = tmp_path / "out"
+    first = run_suite(suite, out, launcher=LAUNCHER, report=False)
+    assert [o.status for o in first.outcomes] == ["done"] * 4, [o.detail for o in first.outcomes]
+    assert len(_lines(fake["starts"])) == 2  # 4 cells x 3 requests, the first server answered 3: one restart
+    assert "engine core died" in (out / "logs" / "m1" / "server.log").read_text()
+    assert _pids_gone(fake["workers"])
+    again = run_suite(suite, out, launcher=LAUNCHER, report=False)
+    assert [o.status for o in again.outcomes] == ["skipped-done"] * 4 and len(_lines(fake["starts"])) == 2
+
+
+def test_a_server_that_keeps_dying_is_restarted_serve_restarts_times_then_a_rerun_resumes(tmp_path, fake, monkeypatch):
     monkeypatch.setenv("FAKE_VLLM_MODE", "die_after=3")
     monkeypatch.setenv("FAKE_CELL_REQUESTS", "3")
     monkeypatch.setenv("FAKE_CELL_SLEEP", "0.4")
-    tasks = [*PLAY, {"play": "wcst"}]
-    suite = load_suite(write_suite(tmp_path, [VLLM_MODEL], tasks))
+    suite = load_suite(write_suite(tmp_path, [{**VLLM_MODEL, "serve_restarts": 1}], [*PLAY, {"play": "wcst"}]))
     out = tmp_path / "out"
     first = run_suite(suite, out, launcher=LAUNCHER, report=False)
-    assert first.exit_code == 1 and {o.status for o in first.outcomes} == {"failed"}  # 4 cells x 3 requests, the server answers 3
-    for o in first.outcomes:
-        assert "the server died (rerun to resume): RuntimeError: fake vllm engine core died" in o.detail
-        assert o.attempts == 1  # a dead server is not retried
+    assert first.exit_code == 1 and len(_lines(fake["starts"])) == 2  # the first start and one restart
+    failed = [o for o in first.outcomes if o.status == "failed"]
+    assert failed and all("the server died (rerun to resume): RuntimeError: fake vllm engine core died" in o.detail for o in failed)
+    assert all(o.attempts == 1 for o in failed)  # a dead server is not retried against
     assert _pids_gone(fake["workers"])
     monkeypatch.setenv("FAKE_VLLM_MODE", "ok")
     second = run_suite(suite, out, launcher=LAUNCHER, report=False)
-    assert [o.status for o in second.outcomes] == ["done"] * 4 and len(_lines(fake["starts"])) == 2
-    third = run_suite(suite, out, launcher=LAUNCHER, report=False)
-    assert [o.status for o in third.outcomes] == ["skipped-done"] * 4 and len(_lines(fake["starts"])) == 2
+    assert {o.status for o in second.outcomes} <= {"done", "skipped-done"} and len(_lines(fake["starts"])) == 3
+    assert sum(o.status == "done" for o in second.outcomes) == len(failed)  # only the unfinished ones ran
+
+
+def test_served_clients_get_the_servers_max_model_len_and_eval_cells_a_request_cache(tmp_path, fake):
+    model = {**VLLM_MODEL, "model_args": "pretrained=org/m1,dtype=bfloat16,max_length=1536"}
+    suite = load_suite(write_suite(tmp_path, [model], [{"eval": "mmlu"}, {"play": "wordle"}]))
+    out = tmp_path / "out"
+    assert run_suite(suite, out, launcher=LAUNCHER, report=False).exit_code == 0
+    [argv] = _lines(fake["starts"])
+    assert argv[argv.index("--max-model-len") + 1] == "1536"
+    starts = {e["argv"][e["argv"].index("--tasks") + 1]: e["argv"] for e in _lines(fake["cells"]) if e["event"] == "start"}
+    for task in ("mmlu", "wordle"):  # the length the server reports on /v1/models, not lm-eval's API default 2048
+        assert "max_length=1536" in starts[task][starts[task].index("--model_args") + 1]
+    mmlu = starts["mmlu"]
+    cache = Path(mmlu[mmlu.index("--use_cache") + 1])
+    assert cache == out / "runs" / "m1" / "mmlu" / ".request_cache" / cells(suite)[0].fingerprint()
+    assert "--use_cache" not in starts["wordle"]  # play cells resume inside their episodes files
+
+
+def test_an_endpoint_that_gives_no_max_model_len_leaves_lm_evals_default():
+    from triangulation.suite.serve import max_model_len
+
+    assert max_model_len([{"id": "a", "max_model_len": 8192}, {"id": "b", "max_model_len": 4096}], "b") == 4096
+    assert max_model_len([{"id": "other", "max_model_len": 2000}], "served-name") == 2000  # the only card
+    assert max_model_len([{"id": "a"}], "a") is None and max_model_len(None, "a") is None
+    endpoint = Endpoint("http://h/v1", model="a")
+    assert "max_length" not in endpoint.client(True, 2)[1]
+    endpoint.max_length = 32768
+    assert "max_length=32768" in endpoint.client(True, 2)[1] and "max_length=32768" in endpoint.client(False, 2)[1]
 
 
 def test_api_engine_key_reaches_the_cells_only_through_their_environment(tmp_path, fake, monkeypatch):
@@ -273,7 +315,18 @@ def test_ctrl_c_stops_the_server_and_every_cell(tmp_path, fake, monkeypatch):
     monkeypatch.setenv("FAKE_CELL_SLEEP", "30")
     suite = write_suite(tmp_path, [VLLM_MODEL])
     env = dict(os.environ, PYTHONPATH=str(SUPPORT.parents[1]) + os.pathsep + os.environ.get("PYTHONPATH", ""))
-    cmd = [sys.executable, "-m", "triangulation", "suite", str(suite), "-o", str(tmp_path / "out"), "--launcher", " ".join(LAUNCHER)]
+    cmd = [
+        sys.executable,
+        "-m",
+        "triangulation",
+        "suite",
+        str(suite),
+        "-o",
+        str(tmp_path / "out"),
+        "--launcher",
+        " ".join(LAUNCHER),
+        "--no_check",
+    ]
     proc = subprocess.Popen(cmd, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
     deadline = time.time() + 120
     while time.time() < deadline and len([e for e in _lines(fake["cells"]) if e["event"] == "start"]) < 3:
@@ -301,3 +354,21 @@ def test_dry_run_shows_the_served_cells_commands(tmp_path, fake, capsys):
     assert len(commands) == 2 and not _lines(fake["starts"])  # nothing started
     plan = json.loads((tmp_path / "out" / "suite_plan.json").read_text())
     assert plan["models"][0]["server"] == "http://127.0.0.1:PORT/v1" and plan["models"][0]["engine"] == "vllm"
+
+
+def test_a_failed_cell_is_retried_after_an_exponential_backoff(tmp_path, fake):
+    """A cell failing twice (a transient backend fault) is retried after retry_wait, then 2 x retry_wait seconds."""
+    counter, times = tmp_path / "n", tmp_path / "times"
+    flaky = tmp_path / "flaky.sh"
+    flaky.write_text(
+        f"n=$(cat {counter} 2>/dev/null || echo 0); echo $((n + 1)) > {counter}; date +%s.%N >> {times}\n"
+        f'[ "$n" -ge 2 ] || {{ echo "backend error: 503 Service Unavailable"; exit 1; }}\nexec {" ".join(LAUNCHER)} "$@"\n'
+    )
+    hf = {"name": "plain", "model": "hf", "model_args": "pretrained=org/plain"}
+    suite = load_suite(write_suite(tmp_path, [hf], PLAY[:1], retries=2, retry_wait=1.5))
+    result = run_suite(suite, tmp_path / "out", launcher=("sh", str(flaky)), report=False)
+    assert [(o.status, o.attempts) for o in result.outcomes] == [("done", 3)]
+    t = [float(x) for x in times.read_text().split()]
+    assert t[1] - t[0] >= 1.5 and t[2] - t[1] >= 3.0  # 1.5 s, then 3 s
+    log = (tmp_path / "out" / "logs" / "plain" / "nback_verbal_1.log").read_text()
+    assert log.count("backend error: 503") == 2 and "attempt 3/3" in log

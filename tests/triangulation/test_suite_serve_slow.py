@@ -41,7 +41,16 @@ SUITE = {
     "retries": 1,
     "defaults": {"limit": 1, "seed": 1234, "gen_kwargs": {"max_gen_toks": 16, "temperature": 0}},
     "models": [
-        {"name": "smollm2", "engine": "vllm", "num_concurrent": 1, "serve_timeout": 900, "serve_args": ["--optimization-level", "0"]}
+        # serve_restarts 0: the suite does not restart the server itself here (healing.py; the fast test covers
+        # that), so this test exercises the manual rerun that remains once the restarts are spent
+        {
+            "name": "smollm2",
+            "engine": "vllm",
+            "num_concurrent": 1,
+            "serve_timeout": 900,
+            "serve_args": ["--optimization-level", "0"],
+            "serve_restarts": 0,
+        }
     ],
     "tasks": [
         {"eval": "connections", "name": "gen"},  # generate_until: local-chat-completions

@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import subprocess
 import sys
 import time
@@ -161,3 +162,119 @@ def test_sweep_on_a_real_slurm_cluster_survives_scancel(cluster, tmp_path):
     ]
     assert (out / "report" / "report.html").is_file() and "report:" in rerun.stdout
     print(f"slurm sweep: 6 cells, scancel and rerun, {elapsed:.0f} s")
+
+
+def test_models_that_need_no_gpu_request_none_and_each_model_has_its_own_time(tmp_path):
+    from submitit.slurm.slurm import _make_sbatch_string
+
+    from triangulation.suite.slurm import model_time
+
+    suite = load_suite(
+        write_suite(
+            tmp_path,
+            {
+                "models": [
+                    {"name": "chance", "model": "random"},
+                    {"name": "remote", "engine": "api", "base_url": "http://h:1/v1", "model_args": {"model": "m"}},
+                    {"name": "cpu", "model": "hf", "model_args": "pretrained=x", "gpus": 0},
+                    {"name": "big", "model": "hf", "model_args": "pretrained=x", "gpus": 4, "time": "2-00:00:00"},
+                    {"name": "small", "model": "hf", "model_args": "pretrained=x", "time": 90},
+                ],
+                "tasks": [{"play": "lnt"}],
+                "slurm": {"time": "1:00:00", "max_requeues": 5},
+            },
+        )
+    )
+    chance, remote, cpu, big, small = suite.models
+    assert [model_gpus(suite, m) for m in suite.models] == [0, 0, 0, 4, 1]
+    assert [model_time(suite, m) for m in suite.models] == [60, 60, 60, 2880, 90]
+    for m in (chance, remote, cpu):
+        script = _make_sbatch_string(command="true", folder=str(tmp_path / "%j"), **executor_parameters(suite, model_gpus(suite, m)))
+        assert "gpus" not in script and "gres" not in script, m.name
+    script = _make_sbatch_string(command="true", folder=str(tmp_path), **executor_parameters(suite, 4, model_time(suite, big)))
+    assert "#SBATCH --time=2880" in script and "#SBATCH --gpus-per-node=4" in script
+    assert "#SBATCH --signal=USR2@90" in script  # submitit's checkpoint signal, 90 s before the limit
+    short = _make_sbatch_string(command="true", folder=str(tmp_path), **executor_parameters(suite, 0, 1))
+    assert "#SBATCH --signal=USR2@20" in short  # a one-minute job is signalled 20 s before its limit
+    assert cells(suite)[0].fingerprint() == cells(load_suite(write_suite(tmp_path, {"models": [{"name": "chance", "model": "random"}], "tasks": [{"play": "lnt"}]}, "b.yaml")))[0].fingerprint()  # fmt: skip
+    with pytest.raises(UserError, match=r"models\[0\]: time: 'soon' is neither minutes"):
+        load_suite(write_suite(tmp_path, {"models": [{"name": "a", "time": "soon"}], "tasks": [{"play": "lnt"}]}, "c.yaml"))
+
+
+def test_squeue_is_asked_about_this_sweeps_jobs_only(monkeypatch):
+    from triangulation.suite import slurm
+
+    calls = []
+
+    def fake_run(argv, **kwargs):
+        calls.append(argv)
+        return subprocess.CompletedProcess(argv, 0, stdout="101\n102_3\n999\n", stderr="")
+
+    monkeypatch.setattr(slurm.shutil, "which", lambda name: "/usr/bin/" + name)
+    monkeypatch.setattr(slurm.subprocess, "run", fake_run)
+    assert slurm.active_jobs(["101", "102", "103"]) == {"101", "102"}  # an array's tasks count for it; 999 is not ours
+    assert calls[-1][-2:] == ["-j", "101,102,103"]
+    assert slurm.active_jobs([]) == set() and len(calls) == 1  # nothing of ours: squeue is not asked at all
+    gone = subprocess.CompletedProcess([], 1, stdout="", stderr="slurm_load_jobs error: Invalid job id specified\n")
+    monkeypatch.setattr(slurm.subprocess, "run", lambda argv, **kw: gone)
+    assert slurm.active_jobs(["5"]) == set()  # every job has left the queue
+
+
+@pytest.mark.slow
+def test_on_a_cpu_cluster_a_gpu_model_is_refused_by_the_preflight_and_sbatch_in_one_line(cluster, tmp_path):
+    suite = write_suite(
+        tmp_path,
+        {
+            "models": [{**scripted("gpu-model"), "gpus": 1}, {"name": "chance", "model": "random"}],
+            "tasks": [{"play": "lnt", "limit": 1}],
+            "slurm": {"time": 5, "cpus": 1, "mem": "1G"},
+        },
+    )
+    out = tmp_path / "out"
+    env = {**suite_env(tmp_path / "w.log"), "SLURM_CONF": cluster["SLURM_CONF"]}
+    check = _suite_cli(suite, out, env, "--check")
+    assert check.returncode == 2, check.stderr[-2000:]
+    lines = [ln.strip() for ln in check.stderr.splitlines()]
+    assert "model gpu-model needs 1 GPUs, more than one node of partition (default) has (0): a job runs on one node" in lines
+    assert not any(ln.startswith("model chance") for ln in lines if "GPUs" in ln)  # the chance player asks for none
+    refused = _suite_cli(suite, out, env, "--no_check", "--no_wait")
+    assert refused.returncode == 2 and "Traceback" not in refused.stderr, refused.stderr[-3000:]
+    last = refused.stderr.strip().splitlines()[-1]
+    assert last.startswith("triangulate: error: sbatch refused the job of gpu-model: sbatch: error: ") and "gres" in last.lower(), last
+    assert sum("sbatch: error" in ln for ln in refused.stderr.splitlines()) == 1  # quoted once, not printed again by submitit
+    assert read_jobs(out)["chance"]["job_id"]  # the chance player's array went out before (no GPU asked)
+    subprocess.run(["scancel", read_jobs(out)["chance"]["job_id"].split("_")[0]], env=env, check=False)
+
+
+@pytest.mark.slow
+def test_a_sweep_with_a_two_minute_limit_completes_through_requeues_computing_each_request_once(cluster, tmp_path):
+    """`time: 2`: the job is signalled before its limit, submitit requeues it (same job id), and each leg resumes
+    the eval cell from lm-eval's request cache: every request in the work log exactly once. (`time: 1` is the
+    same code; on the shared 2-core machine under load a one-minute leg ended before lm-eval had loaded.)"""
+    suite = write_suite(
+        tmp_path,
+        {
+            "models": [{**scripted("slow", delay=10), "gpus": 0}],
+            "tasks": [{"eval": "connections", "limit": 8, "seed": 1}],
+            "slurm": {"time": 2, "cpus": 1, "mem": "2G", "max_requeues": 8},
+            "retry_wait": 1,
+        },
+    )
+    out = tmp_path / "out"
+    work = tmp_path / "work.log"
+    env = {**suite_env(work), "SLURM_CONF": cluster["SLURM_CONF"]}
+    t0 = time.time()
+    result = _suite_cli(suite, out, env, timeout=1500)
+    elapsed = time.time() - t0
+    assert result.returncode == 0, result.stderr[-3000:]
+    [cell] = cells(load_suite(suite))
+    assert is_done(out, cell)
+    requests = work.read_text().splitlines()
+    assert len(requests) == 8 and set(requests) == {"slow generate"}  # 8 x 10 s of work > one leg; no request twice
+    job_id = read_jobs(out)["slow"]["job_id"]
+    shown = subprocess.run(["scontrol", "show", "job", job_id], env=env, capture_output=True, text=True).stdout
+    restarts = int(re.search(r"Restarts=(\d+)", shown).group(1))
+    assert restarts >= 1, shown  # the job reached its limit and was requeued under the same id
+    cache_lines = [ln for ln in (out / "logs" / "slow" / "connections.log").read_text().splitlines() if "Cached requests:" in ln]
+    assert any(re.search(r"Cached requests: [1-9]", ln) for ln in cache_lines), cache_lines  # a later leg resumed from the cache
+    print(f"slurm time: 2 sweep: job {job_id}, {restarts} requeue(s), {elapsed:.0f} s; {cache_lines}")

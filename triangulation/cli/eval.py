@@ -18,7 +18,7 @@ from pathlib import Path
 from typing import Any
 
 from lm_eval_tasks import TASKS_DIR
-from plumbing import run_folder
+from plumbing import atomic, jsonio, run_folder
 from plumbing.errors import UserError
 
 MODEL_FLAGS = ("--model", "-M", "--model_args", "-a", "--config", "-C")
@@ -104,19 +104,56 @@ def run_passthrough(argv: list[str]) -> int:
         raise UserError(f"--limit must be positive (a count, or a fraction below 1), got {limit:g}")
     if hasattr(args, "include_path"):
         args.include_path = include_paths(getattr(args, "include_path", None))
+    check_before_lm_eval(args)
     import models.chance  # noqa: F401  (registers ``--model random``, the chance player)
     from models.api import install_in_lm_eval_registry
-    from models.args import register_secrets
-    from plumbing.logs import install_log_scrubber
 
     install_in_lm_eval_registry()  # local-chat-completions without an empty `stop` (transformers serve)
 
     output = getattr(args, "output_path", None)
+    created = None
     if output:  # checked before any model call: a run whose results cannot be saved is refused at once
-        from plumbing.jsonio import ensure_output_dir
+        from plumbing.output_dirs import ensure_output_dir
 
         folder = Path(output).expanduser()
-        ensure_output_dir(folder.parent if folder.suffix == ".json" else folder, "--output_path")
+        folder = folder.parent if folder.suffix == ".json" else folder
+        created = None if folder.exists() else folder
+        ensure_output_dir(folder, "--output_path")
+    code = 1
+    try:
+        code = run_lm_eval(cli, args, rerun=rerun, embedded=embedded)
+    finally:
+        if code != 0 and created is not None:  # a failed run leaves no empty output folder behind
+            remove_if_empty(created)
+    return code
+
+
+def check_before_lm_eval(args: argparse.Namespace) -> None:
+    """One-line errors in seconds, before lm-eval indexes its tasks or loads a model: unknown ``--tasks`` names
+    (with the closest known ones) and a ``pretrained=`` folder that does not exist."""
+    from models.args import check_local_model
+    from triangulation.cli.eval_checks import check_task_names
+
+    if getattr(args, "tasks", None) and hasattr(args, "include_path"):
+        check_task_names(args.tasks, list(args.include_path))
+    model_args = getattr(args, "model_args", None)
+    if isinstance(model_args, (str, dict)):
+        check_local_model(model_args)
+
+
+def remove_if_empty(folder: Path) -> None:
+    try:
+        folder.rmdir()  # only an empty folder
+    except OSError:
+        pass
+
+
+def run_lm_eval(cli: Any, args: argparse.Namespace, *, rerun: bool, embedded: bool) -> int:
+    """lm-eval's own run of ``args`` (after our checks), unless the same evaluation is already stored."""
+    from models.args import register_secrets
+    from plumbing.logs import install_log_scrubber
+
+    output = getattr(args, "output_path", None)
     install_surrogate_safe_tracker()
     model_args = getattr(args, "model_args", None)
     register_secrets(model_args if isinstance(model_args, (str, dict)) else None)
@@ -232,7 +269,6 @@ def adopt_default_model_folder(output: Path) -> Path | None:
     """Move what lm-eval wrote for the embedded model (a folder named after its site-packages path) into
     ``output/<DEFAULT_MODEL_NAME>``, where `triangulate play` writes it too; the results JSONs get the
     same ``model_name``/``model_name_sanitized``. Returns the folder, or None when there was nothing to move."""
-    import json
 
     from models.default_model import DEFAULT_MODEL, DEFAULT_MODEL_NAME, default_model_args
     from models.naming import model_folder_name
@@ -246,7 +282,7 @@ def adopt_default_model_folder(output: Path) -> Path | None:
         if run_folder.is_results_file(path):
             data = run_folder.read_results(path)
             data["model_name"] = data["model_name_sanitized"] = DEFAULT_MODEL_NAME
-            path.write_text(json.dumps(data, indent=2, ensure_ascii=False, default=str), encoding="utf-8")
+            jsonio.write_json(path, data, indent=2, default=str)
         os.replace(path, target / path.name)
     source.rmdir()
     return target
@@ -266,9 +302,7 @@ def scrub_written_files(root: Path, since: float) -> list[Path]:
         text = path.read_text(encoding="utf-8", errors="surrogateescape")
         clean = scrub_secrets(text)
         if clean != text:
-            tmp = path.with_name(f".{path.name}.scrub.tmp")
-            tmp.write_text(clean, encoding="utf-8", errors="surrogateescape")
-            os.replace(tmp, path)
+            atomic.write_text(path, clean, errors="surrogateescape")
             changed.append(path)
     return changed
 

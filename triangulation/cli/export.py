@@ -14,7 +14,7 @@ import argparse
 from pathlib import Path
 
 from plumbing.errors import UserError
-from plumbing.jsonio import ensure_output_dir
+from plumbing.output_dirs import ensure_output_dir
 
 
 def add_parser(subparsers) -> argparse.ArgumentParser:

@@ -10,6 +10,7 @@ Sub-commands register themselves through ``add_parser(subparsers)`` and run thro
 - ``score``  -> :mod:`triangulation.cli.score` (re-score stored episodes and samples with the current code)
 - ``view``   -> :mod:`triangulation.cli.view`  (episode viewer: one HTML page per task)
 - ``export`` -> :mod:`triangulation.cli.export` (Inspect AI ``.eval`` logs of runs)
+- ``tasks-dir`` -> :mod:`triangulation.cli.tasks_dir` (our task folder, for ``lm_eval --include_path``)
 """
 
 from __future__ import annotations
@@ -29,6 +30,7 @@ SUBCOMMANDS: dict[str, str] = {
     "score": "triangulation.cli.score",
     "view": "triangulation.cli.view",
     "export": "triangulation.cli.export",
+    "tasks-dir": "triangulation.cli.tasks_dir",
 }
 #: one-line help of each sub-command, so ``triangulate --help`` imports none of them (they pull in
 #: datasets, lm-eval, scipy and pandas: seconds of start-up)
@@ -41,6 +43,7 @@ SUMMARIES: dict[str, str] = {
     "score": "recompute a run's metrics from its stored transcripts and samples with the current code (no model calls)",
     "view": "HTML pages of every episode and logged sample (conversations, parsed replies, scores)",
     "export": "write runs in other tools' formats (Inspect AI .eval logs: inspect view, samples_df)",
+    "tasks-dir": 'print the lm-eval task folder, for lm_eval --include_path "$(triangulate tasks-dir)"',
 }
 
 
@@ -70,11 +73,11 @@ def build_parser(command: str | None = None) -> argparse.ArgumentParser:
 def main(argv: list[str] | None = None) -> int:
     """Run one sub-command; everything it prints (its own lines, lm-eval's, tracebacks) goes through the
     secret scrubber (:mod:`plumbing.secrets`)."""
-    from plumbing.secrets import install_stream_scrubber
+    from plumbing.secrets import install_stream_scrubber, reveal_argv_secrets
 
     previous = install_stream_scrubber()
-    try:
-        return _main(list(sys.argv[1:] if argv is None else argv))
+    try:  # a suite's cells get their credentials through the environment, never argv (plumbing.secrets)
+        return _main(reveal_argv_secrets(sys.argv[1:] if argv is None else argv))
     finally:
         sys.stdout, sys.stderr = previous
 

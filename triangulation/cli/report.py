@@ -87,7 +87,7 @@ def add_parser(subparsers) -> argparse.ArgumentParser:
 
 
 def run(args: argparse.Namespace) -> int:
-    from plumbing.jsonio import new_output_dir
+    from plumbing.output_dirs import new_output_dir
 
     with new_output_dir(args.out, "--out"):  # a failed report leaves no empty --out behind
         path = _make(args)

@@ -6,6 +6,8 @@ lm-eval tasks from their ``--log_samples`` files (the stored responses through t
 ``process_results`` and aggregations, :mod:`triangulation.runs.rescore_samples`). New results files are
 written next to the old ones (which are kept) and every metric that changed is printed. ``--judge_model`` re-judges the judge
 turns (tasks with a judge role) with another model and prints how often the two judges agree.
+A play task is re-scored under its episodes file's lock (:mod:`plumbing.locks`), as ``play`` writes it: while a
+``play`` holds it, ``score`` stops with one line naming that process, or waits for it with ``--wait_lock``.
 """
 
 from __future__ import annotations
@@ -18,7 +20,6 @@ from typing import Any
 from lm_eval._cli.utils import MergeDictAction
 
 from plumbing import run_folder
-from plumbing.jsonio import torn_lines
 
 HELP = "recompute a run's metrics from its stored transcripts and samples with the current code (no model calls)"
 
@@ -35,6 +36,7 @@ def add_parser(subparsers) -> argparse.ArgumentParser:
     parser.add_argument("--judge_model_args", default=None, nargs="+", action=MergeDictAction, help="model_args for --judge_model")
     parser.add_argument("--judge_gen_kwargs", default=None, nargs="+", action=MergeDictAction, help="generation kwargs of the new judge")
     parser.add_argument("--device", default=None, help="device for a local --judge_model")
+    parser.add_argument("--wait_lock", action="store_true", help="wait for a `triangulate play` still writing these tasks")
     parser.set_defaults(func=run)
     return parser
 
@@ -42,10 +44,9 @@ def add_parser(subparsers) -> argparse.ArgumentParser:
 def run(args: argparse.Namespace) -> int:
     tasks = [t.strip() for t in args.tasks.split(",") if t.strip()] if args.tasks else None
     judge = _judge(args) if args.judge_model or args.judge_model_args else None
-    with torn_lines() as torn:
-        total_changes = sum(rescore_folder(args, model_dir, tasks, judge) for model_dir in run_folder.model_dirs(Path(args.run_dir)))
+    total_changes = sum(rescore_folder(args, model_dir, tasks, judge) for model_dir in run_folder.model_dirs(Path(args.run_dir)))
     print(f"{total_changes} metric value(s) changed")
-    if torn:
+    if torn := run_folder.torn_lines([Path(args.run_dir)], tasks):
         print(f"triangulate score: {torn.describe()}", file=sys.stderr)
     return 0
 
@@ -58,11 +59,16 @@ def rescore_folder(args: argparse.Namespace, model_dir: Path, tasks: list[str] |
 
     changes = 0
     print(f"== {model_dir}")
-    if run_folder.play_tasks(model_dir):
-        payload, reports, old = rescore_run(model_dir, tasks, judge=judge)
+    play_tasks = [t for t in run_folder.play_tasks(model_dir) if tasks is None or t in tasks]
+    if play_tasks:
+        from plumbing.locks import lock_all
+
+        with lock_all([run_folder.episodes_path(model_dir, t) for t in play_tasks], wait=getattr(args, "wait_lock", False)):
+            payload, reports, old = rescore_run(model_dir, tasks, judge=judge)
+            changed = changed_metrics(old, payload) if reports else []
+            written = write_results(model_dir, payload) if changed else None  # before a waiting `play` may go on
         if reports:
-            changed = changed_metrics(old, payload)
-            changes += _print_changes(changed, write_results(model_dir, payload) if changed else None)
+            changes += _print_changes(changed, written)
             for report in reports:
                 print(f"  {report.task}: {report.changed_episodes} episode(s) scored differently", end="")
                 print(

@@ -5,9 +5,12 @@ a model with `engine: vllm` is served once (`vllm serve`, or the command in $TRI
 cells run at once as clients of that server (`engine: api`: an existing endpoint, `base_url:`);
 finished cells are skipped on a rerun, failed ones are retried, a failing model is recorded and the
 sweep goes on (exit status 1 at the end), and `triangulate report` runs over DIR. On a GPU node the
-models are placed on the GPUs (`--gpus`, each model's `gpus:`) and the models of a wave run at once;
-`--dry_run` writes DIR/suite_plan.json (placement, commands, request and prompt-token counts);
-`--executor slurm` submits one job per model (then `--status`). Suite files:
+models share the GPUs as a pool (`--gpus`, each model's `gpus:`): a model starts as soon as its GPUs are
+free, longest expected work first, with vLLM data-parallel replicas where they shorten the sweep;
+`--dry_run` writes DIR/suite_plan.json (each model's engine and why, GPUs, replicas, expected start and
+end, the node's GPU-busy share; commands, request and prompt-token counts);
+`--executor slurm` submits one job per model (then `--status`); `--check` runs only the preflight that every
+real run starts with (every misconfiguration one line, exit 2, no GPU touched). Suite files:
 suites/smoke.yaml (every task family, --limit 1, the embedded model), suites/triangulating.yaml
 (seed 003's battery).
 """
@@ -37,7 +40,8 @@ def add_parser(subparsers) -> argparse.ArgumentParser:
     p.add_argument(
         "--dry_run",
         action="store_true",
-        help="write DIR/suite_plan.json (each model's GPUs, wave, cells with commands, request and prompt-token counts) and print it; run nothing",
+        help="write DIR/suite_plan.json (each model's engine, GPUs, replicas, expected start and end, cells with commands, "
+        "request and prompt-token counts) and print it; run nothing",
     )
     p.add_argument(
         "--gpus",
@@ -50,7 +54,7 @@ def add_parser(subparsers) -> argparse.ArgumentParser:
         "--executor",
         choices=("local", "slurm"),
         default="local",
-        help="local: cells on this machine, the models of a wave at once on their GPUs (default); slurm: one job per model "
+        help="local: cells on this machine, the models in a GPU pool (default); slurm: one job per model "
         "through submitit, resources from the suite's `slurm:` block and each model's `gpus:`",
     )
     p.add_argument("--no_wait", action="store_true", help="--executor slurm: submit and return at once (then --status)")
@@ -60,6 +64,13 @@ def add_parser(subparsers) -> argparse.ArgumentParser:
         help="where a SLURM sweep in DIR stands (suite_status.json updated; the report once every cell is done)",
     )
     p.add_argument(
+        "--check",
+        action="store_true",
+        help="the preflight only: task dependencies, datasets, weights and tokenizers, vLLM, GPU count and memory; "
+        "every problem one line, exit 2; no GPU touched (a real run does it first too)",
+    )
+    p.add_argument("--no_check", action="store_true", help="skip the preflight of a real run (stand-in models in tests)")
+    p.add_argument(
         "--launcher", default=None, metavar="CMD", help="how to start `triangulate` for a cell (default: this Python with -m triangulation)"
     )
     p.set_defaults(func=run)
@@ -68,7 +79,7 @@ def add_parser(subparsers) -> argparse.ArgumentParser:
 
 def run(args: argparse.Namespace) -> int:
     from plumbing.errors import UserError
-    from triangulation.suite.placement import Placement, gpu_inventory, place
+    from triangulation.suite.placement import Placement, gpu_inventory, pool_placements
     from triangulation.suite.runner import DEFAULT_LAUNCHER, run_suite, summary
     from triangulation.suite.spec import load_suite
 
@@ -79,6 +90,14 @@ def run(args: argparse.Namespace) -> int:
     root = args.output_path
     if root.exists() and not root.is_dir():
         raise UserError(f"--output_path {root} is a file, not a folder")
+    if args.check:
+        from triangulation.suite.preflight import preflight, report
+
+        return report(preflight(suite, args.executor, gpu_inventory(args.gpus) if args.executor == "local" else []), suite)
+    if not (args.no_check or args.dry_run or args.status):
+        from triangulation.suite.preflight import check_or_raise
+
+        check_or_raise(suite, args.executor, gpu_inventory(args.gpus) if args.executor == "local" else [])
     if args.status or args.executor == "slurm":
         from triangulation.suite import slurm
 
@@ -93,7 +112,7 @@ def run(args: argparse.Namespace) -> int:
         gpus, placements = [], [Placement(m, None, 0) for m in suite.models]
     else:
         gpus = gpu_inventory(args.gpus)
-        placements = place(suite.models, gpus)  # a model too big for the node: one line, before anything starts
+        placements = pool_placements(suite, gpus)  # a model too big for the node: one line, before anything starts
     if args.dry_run:
         from triangulation.suite.plan import print_plan, write_plan
 

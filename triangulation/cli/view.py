@@ -16,7 +16,7 @@ from pathlib import Path
 
 from plumbing import run_folder
 from plumbing.errors import UserError
-from plumbing.jsonio import new_output_dir, torn_lines
+from plumbing.output_dirs import new_output_dir
 
 
 def add_parser(subparsers) -> argparse.ArgumentParser:
@@ -38,11 +38,11 @@ def run(args: argparse.Namespace) -> int:
     for folder in args.runs:
         if not folder.exists():
             raise UserError(f"no such folder: {folder}")
-    with new_output_dir(args.out, "--out"), torn_lines() as torn:
+    with new_output_dir(args.out, "--out"):
         pages = write_viewer(args.runs, args.out)
         if not pages:
             raise UserError(f"no {run_folder.RECORD_FILES} under {', '.join(map(str, args.runs))}")
     print(f"episodes: {args.out / 'index.html'} ({len(pages)} task pages)")
-    if torn:
+    if torn := run_folder.torn_lines(args.runs):
         print(f"triangulate view: {torn.describe()}", file=sys.stderr)
     return 0

@@ -1,4 +1,6 @@
-"""Inspect AI logs of our runs: one ``.eval`` file per model x task, written with inspect_ai's own API.
+"""Inspect AI logs of our runs: one ``.eval`` file per model x task (an lm-eval group's subtasks in one log, as
+lm-eval reports the group; each log its own ``task_id``, so Inspect View shows every model), written with
+inspect_ai's own API.
 
 Every play episode (``episodes_<task>.jsonl``) and every lm-eval sample (``samples_<task>_<date>.jsonl``) of a
 results folder becomes an :class:`inspect_ai.log.EvalSample`, through the viewer's data model
@@ -6,7 +8,9 @@ results folder becomes an :class:`inspect_ai.log.EvalSample`, through the viewer
 
 - ``messages``: the conversation in order; the game master and the prompt are ``user`` messages (a system
   prompt a ``system`` one), the players and the judge ``assistant`` messages, our role in ``metadata.role``;
-- ``target``: the gold (lm-eval's target or the gold groups; a play episode's hidden solution) where there is one;
+- ``target``: the gold (lm-eval's target or the gold groups; a play episode's hidden solution: the word, the
+  rule, the groups, as its game's ``EpisodeSummary.target`` states it) where there is one; the instance played
+  (an lm-eval sample's doc) in ``metadata.instance``;
 - ``scores``: each numeric per-episode score as a :class:`~inspect_ai.scorer.Score` whose ``answer`` is our
   parsed reading of the replies and whose ``explanation`` is the viewer's verdict sentence;
 - the log's ``results``: the task's aggregate metrics from the results JSON (with their standard errors).
@@ -33,8 +37,6 @@ from triangulation.viewer.episodes import Episode
 from triangulation.viewer.pages import file_episodes, find_episode_files
 
 SCORER = "triangulate"
-#: facts titles that are the gold / hidden solution of a play episode (the others describe the setup)
-GOLD_TITLES = ("the solution (hidden from the player)", "the puzzle (the judge sees the answer)", "the block", "the gold groups")
 INSTALL_HINT = "inspect-ai is not installed: pip install 'triangulate[inspect]' (or pip install inspect-ai)"
 
 
@@ -81,15 +83,6 @@ def parsed_reading(episode: Episode) -> str:
     return "\n".join(t.reading if t.reading is not None else (t.why or "unparsed") for t in episode.turns if t.role != "gm")
 
 
-def gold(episode: Episode) -> str:
-    """The gold target (lm-eval target / gold groups / hidden solution); empty when the task has none."""
-    if episode.facts_title not in GOLD_TITLES and not (len(episode.facts) == 1 and episode.facts[0][0] == "gold"):
-        return ""
-    if len(episode.facts) == 1 and episode.facts[0][0] == "gold":
-        return episode.facts[0][1]
-    return "\n".join(f"{k}: {v}" for k, v in episode.facts)
-
-
 def eval_sample(episode: Episode, sample_id: str):
     """An :class:`~inspect_ai.log.EvalSample` holding the episode's conversation, gold and scores."""
     from inspect_ai.log import EvalSample
@@ -109,7 +102,7 @@ def eval_sample(episode: Episode, sample_id: str):
         id=sample_id,
         epoch=1,
         input=first,
-        target=gold(episode),
+        target=episode.target,
         messages=messages,
         output=ModelOutput.from_content(model=episode.model, content=last),
         scores=scores,
@@ -119,8 +112,22 @@ def eval_sample(episode: Episode, sample_id: str):
             "outcome": episode.outcome,
             "failed": episode.failed,
             "error": episode.error,
+            "instance": json_safe(episode.instance),
         },
     )
+
+
+def json_safe(value: Any) -> Any:
+    """``value`` as plain JSON (Inspect stores JSON): non-finite floats as None, unknown types as their text."""
+    if isinstance(value, Mapping):
+        return {str(k): json_safe(v) for k, v in value.items()}
+    if isinstance(value, (list, tuple)):
+        return [json_safe(v) for v in value]
+    if isinstance(value, float):
+        return value if math.isfinite(value) else None
+    if value is None or isinstance(value, (str, int, bool)):
+        return value
+    return str(value)
 
 
 def eval_results(run: Run | None, task: str, n: int):
@@ -164,7 +171,7 @@ def build_log(task: str, model: str, episodes: list[Episode], run: Run | None, s
         run_id=slug(model),
         created=created,
         task=task,
-        task_id=slug(task),
+        task_id=key,  # one per model x task: Inspect View hides logs that share a task_id as retries
         task_version=0,
         dataset=EvalDataset(name=task, location=str(source), samples=len(samples), sample_ids=[s.id for s in samples]),
         model=model,
@@ -207,6 +214,37 @@ def latest_sources(found: list[tuple[str, str, str, Path]]) -> dict[tuple[str, s
     return {key: (kind, path, run) for key, (_, kind, path, run) in best.items()}
 
 
+def top_group(run: Run | None, task: str) -> str:
+    """The outermost lm-eval group ``task`` belongs to in ``run`` (``lm_pragmatics`` for
+    ``lm_pragmatics_irony_seed_3``), else ``task`` itself."""
+    parents = {sub: group for group, subs in (run.group_subtasks if run else {}).items() for sub in subs if sub != group}
+    seen = {task}
+    while task in parents and parents[task] not in seen:
+        task = parents[task]
+        seen.add(task)
+    return task
+
+
+def log_units(
+    sources: Mapping[tuple[str, str], tuple[str, Path, Run | None]],
+) -> dict[tuple[str, str], list[tuple[str, str, Path, Run | None]]]:
+    """(model, log name) -> its member tasks' (task, kind, file, run): one log per lm-eval group (its subtasks'
+    samples together, as lm-eval reports the group), one per other task."""
+    units: dict[tuple[str, str], list[tuple[str, str, Path, Run | None]]] = {}
+    for (model, task), (kind, path, run) in sorted(sources.items()):
+        units.setdefault((model, top_group(run, task)), []).append((task, kind, path, run))
+    return units
+
+
+def member_episodes(name: str, task: str, model: str, kind: str, path: Path) -> list[Episode]:
+    """The episodes of ``task``; in a group's log each id is prefixed by its subtask (ids repeat across them)."""
+    episodes = file_episodes(task, model, kind, path)
+    if task != name:
+        for ep in episodes:
+            ep.id = f"{task}-{ep.id}"
+    return episodes
+
+
 def export_inspect(run_dirs: Iterable[Path], out: Path) -> list[Path]:
     """Write one ``.eval`` log per model x task found under ``run_dirs`` (the newest run of each) into ``out``;
     returns their paths."""
@@ -218,9 +256,10 @@ def export_inspect(run_dirs: Iterable[Path], out: Path) -> list[Path]:
         raise UserError("no episodes_<task>.jsonl or samples_<task>_<date>.jsonl under " + ", ".join(map(str, run_dirs)))
     out.mkdir(parents=True, exist_ok=True)
     written = []
-    for (model, task), (kind, path, run) in sorted(latest_sources(found).items()):
-        log = build_log(task, model, file_episodes(task, model, kind, path), run, path)
-        target = out / f"{log.eval.created[:19].replace(':', '-')}_{slug(task)}_{slug(model)}.eval"
+    for (model, name), members in sorted(log_units(latest_sources(found)).items()):
+        episodes = [ep for task, kind, path, _ in members for ep in member_episodes(name, task, model, kind, path)]
+        log = build_log(name, model, episodes, members[0][3], members[0][2])
+        target = out / f"{log.eval.created[:19].replace(':', '-')}_{slug(name)}_{slug(model)}.eval"
         write_eval_log(log, str(target))
         written.append(target)
     return written

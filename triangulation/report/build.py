@@ -9,10 +9,12 @@ from typing import Any
 import pandas as pd
 from tqdm.auto import tqdm
 
+from plumbing.csvio import write_csv
 from plumbing.errors import UserError
 from plumbing.jsonio import write_text
 from triangulation.html import render_page
 from triangulation.report.abilities import Taxonomy, apply_subtask_exclusions
+from triangulation.report.chance import analytic_chance
 from triangulation.report.context import ReportContext
 from triangulation.report.external import External
 from triangulation.report.leaderboard_file import write_leaderboard_files
@@ -75,6 +77,21 @@ def collect_scores(runs: list[Run], externals: list[External], taxonomy: Taxonom
     return Scores(table=table, metrics=metrics, sources=sources)
 
 
+def leaf_groups(runs: list[Run]) -> dict[str, list[str]]:
+    """Every lm-eval group of the runs -> its leaf tasks (``lm_pragmatics`` -> its 35 test x prompt-order tasks)."""
+    subtasks: dict[str, list[str]] = {}
+    for run in runs:
+        for group, members in run.group_subtasks.items():
+            subtasks.setdefault(group, list(members))
+
+    def leaves(task: str, depth: int = 0) -> list[str]:
+        if task not in subtasks or depth > 4:
+            return [task]
+        return [leaf for m in subtasks[task] if m != task for leaf in leaves(m, depth + 1)]
+
+    return {group: leaves(group) for group in subtasks}
+
+
 def build_report(
     runs: list[Run],
     externals: list[External],
@@ -94,8 +111,9 @@ def build_report(
 
     out.mkdir(parents=True, exist_ok=True)
     scores = collect_scores(runs, externals, taxonomy, include_subtasks)
-    scores.table.to_csv(out / "scores.csv")
-    write_leaderboard_files(scores.table, scores.metrics, {r.model for r in runs}, out)  # Open LLM Leaderboard shape
+    write_csv(scores.table, out / "scores.csv")
+    analytic = analytic_chance(runs, scores.metrics)
+    write_leaderboard_files(scores.table, scores.metrics, {r.model for r in runs}, out, analytic)  # Open LLM Leaderboard shape
     ctx = ReportContext(
         runs=runs,
         externals=externals,
@@ -107,7 +125,11 @@ def build_report(
         judge=judge,
         sizes=sizes or {},
         scatter=scatter,
-        episode_pages=write_viewer(sorted({r.path.parent for r in runs}), out / "episodes") if runs else {},
+        episode_pages=write_viewer(
+            sorted({r.path.parent for r in runs}), out / "episodes", report="../report.html", groups=leaf_groups(runs)
+        )
+        if runs
+        else {},
         cells=cells(runs, taxonomy.main_metrics, set(scores.table.columns)),
     )
     built = []

@@ -20,6 +20,7 @@ from pathlib import Path
 
 import pandas as pd
 
+from plumbing.csvio import unescape_frame
 from plumbing.errors import UserError
 
 CLEM_ROW = re.compile(r"^(?P<a>.+?)-t[\d.]+--(?P<b>.+?)-t[\d.]+$")
@@ -79,7 +80,8 @@ def _read_frame(path: Path) -> pd.DataFrame:
             return pd.read_parquet(path)
         if path.suffix.lower() in (".xlsx", ".xls"):
             return pd.read_excel(path)
-        return pd.read_csv(path, sep=None, engine="python") if path.suffix.lower() == ".tsv" else pd.read_csv(path)
+        frame = pd.read_csv(path, sep=None, engine="python") if path.suffix.lower() == ".tsv" else pd.read_csv(path)
+        return unescape_frame(frame)  # a CSV we wrote quotes formula-like cells (plumbing.csvio)
     except Exception as exc:  # pandas raises many types for malformed input
         raise UserError(
             f"cannot read external table {path}: {exc.__class__.__name__}: {str(exc).splitlines()[0] if str(exc) else ''}"

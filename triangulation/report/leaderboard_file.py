@@ -9,7 +9,9 @@ normalized to 0", shown on a 0-100 scale; the average is the mean of the normali
 
     normalised = 100 * max(0, (raw - chance) / (max - chance))
 
-``chance`` is our chance player's score on the benchmark (the ``random`` model's row,
+``chance`` is the analytic level of a multiple-choice task (the mean of 1/k over its items, k options:
+:mod:`triangulation.report.chance`; a chance run of a few items is a noisy estimate of it), else our chance
+player's score on the benchmark (the ``random`` model's row,
 :data:`~triangulation.report.leaderboard.CHANCE_MODELS`), else a chance level a task states
 (``TaskSpec.reference_levels`` labelled chance; an ideal learner's level is a ceiling and is never used), else 0 (as the leaderboard does for generative
 tasks). ``max`` is 1 for a metric whose scores all lie in [0, 1], 100 for one in [0, 100]; a benchmark on
@@ -24,18 +26,23 @@ from __future__ import annotations
 
 import math
 import re
+from collections.abc import Mapping
 from pathlib import Path
 
 import pandas as pd
 
+from plumbing.csvio import write_csv
 from triangulation.report.leaderboard import CHANCE_MODELS, reference_levels
 
 AVERAGE = "Average ⬆️"  # the Open LLM Leaderboard's column name (the --external reader knows it)
 RAW_SUFFIX = " Raw"  # "IFEval Raw" next to "IFEval" in the leaderboard's contents table
 
 
-def chance_level(table: pd.DataFrame, benchmark: str) -> tuple[float, str]:
-    """(chance, source) of ``benchmark``: our chance player's score, else an analytic level, else 0."""
+def chance_level(table: pd.DataFrame, benchmark: str, analytic: Mapping[str, float] | None = None) -> tuple[float, str]:
+    """(chance, source) of ``benchmark``: an analytic level (1/k options of a multiple-choice task,
+    :mod:`triangulation.report.chance`), else our chance player's score, else a level the task states, else 0."""
+    if analytic and benchmark in analytic:
+        return float(analytic[benchmark]), "analytic (1/k options)"
     for model, label in CHANCE_MODELS.items():
         if model in table.index and benchmark in table.columns:
             value = table.at[model, benchmark]
@@ -62,12 +69,14 @@ def normalise(raw: float, chance: float, top: float) -> float:
     return 100.0 * max(0.0, (raw - chance) / (top - chance))
 
 
-def leaderboard_frames(table: pd.DataFrame, benchmarks: list[str], models: list[str]) -> tuple[pd.DataFrame, pd.DataFrame]:
+def leaderboard_frames(
+    table: pd.DataFrame, benchmarks: list[str], models: list[str], analytic: Mapping[str, float] | None = None
+) -> tuple[pd.DataFrame, pd.DataFrame]:
     """(the leaderboard rows, the bounds per benchmark) for ``models`` x ``benchmarks`` of the score table."""
     bounds = []
     columns: dict[str, list[float]] = {}
     for bench in benchmarks:
-        chance, source = chance_level(table, bench)
+        chance, source = chance_level(table, bench, analytic)
         top = max_score(pd.concat([table[bench], pd.Series([chance])]))
         bounds.append({"benchmark": bench, "chance": chance, "chance_source": source, "max": top})
         raw = [float(table.at[m, bench]) for m in models]
@@ -84,16 +93,18 @@ def leaderboard_frames(table: pd.DataFrame, benchmarks: list[str], models: list[
     return rows[ordered].reset_index(drop=True), pd.DataFrame(bounds)
 
 
-def write_leaderboard_files(table: pd.DataFrame, metrics: dict[str, str], run_models: set[str], out: Path) -> list[Path]:
+def write_leaderboard_files(
+    table: pd.DataFrame, metrics: dict[str, str], run_models: set[str], out: Path, analytic: Mapping[str, float] | None = None
+) -> list[Path]:
     """Write ``leaderboard.csv``, ``leaderboard.parquet`` and ``leaderboard_bounds.csv`` into ``out`` for the run
     models (not the chance players, not external rows) and our benchmarks (a non-empty metric); returns the paths."""
     models = sorted(m for m in table.index if m in run_models and m not in CHANCE_MODELS)
     benchmarks = [b for b in table.columns if metrics.get(b)]
     if not models or not benchmarks:
         return []
-    rows, bounds = leaderboard_frames(table, benchmarks, models)
+    rows, bounds = leaderboard_frames(table, benchmarks, models, analytic)
     paths = [out / "leaderboard.csv", out / "leaderboard.parquet", out / "leaderboard_bounds.csv"]
-    rows.to_csv(paths[0], index=False)
+    write_csv(rows, paths[0], index=False)
     rows.to_parquet(paths[1], index=False)
-    bounds.to_csv(paths[2], index=False)
+    write_csv(bounds, paths[2], index=False)
     return paths

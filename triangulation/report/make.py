@@ -9,7 +9,7 @@ from typing import Any
 
 from plumbing import run_folder
 from plumbing.errors import UserError
-from plumbing.jsonio import ensure_output_dir, torn_lines
+from plumbing.output_dirs import ensure_output_dir
 
 
 def make_report(
@@ -35,7 +35,7 @@ def make_report(
     from triangulation.report.analyses.figures_triangulating import read_sizes
     from triangulation.report.build import build_report
     from triangulation.report.external import read_externals
-    from triangulation.runs.results_io import read_run
+    from triangulation.runs.results_io import name_models, read_run
 
     if not results and not externals:
         raise UserError("give at least one results folder or --external table")
@@ -43,20 +43,20 @@ def make_report(
     ensure_output_dir(out, "--out")
     files = [f for root in results for f in run_folder.results_files(root)]
     runs = [read_run(f) for f in tqdm(files, desc="reading results", unit="file", disable=len(files) < 5)]
-    with torn_lines() as torn:
-        path = build_report(
-            runs,
-            read_externals(list(externals)),
-            taxonomy,
-            out,
-            pairs=list(pairs),
-            include_subtasks=subtasks,
-            title=title,
-            judge=connections_judge(judge_model, judge_model_args),
-            sizes=read_sizes(sizes),
-            scatter=list(scatter) or None,
-        )
-    if torn:  # the episode pages and the analyses left those lines out
+    name_models(runs)  # two models whose paths end in the same folder name keep two rows
+    path = build_report(
+        runs,
+        read_externals(list(externals)),
+        taxonomy,
+        out,
+        pairs=list(pairs),
+        include_subtasks=subtasks,
+        title=title,
+        judge=connections_judge(judge_model, judge_model_args),
+        sizes=read_sizes(sizes),
+        scatter=list(scatter) or None,
+    )
+    if torn := run_folder.torn_lines(results):  # the episode pages and the analyses left those lines out
         print(f"report: {torn.describe()}", file=sys.stderr)
     return path
 

@@ -13,6 +13,7 @@ from collections.abc import Callable
 
 import pandas as pd
 
+from plumbing.csvio import write_csv
 from triangulation.html import Image, Items, Leaderboard, Section, Table, Text
 from triangulation.report import plots
 from triangulation.report import summary as summary_module
@@ -21,6 +22,7 @@ from triangulation.report.analyses import clembench as analyses_clembench
 from triangulation.report.analyses import cognitive_spectrum as analyses_cognitive_spectrum
 from triangulation.report.analyses import connections as analyses_connections
 from triangulation.report.analyses import connections_published as analyses_connections_published
+from triangulation.report.analyses import contamination as analyses_contamination
 from triangulation.report.analyses import figures_triangulating
 from triangulation.report.analyses import globalgroup as analyses_globalgroup
 from triangulation.report.analyses.published import references_section
@@ -76,10 +78,9 @@ def abilities(ctx: ReportContext) -> Built:
             out.append(Skipped(heading, "no ability has a Kendall tau: needs >= 3 models scored on an ability's benchmarks and on a side"))
             continue
         members = assessment_members(models, tax, groups)
-        abil.to_csv(ctx.out / f"abilities_static_vs_interactive{suffix}.csv", index=False)
-        static_vs_interactive(models, tax, groups, models="pairwise").to_csv(
-            ctx.out / f"abilities_static_vs_interactive{suffix}_pairwise.csv", index=False
-        )
+        write_csv(abil, ctx.out / f"abilities_static_vs_interactive{suffix}.csv", index=False)
+        pairwise = static_vs_interactive(models, tax, groups, models="pairwise")
+        write_csv(pairwise, ctx.out / f"abilities_static_vs_interactive{suffix}_pairwise.csv", index=False)
         note = (
             f"Static: {', '.join(members['static']) or 'none'}. Interactive: {', '.join(members['interactive']) or 'none'}. "
             "A group stands for its members (never both); each side and ability pools its benchmarks as the mean of "
@@ -100,9 +101,9 @@ def abilities_by_benchmark(ctx: ReportContext) -> Built:
     tau, p, n = ability_matrix(ctx.models, ctx.taxonomy, ctx.groups)
     if tau.empty or tau.columns.empty or tau.isna().all().all():
         return [Skipped(title, "no ability and no static or interactive benchmark scored by >= 3 common models")]
-    tau.to_csv(ctx.out / "triangulating_fig7_tau.csv")
-    n.to_csv(ctx.out / "triangulating_fig7_n.csv")
-    ability_matrix(ctx.models, ctx.taxonomy, ctx.groups, models="pairwise")[0].to_csv(ctx.out / "triangulating_fig7_tau_pairwise.csv")
+    write_csv(tau, ctx.out / "triangulating_fig7_tau.csv")
+    write_csv(n, ctx.out / "triangulating_fig7_n.csv")
+    write_csv(ability_matrix(ctx.models, ctx.taxonomy, ctx.groups, models="pairwise")[0], ctx.out / "triangulating_fig7_tau_pairwise.csv")
     note = (
         "As the paper's Figure 7 (App. I): \"The correlation matrix does not include results on Wordle and Image Game "
         "as model performances' were too low\": Wordle and Image Game are left out here (only here: the other figures keep them)."
@@ -126,7 +127,7 @@ def discriminative(ctx: ReportContext) -> Built:
         return [Skipped(title, f"needs >= 2 evaluated models (a pair), has {len(ctx.run_models)}")]
     sec = Section(title)
     ratios = ratio_table(ctx.table, chosen)
-    ratios.to_csv(ctx.out / "discriminative_ratios.csv")
+    write_csv(ratios, ctx.out / "discriminative_ratios.csv")
     sec.blocks.append(Table(ratios, "ratio B / A per benchmark (blank = undefined, A scored 0)"))
     for i, (a, b) in enumerate(chosen):
         pt = pair_table(ctx.table, a, b)
@@ -180,6 +181,7 @@ SECTIONS: list[SectionBuilder] = [
     connections,
     analyses_connections_published.build,
     clembench,
+    analyses_contamination.section,
     published_leaderboards,
 ]
 

@@ -15,6 +15,7 @@ from pathlib import Path
 
 import pandas as pd
 
+from plumbing.csvio import write_csv
 from triangulation.html import Image, Leaderboard, Section, Table, Text
 from triangulation.report import plots
 from triangulation.report.cells import MIN_ITEMS_SPLIT_HALF, cell_note, split_half, why_undefined
@@ -84,9 +85,21 @@ def board(ctx: ReportContext, columns: list[str], caption: str, links: dict[str,
     )
 
 
+def episode_links(ctx: ReportContext) -> dict[str, str]:
+    """Benchmark -> its episodes: a task's page, a group's list of its task pages on the episodes index."""
+    from triangulation.report.build import leaf_groups
+    from triangulation.viewer.pages import group_anchor
+
+    links = {task: str(Path("episodes") / page.name) for task, page in ctx.episode_pages.items()}
+    for group, leaves in leaf_groups(ctx.runs).items():
+        if group not in links and any(leaf in ctx.episode_pages for leaf in leaves):
+            links[group] = f"episodes/index.html#{group_anchor(group)}"
+    return links
+
+
 def leaderboard_section(ctx: ReportContext) -> Section:
     """Models x the benchmarks evaluated here, main metric ± standard error and what stands behind each cell."""
-    links = {task: str(Path("episodes") / page.name) for task, page in ctx.episode_pages.items()}
+    links = episode_links(ctx)
     sec = Section("Leaderboard")
     groups = column_groups(list(ctx.table.columns), ctx.external_labels)
     ours = [cols for caption, cols in groups if caption.startswith("evaluated here")]
@@ -251,7 +264,7 @@ def kendall_section(ctx: ReportContext, n_boot: int = 1000) -> Section | Skipped
     title = "Kendall tau-b between benchmarks"
     tau, p, n = ctx.kendall
     for name, frame in (("tau", tau), ("p", p), ("n", n)):
-        frame.to_csv(ctx.out / f"kendall_{name}.csv")
+        write_csv(frame, ctx.out / f"kendall_{name}.csv")
     pairs = kendall_pairs(ctx.models, n_boot=n_boot)
     reliability = benchmark_reliability(ctx)
     if not pairs.empty:
@@ -262,7 +275,7 @@ def kendall_section(ctx: ReportContext, n_boot: int = 1000) -> Section | Skipped
             "; ".join(w for w in (old, f"unreliable (split-half < {RELIABLE_FROM})" if bad else "") if w)
             for old, bad in zip(pairs["warning"], unreliable)
         ]
-    pairs.to_csv(ctx.out / "kendall_pairs.csv", index=False)
+    write_csv(pairs, ctx.out / "kendall_pairs.csv", index=False)
     if pairs.empty:
         common = n.to_numpy().copy()
         for i in range(len(common)):

@@ -3,18 +3,20 @@
 Both write a results JSON per run (the layout: :mod:`plumbing.run_folder`) in lm-eval's shape:
 ``results[task]["<metric>,<filter>"]``, ``configs[task]``, ``group_subtasks`` and ``config.model_args``
 (a dict from lm_eval's CLI, a string from its Python API), next to lm_eval's logged samples
-(``--log_samples``) or play's episodes. Models are identified from ``config``, never from folder names.
+(``--log_samples``) or play's episodes. Models are identified from ``config``, never from folder names, and
+named uniquely over everything one command reads (:func:`name_models`: two models never share a row).
 """
 
 from __future__ import annotations
 
 import math
+import sys
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from models.naming import model_id
+from models.naming import model_id, unique_model_ids
 from plumbing import run_folder
 
 NON_METRIC_KEYS = {"alias", "name", "sample_len", "samples", " "}
@@ -33,6 +35,7 @@ class Run:
     samples: dict[str, Path] = field(default_factory=dict)  # task -> its samples / episodes JSONL
     n_samples: dict[str, int] = field(default_factory=dict)  # task -> samples scored (lm-eval's ``n-samples``, effective)
     n_total: dict[str, int] = field(default_factory=dict)  # task -> samples of the whole task (``n-samples``, original)
+    config: dict[str, Any] = field(default_factory=dict)  # the results file's ``config`` (the model's whole name)
 
     def top_level_tasks(self, max_members: int = 12) -> list[str]:
         """Tasks to list as benchmarks: a group of more than ``max_members`` tasks (mmlu's subjects,
@@ -69,12 +72,34 @@ def read_run(path: Path) -> Run:
         group_subtasks={str(k): list(v) for k, v in (data.get("group_subtasks") or {}).items() if isinstance(v, list)},
         n_samples=_n_samples(data.get("n-samples")),
         n_total=_n_samples(data.get("n-samples"), "original"),
+        config=dict(config) if isinstance(config, dict) else {},
     )
     for task in run.results:
         records = run_folder.task_records_file(Path(path).parent, task, date)
         if records is not None:
             run.samples[task] = records
     return run
+
+
+def name_models(runs: list[Run]) -> None:
+    """Give every run its model's unique name (:func:`models.naming.unique_model_ids`: two models whose paths end
+    in the same folder name keep two rows), saying each renaming on stderr once."""
+    names, notes = unique_model_ids([r.config or {"model": r.model} for r in runs])
+    for run, name in zip(runs, names):
+        run.model = name
+    say_renamed(notes)
+
+
+_SAID: set[str] = set()
+
+
+def say_renamed(notes: list[str]) -> None:
+    """Print each model renaming (:func:`models.naming.unique_model_ids`) to stderr, once per process (the report
+    and its episode pages name the same models)."""
+    for note in notes:
+        if note not in _SAID:
+            _SAID.add(note)
+            print(f"triangulate: {note}", file=sys.stderr)
 
 
 def _n_samples(entry: Any, which: str = "effective") -> dict[str, int]:

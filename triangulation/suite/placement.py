@@ -2,11 +2,15 @@
 
 The node's GPUs come from ``--gpus 0,1,...``, else ``CUDA_VISIBLE_DEVICES``, else every GPU that
 ``nvidia-smi -L`` lists; a machine without any has none, and its models run one after another on
-whatever device their ``model_args`` name. Each model needs ``gpus:`` GPUs (default 1). Models are
-placed largest first (GPUs needed, then size) into *waves*: the models of one wave run at once on
-disjoint GPUs, the next wave starts when the previous one is done. A model needing more GPUs than the
-node has is a one-line error before anything starts. Each model's cells (and its server) see only
-their GPUs through ``CUDA_VISIBLE_DEVICES``.
+whatever device their ``model_args`` name. Each model needs ``gpus:`` GPUs (default 1) per replica.
+
+On a GPU node the models share a pool (:func:`place_pool`, :mod:`triangulation.suite.pool`): a model
+starts as soon as enough GPUs are free, longest expected work first (:mod:`triangulation.suite.estimate`),
+and an ``engine: vllm`` model gets data-parallel replicas when that shortens the sweep. :func:`place`
+is the older rule, *waves* (largest first; a wave's models at once, the next wave when it is done),
+kept for comparison (``benchmarks/battery_makespan.py``). A model needing more GPUs than the node has
+is a one-line error before anything starts. Each model's cells (and its server) see only their GPUs
+through ``CUDA_VISIBLE_DEVICES``.
 """
 
 from __future__ import annotations
@@ -17,9 +21,12 @@ import shutil
 import subprocess
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
+from typing import Any
 
 from plumbing.errors import UserError
-from triangulation.suite.spec import ModelSpec
+from triangulation.suite import estimate
+from triangulation.suite.pool import Job, choose_replicas, schedule
+from triangulation.suite.spec import ModelSpec, TaskSpec
 
 SMI_LINE = re.compile(r"^GPU (\d+):", re.MULTILINE)
 
@@ -28,7 +35,10 @@ SMI_LINE = re.compile(r"^GPU (\d+):", re.MULTILINE)
 class Placement:
     model: ModelSpec
     gpus: tuple[str, ...] | None  # device ids for CUDA_VISIBLE_DEVICES; () = none visible; None = no GPU inventory
-    wave: int  # models of one wave run at once
+    wave: int  # models of one wave run at once (waves); 0 for every model of a pool
+    replicas: int = 1  # data-parallel replicas (vLLM's --data-parallel-size); gpus holds all of them
+    start: float | None = None  # expected start and end, seconds after the sweep starts (pool)
+    end: float | None = None
 
 
 def parse_gpus(value: str) -> list[str]:
@@ -90,6 +100,75 @@ def place(models: Sequence[ModelSpec], gpus: Sequence[str], need: Mapping[str, i
         taken, free[wave] = free[wave][:n], free[wave][n:]
         placed[i] = Placement(m, tuple(taken), wave)
     return [placed[i] for i in range(len(models))]
+
+
+def model_job(
+    model: ModelSpec,
+    tasks: Sequence[TaskSpec],
+    n_gpus: int,
+    leaves: Mapping[str, Sequence[str]] | None = None,
+    tokens: Mapping[str, Mapping[str, int | None]] | None = None,
+    need: int | None = None,
+    split: bool | None = None,
+) -> Job:
+    """A model's pool job: expected seconds (:mod:`triangulation.suite.estimate`) of ``tasks`` with 1, 2, ...
+    replicas. ``leaves``: each task entry's subtasks, each then its own cell where the entry is split
+    (``split``, default: the entry's ``split:`` option), else they only look up App. H's figures and the
+    entry is one cell;
+    ``tokens``: counted prompt tokens per task entry and leaf (the plan's counts)."""
+    gpus = model.gpu_count if need is None else need
+    cells: list[estimate.CellWork] = []
+    for t in tasks:
+        parts = list((leaves or {}).get(t.name) or [t.name])
+        ref = estimate.reference_seconds(_table_key(t), parts, (tokens or {}).get(t.name))
+        if split if split is not None else bool(t.options.get("split")):
+            cells += [estimate.CellWork(f"{t.name}/{leaf}", t.runner, s) for leaf, s in ref.items()]
+        else:
+            cells.append(estimate.CellWork(t.name, t.runner, sum(ref.values())))
+    size = model.size or 8.0
+    most = n_gpus // gpus if model.engine == "vllm" and gpus and n_gpus else 1
+    seconds = tuple(
+        estimate.model_seconds(cells, model.engine, size, max(gpus, 1), r, model.num_concurrent) for r in range(1, max(most, 1) + 1)
+    )
+    return Job(model.name, gpus, seconds)
+
+
+def _table_key(t: TaskSpec) -> str:
+    """The name App. H's table knows a task entry by: its own name, else its one lm-eval/play task."""
+    if t.name in estimate.APP_H_MINUTES or t.name in estimate.APP_H_SHARED or len(t.tasks) != 1:
+        return t.name
+    return t.tasks[0]
+
+
+def place_pool(models: Sequence[ModelSpec], gpus: Sequence[str], jobs: Sequence[Job], replicas: bool = True) -> list[Placement]:
+    """The pool's plan, in the suite's model order: each model's GPUs (replicas included), expected start and
+    end; replicas where they shorten the makespan (:func:`triangulation.suite.pool.choose_replicas`)."""
+    if not gpus:
+        return [Placement(m, None, i) for i, m in enumerate(models)]
+    too_big = [j for j in jobs if j.gpus > len(gpus)]
+    if too_big:
+        j = too_big[0]
+        raise UserError(f"model {j.name} needs {j.gpus} GPUs but this node has {len(gpus)} ({','.join(gpus)}); lower its `gpus:`")
+    counts = choose_replicas(jobs, len(gpus)) if replicas else {}
+    slots = {s.job.name: s for s in schedule(jobs, len(gpus), counts)}
+    out = []
+    for m in models:
+        s = slots[m.name]
+        out.append(Placement(m, tuple(gpus[i] for i in s.gpus), 0, s.replicas, s.start, s.end))
+    return out
+
+
+def pool_placements(suite: Any, gpus: Sequence[str], replicas: bool = True) -> list[Placement]:
+    """The run's placements: the pool's on a GPU node (expected work from the suite alone: App. H and sizes;
+    play groups' games looked up in App. H; ``split: true`` entries as their subtask cells), else one model
+    after another."""
+    if not gpus:
+        return place(suite.models, [])
+    from triangulation.suite.split import leaf_tasks
+
+    leaves = {t.name: leaf_tasks(t) for t in suite.tasks if t.runner == "play" or t.options.get("split")}
+    jobs = [model_job(m, suite.tasks, len(gpus), leaves) for m in suite.models]
+    return place_pool(suite.models, gpus, jobs, replicas)
 
 
 def waves(placements: Sequence[Placement]) -> list[list[Placement]]:

@@ -1,7 +1,11 @@
 """``triangulate suite --dry_run``: the size of a sweep before it starts, written to ``DIR/suite_plan.json``.
 
-Shape: ``{"models": [{"name", "gpus": [ids], "wave": k, "engine", "server", "cells": [{"name", "command", "requests",
-"prompt_tokens", "tokenizer", "done", "note"}]}], "gpus": [...], "totals": {...}}``. Counts come from the
+Shape: ``{"models": [{"name", "gpus": [ids], "wave": k, "replicas", "expected_start_h", "expected_end_h", "engine",
+"engine_reason", "server", "cells": [{"name", "command", "requests", "prompt_tokens", "tokenizer", "done", "note",
+"subtasks": {leaf: {"requests", "prompt_tokens"}}}]}], "gpus": [...], "totals": {...}, "expected": {"makespan_h",
+"gpu_busy_share", "model"}}``. On a GPU node the models are placed by the GPU pool
+(:func:`triangulation.suite.placement.place_pool`) from the counted tokens: each model's GPUs, data-parallel
+replicas, expected start and end, and the node's expected GPU-busy share. Counts come from the
 data on this machine only (``HF_DATASETS_OFFLINE``/``HF_HUB_OFFLINE`` are forced; nothing is
 downloaded) and are ``null`` where the data is not local (``note`` says why):
 
@@ -15,7 +19,8 @@ downloaded) and are ``null`` where the data is not local (``note`` says why):
 
 Tokens are counted with the model's own tokenizer when it is local (``pretrained=`` of an ``hf`` /
 ``vllm`` / ``local-*`` model, its ``tokenizer=`` if given), else with the embedded SmolLM2's, and each
-cell says which (``tokenizer``). Commands have secrets redacted (:func:`models.loading.scrub_secrets`).
+cell says which (``tokenizer``). Every string of the plan (commands, the server's URL) has its credentials
+redacted (:func:`plumbing.secrets.scrub_tree`).
 """
 
 from __future__ import annotations
@@ -29,12 +34,15 @@ from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any
 
+from plumbing.secrets import scrub_tree
 from triangulation.suite.placement import Placement
 from triangulation.suite.spec import Cell, ModelSpec, Suite, TaskSpec, chat_template
 
 PLAN_FILE = "suite_plan.json"
 SMOLLM2 = "SmolLM2-135M-Instruct (embedded)"
 Counts = tuple[int | None, int | None, str]  # requests, prompt tokens, note
+#: per subtask of a group cell: {leaf: {"requests", "prompt_tokens"}} (filled by count_eval / count_play)
+Subtasks = dict[str, dict[str, int]]
 
 
 class Tokenizers:
@@ -108,8 +116,9 @@ def force_offline() -> None:
         pass
 
 
-def count_eval(task: TaskSpec, model: ModelSpec, tok: Any) -> Counts:
-    """Requests and prompt tokens of an lm-eval cell, built by lm-eval as a run builds them."""
+def count_eval(task: TaskSpec, model: ModelSpec, tok: Any, subtasks: Subtasks | None = None) -> Counts:
+    """Requests and prompt tokens of an lm-eval cell, built by lm-eval as a run builds them (per leaf task
+    into ``subtasks``)."""
     from lm_eval.evaluator_utils import get_sample_size
     from lm_eval.tasks import get_task_dict
 
@@ -135,6 +144,7 @@ def count_eval(task: TaskSpec, model: ModelSpec, tok: Any) -> Counts:
             )
         except Exception as exc:  # noqa: BLE001
             return None, None, f"not counted ({leaf.config.task}): {_one_line(exc)}"
+        before = (requests, tokens)
         seen: dict[str, int] = {}
         for inst in leaf.instances:
             requests += 1
@@ -144,6 +154,8 @@ def count_eval(task: TaskSpec, model: ModelSpec, tok: Any) -> Counts:
             tokens += seen[context]
             if inst.request_type == "loglikelihood":
                 tokens += n_tokens(tok, str(inst.arguments[1]))
+        if subtasks is not None:
+            subtasks[str(leaf.config.task)] = {"requests": requests - before[0], "prompt_tokens": tokens - before[1]}
     return requests, tokens, "lm-eval's requests"
 
 
@@ -167,8 +179,9 @@ def _leaf_tasks(task_dict: Any) -> list[Any]:
     return out
 
 
-def count_play(task: TaskSpec, tok: Any) -> Counts:
-    """Requests and prompt tokens of a play cell, its episodes played by the chance player."""
+def count_play(task: TaskSpec, tok: Any, subtasks: Subtasks | None = None) -> Counts:
+    """Requests and prompt tokens of a play cell, its episodes played by the chance player (per play task
+    into ``subtasks``)."""
     from models.chance import RandomLM
     from multiturn import registry
     from multiturn.engine.runner import select_instances
@@ -187,12 +200,54 @@ def count_play(task: TaskSpec, tok: Any) -> Counts:
     lm = Counting(seed=seed)
     try:
         for name in registry.expand(list(task.tasks)):
+            before = dict(tally)
             spec = registry.get_task(name, o.get("task_args"))
             episodes = select_instances(spec.instances(seed), o.get("limit"))
             play_episodes(spec, episodes, {"player": lm}, seed=seed, gen_kwargs_override=o.get("gen_kwargs"), max_live=None, progress=False)
+            if subtasks is not None:
+                subtasks[name] = {k: tally[k] - before[k] for k in ("requests", "tokens")}
+                subtasks[name]["prompt_tokens"] = subtasks[name].pop("tokens")
     except Exception as exc:  # noqa: BLE001  (data not local, unknown task)
         return None, None, f"not counted: {_one_line(exc)}"
     return tally["requests"], tally["tokens"], "episodes played by the chance player (an estimate)"
+
+
+def eval_leaves(tasks: Sequence[str]) -> list[str]:
+    """The leaf tasks of lm-eval tasks, groups and tags, from lm-eval's task index (no data is read)."""
+    index = _task_manager().task_index
+    out: list[str] = []
+    for name in tasks:
+        out += _leaves(name, index, 0)
+    return out
+
+
+def _leaves(name: str, index: Any, depth: int) -> list[str]:
+    entry = index.get(name)
+    if entry is None or depth > 8:
+        return [name]
+    kind, cfg = entry.kind.name, entry.cfg or {}
+    if kind == "TAG":
+        members = [n for n, e in index.items() if name in (e.tags or set()) and n != name]
+    elif kind == "GROUP":
+        members = [t if isinstance(t, str) else t.get("task") for t in cfg.get("task", [])]
+    else:
+        return [name]
+    return [leaf for m in members if isinstance(m, str) for leaf in _leaves(m, index, depth + 1)]
+
+
+def engine_reason(model: ModelSpec, gpus: Sequence[str]) -> str:
+    """Which engine a model runs on, and why (the plan's ``engine_reason``)."""
+    if model.engine == "vllm":
+        tp = f", tensor parallel over {model.gpu_count} GPUs" if model.gpu_count > 1 else ""
+        return f"vllm: the suite's `engine: vllm`: one server for all its cells (continuous batching, prefix caching){tp}"
+    if model.engine == "api":
+        return "api: the suite's `engine: api`: an existing OpenAI-compatible endpoint"
+    if gpus:
+        return (
+            "hf: the default engine: each cell loads the model, play at batch size 1 unless set, a multi-GPU model "
+            "runs layer by layer; on GPUs `engine: vllm` is faster (benchmarks/battery_makespan.py)"
+        )
+    return "hf: the default engine (in process; the laptop path)"
 
 
 def _one_line(exc: BaseException) -> str:
@@ -213,7 +268,7 @@ def build_plan(
 
     force_offline()
     tokenizers = Tokenizers()
-    memo: dict[tuple[str, str, bool], Counts] = {}
+    memo: dict[tuple[str, str, bool], tuple[Counts, Subtasks]] = {}
     models = []
     for p in placements:
         tok, tok_name = tokenizers.for_model(p.model)
@@ -226,8 +281,10 @@ def build_plan(
             if key not in memo:
                 if progress is not None:
                     progress(f"counting {cell.label} ({tok_name})")
-                memo[key] = count_eval(task, p.model, tok) if task.runner == "eval" else count_play(task, tok)
-            requests, tokens, note = memo[key]
+                subs: Subtasks = {}
+                counts = count_eval(task, p.model, tok, subs) if task.runner == "eval" else count_play(task, tok, subs)
+                memo[key] = (counts, subs)
+            (requests, tokens, note), subs = memo[key]
             rows.append(
                 {
                     "name": task.name,
@@ -237,11 +294,49 @@ def build_plan(
                     "tokenizer": tok_name if tokens is not None else None,
                     "done": is_done(root, cell),
                     "note": note,
+                    "subtasks": subs if len(subs) > 1 else {},
                 }
             )
         server = None if endpoint is None else endpoint.base_url
-        models.append({"name": m.name, "gpus": list(p.gpus or []), "wave": p.wave, "engine": m.engine, "server": server, "cells": rows})
-    return {"suite": str(suite.path), "gpus": list(gpus), "models": models, "totals": totals(models)}
+        models.append({"name": m.name, "engine": m.engine, "engine_reason": engine_reason(m, gpus), "server": server, "cells": rows})
+    expected = _place(suite, placements, models, gpus)
+    plan = {"suite": str(suite.path), "gpus": list(gpus), "models": models, "totals": totals(models), "expected": expected}
+    return scrub_tree(plan)  # a served endpoint's URL password, a key in any command: never in the plan
+
+
+def _place(suite: Suite, placements: Sequence[Placement], models: list[dict[str, Any]], gpus: Sequence[str]) -> dict[str, Any]:
+    """Each model's GPUs, replicas, expected start and end (the pool, from the counted tokens, when there
+    are GPUs; else the given placements) into its row; the node's expected makespan and GPU-busy share."""
+    from triangulation.suite.placement import model_job, place_pool
+    from triangulation.suite.pool import Slot, busy_share, makespan
+
+    if gpus and all(p.gpus is not None for p in placements):
+        tokens = {
+            m["name"]: {
+                c["name"]: ({k: v["prompt_tokens"] for k, v in c["subtasks"].items()} or {c["name"]: c["prompt_tokens"]})
+                for c in m["cells"]
+            }
+            for m in models
+        }
+        leaves = {c["name"]: list(c["subtasks"]) for c in models[0]["cells"] if c["subtasks"]} if models else {}
+        jobs = [model_job(p.model, suite.tasks, len(gpus), leaves, tokens.get(p.model.name)) for p in placements]
+        placements = place_pool([p.model for p in placements], gpus, jobs)
+    for row, p in zip(models, placements):
+        row.update(gpus=list(p.gpus or []), wave=p.wave, replicas=p.replicas)
+        row.update(expected_start_h=_hours(p.start), expected_end_h=_hours(p.end))
+    slots = [Slot(None, tuple(p.gpus or ()), p.replicas, p.start, p.end) for p in placements if p.start is not None]  # type: ignore[arg-type]
+    if not slots:
+        return {"makespan_h": None, "gpu_busy_share": None, "model": None}
+    return {
+        "makespan_h": _hours(makespan(slots)),
+        "gpu_busy_share": round(busy_share(slots, len(gpus)), 3),
+        "model": "GPU pool, longest expected work first, replicas where they shorten the sweep; expected seconds from "
+        "triangulation/suite/estimate.py (seed 003 App. H scaled by size, engine and GPUs)",
+    }
+
+
+def _hours(seconds: float | None) -> float | None:
+    return None if seconds is None else round(seconds / 3600, 2)
 
 
 def totals(models: list[dict[str, Any]]) -> dict[str, Any]:
@@ -277,10 +372,15 @@ def print_plan(plan: dict[str, Any], root: Path) -> None:
     for m in plan["models"]:
         gpus = ",".join(m["gpus"]) or "-"
         t = plan["totals"][m["name"]]
-        print(f"{m['name']}: wave {m['wave']}, GPUs {gpus}: {_fmt(t['requests'])} requests, {_fmt(t['prompt_tokens'])} prompt tokens")
-        if m.get("server"):
-            print(f"{m['name']}: engine {m['engine']}: one server for its cells at {m['server']}")
+        when = ""
+        if m.get("expected_start_h") is not None:
+            when = f" x{m['replicas']}, expected {m['expected_start_h']:.2f} h -> {m['expected_end_h']:.2f} h"
+        print(f"{m['name']}: GPUs {gpus}{when}: {_fmt(t['requests'])} requests, {_fmt(t['prompt_tokens'])} prompt tokens")
+        print(f"{m['name']}: engine {m['engine_reason']}" + (f"; server at {m['server']}" if m.get("server") else ""))
         for c in m["cells"]:
             state = "done" if c["done"] else "to run"
             print(f"  {c['name']}: {state}: {_fmt(c['requests'])} requests, {_fmt(c['prompt_tokens'])} tokens: {c['command']}")
+    e = plan.get("expected") or {}
+    if e.get("makespan_h") is not None:
+        print(f"node: expected makespan {e['makespan_h']:.2f} h, GPUs busy {100 * e['gpu_busy_share']:.0f}% of it")
     print(f"plan: {root / PLAN_FILE}")

@@ -9,9 +9,9 @@ Layout of ``--output_path DIR``::
     DIR/suite_status.json                every cell's status after the last run
     DIR/report/                          `triangulate report` over DIR/runs (+ the suite's external tables)
 
-A cell runs in a subprocess so a crash (out of memory, a segfault in a backend) stays in that cell. The
-models of one wave (:mod:`triangulation.suite.placement`) run at once, a thread each, their cells and
-server seeing only their GPUs. A
+A cell runs in a subprocess so a crash (out of memory, a segfault in a backend) stays in that cell. On a
+GPU node the models share a GPU pool (:mod:`triangulation.suite.pool`): each starts, a thread each, as
+soon as its GPUs are free, longest expected work first, its cells and server seeing only its GPUs. A
 cell whose marker holds the same fingerprint is skipped; a failed cell is retried ``retries`` times; a
 model that fails ``max_consecutive_failures`` cells in a row has its remaining cells skipped. The
 exit status is 1 when any cell failed or was skipped, else 0.
@@ -19,7 +19,6 @@ exit status is 1 when any cell failed or was skipped, else 0.
 
 from __future__ import annotations
 
-import csv
 import json
 import os
 import shlex
@@ -33,15 +32,19 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, TextIO
 
-from plumbing import run_folder
+from plumbing import jsonio, run_folder
+from plumbing.csvio import write_rows
 from plumbing.errors import UserError
-from plumbing.secrets import scrub
-from triangulation.suite.serve import Endpoint, ServerError, api_endpoint, last_line, needs_completions, start_vllm
+from plumbing.secrets import hide_argv_secrets, scrub
+from triangulation.suite.healing import serve_and_run
+from triangulation.suite.serve import Endpoint, api_endpoint, last_line, needs_completions, start_vllm
 from triangulation.suite.spec import Cell, ModelSpec, Suite, cells, chat_template
 
 MARKER = ".suite_done.json"
 USAGE_ERROR = 2  # `triangulate`'s exit status for a UserError (and argparse's for a usage mistake)
 DEFAULT_LAUNCHER = (sys.executable, "-m", "triangulation")
+#: client cells of one served model running at once (split group cells can be dozens: MMLU has 57)
+CELLS_AT_ONCE = 16
 
 
 @dataclass
@@ -122,6 +125,7 @@ def cell_argv(
             argv += ["--metadata", _json_arg(o["metadata"])]
         if o.get("log_samples"):
             argv += ["--log_samples"]
+        argv += ["--use_cache", str(request_cache(output_dir, cell))]
     else:
         if endpoint is not None:
             argv += ["--max_live", str(m.num_concurrent)]  # lockstep: every live episode's turn in flight
@@ -136,6 +140,13 @@ def cell_argv(
         if overwrite:
             argv += ["--overwrite"]
     return argv
+
+
+def request_cache(output_dir: Path, cell: Cell) -> Path:
+    """lm-eval's request cache of an eval cell (``--use_cache``; lm-eval adds ``_rank<N>.db``): each answered
+    request is stored as it comes, so a killed, timed-out or requeued cell resumes at the request. Keyed by the
+    cell's fingerprint: a changed model or entry never reads another configuration's answers."""
+    return output_dir / ".request_cache" / cell.fingerprint()
 
 
 def cell_dir(root: Path, cell: Cell) -> Path:
@@ -160,8 +171,6 @@ def is_done(root: Path, cell: Cell) -> bool:
 
 
 def _write_marker(root: Path, cell: Cell, results: list[str], seconds: float, attempts: int) -> None:
-    folder = cell_dir(root, cell)
-    tmp = folder / f"{MARKER}.tmp"
     payload = {
         "cell": cell.label,
         "fingerprint": cell.fingerprint(),
@@ -170,8 +179,7 @@ def _write_marker(root: Path, cell: Cell, results: list[str], seconds: float, at
         "attempts": attempts,
         "finished": time.strftime("%Y-%m-%dT%H:%M:%S"),
     }
-    tmp.write_text(json.dumps(payload, indent=1), encoding="utf-8")
-    os.replace(tmp, folder / MARKER)
+    jsonio.write_json(cell_dir(root, cell) / MARKER, payload, indent=1)
 
 
 class Sweep:
@@ -182,13 +190,15 @@ class Sweep:
     def __init__(self, suite: Suite, root: Path, launcher: tuple[str, ...] | list[str] = DEFAULT_LAUNCHER, attempts: int = 2, bar=None):
         self.suite, self.root, self.launcher, self.attempts, self.bar = suite, root, tuple(launcher), attempts, bar
         self.stopping = False
+        self._stopped = threading.Event()
         self._lock = threading.Lock()
         self._procs: set[subprocess.Popen] = set()
         self._endpoints: list[Endpoint] = []
 
-    def run_model(self, model: ModelSpec, model_cells: list[Cell], gpus: list[str] | None = None) -> list[Outcome]:
+    def run_model(self, model: ModelSpec, model_cells: list[Cell], gpus: list[str] | None = None, replicas: int = 1) -> list[Outcome]:
         """Every cell of ``model`` (finished ones skipped); ``gpus``: the devices its server and cells see
-        (``CUDA_VISIBLE_DEVICES``; None leaves the environment as it is)."""
+        (``CUDA_VISIBLE_DEVICES``; None leaves the environment as it is); ``replicas``: vLLM data-parallel
+        replicas over them (``--data-parallel-size``, each on ``gpus:`` of them)."""
         env = dict(os.environ)
         if gpus is not None:
             env["CUDA_VISIBLE_DEVICES"] = ",".join(str(g) for g in gpus)
@@ -197,28 +207,25 @@ class Sweep:
         self._tick(len(done))
         if not todo:
             return done
-        if not model.served:
-            return done + self._run_serially(todo, env)
-        try:
-            endpoint = self._endpoint(model, env)
-        except (ServerError, UserError) as exc:
-            detail = f"server did not come up: {exc}"
-            self._say(f"suite: {model.name}: {detail}")
-            self._tick(len(todo))
-            return done + [Outcome(c, "failed", detail=detail) for c in todo]
-        try:
-            return done + self._run_concurrently(todo, endpoint, endpoint.client_env(env))
-        finally:
-            if endpoint.server is not None:
-                endpoint.server.stop()
+        from triangulation.suite import split
 
-    def _endpoint(self, model: ModelSpec, env: dict[str, str]) -> Endpoint:
+        work, groups = split.expand(self.root, todo)  # `split: true` group cells: one cell per subtask
+        self._regroup(groups)
+        if not work:  # every subtask cell finished earlier: only the merge is left
+            return done + split.merge_outcomes(self.root, todo, groups, [])
+        if not model.served:
+            return done + split.merge_outcomes(self.root, todo, groups, self._run_serially(work, env))
+        return done + split.merge_outcomes(self.root, todo, groups, serve_and_run(self, model, work, env, replicas=replicas))
+
+    def _endpoint(self, model: ModelSpec, env: dict[str, str], replicas: int = 1) -> Endpoint:
         if model.engine == "api":
             endpoint = api_endpoint(model.base_url or "", model.model_args, model.api_key_env)
+            endpoint.read_max_length()  # None when the endpoint does not say: lm-eval's default then
             self._endpoints.append(endpoint)
             return endpoint
         log = self.root / "logs" / model.name / "server.log"
-        endpoint = start_vllm(model.model, model.model_args, log, gpus=model.gpu_count, serve_args=model.serve_args, env=env)
+        serve_args = (*model.serve_args, *replica_args(model, replicas))
+        endpoint = start_vllm(model.model, model.model_args, log, gpus=model.gpu_count, serve_args=serve_args, env=env)
         self._endpoints.append(endpoint)
         started = time.monotonic()
         try:
@@ -226,7 +233,11 @@ class Sweep:
         except BaseException:  # exited early (its workers may not have), timed out, or Ctrl-C
             endpoint.server.stop()
             raise
-        self._say(f"suite: {model.name}: vllm serve answered on {endpoint.base_url} after {time.monotonic() - started:.0f} s")
+        endpoint.read_max_length()
+        self._say(
+            f"suite: {model.name}: vllm serve answered on {endpoint.base_url} after {time.monotonic() - started:.0f} s"
+            f" (max_model_len {endpoint.max_length or 'not given'})"
+        )
         return endpoint
 
     def _run_serially(self, todo: list[Cell], env: dict[str, str]) -> list[Outcome]:
@@ -254,7 +265,7 @@ class Sweep:
         for cell in todo:  # lm-eval's task index once, here, rather than in several threads at once
             if cell.task.runner == "eval":
                 needs_completions(cell.task.tasks)
-        with ThreadPoolExecutor(max_workers=len(todo), thread_name_prefix="cell") as pool:
+        with ThreadPoolExecutor(max_workers=min(len(todo), CELLS_AT_ONCE), thread_name_prefix="cell") as pool:
             try:
                 return list(pool.map(one, todo))
             except BaseException:  # Ctrl-C: end the cells before the pool waits for its threads
@@ -275,6 +286,8 @@ class Sweep:
         detail = "stopped"
         limit = cell.task.options.get("timeout", self.suite.timeout)
         for attempt in range(1, attempts + 1):
+            if attempt > 1:
+                self._backoff(attempt)
             if self.stopping:
                 break
             if endpoint is not None and not endpoint.alive():
@@ -297,17 +310,22 @@ class Sweep:
                 return Outcome(cell, "failed", attempt, time.time() - started, f"{detail} (not retried; log: {log})")
         return Outcome(cell, "failed", attempts, time.time() - started, f"{detail} (log: {log})")
 
+    def _backoff(self, attempt: int) -> None:
+        """Before attempt ``attempt`` (>= 2): ``retry_wait`` x 2^(attempt - 2) seconds (a transient backend
+        fault: refused connection, 5xx, timeout), cut short by :meth:`stop`."""
+        self._stopped.wait(self.suite.retry_wait * 2 ** (attempt - 2))
+
     def _server_died(self, endpoint: Endpoint) -> str:
         return f"the server died (rerun to resume): {last_line(endpoint.server.log)} (log: {endpoint.server.log})"
 
     def _run_process(self, argv: list[str], log: Path, attempt: int, env: Mapping[str, str] | None, limit: float | None) -> int | None:
         """One attempt: the exit status, or None when it ran past ``limit`` seconds (it is killed)."""
+        hidden, secrets = hide_argv_secrets(argv)  # credentials reach the cell through its environment, never its argv
+        env = {**(os.environ if env is None else env), **secrets}
         with open(log, "a", encoding="utf-8") as fh:
             fh.write(f"\n=== {time.strftime('%Y-%m-%d %H:%M:%S')} attempt {attempt}/{self.attempts}: {shlex.join(redacted_argv(argv))}\n")
             fh.flush()
-            proc = subprocess.Popen(
-                argv, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL, env=None if env is None else dict(env)
-            )
+            proc = subprocess.Popen(hidden, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL, env=dict(env))
             reader = scrub_output(proc, fh)  # every line the cell prints goes through the secret scrubber
             with self._lock:
                 self._procs.add(proc)
@@ -329,6 +347,7 @@ class Sweep:
     def stop(self) -> None:
         """End every cell process (SIGTERM, then SIGKILL after 10 s) and server this sweep started."""
         self.stopping = True
+        self._stopped.set()
         with self._lock:
             procs = list(self._procs)
         for proc in procs:
@@ -343,12 +362,29 @@ class Sweep:
             if endpoint.server is not None:
                 endpoint.server.stop()
 
+    def _regroup(self, groups: dict[str, list[Cell]]) -> None:
+        """The progress bar counts subtask cells: a split group cell is as many cells as its subtasks
+        (the finished ones ticked at once)."""
+        if self.bar is None or not groups:
+            return
+        self.bar.total += sum(len(subs) - 1 for subs in groups.values())
+        self.bar.update(sum(1 for subs in groups.values() for s in subs if is_done(self.root, s)))
+
     def _tick(self, n: int = 1) -> None:
         if self.bar is not None and n:
             self.bar.update(n)
 
     def _say(self, line: str) -> None:
         (self.bar.write if self.bar is not None else print)(line)
+
+
+def replica_args(model: ModelSpec, replicas: int) -> list[str]:
+    """``vllm serve`` flags for data-parallel replicas (the pool's choice), with the tensor-parallel size
+    said too (a parallel flag in serve_args turns off the default one)."""
+    if replicas <= 1:
+        return []
+    tp = ["--tensor-parallel-size", str(model.gpu_count)] if model.gpu_count > 1 else []
+    return [*tp, "--data-parallel-size", str(replicas)]
 
 
 def redacted_argv(argv: list[str]) -> list[str]:
@@ -383,17 +419,17 @@ def run_suite(
     Ctrl-C or SIGTERM stops every cell and server started, then re-raises."""
     from tqdm.auto import tqdm
 
-    from triangulation.suite.placement import place, waves
+    from triangulation.suite.placement import pool_placements, waves
 
-    placements = place(suite.models, gpus or [])  # a model too big for the node: an error before anything runs
+    placements = pool_placements(suite, gpus or [])  # a model too big for the node: an error before anything runs
     root.mkdir(parents=True, exist_ok=True)
     attempts = 1 + (suite.retries if retries is None else retries)
     result = SuiteResult()
     plan = cells(suite)
-    names = [_report_model_name(m) for m in suite.models]
+    names = _report_model_names(suite.models)  # models whose paths only end alike get unique names
     for dup in sorted({n for n in names if names.count(n) > 1}):
         print(
-            f"suite: warning: several models are named {dup!r} in results (same model_args name key); the report keeps the latest run of each task",
+            f"suite: warning: several models are named {dup!r} in results (the same model_args name); the report keeps the latest run of each task",
             file=sys.stderr,
         )
     bar = tqdm(total=len(plan), desc=f"suite {suite.name}", unit="cell", dynamic_ncols=True)
@@ -401,8 +437,11 @@ def run_suite(
     previous = _terminate_on_sigterm()
     by_model: dict[str, list[Outcome]] = {}
     try:
-        for wave in waves(placements):
-            by_model.update(_run_wave(sweep, wave, plan))
+        if gpus:
+            by_model.update(_run_pool(sweep, placements, plan, list(gpus)))
+        else:
+            for wave in waves(placements):
+                by_model.update(_run_wave(sweep, wave, plan))
     except BaseException:
         sweep.stop()
         raise
@@ -452,6 +491,25 @@ def _run_wave(sweep: Sweep, wave: list, plan: list[Cell]) -> dict[str, list[Outc
     return done
 
 
+def _run_pool(sweep: Sweep, placements: list, plan: list[Cell], gpus: list[str]) -> dict[str, list[Outcome]]:
+    """The models in the GPU pool (:func:`triangulation.suite.pool.run_pool`), in the expected start order of
+    the plan: each on as many GPUs as its placement holds (replicas included) as soon as they are free."""
+    from triangulation.suite.pool import run_pool
+
+    by_name = {p.model.name: p for p in placements}
+    order = [(p.model.name, len(p.gpus or ())) for p in sorted(placements, key=lambda p: (p.start or 0.0, -(p.end or 0.0)))]
+
+    def start(name: str, ids: list[str]) -> list[Outcome]:
+        p = by_name[name]
+        outcomes = sweep.run_model(p.model, [c for c in plan if c.model is p.model], ids, p.replicas)
+        for o in outcomes:
+            if o.status == "failed":
+                sweep._say(f"suite: {o.cell.label} failed after {o.attempts} attempt(s): {o.detail}")
+        return outcomes
+
+    return run_pool(order, gpus, start)
+
+
 def _terminate_on_sigterm():
     """SIGTERM -> SystemExit, so the sweep stops the running cells and servers instead of orphaning them."""
     if threading.current_thread() is not threading.main_thread():
@@ -490,8 +548,7 @@ def write_sizes(root: Path, suite: Suite) -> Path:
     from triangulation.runs.model_size import model_size_b
 
     rows: dict[str, tuple[float, str]] = {}
-    for m in suite.models:
-        name = _report_model_name(m)
+    for m, name in zip(suite.models, _report_model_names(suite.models)):
         if m.size is not None:
             rows[name] = (m.size, "suite")
             continue
@@ -500,13 +557,9 @@ def write_sizes(root: Path, suite: Suite) -> Path:
             rows[name] = (size, "model files")
     for name, size in suite.sizes.items():
         rows[name] = (size, "suite")
-    path = root / "model_sizes.csv"
-    with open(path, "w", newline="", encoding="utf-8") as fh:
-        w = csv.writer(fh)
-        w.writerow(["model", "size_b", "source"])
-        for name, (size, source) in sorted(rows.items()):
-            w.writerow([name, f"{size:.6g}", source])
-    return path
+    return write_rows(
+        root / "model_sizes.csv", ["model", "size_b", "source"], [[n, f"{s:.6g}", src] for n, (s, src) in sorted(rows.items())]
+    )
 
 
 def _effective_model_args(m: ModelSpec) -> Any:
@@ -525,6 +578,17 @@ def _report_model_name(m: ModelSpec) -> str:
         return model_id({"model_args": _effective_model_args(m), "model": m.model or "hf"})
     except UserError:
         return m.name
+
+
+def _report_model_names(models: list[ModelSpec]) -> list[str]:
+    """The names the report gives these models' results, unique as the report makes them
+    (:func:`models.naming.unique_model_ids`)."""
+    from models.naming import unique_model_ids
+
+    try:
+        return unique_model_ids([{"model_args": _effective_model_args(m), "model": m.model or "hf"} for m in models])[0]
+    except UserError:
+        return [_report_model_name(m) for m in models]
 
 
 def run_report(root: Path, suite: Suite) -> Path | None:

@@ -73,16 +73,32 @@ def last_line(path: Path) -> str:
     return lines[-1][:300] if lines else ""
 
 
-def list_models(base_url: str, api_key: str | None = None, timeout: float = 2) -> list[str] | None:
-    """The model ids ``GET {base_url}/models`` lists, or None while nothing answers there."""
+def model_cards(base_url: str, api_key: str | None = None, timeout: float = 2) -> list[dict[str, Any]] | None:
+    """The model cards ``GET {base_url}/models`` lists (vLLM's carry ``max_model_len``), or None while nothing
+    answers there."""
     request = urllib.request.Request(f"{base_url.rstrip('/')}/models")
     if api_key:
         request.add_header("Authorization", f"Bearer {api_key}")
     try:
         with urllib.request.urlopen(request, timeout=timeout) as resp:
-            return [str(m.get("id")) for m in json.load(resp).get("data", [])]
+            return [m for m in json.load(resp).get("data", []) if isinstance(m, dict)]
     except (OSError, ValueError, AttributeError):
         return None
+
+
+def list_models(base_url: str, api_key: str | None = None, timeout: float = 2) -> list[str] | None:
+    """The model ids ``GET {base_url}/models`` lists, or None while nothing answers there."""
+    cards = model_cards(base_url, api_key, timeout)
+    return None if cards is None else [str(m.get("id")) for m in cards]
+
+
+def max_model_len(cards: list[dict[str, Any]] | None, model: str) -> int | None:
+    """The context length the server gives ``model`` (``max_model_len`` of its card; the only card's when
+    none has that id), or None when the server does not say (an endpoint that is not vLLM)."""
+    cards = cards or []
+    card = next((c for c in cards if str(c.get("id")) == model), cards[0] if len(cards) == 1 else None)
+    value = (card or {}).get("max_model_len")
+    return int(value) if isinstance(value, int) and not isinstance(value, bool) and value > 0 else None
 
 
 class ServerProcess:
@@ -96,6 +112,7 @@ class ServerProcess:
         self.argv, self.log, self.base_url = list(argv), Path(log), base_url
         self.env = dict(os.environ if env is None else env)
         self.proc: subprocess.Popen | None = None
+        self.cards: list[dict[str, Any]] | None = None  # what /models answered once the server was up
 
     def start(self) -> ServerProcess:
         self.log.parent.mkdir(parents=True, exist_ok=True)
@@ -124,9 +141,10 @@ class ServerProcess:
         while True:
             if self.proc is not None and self.proc.poll() is not None:
                 raise ServerError(f"server exited with status {self.proc.returncode} before answering: {last_line(self.log)}")
-            models = list_models(self.base_url, api_key)
-            if models is not None:
-                return models
+            cards = model_cards(self.base_url, api_key)
+            if cards is not None:
+                self.cards = cards
+                return [str(m.get("id")) for m in cards]
             if time.monotonic() >= deadline:
                 self.stop()
                 raise ServerError(f"no answer on {self.base_url}/models within {timeout:g} s: {last_line(self.log)}")
@@ -181,6 +199,17 @@ class Endpoint:
     extra_args: dict[str, Any] = field(default_factory=dict)  # the suite's other client model_args
     api_key_env: str | None = None  # the variable whose value is the key (``engine: api``)
     server: ServerProcess | None = None
+    #: the server's context length (``max_model_len`` of ``/v1/models``): the clients' ``max_length``, so
+    #: lm-eval truncates where the model does, not at its API default of 2048 tokens
+    max_length: int | None = None
+
+    def read_max_length(self) -> int | None:
+        """``max_length`` from the server's ``/models`` (the cards it answered when it came up, else asked now)."""
+        cards = self.server.cards if self.server is not None and self.server.cards is not None else None
+        if cards is None:
+            cards = model_cards(self.base_url, self.api_key(), timeout=10)
+        self.max_length = max_model_len(cards, self.model)
+        return self.max_length
 
     def alive(self) -> bool:
         return self.server is None or self.server.alive()
@@ -202,6 +231,8 @@ class Endpoint:
         args["base_url"] = f"{self.base_url}/completions" if completions else f"{self.base_url}/chat/completions"
         args["num_concurrent"] = num_concurrent
         args.setdefault("max_retries", 3)
+        if self.max_length:
+            args.setdefault("max_length", self.max_length)
         if completions and self.tokenizer:
             args.update(tokenizer_backend="huggingface", tokenizer=self.tokenizer)
         text = ",".join(f"{k}={v}" for k, v in args.items())
@@ -273,6 +304,11 @@ def api_endpoint(base_url: str, model_args: Any, api_key_env: str | None) -> End
     for key in ("base_url", "num_concurrent"):
         args.pop(key, None)
     return Endpoint(base_url.rstrip("/"), model=str(name), tokenizer=args.pop("tokenizer", None), extra_args=args, api_key_env=api_key_env)
+
+
+def task_index(full: bool = True) -> dict[str, Any]:
+    """lm-eval's task index (name -> entry: kind, yaml_path, cfg, tags) with our tasks; ``full``: lm-eval's too."""
+    return _task_manager(full).task_index
 
 
 @functools.lru_cache(maxsize=2)

@@ -22,52 +22,58 @@ sweep stands. Whether a job is alive is asked of ``squeue`` (no accounting datab
 
 from __future__ import annotations
 
+import contextlib
+import io
 import json
-import os
-import re
 import shutil
 import subprocess
 import sys
 import time
-from collections.abc import Sequence
+from collections.abc import Iterable, Sequence
 from pathlib import Path
 from typing import Any
 
+import submitit
+
+from plumbing import jsonio
 from plumbing.errors import UserError
 from triangulation.suite.runner import Outcome, Sweep, is_done, outcome_row, run_report, write_sizes
-from triangulation.suite.spec import Cell, ModelSpec, Suite, load_suite
+from triangulation.suite.spec import Cell, ModelSpec, Suite, load_suite, time_minutes
 
 JOBS_FILE = "slurm_jobs.json"
-DEFAULT_TIME_MIN = 24 * 60
-TIME = re.compile(r"^(?:(\d+)-)?(\d+):(\d\d):(\d\d)$")
-
-
-def time_minutes(value: Any) -> int:
-    """``slurm.time``: minutes (a number) or ``[D-]H:MM:SS``."""
-    if value is None:
-        return DEFAULT_TIME_MIN
-    if isinstance(value, (int, float)) and not isinstance(value, bool) and value > 0:
-        return max(1, int(value))
-    match = TIME.match(str(value).strip())
-    if not match:
-        raise UserError(f"slurm.time: {value!r} is neither minutes nor [D-]H:MM:SS")
-    days, hours, minutes, seconds = (int(x or 0) for x in match.groups())
-    return max(1, days * 1440 + hours * 60 + minutes + (1 if seconds else 0))
+#: seconds before its time limit that SLURM signals a job to checkpoint (submitit's default 90; a third of the
+#: limit for jobs under 4.5 minutes)
+SIGNAL_DELAY_S = 90
 
 
 def model_gpus(suite: Suite, model: ModelSpec) -> int:
-    """GPUs of a model's job: its own ``gpus:``, else the block's ``gpus_per_model``, else 1."""
+    """GPUs of a model's job: its own ``gpus:``; else none for a model that needs no GPU (the chance player,
+    ``engine: api``); else the block's ``gpus_per_model``, else 1."""
     if model.gpus is not None:
         return model.gpus
+    if needs_no_gpu(model):
+        return 0
     return int(suite.slurm.get("gpus_per_model", 1))
 
 
-def executor_parameters(suite: Suite, gpus: int) -> dict[str, Any]:
-    """submitit ``SlurmExecutor`` parameters of one model's job."""
+def needs_no_gpu(model: ModelSpec) -> bool:
+    """The chance player and an existing endpoint (``engine: api``) compute nothing on a GPU."""
+    return model.engine == "api" or model.model == "random"
+
+
+def model_time(suite: Suite, model: ModelSpec) -> int:
+    """A model's job time limit in minutes: its own ``time:``, else the block's ``time``, else 24 h."""
+    return model.time if model.time is not None else time_minutes(suite.slurm.get("time"))
+
+
+def executor_parameters(suite: Suite, gpus: int, minutes: int | None = None) -> dict[str, Any]:
+    """submitit ``SlurmExecutor`` parameters of one model's job (``minutes``: its time limit, default the block's)."""
     block = suite.slurm
+    minutes = time_minutes(block.get("time")) if minutes is None else minutes
     params: dict[str, Any] = {
         "job_name": f"suite-{suite.name}",
-        "time": time_minutes(block.get("time")),
+        "time": minutes,
+        "signal_delay_s": min(SIGNAL_DELAY_S, max(10, minutes * 60 // 3)),
         "nodes": 1,
         "ntasks_per_node": 1,
         "stderr_to_stdout": True,
@@ -88,12 +94,12 @@ def executor_parameters(suite: Suite, gpus: int) -> dict[str, Any]:
 
 
 def job_main(suite_path: str, root: str, model_name: str, launcher: list[str], attempts: int) -> list[dict[str, Any]]:
-    """Inside the SLURM job: the model's cells as locally; writes DIR/status/<model>.json."""
+    """Inside the SLURM job: the model's cells as locally; writes DIR/status/<model>.json. A requeued job
+    (:class:`ModelJob`) runs this again: finished cells are skipped, eval cells answer their finished requests
+    from lm-eval's cache, play cells resume inside their episodes files."""
     suite = load_suite(suite_path)
     model = next(m for m in suite.models if m.name == model_name)
     outcomes = Sweep(suite, Path(root), launcher, attempts).run_model(model, [Cell(model, t) for t in suite.tasks])
-    import submitit
-
     job_id = submitit.JobEnvironment().job_id  # "123" or, in an array, "123_4"
     rows = [outcome_row(o, "slurm", job_id) for o in outcomes]
     folder = Path(root) / "status"
@@ -102,10 +108,17 @@ def job_main(suite_path: str, root: str, model_name: str, launcher: list[str], a
     return rows
 
 
+class ModelJob(submitit.helpers.Checkpointable):
+    """:func:`job_main` as a checkpointable job: on its time limit or a preemption submitit requeues the same
+    call (``checkpoint`` resubmits it unchanged: the state lives in the run folder), up to ``max_requeues``
+    time limits (``slurm:`` block, default 3)."""
+
+    def __call__(self, *args: Any) -> list[dict[str, Any]]:
+        return job_main(*args)
+
+
 def _write_json(path: Path, data: Any) -> None:
-    tmp = path.with_name(path.name + ".tmp")
-    tmp.write_text(json.dumps(data, indent=1), encoding="utf-8")
-    os.replace(tmp, path)
+    jsonio.write_json(path, data, indent=1)
 
 
 def read_jobs(root: Path) -> dict[str, dict[str, Any]]:
@@ -116,48 +129,72 @@ def read_jobs(root: Path) -> dict[str, dict[str, Any]]:
     return data if isinstance(data, dict) else {}
 
 
-def active_jobs(env: dict[str, str] | None = None) -> set[str]:
-    """Ids (``123`` or ``123_4``) of the jobs queued or running now, as ``squeue`` lists them."""
+def active_jobs(ids: Iterable[str], env: dict[str, str] | None = None) -> set[str]:
+    """Which of ``ids`` (``123`` or ``123_4``: this sweep's jobs) are queued or running now; ``squeue`` is asked
+    about these jobs only (``-j``), not about every user's."""
+    ids = sorted({str(i) for i in ids if i and str(i) != "None"})
+    if not ids:
+        return set()
     if shutil.which("squeue") is None:
         raise UserError("--executor slurm: `squeue` not found (install slurm-client, or run on a SLURM login node)")
-    proc = subprocess.run(["squeue", "-h", "-r", "-o", "%i"], capture_output=True, text=True, env=env, check=False)
+    argv = ["squeue", "-h", "-r", "-o", "%i", "-j", ",".join(ids)]
+    proc = subprocess.run(argv, capture_output=True, text=True, env=env, check=False)
     if proc.returncode != 0:
+        if "invalid job id" in proc.stderr.lower():  # every one of them has left the queue
+            return set()
         raise UserError(f"squeue failed: {' '.join(proc.stderr.split())[:300]}")
-    return set(proc.stdout.split())
+    listed = set(proc.stdout.split())
+    return {i for i in ids if i in listed or any(x.startswith(f"{i}_") for x in listed)}
 
 
 def unfinished(suite: Suite, root: Path, model: ModelSpec) -> list[Cell]:
     return [Cell(model, t) for t in suite.tasks if not is_done(root, Cell(model, t))]
 
 
-def submit(suite: Suite, root: Path, launcher: Sequence[str], attempts: int) -> dict[str, str]:
-    """Submit one job per model with unfinished cells and no live job; returns model -> new job id."""
-    import submitit
+def sbatch_refusal(exc: BaseException) -> str:
+    """sbatch's own message out of submitit's error (its ``sbatch: error: ...`` lines), as one line."""
+    text = str(exc)
+    lines = [ln.strip() for ln in text.splitlines() if "error" in ln.lower() and ln.strip()]
+    ours = [ln for ln in lines if ln.startswith("sbatch:")] or lines[-1:] or [text.strip()]
+    return " ".join(" ".join(ours).split())[:400]
 
+
+def submit(suite: Suite, root: Path, launcher: Sequence[str], attempts: int) -> dict[str, str]:
+    """Submit one job per model with unfinished cells and no live job (models with equal resources as one
+    array); returns model -> new job id. An ``sbatch`` refusal is a one-line UserError quoting sbatch, raised once
+    every other array is submitted."""
     jobs = read_jobs(root)
-    alive = active_jobs()
-    groups: dict[int, list[ModelSpec]] = {}
+    alive = active_jobs(str(j.get("job_id")) for j in jobs.values())
+    groups: dict[tuple[int, int], list[ModelSpec]] = {}
     for m in suite.models:
         if unfinished(suite, root, m) and str(jobs.get(m.name, {}).get("job_id")) not in alive:
-            groups.setdefault(model_gpus(suite, m), []).append(m)
+            groups.setdefault((model_gpus(suite, m), model_time(suite, m)), []).append(m)
     submitted: dict[str, str] = {}
-    for gpus, models in groups.items():
-        executor = submitit.SlurmExecutor(folder=root / "slurm" / "%j", max_num_timeout=0)
-        executor.update_parameters(**executor_parameters(suite, gpus), array_parallelism=len(models))
-        with executor.batch():
-            handles = [
-                executor.submit(job_main, str(suite.path.resolve()), str(root.resolve()), m.name, list(launcher), attempts) for m in models
-            ]
+    refused: list[str] = []
+    requeues = int(suite.slurm.get("max_requeues", 3))
+    for (gpus, minutes), models in groups.items():
+        executor = submitit.SlurmExecutor(folder=root / "slurm" / "%j", max_num_timeout=requeues)
+        executor.update_parameters(**executor_parameters(suite, gpus, minutes), array_parallelism=len(models))
+        args = (str(suite.path.resolve()), str(root.resolve()))
+        try:  # submitit prints sbatch's stderr too: kept out of the terminal, quoted in the one line below
+            with contextlib.redirect_stderr(io.StringIO()), executor.batch():
+                handles = [executor.submit(ModelJob(), *args, m.name, list(launcher), attempts) for m in models]
+        except (submitit.core.utils.FailedJobError, subprocess.SubprocessError, OSError) as exc:
+            refused.append(f"sbatch refused the job of {', '.join(m.name for m in models)}: {sbatch_refusal(exc)}")
+            continue
         for m, job in zip(models, handles):
             submitted[m.name] = str(job.job_id)
             jobs[m.name] = {
                 "job_id": str(job.job_id),
                 "cells": [c.label for c in unfinished(suite, root, m)],
                 "gpus": gpus,
+                "time": minutes,
                 "submitted": time.strftime("%Y-%m-%dT%H:%M:%S"),
             }
     root.mkdir(parents=True, exist_ok=True)
     _write_json(root / JOBS_FILE, jobs)
+    if refused:  # the other models' jobs went out (and are recorded): one line for what did not
+        raise UserError("; ".join(refused))
     return submitted
 
 
@@ -209,7 +246,7 @@ def wait(suite: Suite, root: Path, poll: float = 5.0) -> list[dict[str, Any]]:
     bar = tqdm(total=total, desc=f"suite {suite.name} (slurm)", unit="cell", dynamic_ncols=True)
     try:
         while True:
-            alive = active_jobs() & ours
+            alive = active_jobs(ours)
             rows = cell_rows(suite, root, alive)
             done = sum(r["status"] in ("done", "skipped-done") for r in rows)
             bar.update(done - bar.n)
@@ -282,7 +319,7 @@ def status_command(suite: Suite, root: Path, report: bool = True) -> int:
     if not (root / JOBS_FILE).is_file():
         raise UserError(f"{root} has no SLURM sweep ({JOBS_FILE} missing): start one with --executor slurm")
     ours = {str(j.get("job_id")) for j in read_jobs(root).values()}
-    alive = active_jobs() & ours
+    alive = active_jobs(ours)
     rows = cell_rows(suite, root, alive)
     write_status_rows(root, suite, rows)
     if alive or not all(r["status"] in DONE for r in rows):

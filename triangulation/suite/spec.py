@@ -36,19 +36,23 @@ SUITE_KEYS = {
     "sizes",
     "report",
     "slurm",
+    "retry_wait",
+    "contamination",
 }
 MODEL_KEYS = {"name", "model", "model_args", "size", "apply_chat_template", "judge", "player_b", "batch_size", "device"}
 #: how a model is run: ``hf`` (each cell loads it, as lm-eval does), ``vllm`` (served once for all its cells),
 #: ``api`` (an existing OpenAI-compatible endpoint); see triangulation/suite/serve.py
 ENGINES = ("hf", "vllm", "api")
-SERVE_KEYS = {"engine", "gpus", "serve_args", "base_url", "api_key_env", "num_concurrent", "serve_timeout"}
-MODEL_KEYS |= SERVE_KEYS
+SERVE_KEYS = {"engine", "gpus", "serve_args", "base_url", "api_key_env", "num_concurrent", "serve_timeout", "serve_restarts"}
+MODEL_KEYS |= SERVE_KEYS | {"time"}
 #: model keys that do not change a cell's results (left out of its fingerprint): Figure 1's size, where and
-#: how it is placed and served
-NOT_RESULTS = {"size", "gpus", "num_concurrent", "serve_timeout", "api_key_env"}
+#: how it is placed and served, its SLURM job's time limit
+NOT_RESULTS = {"size", "gpus", "num_concurrent", "serve_timeout", "api_key_env", "serve_restarts", "time"}
 ENV_NAME = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*$")
 #: the ``slurm:`` block (``--executor slurm``): resources of each model's job
-SLURM_KEYS = {"partition", "time", "gpus_per_model", "cpus", "mem", "sbatch", "setup"}
+SLURM_KEYS = {"partition", "time", "gpus_per_model", "cpus", "mem", "sbatch", "setup", "max_requeues"}
+DEFAULT_TIME_MIN = 24 * 60
+TIME = re.compile(r"^(?:(\d+)-)?(\d+):(\d\d):(\d\d)$")
 ROLE_KEYS = {"model", "model_args"}
 #: options a task entry (or ``defaults``) may set; the runner each applies to is in ``EVAL_ONLY``/``PLAY_ONLY``
 OPTION_KEYS = {
@@ -64,6 +68,7 @@ OPTION_KEYS = {
     "judge_gen_kwargs",
     "batch_size",
     "timeout",
+    "split",  # a group entry runs as one cell per subtask, merged back (triangulation/suite/split.py)
 }
 EVAL_ONLY = {"num_fewshot", "fewshot_as_multiturn", "apply_chat_template", "metadata", "log_samples"}
 PLAY_ONLY = {"task_args", "judge_gen_kwargs"}
@@ -91,6 +96,8 @@ class ModelSpec:
     api_key_env: str | None = None  # engine api: the environment variable that holds the key (never the key)
     num_concurrent: int = 32  # requests in flight per served cell (play: also its --max_live)
     serve_timeout: float = 1800.0  # seconds to wait for the server's /v1/models
+    serve_restarts: int = 2  # a vllm server that dies mid-sweep is started again this many times
+    time: int | None = None  # its SLURM job's time limit in minutes (None: the `slurm:` block's)
 
     @property
     def served(self) -> bool:
@@ -128,6 +135,7 @@ class Suite:
     sizes: dict[str, float] = field(default_factory=dict)
     report: dict[str, Any] = field(default_factory=dict)
     slurm: dict[str, Any] = field(default_factory=dict)
+    retry_wait: float = 10.0  # seconds before a failed cell's first retry, doubled for each further one
 
 
 @dataclass(frozen=True)
@@ -187,7 +195,7 @@ def _check_options(path: Path, where: str, options: dict[str, Any], runner: str 
     for key in ("seed", "num_fewshot"):
         if key in options and (isinstance(options[key], bool) or not isinstance(options[key], int)):
             raise _fail(path, where, f"{key} must be an integer, got {options[key]!r}")
-    for key in ("fewshot_as_multiturn", "apply_chat_template", "log_samples"):
+    for key in ("fewshot_as_multiturn", "apply_chat_template", "log_samples", "split"):
         if key in options and not isinstance(options[key], bool):
             raise _fail(path, where, f"{key} must be true or false")
     if runner == "eval" and (bad := sorted(PLAY_ONLY & set(options))):
@@ -229,6 +237,7 @@ def _model(path: Path, i: int, entry: Any) -> ModelSpec:
         player_b=player_b,
         batch_size=None if entry.get("batch_size") is None else str(entry["batch_size"]),
         device=entry.get("device"),
+        time=None if entry.get("time") is None else _time(path, where, entry["time"]),
         **serving,
     )
 
@@ -243,6 +252,8 @@ def _serving(path: Path, where: str, entry: dict[str, Any]) -> dict[str, Any]:
         out["gpus"] = _number(path, where, "gpus", entry["gpus"], int, 1 if engine == "vllm" else 0)  # 0: needs none (api, CPU)
     if "num_concurrent" in entry:
         out["num_concurrent"] = _number(path, where, "num_concurrent", entry["num_concurrent"], int, 1)
+    if "serve_restarts" in entry:
+        out["serve_restarts"] = _number(path, where, "serve_restarts", entry["serve_restarts"], int)
     if "serve_timeout" in entry:
         out["serve_timeout"] = _number(path, where, "serve_timeout", entry["serve_timeout"], float, 1)
     wrong = sorted(k for k in ("base_url", "api_key_env") if k in entry and engine != "api")
@@ -297,6 +308,30 @@ def _task(path: Path, i: int, entry: Any, defaults: dict[str, Any]) -> TaskSpec:
     if not isinstance(name, str) or not LABEL.match(name):
         raise _fail(path, where, f"name {name!r} must be letters, digits, '.', '_', '+', '-' (it names a folder)")
     return TaskSpec(name=name, runner=runner, tasks=tasks, options={**inherited, **own})
+
+
+def _with_fresh_twins(path: Path, value: Any, tasks: list[TaskSpec], defaults: dict[str, Any]) -> list[TaskSpec]:
+    """``contamination: [globalgroup_zh, wordle, ...]``: each named task (added with the defaults when no entry
+    lists it; an eval entry gets ``log_samples``, which the delta resamples) and its fresh twin ``<task>_fresh``
+    with the same options, for every model (the report's "Published vs fresh")."""
+    from dataclasses import replace
+
+    from datasets_build.matched import TWINNED, twin
+
+    for name in _names(path, "contamination", value) if value is not None else ():
+        if name not in TWINNED:
+            raise _fail(path, "contamination", f"{name!r} has no fresh twin; choose from {', '.join(TWINNED)}")
+        runner = TWINNED[name]
+        index = next((i for i, t in enumerate(tasks) if name in t.tasks), None)
+        if index is None:
+            tasks.append(_task(path, len(tasks), {runner: name}, defaults))
+            index = len(tasks) - 1
+        if tasks[index].runner != runner:
+            raise _fail(path, "contamination", f"{name} is a `{runner}:` task, listed under `{tasks[index].runner}:`")
+        if runner == "eval":
+            tasks[index] = replace(tasks[index], options={**tasks[index].options, "log_samples": True})
+        tasks.append(replace(tasks[index], name=twin(name), tasks=(twin(name),)))
+    return tasks
 
 
 #: a suite file larger than this is refused unread (suites are a few KB)
@@ -358,7 +393,7 @@ def load_suite(path: Path | str) -> Suite:
             raise _fail(path, key, "must be a list")
     defaults = _check_options(path, "defaults", _check_keys(path, "defaults", data.get("defaults") or {}, OPTION_KEYS), None)
     models = [_model(path, i, m) for i, m in enumerate(data["models"])]
-    tasks = [_task(path, i, t, defaults) for i, t in enumerate(data["tasks"])]
+    tasks = _with_fresh_twins(path, data.get("contamination"), [_task(path, i, t, defaults) for i, t in enumerate(data["tasks"])], defaults)
     for kind, labels in (("models", [m.name for m in models]), ("tasks", [t.name for t in tasks])):
         dup = sorted({x for x in labels if labels.count(x) > 1})
         if dup:
@@ -382,6 +417,7 @@ def load_suite(path: Path | str) -> Suite:
         sizes={str(k): _number(path, "sizes", str(k), v) for k, v in sizes.items()},
         report=report,
         slurm=slurm,
+        retry_wait=_number(path, "top level", "retry_wait", data.get("retry_wait", 10.0)),
     )
 
 
@@ -390,14 +426,36 @@ def _slurm(path: Path, value: Any) -> dict[str, Any]:
     model's ``gpus``), ``cpus`` and ``mem`` (per job, e.g. "32G"), ``sbatch`` (extra options, a mapping),
     ``setup`` (shell lines run before each job, e.g. ``module load cuda``)."""
     block = _check_keys(path, "slurm", value or {}, SLURM_KEYS)
-    for key in ("gpus_per_model", "cpus"):
+    for key in ("gpus_per_model", "cpus", "max_requeues"):
         if key in block:
             _number(path, "slurm", key, block[key], int)
+    if "time" in block:
+        _time(path, "slurm", block["time"])
     if "sbatch" in block and not isinstance(block["sbatch"], Mapping):
         raise _fail(path, "slurm.sbatch", "must be a mapping of sbatch options (e.g. account: myproj, qos: high)")
     if "setup" in block and not (isinstance(block["setup"], list) and all(isinstance(x, str) for x in block["setup"])):
         raise _fail(path, "slurm.setup", "must be a list of shell lines")
     return block
+
+
+def time_minutes(value: Any) -> int:
+    """A SLURM time limit: minutes (a number) or ``[D-]H:MM:SS``; None is the default, 24 h."""
+    if value is None:
+        return DEFAULT_TIME_MIN
+    if isinstance(value, (int, float)) and not isinstance(value, bool) and value > 0:
+        return max(1, int(value))
+    match = TIME.match(str(value).strip())
+    if not match:
+        raise UserError(f"slurm.time: {value!r} is neither minutes nor [D-]H:MM:SS")
+    days, hours, minutes, seconds = (int(x or 0) for x in match.groups())
+    return max(1, days * 1440 + hours * 60 + minutes + (1 if seconds else 0))
+
+
+def _time(path: Path, where: str, value: Any) -> int:
+    try:
+        return time_minutes(value)
+    except UserError:
+        raise _fail(path, where, f"time: {value!r} is neither minutes nor [D-]H:MM:SS") from None
 
 
 def cells(suite: Suite) -> list[Cell]:

@@ -43,6 +43,8 @@ class Episode:
     error: str = ""
     facts: list[tuple[str, str]] = field(default_factory=list)  # stimuli / gold shown above the turns
     facts_title: str = ""  # what the facts are ("the solution (hidden from the player)", ...)
+    target: str = ""  # the gold / hidden solution as text ("" when the task has none)
+    instance: dict[str, Any] = field(default_factory=dict)  # the instance played (an lm-eval sample's doc)
 
 
 def number(value: Any) -> float:
@@ -122,6 +124,8 @@ def from_record(record: Mapping[str, Any], model: str, task: TaskSpec | None = N
         error=str(record.get("error") or ""),
         facts=summary.facts,
         facts_title=summary.facts_title,
+        target=summary.target,
+        instance=dict(record.get("instance") or {}),
     )
 
 
@@ -190,4 +194,6 @@ def from_sample(record: Mapping[str, Any], model: str, task: str) -> Episode:
         why=why,
         facts=facts,
         facts_title="the gold groups" if isinstance(gold, list) else "",
+        target="\n".join(f"{k}: {v}" if k != "gold" else v for k, v in facts),
+        instance=doc,
     )

@@ -91,24 +91,33 @@ def page_name(task: str, part: int = 1) -> str:
     return f"{stem}.html" if part == 1 else f"{stem}-{part}.html"
 
 
-def model_of(folder: Path) -> str:
-    """The model a results folder holds, from its newest results JSON's config (else the folder's name)."""
-    from models.naming import model_id
+def model_names(folders: Iterable[Path]) -> dict[Path, str]:
+    """The model each results folder holds, from its newest results JSON's config (else the folder's name),
+    unique over ``folders`` (:func:`models.naming.unique_model_ids`; a renaming is said once on stderr)."""
+    from models.naming import model_id, unique_model_ids
+    from triangulation.runs.results_io import say_renamed
 
-    data = run_folder.latest_results(folder)
-    try:
-        return model_id(data.get("config") or {}) if data else folder.name
-    except UserError:  # a results file that does not name its model: fall back to the folder name
-        return folder.name
+    named: dict[Path, dict] = {}
+    out: dict[Path, str] = {}
+    for folder in dict.fromkeys(folders):
+        data = run_folder.latest_results(folder)
+        config = (data.get("config") or {}) if data else {}
+        try:
+            model_id(config)
+            named[folder] = config
+        except UserError:  # a results file that does not name its model: fall back to the folder name
+            out[folder] = folder.name
+    names, notes = unique_model_ids(list(named.values()))
+    say_renamed(notes)
+    return {**out, **dict(zip(named, names))}
 
 
 def find_episode_files(roots: Iterable[Path]) -> list[tuple[str, str, str, Path]]:
     """(task, model, kind, path) for every play episodes file and the latest lm-eval samples file of each
     model and task under ``roots`` (kind ``"play"`` or ``"samples"``; :func:`plumbing.run_folder.record_files`)."""
-    models: dict[Path, str] = {}
-    return [
-        (task, models.setdefault(path.parent, model_of(path.parent)), kind, path) for task, kind, path in run_folder.record_files(roots)
-    ]
+    found = list(run_folder.record_files(roots))
+    models = model_names(path.parent for _, _, path in found)
+    return [(task, models[path.parent], kind, path) for task, kind, path in found]
 
 
 def task_args_of(folder: Path, task: str) -> dict:
@@ -118,7 +127,7 @@ def task_args_of(folder: Path, task: str) -> dict:
 
 def load_episodes(roots: Iterable[Path]) -> dict[str, list[Episode]]:
     """task -> episodes of every model under ``roots`` (a torn last line is skipped and counted:
-    :func:`plumbing.jsonio.torn_lines`)."""
+    :func:`plumbing.run_folder.torn_lines`)."""
     tasks: dict[str, list[Episode]] = defaultdict(list)
     for task, model, kind, path in find_episode_files(roots):
         tasks[task].extend(file_episodes(task, model, kind, path))
@@ -137,7 +146,8 @@ def file_episodes(task: str, model: str, kind: str, path: Path) -> list[Episode]
 
 
 def fmt_score(value: float) -> str:
-    return "" if value is None or (isinstance(value, float) and math.isnan(value)) else f"{value:.3f}"
+    """A score to 3 decimals; "n/a" for an undefined one (None, NaN), never a blank."""
+    return "n/a" if value is None or (isinstance(value, float) and math.isnan(value)) else f"{value:.3f}"
 
 
 def render_text(text: str) -> str:
@@ -159,8 +169,10 @@ def render_turn(turn: TurnView) -> str:
         tiles = "".join(f"<span class='tile {esc(colour)}'>{esc(letter)}</span>" for letter, colour in turn.tiles)
         grid = f"<div class='grid' title='feedback'>{tiles}</div>"
     notes = ""
+    said_unparsed = turn.why.lower().startswith("unparsed")  # the game's reason already says it: once per turn
     if turn.role != "gm":
-        reading = f"read as: <bdi>{esc(turn.reading)}</bdi>" if turn.reading is not None else "unparsed" if turn.verdict is False else ""
+        unparsed = turn.reading is None and turn.verdict is False and not said_unparsed
+        reading = f"read as: <bdi>{esc(turn.reading)}</bdi>" if turn.reading is not None else "unparsed" if unparsed else ""
         notes += f"<div class='note reading'>{reading}</div>" if reading else ""
     if turn.why:
         notes += f"<div class='note why-turn'><bdi>{esc(turn.why)}</bdi></div>"
@@ -174,7 +186,7 @@ def render_episode(i: int, ep: Episode) -> str:
         tags.append("<span class='tag failed'>failed</span>")
     summary = (
         f"<summary><span class='id'>{esc(ep.id)}</span><span>{esc(ep.model)}</span>{''.join(tags)}"
-        f"<span>score {esc(fmt_score(ep.score)) or 'n/a'}</span></summary>"
+        f"<span>score {esc(fmt_score(ep.score))}</span></summary>"
     )
     facts = ""
     if ep.facts:
@@ -182,12 +194,12 @@ def render_episode(i: int, ep: Episode) -> str:
         facts = (
             f"<table class='facts'>{caption}" + "".join(f"<tr><td>{esc(k)}</td><td>{esc(v)}</td></tr>" for k, v in ep.facts) + "</table>"
         )
-    scores = ", ".join(f"{esc(k)} = {esc(fmt_score(v) if isinstance(v, float) else v)}" for k, v in ep.scores.items())
+    scores = ", ".join(f"{esc(k)} = {esc(fmt_score(v) if isinstance(v, float) or v is None else v)}" for k, v in ep.scores.items())
     body = (
         f"<div class='body'>{facts}<div class='conv'>{''.join(render_turn(t) for t in ep.turns)}</div>"
         f"<p><b>Scored:</b> {scores or 'nothing'}</p><p class='why'>{esc(ep.why)}</p></div>"
     )
-    return f"<li id='ep{i}'><details>{summary}{body}</details></li>"
+    return f"<li id='ep{i}'><details{' open' if i == 0 else ''}>{summary}{body}</details></li>"  # the first one open: a page shows a conversation
 
 
 def episode_index(episodes: list[Episode]) -> list[dict]:
@@ -216,7 +228,11 @@ def part_nav(task: str, part: int, parts: int, total: int) -> str:
     return f"<p>Episodes {' &middot; '.join(links)} of {total} ({EPISODES_PER_FILE} per file)</p>"
 
 
-def render_task_page(task: str, episodes: list[Episode], back: str = "index.html", nav: str = "") -> str:
+def report_link(report: str | None) -> str:
+    return f" &middot; <a href='{esc(report)}'>the report</a>" if report else ""
+
+
+def render_task_page(task: str, episodes: list[Episode], back: str = "index.html", nav: str = "", report: str | None = None) -> str:
     models = sorted({ep.model for ep in episodes})
     failed = sum(ep.failed for ep in episodes)
     controls = (
@@ -233,7 +249,7 @@ def render_task_page(task: str, episodes: list[Episode], back: str = "index.html
     return (
         "<!DOCTYPE html><html lang='en'><head><meta charset='utf-8'>"
         f"<meta name='viewport' content='width=device-width'><title>{esc(task)} episodes</title><style>{CSS}</style></head><body>"
-        f"<p><a href='{esc(back)}'>&larr; all tasks</a></p><h1>{esc(task)}</h1>"
+        f"<p><a href='{esc(back)}'>&larr; all tasks</a>{report_link(report)}</p><h1>{esc(task)}</h1>"
         f"<p>{len(episodes)} episodes, {failed} failed; models: {esc(', '.join(models))}. Open an episode to read it.</p>{nav}"
         f"{controls}<ol id='eps'>{items}</ol>"
         f"<script type='application/json' id='ep-index'>{script_json(episode_index(episodes))}</script>"
@@ -241,7 +257,27 @@ def render_task_page(task: str, episodes: list[Episode], back: str = "index.html
     )
 
 
-def render_index(pages: dict[str, tuple[Path, list[Episode]]], title: str = "episodes") -> str:
+def group_anchor(group: str) -> str:
+    """The index's anchor of ``group``'s list of task pages (``index.html#group-<group>``)."""
+    return "group-" + re.sub(r"[^A-Za-z0-9_.-]", "_", group)
+
+
+def render_groups(pages: dict[str, tuple[Path, list[Episode]]], groups: dict[str, list[str]]) -> str:
+    """One paragraph per group with pages among its members: the group's name (an anchor) and its task pages."""
+    out = []
+    for group, members in sorted(groups.items()):
+        links = [f"<a href='{esc(pages[m][0].name)}'>{esc(m)}</a>" for m in members if m in pages]
+        if links:
+            out.append(f"<p id='{esc(group_anchor(group))}'><b>{esc(group)}</b> ({len(links)} task pages): {', '.join(links)}</p>")
+    return "".join(out)
+
+
+def render_index(
+    pages: dict[str, tuple[Path, list[Episode]]],
+    title: str = "episodes",
+    report: str | None = None,
+    groups: dict[str, list[str]] | None = None,
+) -> str:
     rows = []
     for task, (path, eps) in pages.items():
         models = sorted({e.model for e in eps})
@@ -256,13 +292,18 @@ def render_index(pages: dict[str, tuple[Path, list[Episode]]], title: str = "epi
     )
     return (
         "<!DOCTYPE html><html lang='en'><head><meta charset='utf-8'>"
-        f"<title>{esc(title)}</title><style>{CSS}</style></head><body><h1>{esc(title)}</h1>{table}</body></html>"
+        f"<title>{esc(title)}</title><style>{CSS}</style></head><body>"
+        + (f"<p><a href='{esc(report)}'>&larr; the report</a></p>" if report else "")
+        + f"<h1>{esc(title)}</h1>{render_groups(pages, groups or {})}{table}</body></html>"
     )
 
 
-def write_viewer(roots: Iterable[Path], out: Path) -> dict[str, Path]:
-    """Write ``out/<task>.html`` for every task with episodes or samples under ``roots`` and ``out/index.html``;
-    returns task -> page path (empty when nothing was found)."""
+def write_viewer(
+    roots: Iterable[Path], out: Path, report: str | None = None, groups: dict[str, list[str]] | None = None
+) -> dict[str, Path]:
+    """Write ``out/<task>.html`` for every task with episodes or samples under ``roots`` and ``out/index.html``
+    (each linking back to ``report``, a URL relative to ``out``, when given; the index lists each of ``groups``'
+    task pages under the anchor :func:`group_anchor`); returns task -> page path (empty when nothing was found)."""
     out = Path(out)
     tasks = load_episodes(roots)
     if not tasks:
@@ -274,7 +315,7 @@ def write_viewer(roots: Iterable[Path], out: Path) -> dict[str, Path]:
         for part in range(1, parts + 1):
             chunk = episodes[(part - 1) * EPISODES_PER_FILE : part * EPISODES_PER_FILE]
             nav = part_nav(task, part, parts, len(episodes))
-            write_text((out / page_name(task, part)), render_task_page(task, chunk, nav=nav))
+            write_text((out / page_name(task, part)), render_task_page(task, chunk, nav=nav, report=report))
         pages[task] = (out / page_name(task), episodes)
-    write_text((out / "index.html"), render_index(pages))
+    write_text((out / "index.html"), render_index(pages, report=report, groups=groups))
     return {task: path for task, (path, _) in pages.items()}

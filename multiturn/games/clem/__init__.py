@@ -49,12 +49,20 @@ class ClemTask(TaskSpec):
     gen_kwargs = dict(CLEM_GEN_KWARGS)
 
     def __init__(
-        self, name: str, game: str, roles: tuple[str, ...], *, instances: str | None = None, max_tokens: int = CLEMBENCH_MAX_TOKENS
+        self,
+        dataset_config: str,
+        game: str,
+        roles: tuple[str, ...],
+        *,
+        instances: str | None = None,
+        max_tokens: int = CLEMBENCH_MAX_TOKENS,
     ):
-        """``instances`` (task option): a built or generated clembench folder whose episodes replace the published ones.
-        ``max_tokens`` (task option): new tokens per reply, clembench's own v1.6 default 100
-        (:data:`~multiturn.games.clem.common.CLEMBENCH_MAX_TOKENS`); seed 003 ran the games with 250
-        (:data:`~multiturn.games.clem.common.TRIANGULATING_MAX_TOKENS`, ``suites/triangulating.yaml``)."""
+        """``dataset_config``: the clembench dataset's config holding the episodes (e.g. ``referencegame_en``);
+        ``game``: the game class in :data:`GAMES`; ``instances`` (task option): a built or generated clembench
+        folder whose episodes replace the published ones. ``max_tokens`` (task option): new tokens per reply,
+        clembench's own v1.6 default 100 (:data:`~multiturn.games.clem.common.CLEMBENCH_MAX_TOKENS`); seed 003
+        ran the games with 250 (:data:`~multiturn.games.clem.common.TRIANGULATING_MAX_TOKENS`,
+        ``suites/triangulating.yaml``)."""
         try:
             tokens = int(max_tokens)
         except (TypeError, ValueError):
@@ -62,17 +70,17 @@ class ClemTask(TaskSpec):
         if tokens < 1:
             raise UserError(f"--task_args max_tokens: a positive whole number, got {max_tokens!r}")
         self.gen_kwargs = {**CLEM_GEN_KWARGS, "max_gen_toks": tokens}
-        self.name = name
+        self.dataset_config = dataset_config
         self.game = game
         self.roles = roles
         self.instances_dir = Path(instances).expanduser() if instances else None
         if self.instances_dir is not None:  # at construction: the CLI refuses it before loading any model
-            check_instances_folder(name, self.instances_dir)
+            check_instances_folder(dataset_config, self.instances_dir)
 
     def instances(self, seed: int) -> list[dict[str, Any]]:
         """The published v1.6 instances in clembench's order from the built dataset (fixed stimuli: the seed
         does not change them), or the episodes of the folder given as the ``instances`` task option."""
-        return candidate_instances(self.name, self.instances_dir)
+        return candidate_instances(self.dataset_config, self.instances_dir)
 
     def make_game(self, instance: Mapping[str, Any], seed: int) -> Game:
         return GAMES[self.game](instance)
@@ -100,7 +108,7 @@ class WordleTask(ClemTask):
 
     def __init__(
         self,
-        name: str,
+        dataset_config: str,
         game: str,
         roles: tuple[str, ...],
         *,
@@ -108,7 +116,7 @@ class WordleTask(ClemTask):
         speed: str = "v1.6",
         max_tokens: int = CLEMBENCH_MAX_TOKENS,
     ):
-        super().__init__(name, game, roles, instances=instances, max_tokens=max_tokens)
+        super().__init__(dataset_config, game, roles, instances=instances, max_tokens=max_tokens)
         if speed not in SPEED_VERSIONS:
             raise UserError(f"--task_args speed: one of {', '.join(SPEED_VERSIONS)}, got {speed!r}")
         self.speed = speed

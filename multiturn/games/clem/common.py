@@ -197,6 +197,9 @@ INSTANCE_FACTS = (
     "experiment",
 )
 
+#: the instance field that is a game's hidden solution (taboo's and wordle's word, a grid to reproduce)
+TARGET_FACTS = ("target_word", "target_grid", "player_1_target_grid", "target_grid_name")
+
 
 def episode_summary(record: Mapping[str, Any]) -> EpisodeSummary:
     """The outcome explained (aborted / success / lost) and the players and stimuli above the turns."""
@@ -212,7 +215,8 @@ def episode_summary(record: Mapping[str, Any]) -> EpisodeSummary:
     facts = [(str(k), str(v)) for k, v in players.items()]
     instance = record.get("instance") or {}
     facts += [(key, str(instance[key])) for key in INSTANCE_FACTS if key in instance]
-    return EpisodeSummary(why, facts, "players and instance")
+    target = next((str(instance[key]) for key in TARGET_FACTS if key in instance), "")
+    return EpisodeSummary(why, facts, "players and instance", target=target)
 
 
 def is_nan(value: Any) -> bool:

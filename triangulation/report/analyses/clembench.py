@@ -13,6 +13,7 @@ from pathlib import Path
 
 import pandas as pd
 
+from plumbing.csvio import write_csv
 from triangulation.html import Image, Section, Table
 from triangulation.report import plots
 from triangulation.report.external import External
@@ -107,7 +108,7 @@ def build(runs: list[Run], externals: list[External], outdir: Path) -> Section |
     for label, tabs in sources:
         for metric, table in tabs.items():
             table.index.name = "model"
-            table.to_csv(outdir / f"clembench_{label}_{metric}.csv".replace("/", "_"))
+            write_csv(table, outdir / f"clembench_{label}_{metric}.csv".replace("/", "_"))
             section.blocks.append(Table(table, f"{label}: {metric} per game"))
         if label == "runs":
             section.blocks.append(
@@ -119,7 +120,7 @@ def build(runs: list[Run], externals: list[External], outdir: Path) -> Section |
     multilingual = multilingual_table(runs)
     for metric in MULTILINGUAL_METRICS if multilingual else ():
         for name in (metric, f"{metric}_delta"):
-            multilingual[name].to_csv(outdir / f"clembench_multilingual_{name}.csv")
+            write_csv(multilingual[name], outdir / f"clembench_multilingual_{name}.csv")
         cells = paper_cells(multilingual[metric], multilingual[f"{metric}_delta"])
         cells.index.name = "model"
         section.blocks.append(Table(cells, f"seed 002 Table 2, reference game per language: {metric} (delta to English)"))

@@ -16,6 +16,7 @@ from collections.abc import Mapping
 
 import pandas as pd
 
+from plumbing.csvio import write_csv
 from triangulation.html import Image, Section, Table, Text
 from triangulation.report import plots
 from triangulation.report.abilities import Taxonomy, ability_benchmarks, pooled
@@ -39,7 +40,7 @@ def build(ctx: ReportContext) -> list[Section | Skipped]:
     table = spectrum_table(ctx.models, ctx.taxonomy, ctx.groups)
     if table.empty:
         return [Skipped(TITLE, "no model has a score on a cognitive test of the abilities file")]
-    table.to_csv(ctx.out / "triangulating_fig6_spectrum.csv")
+    write_csv(table, ctx.out / "triangulating_fig6_spectrum.csv")
     tests = ability_benchmarks(ctx.models, ctx.taxonomy, ctx.groups)
     note = "Tests: " + "; ".join(f"{ctx.taxonomy.ability_name(a)}: {', '.join(b)}" for a, b in tests.items()) + ". Scores on 0-100."
     image = plots.grouped_bars(

@@ -24,6 +24,7 @@ import pandas as pd
 from custom_metrics.connections import matched_names, reasoning_flags, score_connections
 from custom_metrics.globalgroup import doc_pool
 from multiturn.engine.record import read_episodes
+from plumbing.csvio import write_csv
 from plumbing.errors import UserError
 from plumbing.jsonio import read_jsonl
 from plumbing.run_folder import is_episodes_file, is_samples_file
@@ -264,7 +265,7 @@ def build(runs: list[Run], outdir: Path, overrides: dict[str, Any] | None = None
     section = Section("NYT Connections (seed 001)")
     dist = score_distribution(records)
     if not dist.empty:
-        dist.to_csv(outdir / "connections_score_distribution.csv")
+        write_csv(dist, outdir / "connections_score_distribution.csv")
         section.blocks.append(Table(dist, "Games per unweighted clustering score (Table 5)", digits=0))
         share = dist.div(dist.sum(axis=1), axis=0).T
         section.blocks.append(
@@ -280,7 +281,7 @@ def build(runs: list[Run], outdir: Path, overrides: dict[str, Any] | None = None
         )
     weighted = score_distribution(records, "weighted_clustering")
     if not weighted.empty:
-        weighted.to_csv(outdir / "connections_weighted_distribution.csv")
+        write_csv(weighted, outdir / "connections_weighted_distribution.csv")
         section.blocks.append(Table(weighted, "Games per weighted clustering score (Figure 4)", digits=0))
     if records:
         docs = {str(r.get("doc", {}).get("id")): r.get("doc") or {} for _m, _t, r in records}
@@ -291,10 +292,10 @@ def build(runs: list[Run], outdir: Path, overrides: dict[str, Any] | None = None
         section.blocks += reasoning_blocks(records, judge, outdir)
         section.blocks += human_blocks(records, outdir)
     if not both.empty:
-        both.to_csv(outdir / "connections_static_vs_interactive.csv")
+        write_csv(both, outdir / "connections_static_vs_interactive.csv")
         section.blocks.append(Table(both, "Static versus interactive Connections"))
     if not games.empty:
-        games.to_csv(outdir / "connections_by_game.csv", index=False)
+        write_csv(games, outdir / "connections_by_game.csv", index=False)
         section.blocks.append(
             Table(by_game_summary(games), "Static versus interactive Connections, games played both ways (connections_by_game.csv)")
         )
@@ -308,7 +309,7 @@ def reasoning_blocks(records: list[tuple[str, str, dict[str, Any]]], judge: Any,
         return []
     if judge is None:
         share, _count = knowledge_accuracy(groups, "clustered")
-        share.to_csv(outdir / "connections_knowledge_clustered_only.csv")
+        write_csv(share, outdir / "connections_knowledge_clustered_only.csv")
         return [
             Text(
                 "No reasoning judge (give --judge_model, or install fastText vectors for the proxy): Figure 7 and Table 6 need one. "
@@ -320,8 +321,8 @@ def reasoning_blocks(records: list[tuple[str, str, dict[str, Any]]], judge: Any,
     name = getattr(judge, "name", "reasoning judge")
     blocks: list = [Text(f"Reasoning judged by: {name}. Seed 001 used a human judge (Sec. 4.3.2).", note=True)]
     share, count = knowledge_accuracy(groups, "reasoned")
-    share.to_csv(outdir / "connections_knowledge.csv")
-    count.to_csv(outdir / "connections_knowledge_counts.csv")
+    write_csv(share, outdir / "connections_knowledge.csv")
+    write_csv(count, outdir / "connections_knowledge_counts.csv")
     blocks += [
         Table(share, "Share of groups clustered exactly and reasoned right, by knowledge type (Figure 7)"),
         Table(count, "Groups clustered exactly and reasoned right (Figure 7's bar labels)", digits=0),
@@ -335,9 +336,9 @@ def reasoning_blocks(records: list[tuple[str, str, dict[str, Any]]], judge: Any,
     per_game = per_game_scores(groups)
     table6 = reasoning_distribution(per_game)
     if not table6.empty:
-        table6.to_csv(outdir / "connections_reasoning_distribution.csv")
+        write_csv(table6, outdir / "connections_reasoning_distribution.csv")
         ratio = reasoning_ratio(per_game).to_frame()
-        ratio.to_csv(outdir / "connections_reasoning_ratio.csv")
+        write_csv(ratio, outdir / "connections_reasoning_ratio.csv")
         blocks += [
             Table(table6, "Games per categorical reasoning score (Table 6)", digits=0),
             Table(ratio, "Average categorical reasoning / unweighted clustering ratio (Table 2)"),
@@ -361,7 +362,7 @@ def human_blocks(records: list[tuple[str, str, dict[str, Any]]], outdir: Path) -
         table = human_comparison(per_game, humans.get(level) or [], f"{level} humans")
         if table.empty:
             continue
-        table.to_csv(outdir / f"connections_humans_{level}.csv")
+        write_csv(table, outdir / f"connections_humans_{level}.csv")
         shares = table.loc[list(range(5))].div(table.loc["games"], axis=1)
         blocks += [
             Table(

@@ -18,6 +18,7 @@ from typing import Any
 
 import pandas as pd
 
+from plumbing.csvio import write_csv
 from plumbing.errors import UserError
 from triangulation.html import Image, Section, Table, Text
 from triangulation.report import plots
@@ -80,7 +81,7 @@ def build(ctx: ReportContext) -> list[Section | Skipped]:
         reason = "the built connections dataset has no published verdicts: run `triangulate data build --datasets connections`"
         return [Skipped(TITLE, reason)]
     table = figure7_table(figure7_rows(games, answers))
-    table.to_csv(ctx.out / "connections_fig7_published.csv")
+    write_csv(table, ctx.out / "connections_fig7_published.csv")
     note = (
         "From the authors' own human verdicts (categorical_score in results/<model>.json): a category is correct when "
         "the model clustered it exactly and the judge said its reasoning matched the gold name. Percent of each "

@@ -31,6 +31,7 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
+from plumbing.csvio import unescape_cell, write_csv
 from plumbing.errors import UserError
 from triangulation.html import Image, Section, Table, Text
 from triangulation.report import plots
@@ -49,7 +50,7 @@ def read_sizes(path: Path | None) -> dict[str, float]:
     with open(path, newline="", encoding="utf-8") as fh:
         for row in csv.DictReader(fh):
             try:
-                out[str(row["model"])] = float(row["size_b"])
+                out[unescape_cell(str(row["model"]))] = float(row["size_b"])
             except (KeyError, TypeError, ValueError):
                 raise UserError(f"{path}: every row needs model and a numeric size_b") from None
     return out
@@ -162,7 +163,7 @@ def build(
     fig1 = Section("Accuracy by model size (seed 003, Figure 1)")
     table = size_accuracy_table(scores, taxonomy, sizes, groups)
     if len(table):
-        table.to_csv(out / "triangulating_fig1_size.csv")
+        write_csv(table, out / "triangulating_fig1_size.csv")
         fig1.blocks += [
             Text(
                 "IFEval = benchmarks named *ifeval*; as the authors' task registry builds them, Interactive = the clembench task (its clemscore, not averaged with its own games), Static = the static benchmarks (MMLU, BBH) as one merged score (0-100; their mean). A group always stands for its members. Models without a known size are left out.",
@@ -190,7 +191,7 @@ def build(
                 )
             )
             rows.append({"benchmark_a": a, "benchmark_b": b, "tau": tau.at[a, b], "p": p.at[a, b], "n": n.at[a, b]})
-        pd.DataFrame(rows).to_csv(out / "triangulating_fig8_pairs.csv", index=False)
+        write_csv(pd.DataFrame(rows), out / "triangulating_fig8_pairs.csv", index=False)
         if not scatter:
             fig8.blocks.insert(
                 0,

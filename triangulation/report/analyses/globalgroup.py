@@ -25,6 +25,7 @@ import pandas as pd
 
 from custom_metrics.matching import greedy_match, group_f1, key_set
 from custom_metrics.parsing import parse_groups
+from plumbing.csvio import write_csv
 from triangulation.html import Image, Section, Table, Text
 from triangulation.report import plots
 from triangulation.runs.results_io import Run
@@ -344,15 +345,15 @@ def build(runs: list[Run], outdir: Path) -> Section | None:
     games = game_frame(records)
     f1 = subset_table(games, "group_f1")
     ta = subset_table(games, "topic_achieved")
-    f1.to_csv(outdir / "globalgroup_f1.csv")
-    ta.to_csv(outdir / "globalgroup_topic_achieved.csv")
+    write_csv(f1, outdir / "globalgroup_f1.csv")
+    write_csv(ta, outdir / "globalgroup_topic_achieved.csv")
     section.blocks += [Table(f1, "Mean group F1 per model and subset (Table 2)"), Table(ta, "Topic achieved (Table 2)")]
     section.blocks.append(
         Image(plots.grouped_bars(f1.T, outdir / "globalgroup_f1.png", "GlobalGroup group F1 per subset", "F1"), "GlobalGroup F1")
     )
     deltas = native_english_deltas(f1)
     if not deltas.empty:
-        deltas.to_csv(outdir / "globalgroup_native_vs_english.csv")
+        write_csv(deltas, outdir / "globalgroup_native_vs_english.csv")
         section.blocks.append(Table(deltas, "Native minus English-translation F1"))
     for column, caption in (
         ("group_size", "group size (4-group games)"),
@@ -362,18 +363,18 @@ def build(runs: list[Run], outdir: Path) -> Section | None:
     ):
         table = difficulty_table(games, column)
         if not table.empty:
-            table.to_csv(outdir / f"globalgroup_by_{column}.csv")
+            write_csv(table, outdir / f"globalgroup_by_{column}.csv")
             section.blocks.append(Table(table, f"Game F1 by {caption}, nyt-seq excluded (Table 4)"))
     combos = difficulty_combinations(games)
     if not combos.empty:
-        game_counts(combos).to_csv(outdir / "globalgroup_table12_counts.csv")
+        write_csv(game_counts(combos), outdir / "globalgroup_table12_counts.csv")
         table = combination_f1(combos)
-        table.to_csv(outdir / "globalgroup_table12_f1.csv")
+        write_csv(table, outdir / "globalgroup_table12_f1.csv")
         section.blocks.append(Table(table, "Game F1 by ARI x word-overlap combination C1-C5, 4x4 games, nyt-seq excluded (Table 12)"))
     groups = group_frame(records, colour_lookup(runs))
     culture = cultural_differences(groups)
     if not culture.empty:
-        culture.to_csv(outdir / "globalgroup_cultural.csv")
+        write_csv(culture, outdir / "globalgroup_cultural.csv")
         section.blocks.append(
             Table(
                 culture,
@@ -382,15 +383,15 @@ def build(runs: list[Run], outdir: Path) -> Section | None:
         )
     table = tag_table(groups)
     if not table.empty:
-        table.to_csv(outdir / "globalgroup_tags.csv")
+        write_csv(table, outdir / "globalgroup_tags.csv")
         section.blocks.append(Table(table, "Per-group F1 by tag type, non-NYT 4x4 games (Tables 7-8)"))
     table = nyt_colour_table(groups)
     if not table.empty:
-        table.to_csv(outdir / "globalgroup_nyt_colours.csv")
+        write_csv(table, outdir / "globalgroup_nyt_colours.csv")
         section.blocks.append(Table(table, "nyt_shuf per-group F1 by Connections colour, 4x4 games (Table 9)"))
     if len(f1) >= 3 and not four_by_four(f1).empty:
         coords = pca_kmeans(four_by_four(f1))
-        coords.to_csv(outdir / "globalgroup_pca.csv")
+        write_csv(coords, outdir / "globalgroup_pca.csv")
         section.blocks += [
             Table(coords, "PCA of per-subset mean 4x4 F1 with K-means clusters, k = 2 (Figure 2)"),
             Image(plots.pca_scatter(coords, outdir / "globalgroup_pca.png", "GlobalGroup: PCA of models, K-means (k = 2)"), "PCA"),

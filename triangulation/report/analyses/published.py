@@ -19,6 +19,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
+from plumbing.csvio import write_csv
 from plumbing.errors import UserError
 from triangulation.html import Section, Table, Text
 from triangulation.report.context import ReportContext, Skipped
@@ -153,7 +154,7 @@ def references_section(ctx: ReportContext) -> Section | Skipped:
     connections = connections_ranking(ctx)
     if connections is not None:
         table, metric = connections
-        table.to_csv(ctx.out / "published_connections_ranking.csv")
+        write_csv(table, ctx.out / "published_connections_ranking.csv")
         games = max(table["games"])
         sec.blocks.append(Table(table, f"NYT Connections: {metric} (mean over up to {games} games played here)"))
         if not (table["source"] == SOURCE_ANSWERS).any():
@@ -166,7 +167,7 @@ def references_section(ctx: ReportContext) -> Section | Skipped:
             )
     clem = ctx.externals and clem_ranking(ctx)
     if isinstance(clem, pd.DataFrame) and not clem.empty:
-        clem.to_csv(ctx.out / "published_clembench_ranking.csv", index=False)
+        write_csv(clem, ctx.out / "published_clembench_ranking.csv", index=False)
         sec.blocks.append(
             Table(clem.set_index("game"), "clembench games: rank by clemscore among the published models (rank k of N)", digits=2)
         )

@@ -1,0 +1,245 @@
+"""Matched fresh sets: ``triangulate data generate --matched TASK`` (issue 33, a contamination check).
+
+A *fresh twin* of a published task holds newly sampled items whose difficulty distribution matches the
+published items', one fresh item per published item in the same order (so ``--limit K`` on both sides
+compares the first K published items with their K twins). The twin of task ``T`` is task ``T_fresh``.
+
+GlobalGroup (``globalgroup_<subset>`` and ``globalgroup_<subset>_<g>x<w>``): games sampled by the paper's
+procedure (seed 000 §3.2, :mod:`datasets_build.generate`) from the subset's grouping spreadsheet, matched per
+subset and setting on the difficulty measures we can compute here:
+
+* the game size, groups x words per group (seed 000 §4.2 "Game Size"): equal by construction;
+* the number of culturally related groups in the game (seed 000 §5, Tables 3 and 10: culturally related
+  groups score lower): equal per game, from the spreadsheets' ``Tag 1`` (NYT subsets: unlabelled);
+* the ARI (seed 000 §4.2 / §6) when fastText vectors of the language are present
+  (``cc.<lang>.300.bin`` in ``$TRIANGULATE_FASTTEXT_DIR``): computed with the same vectors on both sides and
+  matched by nearest neighbour among :data:`ARI_CANDIDATES` candidates per published game.
+  Without vectors the ARI is not matched (the word-overlap measure needs a candidate-proposal model run
+  and is never matched). The dataset card says which measures a folder was matched on.
+
+No fresh game repeats a published game's groups (dev or test) or another fresh game's.
+
+clembench Wordle and Taboo (seed 002): target words from the game's own frequency bands, one fresh word
+per published episode in the published episode's band (:mod:`datasets_build.matched_clembench`).
+"""
+
+from __future__ import annotations
+
+import random
+import sys
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from tqdm import tqdm
+
+from custom_metrics.topics import Embedder
+from datasets_build import generate
+from datasets_build import globalgroup as gg
+from datasets_build.hub import CardInfo, atomic_dir, write_hub_folder
+from plumbing.errors import UserError
+from plumbing.paths import data_root
+
+FRESH_SUFFIX = "_fresh"
+#: candidate games drawn per published game when the ARI is matched (the nearest ARI is kept)
+ARI_CANDIDATES = 6
+#: draws allowed per published game before giving up
+MAX_TRIES = 5000
+#: the seed of the fresh twins the registered ``*_fresh`` tasks play
+DEFAULT_SEED = 0
+CLEM_GAMES = ("wordle", "taboo")
+#: published task -> runner of the headline tasks that have a fresh twin (a suite's ``contamination:`` list)
+TWINNED: dict[str, str] = {**{f"globalgroup_{s}": "eval" for s in gg.SUBSET_NAMES}, **{g: "play" for g in CLEM_GAMES}}
+
+
+def twin(task: str) -> str:
+    return task + FRESH_SUFFIX
+
+
+def published_of(task: str) -> str | None:
+    """``globalgroup_zh`` for ``globalgroup_zh_fresh``; None for a task that is no fresh twin."""
+    return task[: -len(FRESH_SUFFIX)] if task.endswith(FRESH_SUFFIX) else None
+
+
+def globalgroup_setting(task: str) -> tuple[str, int, int]:
+    """(subset, groups, words) of ``globalgroup_<subset>`` (4x4) or ``globalgroup_<subset>_<g>x<w>``."""
+    rest = task.removeprefix("globalgroup_")
+    if rest in gg.SUBSETS:
+        return rest, 4, 4
+    subset, _, setting = rest.rpartition("_")
+    g, _, w = setting.partition("x")
+    if subset in gg.SUBSETS and g.isdigit() and w.isdigit() and (int(g), int(w)) in gg.settings_of(subset):
+        return subset, int(g), int(w)
+    raise UserError(f"--matched {task}: not a GlobalGroup task (globalgroup_<subset> or globalgroup_<subset>_<g>x<w>)")
+
+
+# ------------------------------------------------------------------------------------ GlobalGroup
+
+
+@dataclass
+class Matched:
+    """A fresh set and what it was matched on: ``published``/``fresh`` difficulty values per item."""
+
+    rows: list[dict]
+    matched_on: list[str]
+    published: dict[str, list] = field(default_factory=dict)
+    fresh: dict[str, list] = field(default_factory=dict)
+
+
+def cultural_count(groups: list[dict]) -> tuple[int, int]:
+    """(culturally related groups, unlabelled groups) of a game: the exact-match key besides its size."""
+    flags = [g["culturally_related"] for g in groups]
+    return sum(f is True for f in flags), sum(f is None for f in flags)
+
+
+def _as_groups(game: list[tuple[gg.Grouping, list[str]]]) -> list[dict]:
+    return [{"topic": g.topic, "words": words, "culturally_related": g.culturally_related} for g, words in game]
+
+
+def published_games(root: Path, subset: str, g: int, w: int) -> tuple[list[dict], set]:
+    """The published test games of a setting, and the group keys of every published game (dev and test)."""
+    info = gg.SUBSETS[subset]
+    flags = gg.cultural_flags(gg.read_groupings(root / "Grouping Datasets" / info.groupings))
+    games = {split: gg.read_setting(root, info, split, g, w, flags) for split in gg.SPLITS}
+    return games["test"], {gg.groups_key(r["groups"]) for rows in games.values() for r in rows}
+
+
+def _draw(groupings: list[gg.Grouping], subset: str, g: int, w: int, rng: random.Random):
+    if subset == "nyt_seq":
+        return generate.sample_sequential_game(groupings, w, rng)
+    return generate.sample_game(groupings, g, w, rng)
+
+
+def _candidates(groupings, subset, g, w, rng, want: tuple[int, int], taken: set, how_many: int) -> list:
+    """Up to ``how_many`` new games with the culturally related count ``want`` whose groups no published
+    or earlier fresh game has; a one-line error when none is found in :data:`MAX_TRIES` draws."""
+    found = []
+    for _ in range(MAX_TRIES):
+        game = _draw(groupings, subset, g, w, rng)
+        if game is None:
+            raise UserError(f"cannot form {g} groups of {w} words without repeated words or topics from the {subset} groupings")
+        groups = _as_groups(game)
+        key = gg.groups_key(groups)
+        if cultural_count(groups) == want and key not in taken:
+            found.append(game)
+            taken.add(key)
+            if len(found) == how_many:
+                break
+    if not found:
+        raise UserError(f"no new {subset} {g}x{w} game with {want[0]} culturally related groups in {MAX_TRIES} draws")
+    return found
+
+
+def matched_globalgroup(
+    root: Path, task: str, seed: int = DEFAULT_SEED, count: int | None = None, embedder: Embedder | None = None
+) -> Matched:
+    """The fresh twin of GlobalGroup task ``task``: one game per published test game (the first ``count``)."""
+    subset, g, w = globalgroup_setting(task)
+    published, taken = published_games(root, subset, g, w)
+    published = published[:count] if count else published
+    groupings = gg.read_groupings(root / "Grouping Datasets" / gg.SUBSETS[subset].groupings)
+    rng = random.Random(f"{seed}:{subset}_{g}x{w}")  # a str seed is hashed (SHA-512): the same on every run
+    out = Matched([], ["groups x words", "culturally related groups per game"])
+    if embedder is not None:
+        out.matched_on.append(f"ARI (fastText cc.{embedder.lang}.300.bin, nearest of {ARI_CANDIDATES} candidates)")
+    config = f"{subset}_{g}x{w}"
+    for index, pub in enumerate(tqdm(published, desc=f"matching {config}", unit="game", disable=len(published) < 50)):
+        want = cultural_count(pub["groups"])
+        out.published.setdefault("culturally_related", []).append(want[0])
+        games = _candidates(groupings, subset, g, w, rng, want, taken, ARI_CANDIDATES if embedder else 1)
+        game = games[0]
+        if embedder is not None:
+            target = generate.game_ari(pub["groups"], embedder)
+            aris = [generate.game_ari(_as_groups(c), embedder) for c in games]
+            best = min(range(len(games)), key=lambda i: abs((aris[i] or 0.0) - (target or 0.0)))
+            game = games[best]
+            out.published.setdefault("ari", []).append(target)
+        row = generate.game_row(subset, f"{config}_fresh{seed}_{index:03d}", pub["game_number"], game, embedder)
+        out.fresh.setdefault("culturally_related", []).append(cultural_count(row["groups"])[0])
+        if embedder is not None:
+            out.fresh.setdefault("ari", []).append(row["ari"])
+        out.rows.append(row)
+    return out
+
+
+def globalgroup_card(task: str, seed: int, matched: Matched) -> CardInfo:
+    subset, g, w = globalgroup_setting(task)
+    body = (
+        f"# Fresh twin of `{task}` (seed {seed})\n\n"
+        f"{len(matched.rows)} GlobalGroup games of {g} groups x {w} words, one per published `{subset}_{g}x{w}` test game "
+        f"in the published order, sampled from the `{subset}` grouping spreadsheet by the paper's procedure (seed 000 "
+        "§3.2, Appendix C: groupings without replacement, no repeated word or topic within a game"
+        + ("; nyt_seq: the 4 groups of one original Connections game, with other words" if subset == "nyt_seq" else "")
+        + ") and kept only when no published game (dev or test) and no earlier fresh game has the same groups. "
+        f"Generated with `triangulate data generate --matched {task} --seed {seed}`"
+        + (f" --count {len(matched.rows)}" if matched.rows else "")
+        + ".\n\n"
+        f"Matched per game on: {'; '.join(matched.matched_on)}. "
+        + (
+            ""
+            if any(m.startswith("ARI") for m in matched.matched_on)
+            else "The ARI was NOT matched (no fastText vectors were present: `ari` is null); "
+        )
+        + "the word-overlap measure (a candidate-proposal model run) is never matched.\n\n"
+        "What this set is not: its groupings are the published ones in new combinations (the spreadsheets are "
+        "public), so a model that memorised the groupings themselves is not caught; only memorised published games "
+        "are. Use the task `globalgroup_<subset>_fresh`, or in lm-eval `dataset_kwargs: {path: <this folder>}` with "
+        f"config `{subset}_{g}x{w}` (split `test`)."
+    )
+    return CardInfo(
+        pretty_name=f"GlobalGroup fresh twin of {task} (seed {seed})",
+        license="apache-2.0",
+        citation=(gg.CARD_DIR / "globalgroup_citation.txt").read_text(encoding="utf-8"),
+        body=body,
+        tags=("word-grouping", "abstract-reasoning", "synthetic", "contamination"),
+    )
+
+
+# ------------------------------------------------------------------------------------ CLI and the tasks' folders
+
+
+def default_folder(task: str, seed: int = DEFAULT_SEED) -> Path:
+    """Where ``--matched TASK`` writes by default, and where the ``*_fresh`` tasks read: ``$TRIANGULATE_DATA/fresh/``."""
+    return data_root() / "fresh" / f"{task}_seed{seed}"
+
+
+def write_matched(
+    task: str, seed: int = DEFAULT_SEED, count: int | None = None, out: Path | None = None, related: dict | None = None
+) -> dict:
+    """Write the fresh twin of ``task`` as a Hub-ready folder; returns the summary with ``out`` and ``matched_on``."""
+    from datasets_build import matched_clembench
+    from datasets_build.sources import source_dir
+
+    out = (out or default_folder(task, seed)).expanduser().resolve()
+    if task in CLEM_GAMES:
+        rows, card, features, config = matched_clembench.matched_rows(task, seed, count, related)
+        matched_on = ["the game's frequency band"]
+    elif task.startswith("globalgroup_"):
+        subset, g, w = globalgroup_setting(task)
+        found = matched_globalgroup(source_dir(gg.NAME), task, seed, count, generate.vectors_for(gg.SUBSETS[subset].language))
+        rows, card, features, config = found.rows, globalgroup_card(task, seed, found), gg.FEATURES, f"{subset}_{g}x{w}"
+        matched_on = found.matched_on
+    else:
+        known = ", ".join([*(f"globalgroup_{s}[_<g>x<w>]" for s in gg.SUBSET_NAMES), *CLEM_GAMES])
+        raise UserError(f"--matched {task}: no matched fresh set for this task; available: {known}")
+    with atomic_dir(out) as tmp:
+        summary = write_hub_folder(tmp, {config: {"test": rows}}, features, card)
+    return {**summary, "out": out, "matched_on": matched_on}
+
+
+def fresh_folder(task: str) -> Path:
+    """The folder the registered twin of ``task`` reads (seed :data:`DEFAULT_SEED`), generated on first use."""
+    folder = default_folder(task)
+    if not (folder / "README.md").is_file():
+        print(f"triangulate: generating the matched fresh set of {task} (seed {DEFAULT_SEED}) into {folder}", file=sys.stderr)
+        write_matched(task, DEFAULT_SEED, None, folder)
+    return folder
+
+
+def load_globalgroup_fresh(config: str = "zh_4x4", **kwargs):
+    """The ``globalgroup_<subset>_fresh`` tasks' data: the matched twin of config ``<subset>_<g>x<w>`` (generated on
+    first use into :func:`default_folder`), with the built folder's ``dev`` split for few-shot examples."""
+    from datasets_build.load import load_globalgroup
+
+    subset, _, setting = config.rpartition("_")
+    task = f"globalgroup_{subset}" if setting == "4x4" else f"globalgroup_{config}"
+    return load_globalgroup(config, path=fresh_folder(task))

@@ -1,0 +1,65 @@
+"""The one atomic file writer: every file a command writes whole (results JSON, run settings, suite markers,
+job status, rewritten lm-eval files, HTML pages) goes through :func:`write_text` or :func:`write_lines` (JSON
+and pages through :func:`plumbing.jsonio.write_json` / :func:`plumbing.jsonio.write_text`, which encode and
+call them), and every log that grows a line at a time through :class:`LineAppender`.
+
+A whole-file write goes to a hidden temporary file beside the target (``.<name>.<pid>.tmp``, so two processes
+never share one), is flushed and fsynced, then renamed over the target (``os.replace``, atomic on POSIX): a
+reader sees the old file or the new one, never half of one, and a failed write leaves no temporary file.
+An appended line is written and flushed at once, so a kill loses at most the line being written (the JSONL
+reader, :func:`plumbing.jsonio.read_jsonl`, skips and counts such a torn last line).
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Iterable
+from pathlib import Path
+
+
+def write_text(path: str | os.PathLike, text: str, *, errors: str = "strict") -> Path:
+    """Replace ``path`` with ``text`` (UTF-8; ``errors`` as in ``str.encode``, e.g. ``"surrogateescape"`` to write
+    back bytes read that way) atomically; parent folders are created. Returns the path."""
+    return write_lines(path, [text], errors=errors)
+
+
+def write_lines(path: str | os.PathLike, chunks: Iterable[str], *, errors: str = "strict") -> Path:
+    """Replace ``path`` with the concatenation of ``chunks`` (e.g. JSONL lines, each ending in a newline) atomically,
+    without building the whole text in memory."""
+    path = Path(path)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    tmp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
+    try:
+        with tmp.open("w", encoding="utf-8", errors=errors) as fh:
+            for chunk in chunks:
+                fh.write(chunk)
+            fh.flush()
+            os.fsync(fh.fileno())
+        os.replace(tmp, path)
+    finally:
+        tmp.unlink(missing_ok=True)
+    return path
+
+
+class LineAppender:
+    """Appends one line at a time to ``path`` (created with its folders) and flushes each at once."""
+
+    def __init__(self, path: str | os.PathLike):
+        self.path = Path(path)
+        self.path.parent.mkdir(parents=True, exist_ok=True)
+        self._fh = self.path.open("a", encoding="utf-8")
+
+    def write(self, line: str) -> None:
+        """Append ``line`` and a newline, flushed."""
+        self._fh.write(line + "\n")
+        self._fh.flush()
+
+    def close(self) -> None:
+        if not self._fh.closed:
+            self._fh.close()
+
+    def __enter__(self) -> LineAppender:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()

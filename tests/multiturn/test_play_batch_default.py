@@ -1,0 +1,33 @@
+"""`triangulate play` without --batch_size (issue 29): an hf model on a GPU batches over its live episodes
+(lockstep), the CPU default stays batch 1 (prefix reuse), other backends keep 1."""
+
+from __future__ import annotations
+
+import argparse
+
+import torch
+
+from models.prefix_cache import play_batch_size
+from multiturn.cli import default_batch_size
+
+
+def test_hf_on_a_gpu_batches_over_the_live_episodes_and_the_cpu_keeps_batch_1(monkeypatch):
+    monkeypatch.setattr(torch.cuda, "is_available", lambda: True)
+    assert play_batch_size("hf", {"pretrained": "m"}, None, 32) == 32  # CUDA present, no device named
+    assert play_batch_size("hf", {"pretrained": "m"}, "cuda:1", 64) == 64
+    assert play_batch_size("hf", {"pretrained": "m", "device": "cuda"}, None, 16) == 16
+    assert play_batch_size("hf", {"pretrained": "m"}, "cpu", 32) == 1  # a CPU named: prefix reuse at batch 1
+    assert play_batch_size(None, {}, None, 32) == 1  # the embedded SmolLM2 runs on the CPU
+    assert play_batch_size("vllm", {"pretrained": "m"}, "cuda", 32) == 1  # vLLM batches on its own
+    monkeypatch.setattr(torch.cuda, "is_available", lambda: False)
+    assert play_batch_size("hf", {"pretrained": "m"}, None, 32) == 1
+
+
+def test_the_cli_default_follows_max_live(monkeypatch):
+    monkeypatch.setattr(torch.cuda, "is_available", lambda: True)
+    args = argparse.Namespace(model="hf", model_args={"pretrained": "m"}, device=None, max_live=None)
+    assert default_batch_size(args) == 32  # scheduler.DEFAULT_MAX_LIVE
+    args.max_live = 8
+    assert default_batch_size(args) == 8
+    args.device = "cpu"
+    assert default_batch_size(args) == 1

@@ -1,0 +1,119 @@
+"""`triangulate suite --check` and the preflight every real run starts with: each misconfiguration is one line,
+all of them in one run, exit 2, nothing started.
+
+Real parts: lm-eval's own task index and IFEval's files (its imports, not installed here unless the extra is),
+the Hugging Face cache with the Hub offline, vLLM looked up on PATH; the GPUs are a stand-in ``nvidia-smi``
+(two 80 GB H100s) on PATH, since this machine has none."""
+
+from __future__ import annotations
+
+import importlib.util
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import tomllib
+import yaml
+
+from triangulation.suite.preflight import BATTERY, BATTERY_EXTRA, imported_modules, memory_problem
+from triangulation.suite.spec import ModelSpec, load_suite
+
+ROOT = Path(__file__).resolve().parents[2]
+FAKE_SMI = """#!/bin/sh
+case "$*" in
+  *query-gpu*) printf '0, 81559\\n1, 81559\\n' ;;
+  *) printf 'GPU 0: NVIDIA H100 80GB HBM3 (UUID: GPU-0)\\nGPU 1: NVIDIA H100 80GB HBM3 (UUID: GPU-1)\\n' ;;
+esac
+"""
+
+
+def _write(tmp: Path, data: dict) -> Path:
+    path = tmp / "suite.yaml"
+    path.write_text(yaml.safe_dump(data, sort_keys=False), encoding="utf-8")
+    return path
+
+
+def _env(tmp: Path) -> dict[str, str]:
+    """Offline Hub, a stand-in nvidia-smi with two 80 GB GPUs first on PATH, no vLLM anywhere."""
+    bin_dir = tmp / "bin"
+    bin_dir.mkdir(exist_ok=True)
+    (bin_dir / "nvidia-smi").write_text(FAKE_SMI)
+    (bin_dir / "nvidia-smi").chmod(0o755)
+    path = os.pathsep.join([str(bin_dir), *(p for p in os.environ["PATH"].split(os.pathsep) if not (Path(p) / "vllm").exists())])
+    env = {k: v for k, v in os.environ.items() if k not in ("TRIANGULATE_VLLM", "CUDA_VISIBLE_DEVICES")}
+    return {**env, "PATH": path, "PYTHONPATH": str(ROOT), "HF_HUB_OFFLINE": "1", "HF_DATASETS_OFFLINE": "1"}
+
+
+BAD = {
+    "models": [
+        {"name": "gone", "model": "hf", "model_args": "pretrained=/nonexistent/weights,dtype=bfloat16", "size": 1},
+        {"name": "uncached", "model": "hf", "model_args": "pretrained=org-that-is-not-cached/model-x", "size": 1},
+        {"name": "too-big", "model": "hf", "model_args": "pretrained=/nonexistent/big,dtype=bfloat16", "size": 72, "gpus": 1},
+        {"name": "too-many", "model": "random", "gpus": 4},
+        {"name": "served", "model": "hf", "model_args": "pretrained=/nonexistent/served", "engine": "vllm", "size": 1},
+    ],
+    "tasks": [{"eval": "leaderboard_ifeval"}, {"eval": "no_such_task_anywhere"}, {"play": "lnt"}],
+}
+
+
+def test_check_lists_every_problem_in_one_run_and_starts_nothing(tmp_path):
+    suite = _write(tmp_path, BAD)
+    out = tmp_path / "out"
+    cmd = [sys.executable, "-m", "triangulation", "suite", str(suite), "-o", str(out), "--check", "--gpus", "0,1"]
+    result = subprocess.run(cmd, cwd=ROOT, env=_env(tmp_path), capture_output=True, text=True, timeout=600)
+    assert result.returncode == 2, result.stderr[-3000:]
+    lines = [ln.strip() for ln in result.stderr.splitlines()]
+    expected = [
+        "task entry no_such_task_anywhere: lm-eval knows no task, group or tag 'no_such_task_anywhere'",
+        "model gone: weights and tokenizer /nonexistent/weights: folder not found",
+        "model uncached: weights and tokenizer org-that-is-not-cached/model-x: not in the Hugging Face cache, and "
+        "HF_HUB_OFFLINE/HF_DATASETS_OFFLINE is set: download it first",
+        "model too-many needs 4 GPUs but this node has 2 (0,1); lower its `gpus:`",
+        "model served (engine: vllm): vllm not found: install vLLM (`vllm` on PATH) or set $TRIANGULATE_VLLM to its command",
+    ]
+    for line in expected:
+        assert line in lines, (line, result.stderr[-3000:])
+    [big] = [ln for ln in lines if ln.startswith("model too-big does not fit:")]
+    assert "72B parameters x 2 bytes (bfloat16) + 20% KV headroom = 173 GB > 1 GPU(s) x 77 GB" in big and "`gpus: 3`" in big
+    if not all(importlib.util.find_spec(m) for m in BATTERY):  # IFEval's imports, unless the battery extra is installed
+        [deps] = [ln for ln in lines if ln.startswith("task entry leaderboard_ifeval: Python packages missing:")]
+        assert deps.endswith(f"pip install '{BATTERY_EXTRA}'")
+    assert any(
+        ln.startswith("dataset wis-k/instruction-following-eval (task leaderboard_ifeval): not in the Hugging Face cache") for ln in lines
+    )
+    assert "problem(s); nothing was started" in result.stderr and not out.exists()
+
+
+def test_a_real_run_starts_with_the_preflight(tmp_path):
+    data = {"models": [BAD["models"][0], BAD["models"][4]], "tasks": [{"play": "lnt"}]}
+    out = tmp_path / "out"
+    cmd = [sys.executable, "-m", "triangulation", "suite", str(_write(tmp_path, data)), "-o", str(out)]
+    result = subprocess.run(cmd, cwd=ROOT, env=_env(tmp_path), capture_output=True, text=True, timeout=300)
+    assert result.returncode == 2
+    assert "  model gone: weights and tokenizer /nonexistent/weights: folder not found" in result.stderr.splitlines()
+    assert "preflight found 3 problem(s)" in result.stderr.splitlines()[-1]
+    assert not (out / "runs").exists()
+
+
+def test_ifeval_needs_what_the_battery_extra_installs():
+    """The modules IFEval's files import that are not lm-eval's own dependencies are exactly the extra's."""
+    index_dir = Path(importlib.util.find_spec("lm_eval").origin).parent / "tasks" / "leaderboard" / "ifeval"
+    assert set(BATTERY) <= imported_modules(index_dir)
+    extra = tomllib.loads((ROOT / "pyproject.toml").read_text())["project"]["optional-dependencies"]["battery"]
+    names = {req.split(">")[0].split("<")[0].split("=")[0] for req in extra}
+    assert names == {pip.split("<")[0] for pip in BATTERY.values()}
+
+
+def test_memory_fit_and_the_shipped_battery_sizes():
+    h100 = 81559  # MiB, as nvidia-smi reports an H100 80GB
+    llama70 = ModelSpec(name="l70", model="hf", model_args="pretrained=x,dtype=bfloat16", size=70, gpus=4)
+    assert memory_problem(llama70, 4, h100) is None
+    assert "needs at least 3 GPUs" in memory_problem(llama70, 1, h100)
+    big = ModelSpec(name="l405", model="hf", model_args="pretrained=x,dtype=bfloat16", size=405, gpus=8)
+    assert "needs at least 13 GPUs" in memory_problem(big, 8, h100)  # 405B in bf16 does not fit 8 x 80 GB
+    fp32 = ModelSpec(name="s", model="hf", model_args="pretrained=x,dtype=float32", size=20)
+    assert "x 4 bytes (float32)" in memory_problem(fp32, 1, h100)
+    suite = load_suite(ROOT / "suites" / "triangulating.yaml")
+    for model in suite.models:  # the shipped sizes fit their gpus: on 80 GB GPUs
+        assert memory_problem(model, model.gpu_count, h100) is None, model.name

@@ -1,0 +1,381 @@
+"""The preflight of ``triangulate suite``: every misconfiguration of a suite found before anything starts.
+
+``triangulate suite SUITE --check`` runs it alone; every real run runs it first (``--no_check`` skips it).
+It checks, without touching a GPU (``nvidia-smi`` and ``sinfo`` are asked, nothing is loaded on a device):
+
+- each eval task's Python dependencies: the imports of the Python files beside its YAML (lm-eval's own
+  tasks' ``utils.py`` and the modules next to it), and which are not installed; the battery's are in the
+  extra ``triangulate[battery]`` (:data:`BATTERY`), which the line names;
+- each eval task's Hub dataset (``dataset_path``): in the Hugging Face cache, else reachable (not when
+  ``HF_DATASETS_OFFLINE``/``HF_HUB_OFFLINE`` is set: then it must be cached);
+- each model's weights and tokenizer (``pretrained=``, ``tokenizer=``): a local folder with them, the Hub
+  cache, else reachable on the Hub (a gated or missing repository is a problem);
+- vLLM for ``engine: vllm`` (``$TRIANGULATE_VLLM`` or ``vllm`` on PATH);
+- memory: parameters x dtype bytes x (1 + :data:`KV_HEADROOM`) against the model's GPUs x their memory
+  (``nvidia-smi``) x vLLM's default ``--gpu-memory-utilization`` :data:`GPU_MEMORY_UTILIZATION`;
+- GPU count: a model needing more GPUs than the node (``--gpus``/``nvidia-smi``) or, under SLURM, than the
+  largest node of the partition (``sinfo``) has.
+
+Every problem is one line; all of them come at once (exit status 2). Notes (what was not checked and why,
+and which tokenizer the plan counts each model's tokens with) are printed too, never fatal.
+"""
+
+from __future__ import annotations
+
+import ast
+import functools
+import importlib.util
+import math
+import os
+import re
+import shutil
+import subprocess
+import sys
+from collections.abc import Iterable
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from models.args import parse_model_args
+from plumbing.errors import UserError
+from triangulation.suite.serve import ServerError, task_index, vllm_command
+from triangulation.suite.spec import ModelSpec, Suite
+
+#: the extra that installs the battery's task dependencies: module -> pip name (pyproject.toml's
+#: ``[project.optional-dependencies] battery`` lists the same pip names; a test keeps them equal)
+BATTERY_EXTRA = "triangulate[battery]"
+BATTERY = {"langdetect": "langdetect", "immutabledict": "immutabledict", "pkg_resources": "setuptools<81"}  # IFEval
+PIP_NAMES = {"sklearn": "scikit-learn", "yaml": "pyyaml", "PIL": "pillow", "cv2": "opencv-python", **BATTERY}
+#: room for the KV cache and activations on top of the weights (a share of the weights' bytes)
+KV_HEADROOM = 0.2
+GPU_MEMORY_UTILIZATION = 0.9  # vLLM's default --gpu-memory-utilization
+DTYPE_BYTES = {"float32": 4, "fp32": 4, "float": 4, "bfloat16": 2, "bf16": 2, "float16": 2, "fp16": 2, "half": 2, "int8": 1, "fp8": 1}
+OURS = {"lm_eval", "lm_eval_tasks", "plumbing", "custom_metrics", "datasets_build", "models", "multiturn", "triangulation"}
+WEIGHT_FILES = ("*.safetensors", "*.bin", "*.gguf", "*.pt")
+TOKENIZER_FILES = ("tokenizer.json", "tokenizer_config.json", "tokenizer.model", "vocab.json")
+SINFO_GPUS = re.compile(r"gpu(?::[^:,(]+)?:(\d+)")
+
+
+@dataclass
+class Findings:
+    problems: list[str] = field(default_factory=list)
+    notes: list[str] = field(default_factory=list)
+
+
+def preflight(suite: Suite, executor: str = "local", gpus: list[str] | None = None) -> Findings:
+    """Every problem of ``suite`` for a run on ``executor`` with the node's ``gpus`` (see the module)."""
+    found = Findings()
+    task_checks(suite, found)
+    for model in suite.models:
+        model_checks(model, found)
+    vllm_check(suite, found)
+    gpu_checks(suite, executor, gpus or [], found)
+    return found
+
+
+# --- tasks: Python dependencies and datasets ---------------------------------------------------------
+
+
+def lm_eval_leaves(name: str, index: dict[str, Any], depth: int = 0) -> list[Any] | None:
+    """The task entries (``Kind.TASK``) of a task, group or tag name; None when lm-eval knows no such name."""
+    entry = index.get(name)
+    if entry is None or depth > 8:
+        return None
+    kind = entry.kind.name
+    if kind == "TASK":
+        return [entry]
+    if kind == "TAG":
+        members = [n for n, e in index.items() if name in (e.tags or set()) and n != name]
+    else:
+        members = [t if isinstance(t, str) else t.get("task") for t in (entry.cfg or {}).get("task", [])]
+    out: list[Any] = []
+    for member in members:
+        if isinstance(member, str):
+            out += lm_eval_leaves(member, index, depth + 1) or []
+    return out
+
+
+@functools.cache
+def imported_modules(folder: Path) -> frozenset[str]:
+    """Top-level modules the Python files of ``folder`` import (absolute imports, stdlib and ours left out)."""
+    names: set[str] = set()
+    for path in sorted(folder.glob("*.py")):
+        try:
+            tree = ast.parse(path.read_text(encoding="utf-8", errors="replace"))
+        except SyntaxError:
+            continue
+        optional = {id(n) for t in ast.walk(tree) if isinstance(t, ast.Try) for b in t.body for n in ast.walk(b)}
+        for node in ast.walk(tree):
+            if id(node) in optional:  # `try: import x` / `except ImportError:` is not a requirement
+                continue
+            if isinstance(node, ast.Import):
+                names |= {a.name.split(".")[0] for a in node.names}
+            elif isinstance(node, ast.ImportFrom) and node.level == 0 and node.module:
+                names.add(node.module.split(".")[0])
+    return frozenset(n for n in names if n not in sys.stdlib_module_names and n not in OURS)
+
+
+def missing_modules(folder: Path) -> list[str]:
+    return sorted(m for m in imported_modules(folder) if importlib.util.find_spec(m) is None)
+
+
+def install_hint(modules: Iterable[str]) -> str:
+    pips = sorted({PIP_NAMES.get(m, m) for m in modules})
+    if all(m in BATTERY for m in modules):
+        return f"pip install '{BATTERY_EXTRA}'"
+    return "pip install " + " ".join(f"'{p}'" if "<" in p else p for p in pips)
+
+
+def task_checks(suite: Suite, found: Findings) -> None:
+    """Unknown eval tasks, missing Python dependencies (one line per task entry), datasets (one per dataset)."""
+    entries = [t for t in suite.tasks if t.runner == "eval"]
+    if not entries:
+        return
+    datasets: dict[str, list[str]] = {}
+    for entry in entries:
+        missing: set[str] = set()
+        for name in entry.tasks:  # our tasks' index first (fast), lm-eval's whole index only for the others
+            leaves = lm_eval_leaves(name, task_index(full=False)) or lm_eval_leaves(name, task_index(full=True))
+            if leaves is None:
+                found.problems.append(f"task entry {entry.name}: lm-eval knows no task, group or tag {name!r}")
+                continue
+            for leaf in leaves:
+                missing |= set(missing_modules(Path(leaf.yaml_path).parent))
+                if (path := dataset_path(leaf)) is not None:
+                    datasets.setdefault(path, []).append(leaf.name)
+        if missing:
+            found.problems.append(
+                f"task entry {entry.name}: Python packages missing: {', '.join(sorted(missing))}: {install_hint(missing)}"
+            )
+    for path, tasks in datasets.items():
+        if (problem := dataset_problem(path)) is not None:
+            more = f" and {len(tasks) - 1} more" if len(tasks) > 1 else ""
+            found.problems.append(f"dataset {path} (task {tasks[0]}{more}): {problem}")
+
+
+def dataset_path(leaf: Any) -> str | None:
+    """``dataset_path`` of a task's YAML (its includes merged); None for a ``custom_dataset`` (ours: built data)."""
+    from lm_eval.tasks._yaml_loader import load_yaml
+
+    try:
+        cfg = load_yaml(leaf.yaml_path, resolve_func=False)
+    except Exception:  # noqa: BLE001  (a YAML lm-eval itself would refuse: the run says so)
+        return None
+    path = cfg.get("dataset_path")
+    return None if "custom_dataset" in cfg or not isinstance(path, str) else path
+
+
+def offline() -> bool:
+    return any(os.environ.get(v, "").lower() in ("1", "true", "yes", "on") for v in ("HF_HUB_OFFLINE", "HF_DATASETS_OFFLINE"))
+
+
+def dataset_problem(path: str) -> str | None:
+    """None when the dataset is a local folder, in a Hugging Face cache, or (online) reachable on the Hub."""
+    if Path(path).expanduser().is_dir():
+        return None
+    if path.startswith(("/", ".", "~")):
+        return "folder not found"
+    from huggingface_hub import constants
+
+    datasets_cache = Path(os.environ.get("HF_DATASETS_CACHE") or Path(constants.HF_HOME) / "datasets")
+    if (datasets_cache / path.replace("/", "___")).is_dir() or (
+        Path(constants.HF_HUB_CACHE) / f"datasets--{path.replace('/', '--')}"
+    ).is_dir():
+        return None
+    return hub_problem(path, "dataset")
+
+
+def hub_problem(repo: str, kind: str) -> str | None:
+    """Why a Hub repository cannot be downloaded (offline, gated, missing, unreachable), or None."""
+    if offline():
+        return "not in the Hugging Face cache, and HF_HUB_OFFLINE/HF_DATASETS_OFFLINE is set: download it first"
+    from huggingface_hub import HfApi
+    from huggingface_hub.utils import GatedRepoError, RepositoryNotFoundError
+
+    try:
+        getattr(HfApi(), f"{kind}_info")(repo, timeout=15)
+    except GatedRepoError:
+        return "gated on the Hub: accept its licence there and set HF_TOKEN"
+    except RepositoryNotFoundError:
+        return f"no such {kind} on the Hub (or it is private: set HF_TOKEN)"
+    except Exception as exc:  # noqa: BLE001  (network: one line)
+        return f"not cached, and the Hub did not answer: {type(exc).__name__}"
+    return None
+
+
+# --- models: weights, tokenizers, vLLM --------------------------------------------------------------
+
+
+def model_checks(model: ModelSpec, found: Findings) -> None:
+    """Weights and tokenizer of a model (and of its judge and second player) that loads weights itself."""
+    roles = [("", model.model, model.model_args)]
+    roles += [
+        (f" ({r})", (v or {}).get("model"), (v or {}).get("model_args")) for r, v in (("judge", model.judge), ("player_b", model.player_b))
+    ]
+    for role, kind, model_args in roles:
+        if kind not in (None, "hf", "vllm", "hf-auto") or model_args is None or (model.engine == "api" and not role):
+            continue
+        args = parse_model_args(model_args)
+        weights = args.get("pretrained")
+        tokenizer = args.get("tokenizer") or weights
+        lost = weights and files_problem(str(weights), WEIGHT_FILES, "weights")
+        if lost:
+            both = "weights and tokenizer" if tokenizer == weights and not args.get("gguf_file") else "weights"
+            found.problems.append(f"model {model.name}{role}: {both} {weights}: {lost}")
+        if tokenizer and not args.get("gguf_file") and not (lost and tokenizer == weights):
+            if problem := files_problem(str(tokenizer), TOKENIZER_FILES, "tokenizer"):
+                found.problems.append(f"model {model.name}{role}: tokenizer {tokenizer}: {problem}")
+        if not role:
+            found.notes.append(tokenizer_note(model.name, tokenizer, args))
+
+
+def local_files(source: str, patterns: tuple[str, ...]) -> bool | None:
+    """Whether ``source`` has files matching ``patterns`` on this machine (a folder, or the Hub cache);
+    None when it names a folder that does not exist."""
+    folder = Path(source).expanduser()
+    if folder.is_dir():
+        return any(next(folder.glob(p), None) for p in patterns)
+    if source.startswith(("/", ".", "~")):
+        return None
+    from huggingface_hub import constants
+
+    snapshots = Path(constants.HF_HUB_CACHE) / f"models--{source.replace('/', '--')}" / "snapshots"
+    return snapshots.is_dir() and any(next(s.glob(p), None) for s in snapshots.iterdir() for p in patterns)
+
+
+def files_problem(source: str, patterns: tuple[str, ...], what: str) -> str | None:
+    """None when ``source`` (a folder or a Hub id) has ``what`` here (folder, Hub cache) or can download it."""
+    here = local_files(source, patterns)
+    if here:
+        return None
+    if here is None:
+        return "folder not found"
+    if Path(source).expanduser().is_dir():
+        return f"the folder has no {what} files ({', '.join(patterns)})"
+    return hub_problem(source, "model")
+
+
+def tokenizer_note(name: str, tokenizer: Any, args: dict[str, Any]) -> str:
+    """Which tokenizer ``--dry_run`` counts this model's tokens with (its own when local, else SmolLM2's)."""
+    if tokenizer and not args.get("gguf_file") and local_files(str(tokenizer), TOKENIZER_FILES):
+        return f"model {name}: token counts in its own tokenizer ({tokenizer})"
+    return f"model {name}: token counts in SmolLM2's tokenizer (its own is not on this machine)"
+
+
+def vllm_check(suite: Suite, found: Findings) -> None:
+    served = [m.name for m in suite.models if m.engine == "vllm"]
+    if not served:
+        return
+    try:
+        vllm_command()
+    except ServerError as exc:
+        found.problems.append(f"model{'s' if len(served) > 1 else ''} {', '.join(served)} (engine: vllm): {exc}")
+
+
+# --- GPUs: count and memory -------------------------------------------------------------------------
+
+
+def gpu_memory_mib(ids: list[str]) -> dict[str, int]:
+    """Each GPU's total memory (MiB) by index, from ``nvidia-smi`` (none when it is missing or fails)."""
+    exe = shutil.which("nvidia-smi")
+    if exe is None:
+        return {}
+    argv = [exe, "--query-gpu=index,memory.total", "--format=csv,noheader,nounits"]
+    try:
+        out = subprocess.run(argv, capture_output=True, text=True, timeout=30, check=False).stdout
+    except (OSError, subprocess.TimeoutExpired):
+        return {}
+    rows = [ln.split(",") for ln in out.splitlines() if ln.count(",") == 1]
+    memory = {i.strip(): int(float(m)) for i, m in rows if m.strip().replace(".", "").isdigit()}
+    return {i: memory[i] for i in ids if i in memory} if ids else memory
+
+
+def slurm_node_gpus(partition: str | None) -> int | None:
+    """GPUs of the partition's largest node (``sinfo``'s generic resources), None when ``sinfo`` is missing."""
+    exe = shutil.which("sinfo")
+    if exe is None:
+        return None
+    argv = [exe, "-h", "-o", "%G", *(["-p", partition] if partition else [])]
+    try:
+        out = subprocess.run(argv, capture_output=True, text=True, timeout=30, check=False).stdout
+    except (OSError, subprocess.TimeoutExpired):
+        return None
+    return max([int(n) for n in SINFO_GPUS.findall(out)], default=0)
+
+
+def gpu_checks(suite: Suite, executor: str, gpus: list[str], found: Findings) -> None:
+    from triangulation.suite.slurm import model_gpus
+
+    need = {m.name: model_gpus(suite, m) for m in suite.models}
+    if executor == "slurm":
+        node = slurm_node_gpus(suite.slurm.get("partition"))
+        where = f"partition {suite.slurm.get('partition') or '(default)'}"
+        if node is None:
+            found.notes.append("GPU count not checked: `sinfo` not found")
+        for m in suite.models:
+            if node is not None and need[m.name] > node:
+                found.problems.append(
+                    f"model {m.name} needs {need[m.name]} GPUs, more than one node of {where} has ({node}): a job runs on one node"
+                )
+    else:
+        for m in suite.models:
+            if gpus and need[m.name] > len(gpus):
+                found.problems.append(
+                    f"model {m.name} needs {need[m.name]} GPUs but this node has {len(gpus)} ({','.join(gpus)}); lower its `gpus:`"
+                )
+    memory = gpu_memory_mib(gpus)
+    if not memory:
+        found.notes.append("memory fit not checked: no `nvidia-smi` answer here (on a CPU machine, or a SLURM login node)")
+        return
+    per_gpu = min(memory.values())
+    for m in suite.models:
+        if need[m.name] and (problem := memory_problem(m, need[m.name], per_gpu)):
+            found.problems.append(problem)
+        elif need[m.name] and model_params_b(m) is None:
+            found.notes.append(f"model {m.name}: memory fit not checked: its size is unknown here (give `size:`)")
+
+
+def model_params_b(model: ModelSpec) -> float | None:
+    if model.size is not None:
+        return model.size
+    from triangulation.runs.model_size import model_size_b
+
+    return None if model.model_args is None else model_size_b(model.model_args)
+
+
+def memory_problem(model: ModelSpec, gpus: int, gpu_mib: int) -> str | None:
+    """A one-line problem when ``model`` (params x dtype bytes x (1 + KV headroom)) does not fit ``gpus`` GPUs."""
+    params = model_params_b(model)
+    if params is None:
+        return None
+    dtype = str(parse_model_args(model.model_args).get("dtype") or "bfloat16").replace("torch.", "")
+    need_gb = params * DTYPE_BYTES.get(dtype, 2) * (1 + KV_HEADROOM)
+    usable_gb = GPU_MEMORY_UTILIZATION * gpu_mib * 1.048576 / 1000  # MiB -> GB (1e9 bytes)
+    if need_gb <= gpus * usable_gb:
+        return None
+    least = math.ceil(need_gb / usable_gb)
+    return (
+        f"model {model.name} does not fit: {params:g}B parameters x {DTYPE_BYTES.get(dtype, 2)} bytes ({dtype}) + {KV_HEADROOM:.0%} "
+        f"KV headroom = {need_gb:.0f} GB > {gpus} GPU(s) x {usable_gb:.0f} GB ({GPU_MEMORY_UTILIZATION:.0%} of {gpu_mib} MiB); "
+        f"it needs at least {least} GPUs (`gpus: {least}`)"
+    )
+
+
+def report(found: Findings, suite: Suite) -> int:
+    """Print the notes and problems; 0 when there is none, else 2 (a configuration error)."""
+    for note in found.notes:
+        print(f"preflight: note: {note}", file=sys.stderr)
+    if not found.problems:
+        print(f"preflight: {suite.path}: no problem found ({len(suite.models)} models, {len(suite.tasks)} task entries)", file=sys.stderr)
+        return 0
+    print(f"preflight: {suite.path}: {len(found.problems)} problem(s); nothing was started:", file=sys.stderr)
+    for problem in found.problems:
+        print(f"  {problem}", file=sys.stderr)
+    return 2
+
+
+def check_or_raise(suite: Suite, executor: str, gpus: list[str] | None) -> None:
+    """The preflight at the start of a real run: problems printed, then a one-line UserError (exit 2)."""
+    found = preflight(suite, executor, gpus)
+    if report(found, suite):
+        raise UserError(f"suite {suite.path}: preflight found {len(found.problems)} problem(s) (listed above); fix them or pass --no_check")
