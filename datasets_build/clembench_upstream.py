@@ -32,6 +32,12 @@ INSTANCE_FILES: dict[str, tuple[str, str]] = {
     "privateshared": ("privateshared", "in/instances.json"),
 }
 
+#: (game, earlier release) -> (folder, instance file) of the release's instances that upstream still holds: only the
+#: reference game's v1.5 set (``referencegame/in/instances_v1.5.json``; seed 003 App. E ran clembench v1.5)
+OLDER_INSTANCE_FILES: dict[tuple[str, str], tuple[str, str]] = {
+    ("referencegame", "v1.5"): ("referencegame", "in/instances_v1.5.json"),
+}
+
 #: keys too large to copy into every episode
 SHARED_ONLY_KEYS = ("english_words",)
 
@@ -75,11 +81,15 @@ def flatten(experiments: list[dict[str, Any]], prefix: str = "") -> list[dict[st
     return out
 
 
-def load_instances(game: str) -> list[dict[str, Any]]:
-    """The published v1.6 episodes of ``game`` (a key of :data:`INSTANCE_FILES`)."""
+def load_instances(game: str, version: str = "v1.6") -> list[dict[str, Any]]:
+    """The published episodes of ``game`` (a key of :data:`INSTANCE_FILES`): v1.6's, or an earlier release's
+    where upstream holds them (:data:`OLDER_INSTANCE_FILES`)."""
     if game not in INSTANCE_FILES:
         raise UserError(f"unknown clembench game {game!r}; known: {', '.join(INSTANCE_FILES)}")
-    folder, file_name = INSTANCE_FILES[game]
+    if version != "v1.6" and (game, version) not in OLDER_INSTANCE_FILES:
+        held = ", ".join(f"{g} {v}" for g, v in OLDER_INSTANCE_FILES)
+        raise UserError(f"no clembench {version} instances of {game} upstream (earlier releases held: {held})")
+    folder, file_name = INSTANCE_FILES[game] if version == "v1.6" else OLDER_INSTANCE_FILES[(game, version)]
     data = read_json(game_dir(folder) / file_name)
     return flatten(data["experiments"])
 

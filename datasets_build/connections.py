@@ -168,7 +168,8 @@ def read_human_scores(root: Path) -> dict[str, list[dict]]:
 
 
 def read_published_answers(root: Path) -> dict[str, list[dict]]:
-    """Model label -> [{"id": "connections_NNN", "game_id": N, "response": full reply, "published_score": s}]
+    """Model label -> [{"id": "connections_NNN", "game_id": N, "response": full reply, "published_score": s,
+    "categorical_score": the human verdicts per category}]
     from upstream ``results/<model>.json`` (§5.1: the raw replies of Claude 3.5 Sonnet and GPT-4o to every
     game, and the paper's unweighted score); games are joined by their 16 words as the human scores are.
     The report re-scores the replies with our parser and metrics on the games a run played."""
@@ -187,7 +188,17 @@ def read_published_answers(root: Path) -> dict[str, list[dict]]:
             words = frozenset(w.strip().casefold() for w in game["allwords"].split(", "))
             if words in index:  # the one upstream game whose words were lost matches none
                 i = index[words]
-                rows.append({"id": f"connections_{i:03d}", "game_id": i, "response": game["reason"], "published_score": game.get("score")})
+                verdicts = game.get("categorical_score") if isinstance(game.get("categorical_score"), dict) else {}
+                rows.append(
+                    {
+                        "id": f"connections_{i:03d}",
+                        "game_id": i,
+                        "response": game["reason"],
+                        "published_score": game.get("score"),
+                        # the human judge's per-category verdicts (§4.3.2), "<model's name>_#_<gold name>": "Yes"/"No"
+                        "categorical_score": {str(k): str(v) for k, v in verdicts.items()},
+                    }
+                )
         out[label] = rows
     return out
 

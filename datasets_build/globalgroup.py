@@ -151,6 +151,21 @@ def read_groupings(path: Path) -> list[Grouping]:
     return out
 
 
+def group_amounts(root: Path) -> dict[str, tuple[int | None, int]]:
+    """Seed 000 Table 1's last two columns per native subset: (culturally related groups, all groups) of its
+    ``Grouping Datasets`` sheet (``Tag 1`` = 1; NYT sheets carry no flag: None). Translated subsets share
+    their native sheet's groups; nyt-seq and nyt-shuf share one sheet."""
+    out: dict[str, tuple[int | None, int]] = {}
+    for subset in SUBSETS.values():
+        if subset.language != subset.culture and subset.culture != "nyt":
+            continue  # es-en, zh-en, ...: the native subset's row
+        groupings = read_groupings(root / "Grouping Datasets" / subset.groupings)
+        flags = [g.culturally_related for g in groupings]
+        related = None if all(f is None for f in flags) else sum(bool(f) for f in flags)
+        out[subset.folder] = (related, len(groupings))
+    return out
+
+
 def cultural_flags(groupings: list[Grouping]) -> dict[str, list[tuple[frozenset, bool | None]]]:
     index: dict[str, list[tuple[frozenset, bool | None]]] = {}
     for g in groupings:

@@ -17,14 +17,26 @@ analysis notebooks compute (``np.abs(norm.ppf(...) - norm.ppf(...))`` in ``exper
 it is kept, under a name of its own, only to compare with their figures: it cannot tell the
 perfect player from the inverted one.
 
-Parse rule (the published records hold only ``m``/``-``; exact match decides): the reply is
-stripped of whitespace, quotes, backticks and a final period and lower-cased; it must then be
-exactly ``m`` or ``-``. Anything else is an invalid answer: wrong (a miss on a match trial, a false
-alarm on the others, as in the notebook), counted in ``parse_rate``. No re-prompt.
+Parse rule (``nback_*``, the default ``--task_args parse=notebook``): Gong et al.'s notebook
+(``experiments/verbal.ipynb`` cells 5-7, ChatGPT-WM at 1c1467b): a reply that is exactly ``m`` or ``-``
+is that answer; otherwise ("Rule violation! Extracting the first letter of the response.") its first
+character decides, so ``m (match)`` is an ``m`` and ``- no`` a ``-``. Where that character is neither,
+the notebook stops with ``ValueError``; here the trial is an invalid answer: wrong (a miss on a match
+trial, a false alarm on the others, as in the notebook), counted in ``parse_rate``. No re-prompt.
+``parse=strict`` (our variant, the rule before issue 31): the reply stripped of whitespace, quotes,
+backticks and a final period and lower-cased must be exactly ``m`` or ``-``.
 
 ``nback_verbal_3_triangulating`` is the Triangulating paper's port (seed 003, App. E.2.1 and F: "Verbal
 (Base) N-3" only): the model's replies are not appended (the history holds the system prompt and
-the stimuli only) and each trial is scored by exact match of the stripped reply.
+the stimuli only) and each trial is scored by exact match of the reply (``correct += answer ==
+t["target"]`` in playpen_eval ``frameworks/playpen_eval_benchmarks/tasks/wm/wm_task.py`` at 2deaf5a; we
+strip surrounding whitespace): the notebook's first-character rule does not apply to it, so seed 003's
+3-back scores are unaffected by issue 31.
+
+Temperature: 1 by default, as Gong et al. sampled and seed 003 App. E.3 states ("we have applied a
+temperature of 1 to WM"). The authors' code switched working memory to greedy decoding on 2025-03-13
+(momentino/playpen_eval 91059d1b6378, "chore: changed WM temperature": ``do_sample: False``, ``#temperature:
+1``; the ``wm/greedy`` task folder at 2deaf5a): ``--task_args greedy=true`` plays that setting.
 """
 
 from __future__ import annotations
@@ -37,17 +49,21 @@ from typing import Any
 from datasets_build.nback import KINDS, MATCH, NON_MATCH, load_nback
 from multiturn.game import EpisodeSummary, Game, Request, TaskSpec, TurnView
 from multiturn.registry import register, register_group
+from plumbing.errors import UserError
 
 CLIP = (0.01, 0.99)
 #: Gong et al. sample at temperature 1; replies are one symbol, so a short cap keeps runs cheap.
 GEN_KWARGS: dict[str, Any] = {"temperature": 1.0, "do_sample": True, "max_gen_toks": 16}
+#: ``--task_args greedy=true``: the authors' code after 2025-03-13 (playpen_eval 91059d1, ``do_sample: False``)
+GREEDY_GEN_KWARGS: dict[str, Any] = {"temperature": 0.0, "do_sample": False, "max_gen_toks": 16}
 
 
 # ---------------------------------------------------------------- parsing and scoring (pure)
 
 
 def parse_response(reply: str) -> str | None:
-    """'m' or '-' when the normalised reply is exactly one of them, else None (invalid)."""
+    """The strict rule (``--task_args parse=strict``, our variant): 'm' or '-' when the normalised reply is exactly
+    one of them, else None (invalid)."""
     text = reply.strip().strip("`'\"").strip()
     if text.endswith("."):
         text = text[:-1].strip()
@@ -55,10 +71,24 @@ def parse_response(reply: str) -> str | None:
     return text if text in (MATCH, NON_MATCH) else None
 
 
+def parse_notebook(reply: str) -> str | None:
+    """Gong et al.'s notebook rule (``experiments/verbal.ipynb``): exactly 'm' or '-' is that answer, else the
+    first character when it is 'm' or '-' ("Extracting the first letter of the response"), else None (the
+    notebook raises ``ValueError`` there)."""
+    if reply in (MATCH, NON_MATCH):
+        return reply
+    first = reply[:1]
+    return first if first in (MATCH, NON_MATCH) else None
+
+
 def parse_exact(reply: str) -> str | None:
     """The Triangulating port's rule: the stripped reply, kept only when it is exactly 'm' or '-'."""
     text = reply.strip()
     return text if text in (MATCH, NON_MATCH) else None
+
+
+#: parse rules by name: the notebook's (``nback_*``), ours before issue 31, seed 003's port (exact match)
+PARSERS = {"notebook": parse_notebook, "strict": parse_response, "exact": parse_exact}
 
 
 def clip_rate(rate: float, bounds: tuple[float, float] = CLIP) -> float:
@@ -111,13 +141,21 @@ def score_trials(targets: Sequence[str], responses: Sequence[str | None]) -> dic
 # ---------------------------------------------------------------- the game
 
 
+RULE_TEXT = {
+    "notebook": "'m' or '-', or a reply whose first character is one of them (Gong et al.'s notebook)",
+    "strict": "'m' or '-' (spaces, quotes, backticks and a final period ignored)",
+    "exact": "exactly 'm' or '-'",
+}
+
+
 class NBackGame(Game):
     """One block: a system prompt, then one stimulus per turn."""
 
-    def __init__(self, instance: Mapping[str, Any], *, keep_replies: bool = True, exact: bool = False):
+    def __init__(self, instance: Mapping[str, Any], *, keep_replies: bool = True, parse: str = "notebook"):
         super().__init__(instance)
         self.keep_replies = keep_replies
-        self.parse = parse_exact if exact else parse_response
+        self.rule = parse
+        self.parse = PARSERS[parse]
         self.history: list[dict[str, str]] = [{"role": "system", "content": self.instance["system_prompt"]}]
         self.trial = 0
         self._shown = False
@@ -164,7 +202,7 @@ class NBackGame(Game):
 
     def reply_view(self, request: Request, reply: str) -> TurnView:
         t = self.transcript[-1]
-        rule = "exactly 'm' or '-'" if self.parse is parse_exact else "'m' or '-' (spaces, quotes, backticks and a final period ignored)"
+        rule = RULE_TEXT[self.rule]
         why = f"trial {t['trial'] + 1}: letter {t['stimulus']}, expected {t['target']}"
         if t["parsed"] is None:
             why = f"unparsed: the parser expects {rule}; {why}"
@@ -177,11 +215,27 @@ class NBackTask(TaskSpec):
     gen_kwargs = dict(GEN_KWARGS)
     version = 1.0
 
-    def __init__(self, kind: str, n: int, *, keep_replies: bool = True, exact: bool = False):
+    def __init__(
+        self,
+        kind: str,
+        n: int,
+        *,
+        keep_replies: bool = True,
+        parse: str = "notebook",
+        greedy: bool = False,
+    ):
+        """``parse`` (task option): ``notebook`` (Gong et al.'s rule, default), ``strict`` (our variant) or
+        ``exact`` (seed 003's port); ``greedy`` (task option): the authors' code's greedy decoding instead of
+        the paper's temperature 1."""
         if kind not in KINDS or n not in (1, 2, 3):
             raise ValueError(f"no n-back variant {kind} {n}")
+        if parse not in PARSERS:
+            raise UserError(f"--task_args parse: one of {', '.join(PARSERS)}, got {parse!r}")
+        if not isinstance(greedy, bool):
+            raise UserError(f"--task_args greedy: true or false, got {greedy!r}")
         self.kind, self.n = kind, n
-        self.keep_replies, self.exact = keep_replies, exact
+        self.keep_replies, self.parse = keep_replies, parse
+        self.gen_kwargs = dict(GREEDY_GEN_KWARGS if greedy else GEN_KWARGS)
 
     def instances(self, seed: int) -> list[dict[str, Any]]:
         """The 50 blocks of the built ``nback`` dataset in upstream order (stimuli are fixed data; the seed
@@ -189,7 +243,7 @@ class NBackTask(TaskSpec):
         return [{"id": f"{self.name}_block{row['block']:02d}", **row} for row in load_nback(self.kind, self.n)]
 
     def make_game(self, instance: Mapping[str, Any], seed: int) -> Game:
-        return NBackGame(instance, keep_replies=self.keep_replies, exact=self.exact)
+        return NBackGame(instance, keep_replies=self.keep_replies, parse=self.parse)
 
     def summary(self, record: Mapping[str, Any]) -> EpisodeSummary:
         """Trials right, hits and false alarms; the block's stimuli, targets and parsed replies above."""
@@ -232,20 +286,25 @@ class NBackTask(TaskSpec):
             kind=self.kind,
             n=self.n,
             keep_replies=self.keep_replies,
-            scoring="exact match per trial" if self.exact else "m/- after normalisation",
+            scoring=f"parse={self.parse}: {RULE_TEXT[self.parse]}",
             source="Daniel-Gong/ChatGPT-WM datasets (base set, 50 blocks x 24 trials)",
         )
         return cfg
 
 
-def _factory(kind: str, n: int, **kwargs):
-    return lambda: NBackTask(kind, n, **kwargs)
+def _factory(kind: str, n: int, **fixed):
+    """A task factory whose keyword-only parameters are the task options (``--task_args parse=..., greedy=...``)."""
+
+    def make(*, parse: str = fixed.pop("parse", "notebook"), greedy: bool = False) -> NBackTask:
+        return NBackTask(kind, n, parse=parse, greedy=greedy, **fixed)
+
+    return make
 
 
 for _kind in KINDS:
     for _n in (1, 2, 3):
         register(f"nback_{_kind}_{_n}")(_factory(_kind, _n))
-register("nback_verbal_3_triangulating")(_factory("verbal", 3, keep_replies=False, exact=True))
+register("nback_verbal_3_triangulating")(_factory("verbal", 3, keep_replies=False, parse="exact"))
 register_group("nback_verbal", [f"nback_verbal_{n}" for n in (1, 2, 3)])
 register_group("nback_spatial", [f"nback_spatial_{n}" for n in (1, 2, 3)])
 register_group("nback", [f"nback_{k}_{n}" for k in KINDS for n in (1, 2, 3)])

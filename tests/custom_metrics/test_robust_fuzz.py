@@ -294,7 +294,7 @@ def _game_factories(upstream) -> dict[str, Callable[[], Any]]:
     factories: dict[str, Callable[[], Any]] = {
         "nback_verbal": lambda: nback.NBackGame(_nback_instance("verbal", 2)),
         "nback_spatial": lambda: nback.NBackGame(_nback_instance("spatial", 1)),
-        "nback_triangulating": lambda: nback.NBackGame(_nback_instance("verbal", 3), keep_replies=False, exact=True),
+        "nback_triangulating": lambda: nback.NBackGame(_nback_instance("verbal", 3), keep_replies=False, parse="exact"),
         "wcst": lambda: flexibility.WCSTGame(get_task("wcst").instances(0)[0], 0),
         "lnt": lambda: flexibility.LNTGame(get_task("lnt").instances(0)[0], 0),
         "splat": lambda: splat.SplatGame(PUZZLE, prompts, human_labels=[("Is it a hat?", "yes")]),

@@ -216,7 +216,7 @@ def test_figure7_matrix_leaves_out_wordle_and_image_game():
         index=MODELS,
     ).astype(float)
     taxonomy = load_taxonomy()
-    tau, p = ability_matrix(scores, taxonomy)
+    tau, p, _n = ability_matrix(scores, taxonomy)
     assert list(tau.columns) == ["mmlu", "taboo", "wordle_withclue"]
     assert list(tau.index) == ["Working Memory"]
     assert tau.loc["Working Memory"].tolist() == pytest.approx([1.0, -1.0, 4 / 6])

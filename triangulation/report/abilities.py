@@ -9,9 +9,12 @@ it pooled them).
 The default view is the paper's sides exactly (Sec. 3.1: "We take MMLU and BBH as representative of
 large QA benchmarks"; the clembench games; App. F: working memory "only ... the Verbal (Base) N-3
 subtask"). :meth:`Taxonomy.extended` gives a second, labelled view that adds our other tasks. A group
-and its own members are never pooled together (the group stands for them), and BBH's subtasks
-*dyck languages*, *navigate* and *word sorting* are left out of its score (App. E.2.1, see
-:func:`apply_subtask_exclusions`).
+and its own members are never pooled together (the group stands for them: :func:`pooled`, the report's one
+pooling rule). BBH: App. E.2.1 says the leaderboard "excludes ... dyck languages, navigate and word
+sorting", but the leaderboard's code (lm-eval 0.4.13 ``leaderboard_bbh``, 24 subtasks) leaves out
+dyck_languages, multistep_arithmetic_two and word_sorting and keeps navigate. ``leaderboard_bbh`` is taken
+as lm-eval scores it (nothing dropped); plain ``bbh`` / ``bbh_*shot`` drop what the leaderboard leaves out
+(``exclude_subtasks`` in ``abilities.yaml``, :func:`apply_subtask_exclusions`).
 """
 
 from __future__ import annotations
@@ -27,7 +30,7 @@ import pandas as pd
 import yaml
 
 from plumbing.errors import UserError
-from triangulation.report.kendall import kendall_pair
+from triangulation.report.kendall import kendall_pair, model_set
 from triangulation.runs.results_io import Run, main_metric, metric_values
 
 PAPER_VIEW, EXTENDED_VIEW = "paper", "extended"
@@ -70,8 +73,9 @@ class Taxonomy:
         return [p for key, pats in self.exclude_subtasks.items() if fnmatchcase(group, key) for p in pats]
 
     def is_excluded_subtask(self, benchmark: str, groups: Mapping[str, list[str]] | None = None) -> bool:
-        """Is ``benchmark`` a subtask the paper leaves out of its group (BBH's dyck languages, navigate,
-        word sorting; NATURAL PLAN's meeting)? Membership comes from ``groups`` (group -> subtasks), else
+        """Is ``benchmark`` a subtask left out of its group by ``exclude_subtasks`` (plain BBH: what the
+        leaderboard leaves out, dyck languages, multistep arithmetic two, word sorting; NATURAL PLAN's
+        meeting)? Membership comes from ``groups`` (group -> subtasks), else
         from the name: ``<group>_<subtask>`` for a literal group key, a match of a wildcard key."""
         for key, patterns in self.exclude_subtasks.items():
             owners = [g for g, subs in (groups or {}).items() if fnmatchcase(g, key) and benchmark in subs]
@@ -163,8 +167,9 @@ def without_members(benchmarks: list[str], groups: Mapping[str, list[str]] | Non
 
 
 def apply_subtask_exclusions(table: pd.DataFrame, runs: list[Run], taxonomy: Taxonomy) -> tuple[pd.DataFrame, dict[str, str]]:
-    """Recompute each group the paper trims (seed 003 App. E.2.1: BBH "excludes three of the original
-    tasks ...: dyck languages, navigate and word sorting"; "we computed the micro-average over the
+    """Recompute each group ``exclude_subtasks`` trims (plain BBH: the three subtasks lm-eval's
+    ``leaderboard_bbh`` leaves out, dyck_languages, multistep_arithmetic_two and word_sorting, where seed 003
+    App. E.2.1 names "dyck languages, navigate and word sorting"; "we computed the micro-average over the
     results achieved on each subtask") from the run's own subtask results: the mean of the group's main
     metric over the subtasks left, weighted by each subtask's sample count (``n-samples``, effective;
     equal weights when a file lacks them). Later runs win, as in the score table. Returns the table and
@@ -223,15 +228,21 @@ def pooled(scores: pd.DataFrame, benchmarks: list[str], groups: Mapping[str, lis
     return pd.concat(columns, axis=1).mean(axis=1, skipna=True)
 
 
-def static_vs_interactive(scores: pd.DataFrame, taxonomy: Taxonomy, groups: Mapping[str, list[str]] | None = None) -> pd.DataFrame:
+def static_vs_interactive(
+    scores: pd.DataFrame, taxonomy: Taxonomy, groups: Mapping[str, list[str]] | None = None, models: str = "keep_common"
+) -> pd.DataFrame:
     """One row per ability measured in ``scores``: tau, p and n against the static and interactive sides.
 
     Columns: ability, name, family, benchmarks, tau_static, p_static, n_static, tau_interactive,
     p_interactive, n_interactive (seed 003 Figure 3). ``groups`` (group -> subtasks) keeps a group and
-    its members from being pooled together and excluded subtasks off every side.
+    its members from being pooled together and excluded subtasks off every side. ``models``: the authors'
+    ``keep_common`` (default: only the models that scored every benchmark of the figure) or our
+    ``pairwise`` variant (each tau over the models that scored both of its sides), see
+    :mod:`triangulation.report.kendall`.
     """
     sides = assessment_members(scores, taxonomy, groups)
     by_ability = ability_benchmarks(scores, taxonomy, groups)
+    scores = model_set(scores, _figure_benchmarks(by_ability, sides.values()), models)
     rows = []
     for ability in taxonomy.abilities:
         if ability not in by_ability:
@@ -262,6 +273,14 @@ def static_vs_interactive(scores: pd.DataFrame, taxonomy: Taxonomy, groups: Mapp
     return pd.DataFrame(rows, columns=cols)
 
 
+def _figure_benchmarks(by_ability: Mapping[str, list[str]], others: Any) -> list[str]:
+    """Every benchmark a figure correlates: the abilities' tests, then ``others`` (lists of benchmarks), once each."""
+    out: list[str] = []
+    for names in [*by_ability.values(), *others]:
+        out += [b for b in names if b not in out]
+    return out
+
+
 def ability_benchmarks(scores: pd.DataFrame, taxonomy: Taxonomy, groups: Mapping[str, list[str]] | None = None) -> dict[str, list[str]]:
     """Ability -> its cognitive tests in ``scores`` (excluded subtasks left out, a group standing for its members)."""
     by_ability: dict[str, list[str]] = {}
@@ -278,12 +297,17 @@ FIGURE7_EXCLUDED: tuple[str, ...] = ("wordle", "imagegame", "*/wordle/*", "*/ima
 
 
 def ability_matrix(
-    scores: pd.DataFrame, taxonomy: Taxonomy, groups: Mapping[str, list[str]] | None = None, exclude: tuple[str, ...] = FIGURE7_EXCLUDED
-) -> tuple[pd.DataFrame, pd.DataFrame]:
+    scores: pd.DataFrame,
+    taxonomy: Taxonomy,
+    groups: Mapping[str, list[str]] | None = None,
+    exclude: tuple[str, ...] = FIGURE7_EXCLUDED,
+    models: str = "keep_common",
+) -> tuple[pd.DataFrame, pd.DataFrame, pd.DataFrame]:
     """Seed 003 Figure 7 (App. I, "an extended version of Figure 3"): "Correlation of cognitive abilities with
     Large QA benchmarks and Interactive Games" -> (tau, p), ability x benchmark: Kendall tau-b of each
     ability's pooled score (as in Figure 3) with each static benchmark and each game on its own (a group
-    whose members are in the scores gives way to them), leaving out ``exclude`` (Wordle and Image Game)."""
+    whose members are in the scores gives way to them), leaving out ``exclude`` (Wordle and Image Game).
+    Returns (tau, p, n); ``models`` as in :func:`static_vs_interactive` (the authors' ``keep_common`` by default)."""
     sides = {side: [b for b in scores.columns if taxonomy.assessment_of(b) == side] for side in ("static", "interactive")}
     present = set(scores.columns)
     columns = [
@@ -295,15 +319,17 @@ def ability_matrix(
         and not set((groups or {}).get(b, ())) & present
     ]
     by_ability = ability_benchmarks(scores, taxonomy, groups)
+    scores = model_set(scores, _figure_benchmarks(by_ability, [columns]), models)
     names = [taxonomy.ability_name(a) for a in taxonomy.abilities if a in by_ability]
     tau = pd.DataFrame(float("nan"), index=names, columns=columns)
-    p = tau.copy()
+    p, n = tau.copy(), tau.copy()
     for ability in (a for a in taxonomy.abilities if a in by_ability):
         a_score = pooled(scores, by_ability[ability], groups)
+        name = taxonomy.ability_name(ability)
         for b in columns:
             r = kendall_pair(a_score, scores[b])
-            tau.at[taxonomy.ability_name(ability), b], p.at[taxonomy.ability_name(ability), b] = r.tau, r.p
-    return tau, p
+            tau.at[name, b], p.at[name, b], n.at[name, b] = r.tau, r.p, r.n
+    return tau, p, n
 
 
 def assessment_members(scores: pd.DataFrame, taxonomy: Taxonomy, groups: Mapping[str, list[str]] | None = None) -> dict[str, list[str]]:

@@ -1,9 +1,15 @@
-"""Pairwise Kendall tau-b between benchmarks over the models both of them scored.
+"""Kendall tau-b between benchmarks, over a chosen set of models.
 
 Seed 003 (App. E.2.2) correlates benchmarks with Kendall's tau-b,
-``tau_b = (P - Q) / sqrt((P + Q + T_x) (P + Q + T_y))``, pairwise over the models common to both,
-marking p < 0.05. We wrap :func:`scipy.stats.kendalltau` (variant ``"b"``, its default p-value)
-and handle the pairing and missing values ourselves.
+``tau_b = (P - Q) / sqrt((P + Q + T_x) (P + Q + T_y))``, marking p < 0.05; the appendix does not say over
+which models. The authors' code (momentino/playpen_eval ``analyze/correlation.py``,
+``get_correlation_matrices_benchmarks``, with ``keep_common`` from ``analyze/score_extraction_utils.py`` at
+bf980808ebd34778ebd45f060715b166a7f24d7b, the last commit holding their analysis code) keeps only the models
+that scored *every* task of the matrix (``set.intersection`` of the tasks' model sets) and correlates each pair
+over them: :func:`keep_common`, the default of the seed 003 figures (Figures 3, 7, 8). Correlating each pair over
+the models that scored both (pairwise deletion, :func:`kendall_tables`) is **our variant** (``"pairwise"``):
+the report's generic Kendall section uses it, and the seed 003 figures write it beside the authors' rule.
+We wrap :func:`scipy.stats.kendalltau` (variant ``"b"``, its default p-value).
 """
 
 from __future__ import annotations
@@ -82,6 +88,26 @@ def kendall_tables(scores: pd.DataFrame) -> tuple[pd.DataFrame, pd.DataFrame, pd
     for t in (tau, p, n):
         t.index.name = "benchmark"
     return tau, p, n
+
+
+#: how the seed 003 figures choose the models of a correlation: the authors' ``keep_common`` (default) or ours
+MODEL_SETS = ("keep_common", "pairwise")
+
+
+def keep_common(scores: pd.DataFrame, benchmarks: list[str] | None = None) -> pd.DataFrame:
+    """The authors' ``keep_common``: only the models (rows) with a finite score on every one of ``benchmarks``
+    (default: every column), so each pair of the matrix is correlated over the same models."""
+    cols = list(scores.columns if benchmarks is None else benchmarks)
+    values = scores[cols].apply(pd.to_numeric, errors="coerce").replace([np.inf, -np.inf], np.nan)
+    return scores.loc[values.notna().all(axis=1)]
+
+
+def model_set(scores: pd.DataFrame, benchmarks: list[str], models: str) -> pd.DataFrame:
+    """``scores`` restricted as the model-set rule ``models`` says (``keep_common`` over ``benchmarks``, or
+    ``pairwise``: unchanged, each pair then drops its own missing values)."""
+    if models not in MODEL_SETS:
+        raise ValueError(f"models is one of {', '.join(MODEL_SETS)}, got {models!r}")
+    return keep_common(scores, benchmarks) if models == "keep_common" else scores
 
 
 def significant(p: pd.DataFrame, alpha: float = 0.05) -> pd.DataFrame:

@@ -19,7 +19,9 @@ from triangulation.report import plots
 from triangulation.report import summary as summary_module
 from triangulation.report.abilities import ability_matrix, assessment_members, static_vs_interactive
 from triangulation.report.analyses import clembench as analyses_clembench
+from triangulation.report.analyses import cognitive_spectrum as analyses_cognitive_spectrum
 from triangulation.report.analyses import connections as analyses_connections
+from triangulation.report.analyses import connections_published as analyses_connections_published
 from triangulation.report.analyses import contamination as analyses_contamination
 from triangulation.report.analyses import figures_triangulating
 from triangulation.report.analyses import globalgroup as analyses_globalgroup
@@ -29,6 +31,11 @@ from triangulation.report.discriminative import default_pairs, pair_table, parse
 from triangulation.report.top import external_leaderboards, kendall_section, leaderboard_section, overview_section
 
 Built = list[Section | Skipped]
+#: how the seed 003 figures choose their models (triangulation.report.kendall.keep_common)
+MODEL_SET_NOTE = (
+    "Models: the authors' keep_common (only the models that scored every benchmark of the figure; n per cell shown); "
+    "our pairwise variant (each pair over the models that scored both) is in the *_pairwise.csv files."
+)
 SectionBuilder = Callable[[ReportContext], Built]
 
 
@@ -72,10 +79,12 @@ def abilities(ctx: ReportContext) -> Built:
             continue
         members = assessment_members(models, tax, groups)
         write_csv(abil, ctx.out / f"abilities_static_vs_interactive{suffix}.csv", index=False)
+        pairwise = static_vs_interactive(models, tax, groups, models="pairwise")
+        write_csv(pairwise, ctx.out / f"abilities_static_vs_interactive{suffix}_pairwise.csv", index=False)
         note = (
             f"Static: {', '.join(members['static']) or 'none'}. Interactive: {', '.join(members['interactive']) or 'none'}. "
             "A group stands for its members (never both); each side and ability pools its benchmarks as the mean of "
-            "min-max normalised scores per model."
+            "min-max normalised scores per model. " + MODEL_SET_NOTE
         )
         path = ctx.out / f"abilities_static_vs_interactive{suffix}.png"
         out.append(
@@ -89,16 +98,20 @@ def abilities_by_benchmark(ctx: ReportContext) -> Built:
     title = "Abilities x benchmarks and games (seed 003, Figure 7)"
     if len(ctx.models) < 3:
         return [Skipped(title, f"needs >= 3 models (a Kendall tau per cell), has {len(ctx.models)}")]
-    tau, p = ability_matrix(ctx.models, ctx.taxonomy, ctx.groups)
+    tau, p, n = ability_matrix(ctx.models, ctx.taxonomy, ctx.groups)
     if tau.empty or tau.columns.empty or tau.isna().all().all():
         return [Skipped(title, "no ability and no static or interactive benchmark scored by >= 3 common models")]
     write_csv(tau, ctx.out / "triangulating_fig7_tau.csv")
+    write_csv(n, ctx.out / "triangulating_fig7_n.csv")
+    write_csv(ability_matrix(ctx.models, ctx.taxonomy, ctx.groups, models="pairwise")[0], ctx.out / "triangulating_fig7_tau_pairwise.csv")
     note = (
         "As the paper's Figure 7 (App. I): \"The correlation matrix does not include results on Wordle and Image Game "
         "as model performances' were too low\": Wordle and Image Game are left out here (only here: the other figures keep them)."
     )
     heat = plots.heatmap(tau, p, ctx.out / "triangulating_fig7.png", "Abilities x benchmarks, Kendall tau-b (* p < 0.05)")
-    return [Section(title, [Text(note, note=True), Table(tau, "Kendall tau-b, ability x benchmark"), Image(heat, "Figure 7")])]
+    blocks = [Text(note + " " + MODEL_SET_NOTE, note=True), Table(tau, "Kendall tau-b, ability x benchmark")]
+    blocks += [Table(n.astype("Int64"), "n: models per cell"), Image(heat, "Figure 7")]
+    return [Section(title, blocks)]
 
 
 def triangulating_figures(ctx: ReportContext) -> Built:
@@ -161,10 +174,12 @@ SECTIONS: list[SectionBuilder] = [
     kendall,
     abilities,
     abilities_by_benchmark,
+    analyses_cognitive_spectrum.build,
     triangulating_figures,
     discriminative,
     globalgroup,
     connections,
+    analyses_connections_published.build,
     clembench,
     analyses_contamination.section,
     published_leaderboards,

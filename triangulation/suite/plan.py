@@ -36,7 +36,7 @@ from typing import Any
 
 from plumbing.secrets import scrub_tree
 from triangulation.suite.placement import Placement
-from triangulation.suite.spec import Cell, ModelSpec, Suite, TaskSpec
+from triangulation.suite.spec import Cell, ModelSpec, Suite, TaskSpec, chat_template
 
 PLAN_FILE = "suite_plan.json"
 SMOLLM2 = "SmolLM2-135M-Instruct (embedded)"
@@ -132,7 +132,8 @@ def count_eval(task: TaskSpec, model: ModelSpec, tok: Any, subtasks: Subtasks | 
     except Exception as exc:  # noqa: BLE001  (data not local, unknown task: the plan says so and goes on)
         return None, None, f"not counted: {_one_line(exc)}"
     requests = tokens = 0
-    chat = (lambda history, add_generation_prompt=True: render(tok, history)) if model.apply_chat_template else None
+    templated = chat_template(model, o)
+    chat = (lambda history, add_generation_prompt=True: render(tok, history)) if templated else None
     for leaf in _leaf_tasks(task_dict):
         if "num_fewshot" in o:
             leaf.set_config(key="num_fewshot", value=o["num_fewshot"])
@@ -140,7 +141,7 @@ def count_eval(task: TaskSpec, model: ModelSpec, tok: Any, subtasks: Subtasks | 
         try:
             leaf.build_all_requests(
                 limit=get_sample_size(leaf, o.get("limit")),
-                apply_chat_template=model.apply_chat_template,
+                apply_chat_template=templated,
                 fewshot_as_multiturn=bool(o.get("fewshot_as_multiturn")),
                 chat_template=chat,
                 tokenizer_name="plan",

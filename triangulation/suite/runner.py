@@ -39,7 +39,7 @@ from plumbing.locks import RunLock
 from plumbing.secrets import hide_argv_secrets, scrub
 from triangulation.suite.healing import serve_and_run
 from triangulation.suite.serve import Endpoint, api_endpoint, last_line, needs_completions, start_vllm
-from triangulation.suite.spec import Cell, ModelSpec, Suite, cells
+from triangulation.suite.spec import Cell, ModelSpec, Suite, cells, chat_template
 
 MARKER = ".suite_done.json"
 USAGE_ERROR = 2  # `triangulate`'s exit status for a UserError (and argparse's for a usage mistake)
@@ -97,7 +97,7 @@ def cell_argv(
     m, t, o = cell.model, cell.task, cell.task.options
     argv = [*launcher, t.runner, "--tasks", ",".join(t.tasks), "--output_path", str(output_dir)]
     if endpoint is not None:
-        completions = t.runner == "eval" and (not m.apply_chat_template or needs_completions(t.tasks))
+        completions = t.runner == "eval" and (not chat_template(m, o) or needs_completions(t.tasks))
         argv += _model_flags(*endpoint.client(completions, m.num_concurrent))
     elif m.model is None and m.model_args is None:
         # the embedded SmolLM2: each command supplies it (`eval` and `play` pick the same file)
@@ -118,7 +118,7 @@ def cell_argv(
     if t.runner == "eval":
         if "num_fewshot" in o:
             argv += ["--num_fewshot", str(o["num_fewshot"])]
-        if m.apply_chat_template:
+        if chat_template(m, o):
             argv += ["--apply_chat_template"]
             if o.get("fewshot_as_multiturn"):
                 argv += ["--fewshot_as_multiturn"]

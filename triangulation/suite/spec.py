@@ -62,6 +62,7 @@ OPTION_KEYS = {
     "gen_kwargs",
     "num_fewshot",
     "fewshot_as_multiturn",
+    "apply_chat_template",
     "metadata",
     "log_samples",
     "task_args",
@@ -70,7 +71,7 @@ OPTION_KEYS = {
     "timeout",
     "split",  # a group entry runs as one cell per subtask, merged back (triangulation/suite/split.py)
 }
-EVAL_ONLY = {"num_fewshot", "fewshot_as_multiturn", "metadata", "log_samples"}
+EVAL_ONLY = {"num_fewshot", "fewshot_as_multiturn", "apply_chat_template", "metadata", "log_samples"}
 PLAY_ONLY = {"task_args", "judge_gen_kwargs"}
 TASK_KEYS = OPTION_KEYS | {"eval", "play", "name"}
 REPORT_KEYS = {"title", "external", "pairs", "scatter", "abilities", "subtasks"}
@@ -106,6 +107,13 @@ class ModelSpec:
     @property
     def gpu_count(self) -> int:
         return 1 if self.gpus is None else self.gpus
+
+
+def chat_template(model: ModelSpec, options: Mapping[str, Any]) -> bool:
+    """Does an eval cell render its prompts with the model's chat template? The model's
+    ``apply_chat_template`` (default true) unless the task entry sets ``apply_chat_template: false``
+    (``suites/triangulating.yaml`` does for seed 003's tasks outside the Open LLM Leaderboard)."""
+    return bool(model.apply_chat_template and options.get("apply_chat_template", True))
 
 
 @dataclass(frozen=True)
@@ -206,7 +214,7 @@ def _check_options(path: Path, where: str, options: dict[str, Any], runner: str 
         _number(path, where, "num_fewshot", options["num_fewshot"], int)
     if "batch_size" in options:
         _batch_size(path, where, options["batch_size"])  # checked only: the entry's value stays in its fingerprint
-    for key in ("fewshot_as_multiturn", "log_samples", "split"):
+    for key in ("fewshot_as_multiturn", "apply_chat_template", "log_samples", "split"):
         if key in options and not isinstance(options[key], bool):
             raise _fail(path, where, f"{key} must be true or false")
     if runner == "eval" and (bad := sorted(PLAY_ONLY & set(options))):

@@ -22,7 +22,7 @@ from typing import Any
 from datasets_build.clembench_names import CLEMBENCH_GAMES, MULTILINGUAL_LANGUAGES
 from multiturn.game import EpisodeSummary, Game, Request, TaskSpec
 from multiturn.games.clem.catalog import GAMES, ROLES, candidate_instances, check_instances_folder
-from multiturn.games.clem.common import CLEM_GEN_KWARGS, episode_summary
+from multiturn.games.clem.common import CLEM_GEN_KWARGS, CLEMBENCH_MAX_TOKENS, episode_summary
 from multiturn.games.clem.replay import play_game, replay_episode
 from multiturn.games.clem.scoring import aggregate, game_summary
 from multiturn.games.clem.wordle import SPEED_VERSIONS
@@ -48,10 +48,28 @@ class ClemTask(TaskSpec):
 
     gen_kwargs = dict(CLEM_GEN_KWARGS)
 
-    def __init__(self, dataset_config: str, game: str, roles: tuple[str, ...], *, instances: str | None = None):
+    def __init__(
+        self,
+        dataset_config: str,
+        game: str,
+        roles: tuple[str, ...],
+        *,
+        instances: str | None = None,
+        max_tokens: int = CLEMBENCH_MAX_TOKENS,
+    ):
         """``dataset_config``: the clembench dataset's config holding the episodes (e.g. ``referencegame_en``);
         ``game``: the game class in :data:`GAMES`; ``instances`` (task option): a built or generated clembench
-        folder whose episodes replace the published ones."""
+        folder whose episodes replace the published ones. ``max_tokens`` (task option): new tokens per reply,
+        clembench's own v1.6 default 100 (:data:`~multiturn.games.clem.common.CLEMBENCH_MAX_TOKENS`); seed 003
+        ran the games with 250 (:data:`~multiturn.games.clem.common.TRIANGULATING_MAX_TOKENS`,
+        ``suites/triangulating.yaml``)."""
+        try:
+            tokens = int(max_tokens)
+        except (TypeError, ValueError):
+            raise UserError(f"--task_args max_tokens: a positive whole number, got {max_tokens!r}") from None
+        if tokens < 1:
+            raise UserError(f"--task_args max_tokens: a positive whole number, got {max_tokens!r}")
+        self.gen_kwargs = {**CLEM_GEN_KWARGS, "max_gen_toks": tokens}
         self.dataset_config = dataset_config
         self.game = game
         self.roles = roles
@@ -88,8 +106,17 @@ class ClemTask(TaskSpec):
 class WordleTask(ClemTask):
     """A Wordle game; task option ``speed`` = ``v1.6`` (default) or ``v1.5`` (:func:`wordle.speed_score`)."""
 
-    def __init__(self, dataset_config: str, game: str, roles: tuple[str, ...], *, instances: str | None = None, speed: str = "v1.6"):
-        super().__init__(dataset_config, game, roles, instances=instances)
+    def __init__(
+        self,
+        dataset_config: str,
+        game: str,
+        roles: tuple[str, ...],
+        *,
+        instances: str | None = None,
+        speed: str = "v1.6",
+        max_tokens: int = CLEMBENCH_MAX_TOKENS,
+    ):
+        super().__init__(dataset_config, game, roles, instances=instances, max_tokens=max_tokens)
         if speed not in SPEED_VERSIONS:
             raise UserError(f"--task_args speed: one of {', '.join(SPEED_VERSIONS)}, got {speed!r}")
         self.speed = speed

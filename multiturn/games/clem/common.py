@@ -25,8 +25,17 @@ MasterLoop = Generator[Request, str, None]
 PLAYER_A = "player"
 PLAYER_B = "player_b"
 
-#: clembench's default generation settings (greedy, at most 100 new tokens per reply)
-CLEM_GEN_KWARGS: dict[str, Any] = {"do_sample": False, "temperature": 0.0, "max_gen_toks": 100, "until": []}
+#: clembench's own default reply length in the v1.6 era: ``-l/--max_tokens``, ``default=100`` in
+#: ``scripts/cli.py`` (clp-research/clemcore history, commit 745fcb0fe1df4cc8577abc2260e7474edb23e69d, the last
+#: before 2024-05-20; introduced by 8399a7160a4f, 2024-02-14, which replaced the backends' hard-coded 100).
+#: clemcore raised it to 300 on 2025-06-03 (099ab89619f6, "set default max_tokens value to 300"), after v1.6.
+CLEMBENCH_MAX_TOKENS = 100
+#: seed 003's clembench runs: ``gen_args = {'temperature': 0.0, 'max_tokens':250}`` in
+#: ``evaluate/playpen_evaluator.py`` of momentino/playpen_eval (08e9761541122548af7cac325c8a345c8df32543, the last
+#: commit where that call is live; added 1d12f29, 2025-01-27). ``--task_args max_tokens=250``; suites/triangulating.yaml.
+TRIANGULATING_MAX_TOKENS = 250
+#: clembench's generation settings: greedy, at most :data:`CLEMBENCH_MAX_TOKENS` new tokens per reply
+CLEM_GEN_KWARGS: dict[str, Any] = {"do_sample": False, "temperature": 0.0, "max_gen_toks": CLEMBENCH_MAX_TOKENS, "until": []}
 
 NAN = float("nan")
 

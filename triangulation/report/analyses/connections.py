@@ -69,13 +69,21 @@ def knowledge_counts(labels: Iterable[Sequence[str]]) -> pd.Series:
     Word Form column; unlabelled groups are left out."""
     counts = dict.fromkeys(TABLE1, 0)
     for group in labels:
-        names = [str(n).strip().lower() for n in group if str(n).strip() and str(n) != "(none)"]
-        if len(names) > 1:
-            counts["word meaning + word form"] += 1
-        elif names:
-            key = "phonology/orthography/morphology" if names[0] in FORM_LABELS else names[0]
+        key = table1_column(group)
+        if key is not None:
             counts[key] = counts.get(key, 0) + 1
     return pd.Series(counts, name="groups")
+
+
+def table1_column(labels: Sequence[str]) -> str | None:
+    """The Table 1 column of one gold group's knowledge labels (None when unlabelled): two labels ->
+    "word meaning + word form", a phonology / orthography / morphology label -> the merged Word Form column."""
+    names = [str(n).strip().lower() for n in labels if str(n).strip() and str(n) != "(none)"]
+    if len(names) > 1:
+        return "word meaning + word form"
+    if not names:
+        return None
+    return "phonology/orthography/morphology" if names[0] in FORM_LABELS else names[0]
 
 
 def judged_groups(records: Iterable[tuple[str, str, dict[str, Any]]], judge: Any = None) -> pd.DataFrame:

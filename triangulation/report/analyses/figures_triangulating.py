@@ -37,6 +37,7 @@ from triangulation.html import Image, Section, Table, Text
 from triangulation.report import plots
 from triangulation.report.abilities import Taxonomy, assessment_members, pooled
 from triangulation.report.discriminative import scale_scores
+from triangulation.report.kendall import keep_common, kendall_tables
 
 MIN_MODELS = 3
 
@@ -99,6 +100,11 @@ def figure1(table: pd.DataFrame, out: Path) -> Path:
     return plots._save(fig, out / "triangulating_fig1_size.png")
 
 
+def figure8_benchmarks(scores: pd.DataFrame, taxonomy: Taxonomy) -> list[str]:
+    """The games and the cognitive tests in ``scores``: the benchmarks Figure 8 chooses its pairs from."""
+    return [b for b in scores.columns if taxonomy.assessment_of(b) == "interactive" or taxonomy.ability_of(b)]
+
+
 def pick_scatter_pairs(tau: pd.DataFrame, n: pd.DataFrame, scores: pd.DataFrame, taxonomy: Taxonomy) -> list[tuple[str, str]]:
     """(interactive benchmark, ability benchmark) with the highest tau and the one with |tau| smallest."""
     games = [b for b in scores.columns if taxonomy.assessment_of(b) == "interactive"]
@@ -129,7 +135,7 @@ def parse_scatter(specs: list[str], benchmarks: list[str]) -> list[tuple[str, st
 
 def benchmark_scatter(scores: pd.DataFrame, a: str, b: str, tau: float, p: float, path: Path) -> Path:
     """Models at (score on a, score on b), each labelled; title gives tau-b and its p-value."""
-    both = scores[[a, b]].dropna()
+    both = scores[[a, b]].apply(pd.to_numeric, errors="coerce").dropna()
     fig, ax = plots.plt.subplots(figsize=(6, 5))
     ax.scatter(both[a], both[b], s=30)
     for model, row in both.iterrows():
@@ -169,6 +175,10 @@ def build(
     else:
         fig1.blocks.append(Text("No model with a known size (suite `size:` / --sizes) has scores here.", note=True))
     sections.append(fig1)
+    plotted = scores
+    if not scatter:  # the authors' keep_common over the figure's games and cognitive tests (kendall.keep_common)
+        plotted = keep_common(scores, figure8_benchmarks(scores, taxonomy))
+        tau, p, n = kendall_tables(plotted)
     pairs = parse_scatter(scatter or [], list(scores.columns)) or pick_scatter_pairs(tau, n, scores, taxonomy)
     fig8 = Section("Two benchmarks over the models (seed 003, Figure 8)")
     if pairs:
@@ -176,7 +186,7 @@ def build(
         for i, (a, b) in enumerate(pairs):
             fig8.blocks.append(
                 Image(
-                    benchmark_scatter(scores, a, b, float(tau.at[a, b]), float(p.at[a, b]), out / f"triangulating_fig8_{i}.png"),
+                    benchmark_scatter(plotted, a, b, float(tau.at[a, b]), float(p.at[a, b]), out / f"triangulating_fig8_{i}.png"),
                     f"{b} vs {a}" + ("" if scatter else (" (highest tau-b)" if i == 0 else " (tau-b closest to 0)")),
                 )
             )
@@ -186,7 +196,7 @@ def build(
             fig8.blocks.insert(
                 0,
                 Text(
-                    "Chosen automatically: the game x cognitive-test pair with the highest tau-b, then the one closest to 0 (at least three common models); pick others with --scatter A,B.",
+                    "Chosen automatically: the game x cognitive-test pair with the highest tau-b, then the one closest to 0 (at least three models), over the authors' keep_common models (those that scored every game and cognitive test here); pick others with --scatter A,B.",
                     note=True,
                 ),
             )
