@@ -80,8 +80,26 @@ def board(ctx: ReportContext, columns: list[str], caption: str, links: dict[str,
     if not rows:
         return None
     return Leaderboard(
-        values.loc[rows, columns], errors.loc[rows, columns], links=links, reference=reference, caption=caption, notes=notes, why=why
+        values.loc[rows, columns],
+        errors.loc[rows, columns],
+        links=links,
+        reference=reference,
+        caption=caption,
+        notes=notes,
+        why=why,
+        headers=member_headers(ctx, columns),
     )
+
+
+def member_headers(ctx: ReportContext, columns: list[str]) -> dict[str, str]:
+    """A group member's header without the group's name when the group is a column too (``lm_pragmatics_irony``
+    -> ``irony`` beside ``lm_pragmatics``), so 16 columns fit a 1,400 px screen; the full name is the title."""
+    out = {}
+    for run in ctx.runs:
+        for group, members in run.group_subtasks.items():
+            if group in columns:
+                out.update({m: m[len(group) + 1 :] for m in members if m in columns and m.startswith(group + "_")})
+    return out
 
 
 def episode_links(ctx: ReportContext) -> dict[str, str]:
