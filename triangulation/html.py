@@ -145,12 +145,23 @@ def fmt(value: Any, digits: int = 3) -> str:
     return str(value)
 
 
+#: columns that hold counts: whole numbers shown without decimals ("games 1", not "1.000")
+COUNT_COLUMNS = frozenset({"n", "games", "episodes", "items", "models", "models used", "files", "rows", "instances", "configs", "count"})
+
+
+def is_count(column: Any, value: Any) -> bool:
+    return str(column).lower() in COUNT_COLUMNS and isinstance(value, float) and math.isfinite(value) and value.is_integer()
+
+
 def render_table(table: Table) -> str:
     frame = table.frame
     head = f"<th class='l'>{esc(frame.index.name or '')}</th>" + "".join(f"<th>{esc(c)}</th>" for c in frame.columns)
     rows = []
     for idx, row in frame.iterrows():
-        cells = "".join(f"<td{' class=l' if isinstance(v, str) else ''}>{esc(fmt(v, table.digits))}</td>" for v in row.tolist())
+        cells = "".join(
+            f"<td{' class=l' if isinstance(v, str) else ''}>{esc(fmt(v, 0 if is_count(c, v) else table.digits))}</td>"
+            for c, v in zip(frame.columns, row.tolist())
+        )
         rows.append(f"<tr><th class='l'>{esc(idx)}</th>{cells}</tr>")
     caption = f"<caption>{esc(table.caption)}</caption>" if table.caption else ""
     return f"<div class='scroll'><table>{caption}<thead><tr>{head}</tr></thead><tbody>{''.join(rows)}</tbody></table></div>"

@@ -65,3 +65,11 @@ def test_the_leaderboard_fits_1400_px_with_a_sticky_model_column_and_full_names_
     assert seen["page"] <= seen["view"] and seen["board"] <= seen["view"]  # no horizontal scrolling
     assert seen["sticky"] == "sticky"
     assert len(seen["titles"]) == 17 and all(name in " ".join(seen["titles"]) for name in [*MEMBERS, *GROUPS])
+
+
+def test_the_verdict_says_why_it_counts_fewer_benchmarks_than_columns(report):
+    text = report.read_text(encoding="utf-8")
+    assert "below chance on" in text or "above on" in text
+    assert "of the leaderboard&#x27;s 16 columns here, 14 are members shown beside their group" in text or (
+        "of the leaderboard's 16 columns here, 14 are members shown beside their group" in text
+    )

@@ -87,8 +87,20 @@ def board(ctx: ReportContext, columns: list[str], caption: str, links: dict[str,
         caption=caption,
         notes=notes,
         why=why,
-        headers=member_headers(ctx, columns),
+        headers=scale_marked(ctx, columns, member_headers(ctx, columns)),
     )
+
+
+def scale_marked(ctx: ReportContext, columns: list[str], headers: dict[str, str]) -> dict[str, str]:
+    """Headers of benchmarks scored on 0-100 (clembench's clemscore, % played, quality) marked "(0-100)", so
+    they are not read on the 0-1 scale of the other columns."""
+    from triangulation.report.analyses.clembench import SCALES
+
+    out = dict(headers)
+    for col in columns:
+        if ctx.scores.metrics.get(col) in SCALES:
+            out[col] = f"{headers.get(col, col)} (0-100)"
+    return out
 
 
 def member_headers(ctx: ReportContext, columns: list[str]) -> dict[str, str]:
