@@ -116,7 +116,7 @@ def member_headers(ctx: ReportContext, columns: list[str]) -> dict[str, str]:
 
 def episode_links(ctx: ReportContext) -> dict[str, str]:
     """Benchmark -> its episodes: a task's page, a group's list of its task pages on the episodes index."""
-    from triangulation.report.build import leaf_groups
+    from triangulation.report.context import leaf_groups
     from triangulation.viewer.pages import group_anchor
 
     links = {task: str(Path("episodes") / page.name) for task, page in ctx.episode_pages.items()}
