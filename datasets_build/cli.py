@@ -16,7 +16,7 @@ from pathlib import Path
 from tqdm import tqdm
 
 from datasets_build import fasttext_vectors, generate, sources, stamps
-from datasets_build.hub import atomic_dir, push_folder
+from datasets_build.hub import atomic_dir, push_folder, remove_stale_builds
 from datasets_build.manifest import manifest_names
 from datasets_build.registry import builders
 from plumbing.errors import UserError
@@ -95,6 +95,7 @@ def build_all(names: list[str], out_root: Path, rebuild: bool = False) -> list[t
         bar.set_postfix_str(name)
         start = time.perf_counter()
         if not rebuild and stamps.unchanged(out_root, name, code):
+            remove_stale_builds(out_root / name)  # what a killed build left goes even when nothing is rebuilt
             results.append((name, {"skipped": True}, time.perf_counter() - start))
             continue
         sources.REQUESTED.clear()
@@ -129,7 +130,10 @@ def run_build(args) -> int:
             f"{name:14s} configs={summary.get('configs', '?'):>4} rows={summary.get('rows', '?'):>7} {seconds:7.1f} s  -> {out_root / name}"
         )
     skipped = sum(1 for _, summary, _ in results if summary.get("skipped"))
-    print(f"built {len(results) - skipped} dataset(s), {skipped} unchanged, in {time.perf_counter() - start:.1f} s wall time")
+    print(
+        f"built {len(results) - skipped} dataset(s) in {time.perf_counter() - start:.1f} s wall time"
+        + (f"; {skipped} unchanged since their last build, skipped (--rebuild builds them)" if skipped else "")
+    )
     if args.push_to_hub:
         for name, _, _ in results:
             print(f"pushed {name}: {push_folder(out_root / name, f'{args.push_to_hub}/{name}')}")

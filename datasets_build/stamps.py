@@ -78,7 +78,10 @@ def stamp_path(out_root: Path, name: str) -> Path:
 
 
 def write_stamp(out_root: Path, name: str, source_names: Iterable[str], code: str) -> None:
-    """Record what dataset ``name`` was just built from (called after its folder is in place)."""
+    """Record what dataset ``name`` was just built from (called after its folder is in place); a builder that read
+    no source through ``source_dir`` gets no stamp (nothing to compare: it is always built)."""
+    if not set(source_names):
+        return
     stamp = {
         "sources": {s: source_fingerprint(s) for s in sorted(set(source_names))},
         "code": code,

@@ -20,20 +20,23 @@ import pandas as pd
 from plumbing.jsonio import clean_text, dumps
 
 CSS = """
-body{font-family:system-ui,-apple-system,"Segoe UI","Noto Sans","Noto Sans CJK SC","Noto Sans CJK JP","Noto Sans CJK KR","Microsoft YaHei","PingFang SC",sans-serif;margin:2em auto;max-width:1200px;color:#222;padding:0 1em}
+body{font-family:system-ui,-apple-system,"Segoe UI","Noto Sans","Noto Sans CJK SC","Noto Sans CJK JP","Noto Sans CJK KR","Microsoft YaHei","PingFang SC",sans-serif;margin:2em auto;max-width:1600px;color:#222;padding:0 1em}
+p,ul,h1,h2,h3{max-width:1200px}
 h1{font-size:1.6em}h2{font-size:1.3em;border-bottom:1px solid #ccc;margin-top:2em}h3{font-size:1.05em}
 table{border-collapse:collapse;margin:.5em 0 1em;font-size:.85em}th,td{border:1px solid #ddd;padding:3px 7px;text-align:right}
 th{background:#f4f4f4}td.l,th.l{text-align:left}img{max-width:100%;border:1px solid #eee;margin:.5em 0}
 p.note{color:#555;font-size:.9em}.scroll{overflow-x:auto}
-caption{text-align:left;font-weight:600;padding:.2em 0}table.sortable th{cursor:pointer}table.sortable td,table.sortable th{white-space:nowrap}table.sortable th a{color:#1a56b0}tr.ref th,tr.ref td{font-style:italic;background:#fbf7e9}
-td .se,td .cell{color:#777;font-size:.85em}td .cell{display:block;white-space:normal;min-width:10em}td.why{color:#a33;font-size:.85em}
+caption{text-align:left;font-weight:600;padding:.2em 0}table.sortable th{cursor:pointer}table.sortable th a{color:#1a56b0}tr.ref th,tr.ref td{font-style:italic;background:#fbf7e9}
+table.board{table-layout:fixed;width:100%}table.board th{overflow-wrap:break-word;vertical-align:bottom}table.board td{overflow-wrap:break-word}
+table.board th{font-size:.9em}table.board th.l{position:sticky;left:0;z-index:1;background:#f4f4f4;width:9em;text-align:left}table.board tr.ref th.l{background:#fbf7e9}
+td .se,td .cell{color:#777;font-size:.85em}td .cell{display:block;white-space:normal}td.why{color:#a33;font-size:.85em}
 p.verdict{font-size:1.05em;margin:.3em 0}details{margin:.5em 0 1em}details>summary{cursor:pointer;font-weight:600}p.warn{background:#fff4e0;border-left:4px solid #e8a200;padding:.3em .6em}
 """
 
 #: sorts a ``table.sortable`` by the clicked column (cells carry ``data-v``; blanks last); no-op without JS
 SORT_SCRIPT = """
 document.querySelectorAll('table.sortable').forEach(function(t){t.querySelectorAll('thead th').forEach(function(th,k){
-th.title='click to sort';th.addEventListener('click',function(e){if(e.target.tagName==='A')return;var b=t.tBodies[0],
+th.title=(th.title?th.title+' (click to sort)':'click to sort');th.addEventListener('click',function(e){if(e.target.tagName==='A')return;var b=t.tBodies[0],
 rows=Array.prototype.slice.call(b.rows),d=th.dataset.dir==='desc'?'asc':'desc';th.dataset.dir=d;
 function key(r){var c=r.cells[k];var v=c.dataset.v;if(v===undefined)return c.textContent;var f=parseFloat(v);return isNaN(f)?null:f}
 rows.sort(function(x,y){var a=key(x),z=key(y);if(a===null)return 1;if(z===null)return -1;if(a<z)return d==='asc'?-1:1;if(a>z)return d==='asc'?1:-1;return 0});
@@ -85,6 +88,7 @@ class Leaderboard:
     digits: int = 3
     notes: dict[tuple[str, str], str] = field(default_factory=dict)
     why: dict[tuple[str, str], str] = field(default_factory=dict)
+    headers: dict[str, str] = field(default_factory=dict)  # column -> a shorter header (the full name is its title)
 
 
 Block = Text | Table | Image | Leaderboard | Items
@@ -141,12 +145,23 @@ def fmt(value: Any, digits: int = 3) -> str:
     return str(value)
 
 
+#: columns that hold counts: whole numbers shown without decimals ("games 1", not "1.000")
+COUNT_COLUMNS = frozenset({"n", "games", "episodes", "items", "models", "models used", "files", "rows", "instances", "configs", "count"})
+
+
+def is_count(column: Any, value: Any) -> bool:
+    return str(column).lower() in COUNT_COLUMNS and isinstance(value, float) and math.isfinite(value) and value.is_integer()
+
+
 def render_table(table: Table) -> str:
     frame = table.frame
     head = f"<th class='l'>{esc(frame.index.name or '')}</th>" + "".join(f"<th>{esc(c)}</th>" for c in frame.columns)
     rows = []
     for idx, row in frame.iterrows():
-        cells = "".join(f"<td{' class=l' if isinstance(v, str) else ''}>{esc(fmt(v, table.digits))}</td>" for v in row.tolist())
+        cells = "".join(
+            f"<td{' class=l' if isinstance(v, str) else ''}>{esc(fmt(v, 0 if is_count(c, v) else table.digits))}</td>"
+            for c, v in zip(frame.columns, row.tolist())
+        )
         rows.append(f"<tr><th class='l'>{esc(idx)}</th>{cells}</tr>")
     caption = f"<caption>{esc(table.caption)}</caption>" if table.caption else ""
     return f"<div class='scroll'><table>{caption}<thead><tr>{head}</tr></thead><tbody>{''.join(rows)}</tbody></table></div>"
@@ -161,8 +176,9 @@ def render_leaderboard(board: Leaderboard) -> str:
     values, errors = board.values, board.errors
     heads = [f"<th class='l'>{esc(values.index.name or 'model')}</th>"]
     for col in values.columns:
-        name = f"<a href='{esc(board.links[col])}'>{esc(col)}</a>" if col in board.links else esc(col)
-        heads.append(f"<th>{name}</th>")
+        shown = esc(board.headers.get(col, str(col))).replace("_", "_<wbr>").replace("/", "/<wbr>")  # wraps at its parts
+        name = f"<a href='{esc(board.links[col])}'>{shown}</a>" if col in board.links else shown
+        heads.append(f"<th title='{esc(col)}'>{name}</th>")
     rows = []
     for model in values.index:
         cells = []
@@ -182,7 +198,7 @@ def render_leaderboard(board: Leaderboard) -> str:
         rows.append(f"<tr{cls}><th class='l'>{esc(model)}</th>{''.join(cells)}</tr>")
     caption = f"<caption>{esc(board.caption)}</caption>" if board.caption else ""
     return (
-        f"<div class='scroll'><table class='sortable'>{caption}<thead><tr>{''.join(heads)}</tr></thead>"
+        f"<div class='scroll'><table class='sortable board'>{caption}<thead><tr>{''.join(heads)}</tr></thead>"
         f"<tbody>{''.join(rows)}</tbody></table></div>"
     )
 

@@ -28,21 +28,30 @@ def build(out: Path, capsys, *extra: str) -> str:
 
 def test_an_unchanged_dataset_is_skipped_and_a_changed_input_rebuilds_it(splat_upstream, tmp_path, capsys):
     out = tmp_path / "data"
-    assert "built 1 dataset(s), 0 unchanged" in build(out, capsys)
+    assert "built 1 dataset(s) in" in build(out, capsys)
     parquet = next((out / "splat").rglob("*.parquet"))
     before = parquet.stat().st_mtime_ns
     second = build(out, capsys)
-    assert "splat" in second and "unchanged since its last build" in second and "built 0 dataset(s), 1 unchanged" in second
+    assert "splat" in second and "unchanged since its last build" in second and "built 0 dataset(s) in" in second
     assert parquet.stat().st_mtime_ns == before  # nothing written
 
     source = next(p for p in (splat_upstream / "splat").rglob("*") if p.is_file())
     os.utime(source, ns=(source.stat().st_atime_ns, source.stat().st_mtime_ns + 10**9))  # an upstream file changed
-    assert "built 1 dataset(s), 0 unchanged" in build(out, capsys)
-    assert "1 unchanged" in build(out, capsys)
+    assert "built 1 dataset(s) in" in build(out, capsys)
+    assert "1 unchanged since their last build" in build(out, capsys)
+
+    import subprocess
+    import sys
+
+    dead = subprocess.Popen([sys.executable, "-c", "pass"])
+    dead.wait()
+    stale = out / f".splat.building-{dead.pid}-deadbeef"  # left by a killed build
+    stale.mkdir()
+    assert "1 unchanged since their last build" in build(out, capsys) and not stale.exists()  # removed though nothing was rebuilt
 
     next((out / "splat").rglob("*.parquet")).unlink()  # the output folder was damaged
-    assert "built 1 dataset(s), 0 unchanged" in build(out, capsys)
-    assert "built 1 dataset(s), 0 unchanged" in build(out, capsys, "--rebuild")
+    assert "built 1 dataset(s) in" in build(out, capsys)
+    assert "built 1 dataset(s) in" in build(out, capsys, "--rebuild")
 
 
 def test_a_code_change_rebuilds(splat_upstream, tmp_path, capsys, monkeypatch):
@@ -51,4 +60,4 @@ def test_a_code_change_rebuilds(splat_upstream, tmp_path, capsys, monkeypatch):
     out = tmp_path / "data"
     build(out, capsys)
     monkeypatch.setattr(stamps, "code_fingerprint", lambda: "other builder code")
-    assert "built 1 dataset(s), 0 unchanged" in build(out, capsys)
+    assert "built 1 dataset(s) in" in build(out, capsys)

@@ -17,7 +17,7 @@ def test_build_prints_configs_rows_seconds_and_wall_time(upstream, tmp_path, cap
     printed = capsys.readouterr().out
     assert re.search(r"^connections\s+configs=\s*1 rows=\s*441\s+\d+\.\d s", printed, re.M), printed
     assert re.search(r"built 1 dataset\(s\) in \d+\.\d s wall time", printed)
-    assert sorted(p.name for p in out.iterdir()) == ["connections"]  # no temporary folder left
+    assert sorted(p.name for p in out.iterdir()) == [".triangulate-build", "connections"]  # no temporary folder left; the build stamps
     assert len(load_connections(path=out / "connections")["test"]) == 438
 
 

@@ -67,9 +67,11 @@ def screenshot(page: Path, png: Path, fragment: str = "", size: str = "1200,1600
     return png
 
 
-def page_text(url: str, until: str, timeout: float = 60.0, expression: str = "document.body ? document.body.innerText : ''") -> str:
-    """Open ``url`` in headless Chromium and return ``expression`` (a string) once it contains ``until`` or
-    ``timeout`` seconds passed. Real time, not ``--virtual-time-budget``: single-page apps that fetch
+def page_text(
+    url: str, until: str, timeout: float = 60.0, expression: str = "document.body ? document.body.innerText : ''", window_size: str = ""
+) -> str:
+    """Open ``url`` in headless Chromium (a ``window_size`` such as ``"1400,900"`` if given) and return ``expression``
+    (a string) once it contains ``until`` or ``timeout`` seconds passed. Real time, not ``--virtual-time-budget``: single-page apps that fetch
     their data (Inspect's viewer) render only then. Driven over ``--remote-debugging-pipe`` (fds 3 and 4)."""
     import json
     import os
@@ -84,7 +86,14 @@ def page_text(url: str, until: str, timeout: float = 60.0, expression: str = "do
 
     with tempfile.TemporaryDirectory(prefix="chromium-profile-", ignore_cleanup_errors=True) as profile:
         proc = subprocess.Popen(
-            [chromium(), *FLAGS, "--remote-debugging-pipe", f"--user-data-dir={profile}", "about:blank"],
+            [
+                chromium(),
+                *FLAGS,
+                *([f"--window-size={window_size}"] if window_size else []),
+                "--remote-debugging-pipe",
+                f"--user-data-dir={profile}",
+                "about:blank",
+            ],
             pass_fds=(3, 4),
             preexec_fn=wire_fds,
             stdout=subprocess.DEVNULL,

@@ -121,7 +121,8 @@ def test_summary_and_leaderboard_come_first_with_a_verdict_per_model(page):
 def test_cells_show_n_and_parse_share_and_say_why_they_are_undefined(page):
     rows = {r["model"]: r for r in _table(page["Leaderboard"], "model")}
     assert "n=2/8 (--limit)" in rows[FAILER]["wcst"] and "undefined: 0% parsed" in rows[FAILER]["wcst"]
-    assert "0% parsed" in rows[FAILER]["taboo"] and "n=2/" in rows[FAILER]["taboo"]
+    taboo = rows[FAILER]["taboo (0-100)"]  # clemscore: its header says its scale
+    assert "0% parsed" in taboo and "n=2/" in taboo
     assert "100% parsed" in rows["chance (random player)"]["wcst"] and "95% [" in rows["chance (random player)"]["wcst"]
     assert "n=3/438 (--limit)" in rows[FAILER]["connections"] and "0% parsed" in rows[FAILER]["connections"]
     assert "ideal learner (Kennedy & Nowak 2024)" in rows

@@ -2,7 +2,7 @@
 
     triangulate export inspect RUN_DIR... --out LOG_DIR
 
-writes one Inspect AI ``.eval`` log per model x task from every ``episodes_<task>.jsonl`` (``triangulate
+writes one Inspect AI ``.eval`` log per model x task (an lm-eval group's subtasks in one log) from every ``episodes_<task>.jsonl`` (``triangulate
 play``) and ``samples_<task>_<date>.jsonl`` (lm-eval ``--log_samples``) under the folders, with the task's
 aggregate metrics from its results JSON. Then ``inspect view --log-dir LOG_DIR`` shows them, and
 ``inspect_ai.analysis.samples_df(LOG_DIR)`` reads them as a data frame. Needs ``pip install 'triangulate[inspect]'``.

@@ -15,7 +15,7 @@ from plumbing.jsonio import write_text
 from triangulation.html import render_page
 from triangulation.report.abilities import Taxonomy, apply_subtask_exclusions
 from triangulation.report.chance import analytic_chance
-from triangulation.report.context import ReportContext
+from triangulation.report.context import ReportContext, leaf_groups
 from triangulation.report.external import External
 from triangulation.report.leaderboard_file import write_leaderboard_files
 from triangulation.runs.results_io import Run, main_metric
@@ -75,21 +75,6 @@ def collect_scores(runs: list[Run], externals: list[External], taxonomy: Taxonom
     table = table.sort_index()
     table.attrs["metrics"] = dict(metrics)  # read by discriminative.scale_scores (each metric's known range)
     return Scores(table=table, metrics=metrics, sources=sources)
-
-
-def leaf_groups(runs: list[Run]) -> dict[str, list[str]]:
-    """Every lm-eval group of the runs -> its leaf tasks (``lm_pragmatics`` -> its 35 test x prompt-order tasks)."""
-    subtasks: dict[str, list[str]] = {}
-    for run in runs:
-        for group, members in run.group_subtasks.items():
-            subtasks.setdefault(group, list(members))
-
-    def leaves(task: str, depth: int = 0) -> list[str]:
-        if task not in subtasks or depth > 4:
-            return [task]
-        return [leaf for m in subtasks[task] if m != task for leaf in leaves(m, depth + 1)]
-
-    return {group: leaves(group) for group in subtasks}
 
 
 def build_report(

@@ -76,3 +76,18 @@ class ReportContext:
     @property
     def external_labels(self) -> list[str]:
         return [e.label for e in self.externals]
+
+
+def leaf_groups(runs: list[Run]) -> dict[str, list[str]]:
+    """Every lm-eval group of the runs -> its leaf tasks (``lm_pragmatics`` -> its 35 test x prompt-order tasks)."""
+    subtasks: dict[str, list[str]] = {}
+    for run in runs:
+        for group, members in run.group_subtasks.items():
+            subtasks.setdefault(group, list(members))
+
+    def leaves(task: str, depth: int = 0) -> list[str]:
+        if task not in subtasks or depth > 4:
+            return [task]
+        return [leaf for m in subtasks[task] if m != task for leaf in leaves(m, depth + 1)]
+
+    return {group: leaves(group) for group in subtasks}

@@ -9,6 +9,7 @@ line of the "Skipped" list, so the page never shows an empty table or a chart of
 
 from __future__ import annotations
 
+import math
 from collections.abc import Callable
 
 import pandas as pd
@@ -201,6 +202,33 @@ def has_content(block: object) -> bool:
     return isinstance(block, (Image, Items))
 
 
+def blank(value: object) -> bool:
+    return value is None or value == "" or (isinstance(value, float) and math.isnan(value))
+
+
+def prune(table: Table) -> Table:
+    """The table without rows and columns that are blank throughout (they say nothing); the caption names what
+    was left out, so a column blank for every benchmark (split-half with too few items) is one phrase, not a column."""
+    frame = table.frame
+    if frame.empty:
+        return table
+    empty = frame.map(blank)
+    cols = [c for c in frame.columns if empty[c].all()]
+    rows = [r for r, is_blank in empty.all(axis=1).items() if is_blank]
+    if not cols and not rows:
+        return table
+    left_out = []
+    if cols:
+        left_out.append(f"column{'s' if len(cols) > 1 else ''} {', '.join(map(str, cols))} (blank throughout)")
+    if rows:
+        left_out.append(
+            f"{len(rows)} blank row{'s' if len(rows) > 1 else ''} ({', '.join(map(str, rows[:8]))}{', ...' if len(rows) > 8 else ''})"
+        )
+    kept = frame.loc[~empty.all(axis=1).to_numpy(), [c not in cols for c in frame.columns]]
+    caption = f"{table.caption}; left out: {'; '.join(left_out)}" if table.caption else f"left out: {'; '.join(left_out)}"
+    return Table(kept, caption, table.digits)
+
+
 def collapse(built: Built) -> tuple[list[Section], list[Skipped]]:
     """Sections with content (empty and all-blank tables dropped), and the skipped ones with their reasons."""
     sections: list[Section] = []
@@ -209,7 +237,8 @@ def collapse(built: Built) -> tuple[list[Section], list[Skipped]]:
         if isinstance(item, Skipped):
             skipped.append(item)
             continue
-        blocks = [b for b in item.blocks if not isinstance(b, Table) or has_content(b)]
+        blocks = [prune(b) if isinstance(b, Table) else b for b in item.blocks]
+        blocks = [b for b in blocks if not isinstance(b, Table) or has_content(b)]
         if any(has_content(b) for b in blocks if not isinstance(b, Text) or not b.warn):
             item.blocks = blocks
             sections.append(item)

@@ -86,8 +86,24 @@ def summary_section(ctx: ReportContext) -> Section:
         Text(
             f"Against the chance player ({CHANCE_MODELS[chance[0]]}) on each benchmark both scored; "
             "measurably = the chance score lies outside the model's 95% interval; the parse share is the share of "
-            "replies the task could read (our addition, beyond the papers).",
+            "replies the task could read (our addition, beyond the papers)." + group_count_note(ctx),
             note=True,
         )
     )
     return sec
+
+
+def group_count_note(ctx: ReportContext) -> str:
+    """Why the verdict counts fewer benchmarks than the leaderboard has columns: a group counts once."""
+    groups = {
+        g: [m for m in subs if m in ctx.table.columns] for r in ctx.runs for g, subs in r.group_subtasks.items() if g in ctx.table.columns
+    }
+    members = {m for subs in groups.values() for m in subs}
+    if not members:
+        return ""
+    named = ", ".join(f"{g} ({len(subs)})" for g, subs in sorted(groups.items()) if subs)
+    ours = [c for c in ctx.table.columns if not any(str(c).startswith(f"{label}/") for label in ctx.external_labels)]
+    return (
+        f" A group counts once, as one benchmark: of the leaderboard's {len(ours)} columns here, {len(members)} are "
+        f"members shown beside their group ({named})."
+    )

@@ -81,13 +81,43 @@ def board(ctx: ReportContext, columns: list[str], caption: str, links: dict[str,
     if not rows:
         return None
     return Leaderboard(
-        values.loc[rows, columns], errors.loc[rows, columns], links=links, reference=reference, caption=caption, notes=notes, why=why
+        values.loc[rows, columns],
+        errors.loc[rows, columns],
+        links=links,
+        reference=reference,
+        caption=caption,
+        notes=notes,
+        why=why,
+        headers=scale_marked(ctx, columns, member_headers(ctx, columns)),
     )
+
+
+def scale_marked(ctx: ReportContext, columns: list[str], headers: dict[str, str]) -> dict[str, str]:
+    """Headers of benchmarks scored on 0-100 (clembench's clemscore, % played, quality) marked "(0-100)", so
+    they are not read on the 0-1 scale of the other columns."""
+    from triangulation.report.analyses.clembench import SCALES
+
+    out = dict(headers)
+    for col in columns:
+        if ctx.scores.metrics.get(col) in SCALES:
+            out[col] = f"{headers.get(col, col)} (0-100)"
+    return out
+
+
+def member_headers(ctx: ReportContext, columns: list[str]) -> dict[str, str]:
+    """A group member's header without the group's name when the group is a column too (``lm_pragmatics_irony``
+    -> ``irony`` beside ``lm_pragmatics``), so 16 columns fit a 1,400 px screen; the full name is the title."""
+    out = {}
+    for run in ctx.runs:
+        for group, members in run.group_subtasks.items():
+            if group in columns:
+                out.update({m: m[len(group) + 1 :] for m in members if m in columns and m.startswith(group + "_")})
+    return out
 
 
 def episode_links(ctx: ReportContext) -> dict[str, str]:
     """Benchmark -> its episodes: a task's page, a group's list of its task pages on the episodes index."""
-    from triangulation.report.build import leaf_groups
+    from triangulation.report.context import leaf_groups
     from triangulation.viewer.pages import group_anchor
 
     links = {task: str(Path("episodes") / page.name) for task, page in ctx.episode_pages.items()}

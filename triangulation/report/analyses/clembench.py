@@ -14,7 +14,7 @@ from pathlib import Path
 import pandas as pd
 
 from plumbing.csvio import write_csv
-from triangulation.html import Image, Section, Table
+from triangulation.html import Image, Section, Table, Text
 from triangulation.report import plots
 from triangulation.report.external import External
 from triangulation.runs.results_io import Run, metric_values
@@ -23,6 +23,8 @@ MULTILINGUAL_PREFIX = "referencegame_"
 MULTILINGUAL_METRICS = ("played", "quality")
 GAMES = ("taboo", "wordle", "wordle_withclue", "wordle_withcritic", "referencegame", "imagegame", "privateshared")
 METRICS = ("played", "quality", "clemscore")
+#: each metric's scale, said wherever it is shown (seed 002: % played, quality and clemscore on 0-100)
+SCALES = {"played": "% of episodes played, 0-100", "quality": "0-100", "clemscore": "played / 100 x quality, 0-100"}
 
 
 def is_game(task: str) -> bool:
@@ -109,13 +111,17 @@ def build(runs: list[Run], externals: list[External], outdir: Path) -> Section |
         for metric, table in tabs.items():
             table.index.name = "model"
             write_csv(table, outdir / f"clembench_{label}_{metric}.csv".replace("/", "_"))
-            section.blocks.append(Table(table, f"{label}: {metric} per game"))
-        if label == "runs":
+            section.blocks.append(Table(table, f"{label}: {metric} per game ({SCALES[metric]})"))
+        if label == "runs" and (tabs["clemscore"].fillna(0) != 0).to_numpy().any():
             section.blocks.append(
                 Image(
-                    plots.grouped_bars(tabs["clemscore"].T, outdir / "clembench_clemscore.png", "clemscore per game", "clemscore"),
+                    plots.grouped_bars(tabs["clemscore"].T, outdir / "clembench_clemscore.png", "clemscore per game", "clemscore (0-100)"),
                     "clemscore",
                 )
+            )
+        elif label == "runs":  # a chart of zero-height bars says nothing
+            section.blocks.append(
+                Text("clemscore per game: no chart, every clemscore here is 0 or undefined (no game played to a score).", note=True)
             )
     multilingual = multilingual_table(runs)
     for metric in MULTILINGUAL_METRICS if multilingual else ():

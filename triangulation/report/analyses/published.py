@@ -112,6 +112,13 @@ def ranked(frame: pd.DataFrame) -> pd.DataFrame:
     return frame.set_index("rank")
 
 
+def place(published: pd.Series, value: float) -> str:
+    """Where ``value`` ranks among ``published`` (ours counted in, N = published + 1), saying so when it ties:
+    "5 of 26", or "tied 5-26 of 26" when 21 published models score the same."""
+    better, same, of = int((published > value).sum()), int((published == value).sum()), len(published) + 1
+    return f"tied {better + 1}-{better + 1 + same} of {of}" if same else f"{better + 1} of {of}"
+
+
 def clem_ranking(ctx: ReportContext) -> pd.DataFrame:
     """Per game our runs played and per published clembench table: where each of our rows ranks by clemscore."""
     from triangulation.report.analyses.clembench import external_tables, is_game
@@ -140,6 +147,7 @@ def clem_ranking(ctx: ReportContext) -> pd.DataFrame:
                         "clemscore": value,
                         "rank": int((column > value).sum()) + 1,
                         "of": len(column) + 1,
+                        "place": place(column, value),
                         "published median": float(column.median()),
                         "published best": f"{best} ({column[best]:.1f})",
                         "source": f"--external {ext.label}",
@@ -169,7 +177,11 @@ def references_section(ctx: ReportContext) -> Section | Skipped:
     if isinstance(clem, pd.DataFrame) and not clem.empty:
         write_csv(clem, ctx.out / "published_clembench_ranking.csv", index=False)
         sec.blocks.append(
-            Table(clem.set_index("game"), "clembench games: rank by clemscore among the published models (rank k of N)", digits=2)
+            Table(
+                clem.set_index("game"),
+                "clembench games: rank by clemscore among the published models (place: k of N, or the range of a tie)",
+                digits=2,
+            )
         )
     if not sec.blocks:
         return Skipped(
