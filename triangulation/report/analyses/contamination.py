@@ -149,6 +149,13 @@ def build(runs: list[Run], out: Path, overrides: Mapping[str, Any] | None = None
 
 
 def section(ctx) -> list:
-    """The report builder (:data:`triangulation.report.sections.SECTIONS`)."""
+    """The report builder (:data:`triangulation.report.sections.SECTIONS`); listed as skipped, with the reason, when
+    fresh twins were run but no model has both sides' item records."""
+    from triangulation.report.context import Skipped
+
     built = build(ctx.runs, ctx.out, ctx.taxonomy.main_metrics)
-    return [built] if built is not None else []
+    if built is not None:
+        return [built]
+    if any(published_of(task) for run in ctx.runs for task in run.results):
+        return [Skipped(TITLE, "needs a model's item records of a task and its _fresh twin (lm-eval: --log_samples)")]
+    return []
