@@ -190,3 +190,20 @@ def test_section_and_leaderboard_delta_columns(table, tmp_path, docs):
     assert {"globalgroup_zh delta", "wordle delta", "taboo delta"} <= set(board.columns)
     assert board.loc[0, "globalgroup_zh delta"] == pytest.approx(table.loc[("memoriser", "globalgroup_zh"), "delta"])
     assert pd.read_parquet(tmp_path / "leaderboard.parquet").shape == board.shape
+
+
+def test_twins_without_item_records_are_listed_as_skipped(tmp_path):
+    from types import SimpleNamespace as NS
+
+    from triangulation.report.context import Skipped
+
+    run = Run(model="m", path=tmp_path / "r.json", date="d", results={"globalgroup_zh": {}, "globalgroup_zh_fresh": {}})
+    ctx = NS(runs=[run], out=tmp_path, taxonomy=NS(main_metrics={}))
+    (skipped,) = contamination.section(ctx)
+    assert isinstance(skipped, Skipped) and "--log_samples" in skipped.reason
+    assert (
+        contamination.section(
+            NS(runs=[Run(model="m", path=run.path, date="d", results={"wordle": {}})], out=tmp_path, taxonomy=ctx.taxonomy)
+        )
+        == []
+    )

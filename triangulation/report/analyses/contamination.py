@@ -24,6 +24,7 @@ from typing import Any
 import pandas as pd
 
 from datasets_build.matched import published_of
+from plumbing.csvio import unescape_frame, write_csv
 from plumbing.stats import bootstrap_difference
 from triangulation.html import Section, Table, Text
 from triangulation.report.cells import item_records
@@ -118,10 +119,10 @@ def add_delta_columns(out: Path, rows: pd.DataFrame) -> None:
     csv = out / "leaderboard.csv"
     if rows.empty or not csv.is_file():
         return
-    board = pd.read_csv(csv)
+    board = unescape_frame(pd.read_csv(csv))  # our CSV quotes formula-like cells: read them back as written
     for bench, part in rows.groupby("benchmark", sort=True):
         board[bench + DELTA_SUFFIX] = board["fullname"].map(dict(zip(part["model"], part["delta"])))
-    board.to_csv(csv, index=False)
+    write_csv(board, csv, index=False)
     board.to_parquet(out / "leaderboard.parquet", index=False)
 
 
@@ -130,7 +131,7 @@ def build(runs: list[Run], out: Path, overrides: Mapping[str, Any] | None = None
     rows = delta_rows(runs, overrides)
     if rows.empty:
         return None
-    rows.to_csv(out / "published_vs_fresh.csv", index=False)
+    write_csv(rows, out / "published_vs_fresh.csv", index=False)
     add_delta_columns(out, rows)
     flagged = rows[(rows["flag"] != "") & (rows["reference"] == "")]
     chance_off = rows[(rows["reference"] == "chance") & (rows["flag"] != "")]
@@ -149,6 +150,13 @@ def build(runs: list[Run], out: Path, overrides: Mapping[str, Any] | None = None
 
 
 def section(ctx) -> list:
-    """The report builder (:data:`triangulation.report.sections.SECTIONS`)."""
+    """The report builder (:data:`triangulation.report.sections.SECTIONS`); listed as skipped, with the reason, when
+    fresh twins were run but no model has both sides' item records."""
+    from triangulation.report.context import Skipped
+
     built = build(ctx.runs, ctx.out, ctx.taxonomy.main_metrics)
-    return [built] if built is not None else []
+    if built is not None:
+        return [built]
+    if any(published_of(task) for run in ctx.runs for task in run.results):
+        return [Skipped(TITLE, "needs a model's item records of a task and its _fresh twin (lm-eval: --log_samples)")]
+    return []
