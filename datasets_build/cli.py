@@ -9,13 +9,14 @@
 
 from __future__ import annotations
 
+import json
 import re
 import time
 from pathlib import Path
 
 from tqdm import tqdm
 
-from datasets_build import fasttext_vectors, generate, sources, stamps
+from datasets_build import fasttext_vectors, generate, matched, sources, stamps
 from datasets_build.hub import atomic_dir, push_folder, remove_stale_builds
 from datasets_build.manifest import manifest_names
 from datasets_build.registry import builders
@@ -159,9 +160,15 @@ def run_fasttext(args) -> int:
     return 0
 
 
+def run_matched(args) -> dict:
+    """``data generate --matched TASK``: the fresh twin of a published task (:func:`datasets_build.matched.write_matched`)."""
+    related = json.loads(Path(args.related).read_text(encoding="utf-8")) if getattr(args, "related", None) else None
+    return matched.write_matched(args.matched, args.seed, args.count, args.out, related)
+
+
 def run_generate(args) -> int:
     start = time.perf_counter()
-    summary = generate.run_generator(args)
+    summary = run_matched(args) if getattr(args, "matched", None) else generate.run_generator(args)
     print(f"generated {summary['rows']} games ({summary['configs']} config) -> {summary['out']} in {time.perf_counter() - start:.1f} s")
     if summary.get("matched_on"):
         print(f"matched on: {'; '.join(summary['matched_on'])}")

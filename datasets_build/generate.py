@@ -20,7 +20,6 @@ model run: the ``globalgroup_overlap_*`` tasks).
 from __future__ import annotations
 
 import argparse
-import json
 import math
 import random
 import unicodedata
@@ -82,11 +81,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 
 def run_generator(args: argparse.Namespace) -> dict:
-    if getattr(args, "matched", None):
-        from datasets_build.matched import write_matched
-
-        related = json.loads(Path(args.related).read_text(encoding="utf-8")) if getattr(args, "related", None) else None
-        return write_matched(args.matched, args.seed, args.count, args.out, related)
+    """Fresh games of ``--benchmark`` (``--matched`` twins: :func:`datasets_build.matched.write_matched`, dispatched by the CLI)."""
     if not args.benchmark:
         raise UserError("give --benchmark NAME (fresh games) or --matched TASK (a fresh twin of a published task)")
     gens = generators()

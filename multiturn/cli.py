@@ -87,6 +87,14 @@ def add_parser(subparsers) -> argparse.ArgumentParser:
     )
     parser.add_argument("--device", default=None, help="device for local backends (cpu, cuda, cuda:0, mps)")
     _add_run_folder_flags(parser)
+    _add_backend_flags(parser)
+    parser.add_argument("--verbosity", "-v", default="WARNING", help="log level")
+    parser.set_defaults(func=run)
+    return parser
+
+
+def _add_backend_flags(parser: argparse.ArgumentParser) -> None:
+    """The second player's and judge's models, backend calls (retries, timeouts, reply cap, prefix cache) and loggers."""
     parser.add_argument("--model_b", default=None, help="lm-eval model for the second player (default: the evaluated model)")
     parser.add_argument("--model_args_b", default=None, nargs="+", action=MergeDictAction, help="model_args for --model_b")
     parser.add_argument("--judge_model", default=None, help="lm-eval model for judge roles (default: the evaluated model)")
@@ -131,9 +139,6 @@ def add_parser(subparsers) -> argparse.ArgumentParser:
         action=MergeDictAction,
         help="log to the Hugging Face Hub through lm-eval's EvaluationTracker, as in lm_eval (hub_results_org=... push_results_to_hub=True push_samples_to_hub=True)",
     )
-    parser.add_argument("--verbosity", "-v", default="WARNING", help="log level")
-    parser.set_defaults(func=run)
-    return parser
 
 
 def _batch_size(value: str) -> int | str:

@@ -130,10 +130,7 @@ def run_task(
     wanted = [str(inst["id"]) for inst in instances]
     _seed_everything(seed + rank)
 
-    done: dict[str, dict[str, Any]] = {}
-    main_path: Path | None = None
-    write_path: Path | None = None
-    settings_id = None
+    main_path, write_path, done, settings_id = None, None, {}, None
     if output_dir is not None:
         settings = {**dict(model_settings or {}), **_episode_settings(task, seed, gen_kwargs_override, judge_gen_kwargs)}
         settings_id = res.settings_id(settings)  # every record carries it: a resume checks it when the settings file is gone
@@ -164,18 +161,25 @@ def run_task(
             writer.close()
 
     if world > 1:
-        gathered = gather_to_rank0(lm, new_records)
-        if rank != 0:
-            barrier(lm)
+        new_records = _gather(lm, rank, task.name, new_records, main_path)
+        if new_records is None:
             return {"task": task.name, "rank": rank}
-        new_records = [r for part in gathered or [] for r in part]
-        if main_path is not None:
-            res.append_gathered(main_path, task.name, new_records)
-        barrier(lm)
-
     by_id = {**done, **{str(r["id"]): r for r in new_records}}
     ordered = [by_id[i] for i in wanted if i in by_id]
     return res.summarize(task, ordered, len(all_instances))
+
+
+def _gather(lm: Any, rank: int, task_name: str, new_records: list[dict[str, Any]], main_path: Path | None) -> list[dict[str, Any]] | None:
+    """Every rank's new records on rank 0 (appended to the task's main episodes file there); None on other ranks."""
+    gathered = gather_to_rank0(lm, new_records)
+    if rank != 0:
+        barrier(lm)
+        return None
+    records = [r for part in gathered or [] for r in part]
+    if main_path is not None:
+        res.append_gathered(main_path, task_name, records)
+    barrier(lm)
+    return records
 
 
 def run_tasks(

@@ -20,7 +20,7 @@ import pytest
 import yaml
 
 from plumbing.errors import UserError
-from triangulation.suite.runner import cell_argv, cell_dir, is_done
+from triangulation.suite.cells import cell_argv, cell_dir, is_done
 from triangulation.suite.spec import cells, load_suite
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -144,9 +144,9 @@ def test_shipped_suites_load():
     assert by_task["mmlu"].options["num_fewshot"] == 5  # App. E.1
     assert by_task["natural_plan"].options["gen_kwargs"]["max_gen_toks"] == 350  # App. E.3
     assert len(tri.models) == 8 and all(m.size for m in tri.models)
-    from triangulation.suite.runner import _report_model_name
+    from triangulation.suite.outputs import report_model_name
 
-    report_names = {_report_model_name(m) for m in tri.models}
+    report_names = {report_model_name(m) for m in tri.models}
     for pair in tri.report["pairs"]:  # Figure 2's pairs name models as the report will
         assert set(pair.split(",")) <= report_names
 

@@ -21,7 +21,8 @@ import yaml
 
 from plumbing.errors import UserError
 from triangulation.suite import runner
-from triangulation.suite.runner import Sweep, cell_argv, run_suite
+from triangulation.suite.cells import cell_argv
+from triangulation.suite.runner import Sweep, run_suite
 from triangulation.suite.serve import Endpoint, ServerProcess, free_port, list_models, needs_completions, vllm_argv
 from triangulation.suite.spec import Cell, ModelSpec, cells, load_suite
 

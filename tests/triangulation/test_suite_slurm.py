@@ -18,7 +18,7 @@ import pytest
 from plumbing.errors import UserError
 from tests.support.slurm_cluster import missing_tools, slurm_cluster
 from tests.triangulation.test_suite import LAUNCHER, ROOT, scripted, suite_env, write_suite
-from triangulation.suite.runner import cell_dir, is_done
+from triangulation.suite.cells import cell_dir, is_done
 from triangulation.suite.slurm import executor_parameters, model_gpus, read_jobs, time_minutes
 from triangulation.suite.spec import cells, load_suite
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from triangulation.suite.runner import cell_argv
+from triangulation.suite.cells import cell_argv
 from triangulation.suite.spec import Cell, load_suite
 
 ROOT = Path(__file__).resolve().parents[2]

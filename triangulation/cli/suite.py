@@ -79,8 +79,9 @@ def add_parser(subparsers) -> argparse.ArgumentParser:
 
 def run(args: argparse.Namespace) -> int:
     from plumbing.errors import UserError
+    from triangulation.suite.cells import DEFAULT_LAUNCHER
     from triangulation.suite.placement import Placement, gpu_inventory, pool_placements
-    from triangulation.suite.runner import DEFAULT_LAUNCHER, run_suite, summary
+    from triangulation.suite.runner import run_suite, summary
     from triangulation.suite.spec import load_suite
 
     suite = load_suite(args.suite)

@@ -118,7 +118,7 @@ def served_seconds(
     """A served model: server start, then every cell at once sharing ``replicas`` servers (processor
     sharing: ``in_flight`` requests per cell, the servers saturated at :data:`SATURATION` per replica)."""
     left = [c.ref_seconds * gpu_seconds_factor("vllm", c.runner, size_b, gpus, h100_over_a100) for c in cells]
-    from triangulation.suite.runner import CELLS_AT_ONCE  # the runner's limit: the other cells wait their turn
+    from triangulation.suite.cells import CELLS_AT_ONCE  # the runner's limit: the other cells wait their turn
 
     queue = [w for w in left if w > 0]
     now = SERVER_START_S

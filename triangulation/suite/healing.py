@@ -4,7 +4,7 @@
 runs the cells at once as its clients, and when the vLLM server died under them starts a new one, up to the
 model's ``serve_restarts`` times (default 2), and runs the cells that did not finish again, with no rerun
 command. The cells resume where they stopped: an eval cell answers its finished requests from lm-eval's
-request cache (``--use_cache``, :func:`triangulation.suite.runner.request_cache`), a play cell resumes inside
+request cache (``--use_cache``, :func:`triangulation.suite.cells.request_cache`), a play cell resumes inside
 its episodes file. A server that does not come up fails the cells still to run, with the last line of its
 log. An ``engine: api`` endpoint is not ours to restart: its cells fail as before (a rerun resumes them).
 """
@@ -14,18 +14,17 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Any
 
 from plumbing.errors import UserError
+from triangulation.suite.cells import Outcome
 from triangulation.suite.serve import ServerError
 from triangulation.suite.spec import Cell, ModelSpec
 
 if TYPE_CHECKING:
-    from triangulation.suite.runner import Outcome, Sweep
+    from triangulation.suite.runner import Sweep
 
 
 def serve_and_run(sweep: Sweep, model: ModelSpec, todo: list[Cell], env: dict[str, str], **serving: Any) -> list[Outcome]:
     """Every cell of ``todo`` through the model's server, restarting a vLLM server that dies (see the module);
     ``serving`` goes to each start (:meth:`Sweep._endpoint`, e.g. data-parallel replicas)."""
-    from triangulation.suite.runner import Outcome
-
     outcomes: dict[str, Outcome] = {}
     starts = 1 + (model.serve_restarts if model.engine == "vllm" else 0)
     left = list(todo)

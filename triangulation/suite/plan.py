@@ -25,7 +25,6 @@ redacted (:func:`plumbing.secrets.scrub_tree`).
 
 from __future__ import annotations
 
-import functools
 import json
 import os
 import shlex
@@ -37,6 +36,7 @@ from typing import Any
 from plumbing.secrets import scrub_tree
 from triangulation.suite.placement import Placement
 from triangulation.suite.spec import Cell, ModelSpec, Suite, TaskSpec, chat_template
+from triangulation.suite.task_index import leaf_tasks, task_manager
 
 PLAN_FILE = "suite_plan.json"
 SMOLLM2 = "SmolLM2-135M-Instruct (embedded)"
@@ -128,13 +128,13 @@ def count_eval(task: TaskSpec, model: ModelSpec, tok: Any, subtasks: Subtasks | 
     if tok is None:
         return None, None, NO_TOKENIZER
     try:
-        task_dict = get_task_dict(list(task.tasks), _task_manager())
+        task_dict = get_task_dict(list(task.tasks), task_manager())
     except Exception as exc:  # noqa: BLE001  (data not local, unknown task: the plan says so and goes on)
         return None, None, f"not counted: {_one_line(exc)}"
     requests = tokens = 0
     templated = chat_template(model, o)
     chat = (lambda history, add_generation_prompt=True: render(tok, history)) if templated else None
-    for leaf in _leaf_tasks(task_dict):
+    for leaf in leaf_tasks(task_dict):
         if "num_fewshot" in o:
             leaf.set_config(key="num_fewshot", value=o["num_fewshot"])
         leaf.set_fewshot_seed(seed=o.get("seed", 1234))
@@ -172,26 +172,6 @@ def _count_instances(instances: Sequence[Any], tok: Any) -> tuple[int, int]:
     return len(instances), tokens
 
 
-@functools.cache
-def _task_manager() -> Any:
-    """lm-eval's task index with our task folder (as `triangulate eval` builds it), once per process."""
-    from lm_eval.tasks import TaskManager
-
-    from lm_eval_tasks import TASKS_DIR
-
-    return TaskManager(include_path=[str(TASKS_DIR)])
-
-
-def _leaf_tasks(task_dict: Any) -> list[Any]:
-    out: list[Any] = []
-    for value in task_dict.values():
-        if isinstance(value, dict):
-            out += _leaf_tasks(value)
-        elif value is not None and hasattr(value, "build_all_requests"):
-            out.append(value)
-    return out
-
-
 def count_play(task: TaskSpec, tok: Any, subtasks: Subtasks | None = None) -> Counts:
     """Requests and prompt tokens of a play cell, its episodes played by the chance player (per play task
     into ``subtasks``)."""
@@ -227,29 +207,6 @@ def count_play(task: TaskSpec, tok: Any, subtasks: Subtasks | None = None) -> Co
     return tally["requests"], tally["tokens"], "episodes played by the chance player (an estimate)"
 
 
-def eval_leaves(tasks: Sequence[str]) -> list[str]:
-    """The leaf tasks of lm-eval tasks, groups and tags, from lm-eval's task index (no data is read)."""
-    index = _task_manager().task_index
-    out: list[str] = []
-    for name in tasks:
-        out += _leaves(name, index, 0)
-    return out
-
-
-def _leaves(name: str, index: Any, depth: int) -> list[str]:
-    entry = index.get(name)
-    if entry is None or depth > 8:
-        return [name]
-    kind, cfg = entry.kind.name, entry.cfg or {}
-    if kind == "TAG":
-        members = [n for n, e in index.items() if name in (e.tags or set()) and n != name]
-    elif kind == "GROUP":
-        members = [t if isinstance(t, str) else t.get("task") for t in cfg.get("task", [])]
-    else:
-        return [name]
-    return [leaf for m in members if isinstance(m, str) for leaf in _leaves(m, index, depth + 1)]
-
-
 def engine_reason(model: ModelSpec, gpus: Sequence[str]) -> str:
     """Which engine a model runs on, and why (the plan's ``engine_reason``)."""
     if model.engine == "vllm":
@@ -278,7 +235,7 @@ def build_plan(
     progress: Callable[[str], None] | None = None,
 ) -> dict[str, Any]:
     """The plan (see the module docstring); counts are shared between models with the same tokenizer."""
-    from triangulation.suite.runner import cell_argv, cell_dir, is_done, redacted_argv
+    from triangulation.suite.cells import cell_argv, cell_dir, is_done, redacted_argv
     from triangulation.suite.serve import planned_endpoint
 
     force_offline()

@@ -30,31 +30,30 @@ import time
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, TextIO
+from typing import TextIO
 
-from plumbing import jsonio, run_folder
-from plumbing.csvio import write_rows
+from plumbing import run_folder
 from plumbing.errors import UserError
 from plumbing.locks import RunLock
 from plumbing.secrets import hide_argv_secrets, scrub
+from triangulation.suite.cells import (
+    CELLS_AT_ONCE,
+    DEFAULT_LAUNCHER,
+    USAGE_ERROR,
+    Outcome,
+    cell_argv,
+    cell_dir,
+    is_done,
+    outcome_row,
+    read_marker,
+    redacted_argv,
+    replica_args,
+    write_marker,
+)
 from triangulation.suite.healing import serve_and_run
+from triangulation.suite.outputs import report_model_names, run_report, write_sizes
 from triangulation.suite.serve import Endpoint, api_endpoint, last_line, needs_completions, start_vllm
-from triangulation.suite.spec import Cell, ModelSpec, Suite, cells, chat_template
-
-MARKER = ".suite_done.json"
-USAGE_ERROR = 2  # `triangulate`'s exit status for a UserError (and argparse's for a usage mistake)
-DEFAULT_LAUNCHER = (sys.executable, "-m", "triangulation")
-#: client cells of one served model running at once (split group cells can be dozens: MMLU has 57)
-CELLS_AT_ONCE = 16
-
-
-@dataclass
-class Outcome:
-    cell: Cell
-    status: str  # done | skipped-done | failed | skipped-model-failed
-    attempts: int = 0
-    seconds: float = 0.0
-    detail: str = ""
+from triangulation.suite.spec import Cell, ModelSpec, Suite, cells
 
 
 @dataclass
@@ -69,118 +68,6 @@ class SuiteResult:
     @property
     def exit_code(self) -> int:
         return 1 if self.failed() or self.report_error else 0
-
-
-def _json_arg(value: Any) -> str:
-    """A mapping as the JSON object lm-eval's MergeDictAction reads (``--gen_kwargs``, ``--metadata``, ...)."""
-    return json.dumps(dict(value), ensure_ascii=False, sort_keys=True)
-
-
-def _model_flags(model: str | None, model_args: Any, flag: str = "--model", args_flag: str = "--model_args") -> list[str]:
-    out: list[str] = []
-    if model:
-        out += [flag, model]
-    if model_args is not None:
-        out += [args_flag, model_args if isinstance(model_args, str) else _json_arg(model_args)]
-    return out
-
-
-def cell_argv(
-    cell: Cell,
-    output_dir: Path,
-    launcher: tuple[str, ...] | list[str] = DEFAULT_LAUNCHER,
-    overwrite: bool = False,
-    endpoint: Endpoint | None = None,
-) -> list[str]:
-    """The command line that runs one cell (``launcher`` is how ``triangulate`` is started); with ``endpoint``
-    (a served model) the cell is a client of that server (:meth:`Endpoint.client`)."""
-    m, t, o = cell.model, cell.task, cell.task.options
-    argv = [*launcher, t.runner, "--tasks", ",".join(t.tasks), "--output_path", str(output_dir)]
-    if endpoint is not None:
-        completions = t.runner == "eval" and (not chat_template(m, o) or needs_completions(t.tasks))
-        argv += _model_flags(*endpoint.client(completions, m.num_concurrent))
-    elif m.model is None and m.model_args is None:
-        # the embedded SmolLM2: each command supplies it (`eval` and `play` pick the same file)
-        pass
-    else:
-        argv += _model_flags(m.model or "hf", m.model_args)
-    if o.get("limit") is not None:
-        argv += ["--limit", str(o["limit"])]
-    if "seed" in o:
-        argv += ["--seed", str(o["seed"])]
-    if o.get("gen_kwargs"):
-        argv += ["--gen_kwargs", _json_arg(o["gen_kwargs"])]
-    batch = o.get("batch_size") or m.batch_size
-    if batch is not None and endpoint is None:  # a client's concurrency is num_concurrent
-        argv += ["--batch_size", str(batch)]
-    if m.device and endpoint is None:
-        argv += ["--device", m.device]
-    if t.runner == "eval":
-        if "num_fewshot" in o:
-            argv += ["--num_fewshot", str(o["num_fewshot"])]
-        if chat_template(m, o):
-            argv += ["--apply_chat_template"]
-            if o.get("fewshot_as_multiturn"):
-                argv += ["--fewshot_as_multiturn"]
-        if o.get("metadata"):
-            argv += ["--metadata", _json_arg(o["metadata"])]
-        if o.get("log_samples"):
-            argv += ["--log_samples"]
-        argv += ["--use_cache", str(request_cache(output_dir, cell))]
-    else:
-        if endpoint is not None:
-            argv += ["--max_live", str(m.num_concurrent)]  # lockstep: every live episode's turn in flight
-        if o.get("task_args"):
-            argv += ["--task_args", _json_arg(o["task_args"])]
-        if o.get("judge_gen_kwargs"):
-            argv += ["--judge_gen_kwargs", _json_arg(o["judge_gen_kwargs"])]
-        if m.judge:
-            argv += _model_flags(m.judge.get("model"), m.judge.get("model_args"), "--judge_model", "--judge_model_args")
-        if m.player_b:
-            argv += _model_flags(m.player_b.get("model"), m.player_b.get("model_args"), "--model_b", "--model_args_b")
-        if overwrite:
-            argv += ["--overwrite"]
-    return argv
-
-
-def request_cache(output_dir: Path, cell: Cell) -> Path:
-    """lm-eval's request cache of an eval cell (``--use_cache``; lm-eval adds ``_rank<N>.db``): each answered
-    request is stored as it comes, so a killed, timed-out or requeued cell resumes at the request. Keyed by the
-    cell's fingerprint: a changed model or entry never reads another configuration's answers."""
-    return output_dir / ".request_cache" / cell.fingerprint()
-
-
-def cell_dir(root: Path, cell: Cell) -> Path:
-    return root / "runs" / cell.model.name / cell.task.name
-
-
-def read_marker(root: Path, cell: Cell) -> dict[str, Any] | None:
-    path = cell_dir(root, cell) / MARKER
-    try:
-        data = json.loads(path.read_text(encoding="utf-8"))
-    except (OSError, ValueError):
-        return None
-    return data if isinstance(data, dict) else None
-
-
-def is_done(root: Path, cell: Cell) -> bool:
-    """Finished with this very configuration, and its results files are still there."""
-    marker = read_marker(root, cell)
-    if not marker or marker.get("fingerprint") != cell.fingerprint():
-        return False
-    return all((cell_dir(root, cell) / f).is_file() for f in marker.get("results", [])) and bool(marker.get("results"))
-
-
-def _write_marker(root: Path, cell: Cell, results: list[str], seconds: float, attempts: int) -> None:
-    payload = {
-        "cell": cell.label,
-        "fingerprint": cell.fingerprint(),
-        "results": results,
-        "seconds": round(seconds, 1),
-        "attempts": attempts,
-        "finished": time.strftime("%Y-%m-%dT%H:%M:%S"),
-    }
-    jsonio.write_json(cell_dir(root, cell) / MARKER, payload, indent=1)
 
 
 class Sweep:
@@ -318,7 +205,7 @@ class Sweep:
             code = self._run_process(argv, log, attempt, env, limit)
             results = run_folder.results_since(folder, t0)
             if code == 0 and results:
-                _write_marker(root, cell, results, time.time() - started, attempt)
+                write_marker(root, cell, results, time.time() - started, attempt)
                 return Outcome(cell, "done", attempt, time.time() - started)
             if code is None:
                 detail = f"timed out after {limit:g} s"
@@ -400,20 +287,6 @@ class Sweep:
         (self.bar.write if self.bar is not None else print)(line)
 
 
-def replica_args(model: ModelSpec, replicas: int) -> list[str]:
-    """``vllm serve`` flags for data-parallel replicas (the pool's choice), with the tensor-parallel size
-    said too (a parallel flag in serve_args turns off the default one)."""
-    if replicas <= 1:
-        return []
-    tp = ["--tensor-parallel-size", str(model.gpu_count)] if model.gpu_count > 1 else []
-    return [*tp, "--data-parallel-size", str(replicas)]
-
-
-def redacted_argv(argv: list[str]) -> list[str]:
-    """``argv`` with credentials replaced (:func:`plumbing.secrets.scrub`), for log headers and ``--dry_run``."""
-    return [scrub(a) for a in argv]
-
-
 def scrub_output(proc: subprocess.Popen, log: TextIO) -> threading.Thread:
     """A thread writing ``proc``'s stdout (stderr merged) to ``log`` line by line through the secret scrubber."""
 
@@ -448,7 +321,7 @@ def run_suite(
     attempts = 1 + (suite.retries if retries is None else retries)
     result = SuiteResult()
     plan = cells(suite)
-    names = _report_model_names(suite.models)  # models whose paths only end alike get unique names
+    names = report_model_names(suite.models)  # models whose paths only end alike get unique names
     for dup in sorted({n for n in names if names.count(n) > 1}):
         print(
             f"suite: warning: several models are named {dup!r} in results (the same model_args name); the report keeps the latest run of each task",
@@ -543,111 +416,11 @@ def _terminate_on_sigterm():
     return signal.signal(signal.SIGTERM, handler)
 
 
-def outcome_row(o: Outcome, executor: str = "local", job_id: str | None = None) -> dict[str, Any]:
-    """A cell's row in ``suite_status.json``."""
-    return {
-        "cell": o.cell.label,
-        "model": o.cell.model.name,
-        "task": o.cell.task.name,
-        "status": o.status,
-        "attempts": o.attempts,
-        "seconds": round(o.seconds, 1),
-        "detail": o.detail,
-        "executor": executor,
-        "job_id": job_id,
-    }
-
-
 def write_status(root: Path, suite: Suite, result: SuiteResult) -> Path:
     path = root / "suite_status.json"
     rows = [outcome_row(o) for o in result.outcomes]
     path.write_text(json.dumps({"suite": str(suite.path), "executor": "local", "cells": rows}, indent=1), encoding="utf-8")
     return path
-
-
-def write_sizes(root: Path, suite: Suite) -> Path:
-    """``model,size_b,source`` for the report's Figure 1: the suite's ``size:``/``sizes:``, else the model's files."""
-    from triangulation.runs.model_size import model_size_b
-
-    rows: dict[str, tuple[float, str]] = {}
-    for m, name in zip(suite.models, _report_model_names(suite.models)):
-        if m.size is not None:
-            rows[name] = (m.size, "suite")
-            continue
-        size = model_size_b(_effective_model_args(m))
-        if size is not None:
-            rows[name] = (size, "model files")
-    for name, size in suite.sizes.items():
-        rows[name] = (size, "suite")
-    return write_rows(
-        root / "model_sizes.csv", ["model", "size_b", "source"], [[n, f"{s:.6g}", src] for n, (s, src) in sorted(rows.items())]
-    )
-
-
-def _effective_model_args(m: ModelSpec) -> Any:
-    if m.model is None and m.model_args is None:
-        from models.default_model import default_model_args
-
-        return default_model_args(device=None)
-    return m.model_args
-
-
-def _report_model_name(m: ModelSpec) -> str:
-    """The name the report gives this model's results (:func:`models.naming.model_id`)."""
-    from models.naming import model_id
-
-    try:
-        return model_id({"model_args": _effective_model_args(m), "model": m.model or "hf"})
-    except UserError:
-        return m.name
-
-
-def _report_model_names(models: list[ModelSpec]) -> list[str]:
-    """The names the report gives these models' results, unique as the report makes them
-    (:func:`models.naming.unique_model_ids`)."""
-    from models.naming import unique_model_ids
-
-    try:
-        return unique_model_ids([{"model_args": _effective_model_args(m), "model": m.model or "hf"} for m in models])[0]
-    except UserError:
-        return [_report_model_name(m) for m in models]
-
-
-def run_report(root: Path, suite: Suite) -> Path | None:
-    """The report (:func:`triangulation.report.make_report`) over ``root/runs`` and the suite's external tables, into ``root/report``."""
-    from triangulation.report import make_report
-
-    runs = root / "runs"
-    has_results = run_folder.has_results(runs)
-    externals = [_resolve(suite, e) for e in suite.report.get("external", [])]
-    if not has_results and not externals:
-        print("suite: no results to report on", file=sys.stderr)
-        return None
-    return make_report(
-        [runs] if has_results else [],
-        root / "report",
-        externals=externals,
-        abilities=_resolve_path(suite, suite.report.get("abilities")),
-        pairs=list(suite.report.get("pairs", [])),
-        scatter=list(suite.report.get("scatter", [])),
-        sizes=root / "model_sizes.csv",
-        subtasks=bool(suite.report.get("subtasks", False)),
-        title=str(suite.report.get("title") or f"suite {suite.name}"),
-    )
-
-
-def _resolve_path(suite: Suite, value: str | None) -> Path | None:
-    if not value:
-        return None
-    path = Path(os.path.expandvars(os.path.expanduser(value)))
-    return path if path.is_absolute() else suite.path.parent / path
-
-
-def _resolve(suite: Suite, spec: str) -> str:
-    """``[LABEL=]FILE`` with ``$VARS`` expanded and FILE relative to the suite file."""
-    label, sep, file = spec.rpartition("=") if "=" in spec else ("", "", spec)
-    path = _resolve_path(suite, file)
-    return f"{label}={path}" if sep else str(path)
 
 
 def summary(result: SuiteResult) -> str:

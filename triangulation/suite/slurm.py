@@ -37,7 +37,9 @@ import submitit
 
 from plumbing import jsonio
 from plumbing.errors import UserError
-from triangulation.suite.runner import Outcome, Sweep, is_done, outcome_row, run_report, write_sizes
+from triangulation.suite.cells import Outcome, is_done, outcome_row
+from triangulation.suite.outputs import run_report, write_sizes
+from triangulation.suite.runner import Sweep
 from triangulation.suite.spec import Cell, ModelSpec, Suite, load_suite, time_minutes
 
 JOBS_FILE = "slurm_jobs.json"

@@ -43,7 +43,7 @@ def leaf_tasks(task: TaskSpec) -> list[str]:
         from multiturn import registry
 
         return registry.expand(list(task.tasks))
-    from triangulation.suite.plan import eval_leaves
+    from triangulation.suite.task_index import eval_leaves
 
     return eval_leaves(task.tasks)
 
@@ -105,9 +105,9 @@ def _metrics(entry: dict[str, Any]) -> dict[str, Any]:
 
 
 def _eval_groups(out: dict[str, Any], task: TaskSpec) -> None:
-    from triangulation.suite.plan import _task_manager
+    from triangulation.suite.task_index import task_manager
 
-    index = _task_manager().task_index
+    index = task_manager().task_index
     for name in task.tasks:
         _eval_group(out, name, index, 0)
     if not out["groups"]:
@@ -157,7 +157,7 @@ def _aggregate(out: dict[str, Any], row: dict[str, Any], members: list[str], siz
 def expand(root: Path, todo: Sequence[Cell]) -> tuple[list[Cell], dict[str, list[Cell]]]:
     """The cells to run for ``todo``: each split group cell replaced by its unfinished subtask cells; and
     per split group cell (by label) all its subtask cells."""
-    from triangulation.suite.runner import is_done
+    from triangulation.suite.cells import is_done
 
     work: list[Cell] = []
     groups: dict[str, list[Cell]] = {}
@@ -174,7 +174,7 @@ def expand(root: Path, todo: Sequence[Cell]) -> tuple[list[Cell], dict[str, list
 def merge_outcomes(root: Path, todo: Sequence[Cell], groups: dict[str, list[Cell]], outcomes: Sequence[Any]) -> list[Any]:
     """One outcome per cell of ``todo``: a split group cell is done (merged, its marker written) when every
     subtask cell is, else failed naming the subtasks left."""
-    from triangulation.suite.runner import Outcome, _write_marker, cell_dir, is_done
+    from triangulation.suite.cells import Outcome, cell_dir, is_done, write_marker
 
     by_label = {o.cell.label: o for o in outcomes}
     out = []
@@ -192,6 +192,6 @@ def merge_outcomes(root: Path, todo: Sequence[Cell], groups: dict[str, list[Cell
             out.append(Outcome(cell, "failed", attempts, seconds, f"subtasks not finished: {', '.join(left)} ({details})"))
             continue
         results = merge(cell_dir(root, cell), cell, subs, lambda s: cell_dir(root, s))
-        _write_marker(root, cell, results, seconds, attempts)
+        write_marker(root, cell, results, seconds, attempts)
         out.append(Outcome(cell, "done", attempts, seconds, f"merged from {len(subs)} subtask cells"))
     return out

@@ -1,0 +1,181 @@
+"""One suite cell on disk and on the command line: its folder, its done-marker, its outcome, the command it runs.
+
+Everything the runner, the split group cells, the plan, the estimate and SLURM share about a cell, so none of
+them imports the runner (:mod:`triangulation.suite.runner` runs the cells).
+"""
+
+from __future__ import annotations
+
+import json
+import sys
+import time
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from plumbing import jsonio
+from plumbing.secrets import scrub
+from triangulation.suite.serve import Endpoint, needs_completions
+from triangulation.suite.spec import Cell, ModelSpec, chat_template
+
+MARKER = ".suite_done.json"
+
+
+USAGE_ERROR = 2  # `triangulate`'s exit status for a UserError (and argparse's for a usage mistake)
+
+
+DEFAULT_LAUNCHER = (sys.executable, "-m", "triangulation")
+
+
+#: client cells of one served model running at once (split group cells can be dozens: MMLU has 57)
+CELLS_AT_ONCE = 16
+
+
+@dataclass
+class Outcome:
+    cell: Cell
+    status: str  # done | skipped-done | failed | skipped-model-failed
+    attempts: int = 0
+    seconds: float = 0.0
+    detail: str = ""
+
+
+def _json_arg(value: Any) -> str:
+    """A mapping as the JSON object lm-eval's MergeDictAction reads (``--gen_kwargs``, ``--metadata``, ...)."""
+    return json.dumps(dict(value), ensure_ascii=False, sort_keys=True)
+
+
+def _model_flags(model: str | None, model_args: Any, flag: str = "--model", args_flag: str = "--model_args") -> list[str]:
+    out: list[str] = []
+    if model:
+        out += [flag, model]
+    if model_args is not None:
+        out += [args_flag, model_args if isinstance(model_args, str) else _json_arg(model_args)]
+    return out
+
+
+def cell_argv(
+    cell: Cell,
+    output_dir: Path,
+    launcher: tuple[str, ...] | list[str] = DEFAULT_LAUNCHER,
+    overwrite: bool = False,
+    endpoint: Endpoint | None = None,
+) -> list[str]:
+    """The command line that runs one cell (``launcher`` is how ``triangulate`` is started); with ``endpoint``
+    (a served model) the cell is a client of that server (:meth:`Endpoint.client`)."""
+    m, t, o = cell.model, cell.task, cell.task.options
+    argv = [*launcher, t.runner, "--tasks", ",".join(t.tasks), "--output_path", str(output_dir)]
+    if endpoint is not None:
+        completions = t.runner == "eval" and (not chat_template(m, o) or needs_completions(t.tasks))
+        argv += _model_flags(*endpoint.client(completions, m.num_concurrent))
+    elif m.model is None and m.model_args is None:
+        # the embedded SmolLM2: each command supplies it (`eval` and `play` pick the same file)
+        pass
+    else:
+        argv += _model_flags(m.model or "hf", m.model_args)
+    if o.get("limit") is not None:
+        argv += ["--limit", str(o["limit"])]
+    if "seed" in o:
+        argv += ["--seed", str(o["seed"])]
+    if o.get("gen_kwargs"):
+        argv += ["--gen_kwargs", _json_arg(o["gen_kwargs"])]
+    batch = o.get("batch_size") or m.batch_size
+    if batch is not None and endpoint is None:  # a client's concurrency is num_concurrent
+        argv += ["--batch_size", str(batch)]
+    if m.device and endpoint is None:
+        argv += ["--device", m.device]
+    if t.runner == "eval":
+        if "num_fewshot" in o:
+            argv += ["--num_fewshot", str(o["num_fewshot"])]
+        if chat_template(m, o):
+            argv += ["--apply_chat_template"]
+            if o.get("fewshot_as_multiturn"):
+                argv += ["--fewshot_as_multiturn"]
+        if o.get("metadata"):
+            argv += ["--metadata", _json_arg(o["metadata"])]
+        if o.get("log_samples"):
+            argv += ["--log_samples"]
+        argv += ["--use_cache", str(request_cache(output_dir, cell))]
+    else:
+        if endpoint is not None:
+            argv += ["--max_live", str(m.num_concurrent)]  # lockstep: every live episode's turn in flight
+        if o.get("task_args"):
+            argv += ["--task_args", _json_arg(o["task_args"])]
+        if o.get("judge_gen_kwargs"):
+            argv += ["--judge_gen_kwargs", _json_arg(o["judge_gen_kwargs"])]
+        if m.judge:
+            argv += _model_flags(m.judge.get("model"), m.judge.get("model_args"), "--judge_model", "--judge_model_args")
+        if m.player_b:
+            argv += _model_flags(m.player_b.get("model"), m.player_b.get("model_args"), "--model_b", "--model_args_b")
+        if overwrite:
+            argv += ["--overwrite"]
+    return argv
+
+
+def request_cache(output_dir: Path, cell: Cell) -> Path:
+    """lm-eval's request cache of an eval cell (``--use_cache``; lm-eval adds ``_rank<N>.db``): each answered
+    request is stored as it comes, so a killed, timed-out or requeued cell resumes at the request. Keyed by the
+    cell's fingerprint: a changed model or entry never reads another configuration's answers."""
+    return output_dir / ".request_cache" / cell.fingerprint()
+
+
+def cell_dir(root: Path, cell: Cell) -> Path:
+    return root / "runs" / cell.model.name / cell.task.name
+
+
+def read_marker(root: Path, cell: Cell) -> dict[str, Any] | None:
+    path = cell_dir(root, cell) / MARKER
+    try:
+        data = json.loads(path.read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        return None
+    return data if isinstance(data, dict) else None
+
+
+def is_done(root: Path, cell: Cell) -> bool:
+    """Finished with this very configuration, and its results files are still there."""
+    marker = read_marker(root, cell)
+    if not marker or marker.get("fingerprint") != cell.fingerprint():
+        return False
+    return all((cell_dir(root, cell) / f).is_file() for f in marker.get("results", [])) and bool(marker.get("results"))
+
+
+def write_marker(root: Path, cell: Cell, results: list[str], seconds: float, attempts: int) -> None:
+    payload = {
+        "cell": cell.label,
+        "fingerprint": cell.fingerprint(),
+        "results": results,
+        "seconds": round(seconds, 1),
+        "attempts": attempts,
+        "finished": time.strftime("%Y-%m-%dT%H:%M:%S"),
+    }
+    jsonio.write_json(cell_dir(root, cell) / MARKER, payload, indent=1)
+
+
+def replica_args(model: ModelSpec, replicas: int) -> list[str]:
+    """``vllm serve`` flags for data-parallel replicas (the pool's choice), with the tensor-parallel size
+    said too (a parallel flag in serve_args turns off the default one)."""
+    if replicas <= 1:
+        return []
+    tp = ["--tensor-parallel-size", str(model.gpu_count)] if model.gpu_count > 1 else []
+    return [*tp, "--data-parallel-size", str(replicas)]
+
+
+def redacted_argv(argv: list[str]) -> list[str]:
+    """``argv`` with credentials replaced (:func:`plumbing.secrets.scrub`), for log headers and ``--dry_run``."""
+    return [scrub(a) for a in argv]
+
+
+def outcome_row(o: Outcome, executor: str = "local", job_id: str | None = None) -> dict[str, Any]:
+    """A cell's row in ``suite_status.json``."""
+    return {
+        "cell": o.cell.label,
+        "model": o.cell.model.name,
+        "task": o.cell.task.name,
+        "status": o.status,
+        "attempts": o.attempts,
+        "seconds": round(o.seconds, 1),
+        "detail": o.detail,
+        "executor": executor,
+        "job_id": job_id,
+    }
