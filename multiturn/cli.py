@@ -26,12 +26,32 @@ from plumbing.checks import MAX_SEED, number_arg
 from plumbing.errors import UserError
 
 log = logging.getLogger(__name__)
+#: the argparse types of the numeric flags (plumbing.checks: one line at parse time for nan, inf, 0, 1e400, ...)
+POSITIVE = number_arg(above=0)
+SEED = number_arg(integer=True, minimum=0, maximum=MAX_SEED)
 
 
 def _add_run_folder_flags(parser: argparse.ArgumentParser) -> None:
     """``--overwrite`` (start over) and ``--wait_lock`` (wait for another process writing the same tasks)."""
     parser.add_argument("--overwrite", action="store_true", help="discard earlier episodes of these tasks instead of resuming")
     parser.add_argument("--wait_lock", action="store_true", help="wait for another process writing these tasks in --output_path")
+
+
+def _add_backend_call_flags(parser: argparse.ArgumentParser) -> None:
+    """How each backend call is made: retries, a timeout, the cap on a reply's length."""
+    parser.add_argument("--retries", type=int, default=4, help="attempts per backend call before an episode is recorded failed")
+    parser.add_argument(
+        "--request_timeout",
+        type=POSITIVE,
+        default=None,
+        help="seconds one backend call may take before it counts as failed and is retried (default: no limit)",
+    )
+    parser.add_argument(
+        "--max_reply_chars",
+        type=number_arg(integer=True, minimum=1),
+        default=DEFAULT_MAX_REPLY_CHARS,
+        help=f"cut a longer reply to this many characters before it is scored or stored; the cut is recorded (default {DEFAULT_MAX_REPLY_CHARS:,})",
+    )
 
 
 def add_parser(subparsers) -> argparse.ArgumentParser:
@@ -47,16 +67,9 @@ def add_parser(subparsers) -> argparse.ArgumentParser:
     parser.add_argument("--model_args", "-a", default=None, nargs="+", action=MergeDictAction, help="'key=val,key2=val2' as in lm_eval")
     parser.add_argument("--tasks", "-t", default=None, help="comma-separated tasks or groups; 'list' prints them")
     parser.add_argument("--output_path", "-o", default=None, help=f"results folder ({run_folder.LAYOUT})")
-    parser.add_argument(
-        "--limit", "-L", type=number_arg(above=0), default=None, help="first N episodes per task (a value < 1 is a fraction)"
-    )
+    parser.add_argument("--limit", "-L", type=POSITIVE, default=None, help="first N episodes per task (a value < 1 is a fraction)")
     parser.add_argument("--batch_size", "-b", default="1", help="backend batch size (int or 'auto'), as in lm_eval")
-    parser.add_argument(
-        "--seed",
-        type=number_arg(integer=True, minimum=0, maximum=MAX_SEED),
-        default=1234,
-        help="stimuli, episode order and sampling seed (default 1234)",
-    )
+    parser.add_argument("--seed", type=SEED, default=1234, help="stimuli, episode order and sampling seed (default 1234)")
     parser.add_argument(
         "--gen_kwargs",
         default=None,
@@ -85,19 +98,7 @@ def add_parser(subparsers) -> argparse.ArgumentParser:
     parser.add_argument("--judge_model", default=None, help="lm-eval model for judge roles (default: the evaluated model)")
     parser.add_argument("--judge_model_args", default=None, nargs="+", action=MergeDictAction, help="model_args for --judge_model")
     parser.add_argument("--max_live", type=int, default=None, help="episodes in flight at once (default 32; 0 = all)")
-    parser.add_argument("--retries", type=int, default=4, help="attempts per backend call before an episode is recorded failed")
-    parser.add_argument(
-        "--request_timeout",
-        type=number_arg(above=0),
-        default=None,
-        help="seconds one backend call may take before it counts as failed and is retried (default: no limit)",
-    )
-    parser.add_argument(
-        "--max_reply_chars",
-        type=number_arg(integer=True, minimum=1),
-        default=DEFAULT_MAX_REPLY_CHARS,
-        help=f"cut a longer reply to this many characters before it is scored or stored; the cut is recorded (default {DEFAULT_MAX_REPLY_CHARS:,})",
-    )
+    _add_backend_call_flags(parser)
     parser.add_argument(
         "--no_prefix_cache",
         action="store_true",
