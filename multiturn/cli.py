@@ -27,6 +27,9 @@ from plumbing.errors import UserError
 from plumbing.secrets import redact_secret_keys
 
 log = logging.getLogger(__name__)
+#: the argparse types of the numeric flags (plumbing.checks: one line at parse time for nan, inf, 0, 1e400, ...)
+POSITIVE = number_arg(above=0)
+SEED = number_arg(integer=True, minimum=0, maximum=MAX_SEED)
 
 
 def _add_run_folder_flags(parser: argparse.ArgumentParser) -> None:
@@ -39,6 +42,23 @@ BATCH_HELP = (
     "backend batch size (int or 'auto'), as in lm_eval; default: 1 on a CPU (prefix reuse pays there), the live "
     "episodes (--max_live) for an hf model on a GPU (lockstep batching, benchmarks/README.md's GPU table)"
 )
+
+
+def _add_backend_call_flags(parser: argparse.ArgumentParser) -> None:
+    """How each backend call is made: retries, a timeout, the cap on a reply's length."""
+    parser.add_argument("--retries", type=int, default=4, help="attempts per backend call before an episode is recorded failed")
+    parser.add_argument(
+        "--request_timeout",
+        type=POSITIVE,
+        default=None,
+        help="seconds one backend call may take before it counts as failed and is retried (default: no limit)",
+    )
+    parser.add_argument(
+        "--max_reply_chars",
+        type=number_arg(integer=True, minimum=1),
+        default=DEFAULT_MAX_REPLY_CHARS,
+        help=f"cut a longer reply to this many characters before it is scored or stored; the cut is recorded (default {DEFAULT_MAX_REPLY_CHARS:,})",
+    )
 
 
 def add_parser(subparsers) -> argparse.ArgumentParser:
@@ -54,16 +74,9 @@ def add_parser(subparsers) -> argparse.ArgumentParser:
     parser.add_argument("--model_args", "-a", default=None, nargs="+", action=MergeDictAction, help="'key=val,key2=val2' as in lm_eval")
     parser.add_argument("--tasks", "-t", default=None, help="comma-separated tasks or groups; 'list' prints them")
     parser.add_argument("--output_path", "-o", default=None, help=f"results folder ({run_folder.LAYOUT})")
-    parser.add_argument(
-        "--limit", "-L", type=number_arg(above=0), default=None, help="first N episodes per task (a value < 1 is a fraction)"
-    )
+    parser.add_argument("--limit", "-L", type=POSITIVE, default=None, help="first N episodes per task (a value < 1 is a fraction)")
     parser.add_argument("--batch_size", "-b", default=None, help=BATCH_HELP)
-    parser.add_argument(
-        "--seed",
-        type=number_arg(integer=True, minimum=0, maximum=MAX_SEED),
-        default=1234,
-        help="stimuli, episode order and sampling seed (default 1234)",
-    )
+    parser.add_argument("--seed", type=SEED, default=1234, help="stimuli, episode order and sampling seed (default 1234)")
     parser.add_argument(
         "--gen_kwargs",
         default=None,
@@ -100,19 +113,7 @@ def _add_backend_flags(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--judge_model", default=None, help="lm-eval model for judge roles (default: the evaluated model)")
     parser.add_argument("--judge_model_args", default=None, nargs="+", action=MergeDictAction, help="model_args for --judge_model")
     parser.add_argument("--max_live", type=int, default=None, help="episodes in flight at once (default 32; 0 = all)")
-    parser.add_argument("--retries", type=int, default=4, help="attempts per backend call before an episode is recorded failed")
-    parser.add_argument(
-        "--request_timeout",
-        type=number_arg(above=0),
-        default=None,
-        help="seconds one backend call may take before it counts as failed and is retried (default: no limit)",
-    )
-    parser.add_argument(
-        "--max_reply_chars",
-        type=number_arg(integer=True, minimum=1),
-        default=DEFAULT_MAX_REPLY_CHARS,
-        help=f"cut a longer reply to this many characters before it is scored or stored; the cut is recorded (default {DEFAULT_MAX_REPLY_CHARS:,})",
-    )
+    _add_backend_call_flags(parser)
     parser.add_argument(
         "--no_prefix_cache",
         action="store_true",

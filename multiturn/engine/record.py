@@ -172,21 +172,21 @@ CORE_TYPES: dict[str, tuple[type, ...]] = {
     "instance": (Mapping,),
     "transcript": (list,),
     "scores": (Mapping,),
-    "calls": (list,),
 }
 
 
 def damage(record: Mapping[str, Any]) -> str | None:
-    """Why ``record`` is no episode record (a missing ``id``, a core key of the wrong type, a call that is no
-    object), or None. ``scores`` values are not checked here: a non-numeric one is played again on resume."""
+    """Why ``record`` is no episode record (a missing ``id``, a core key of the wrong type, a call in the list of
+    calls that is no object), or None. ``scores`` values are not checked here: a non-numeric one is played again on resume."""
     if "id" not in record:
         return "has no 'id'"
     for key, types in CORE_TYPES.items():
         value = record.get(key)
         if key in record and (not isinstance(value, types) or (key == "id" and isinstance(value, bool))):
             return f"{key!r} is {_json_type(value)}, not {' or '.join(_json_type(t) for t in types)}"
-    if not all(isinstance(c, Mapping) for c in record.get("calls") or []):
-        return "a call is not an object"
+    calls = record.get("calls")
+    if isinstance(calls, list) and not all(isinstance(c, Mapping) for c in calls):
+        return "a call is not an object"  # (``calls`` that is no list at all: score keeps the stored scores, as before)
     return None
 
 

@@ -101,9 +101,10 @@ def run_passthrough(argv: list[str]) -> int:
         sys.argv = saved
     limit = getattr(args, "limit", None)
     if limit is not None:
-        from plumbing.checks import check_number
+        from plumbing.checks import number_problem
 
-        check_number(float(limit), "--limit (a count, or a fraction below 1)", above=0)
+        if number_problem(float(limit), above=0) is not None:  # nan, inf (1e400) and <= 0 alike
+            raise UserError(f"--limit must be positive and finite (a count, or a fraction below 1), got {limit:g}")
     if hasattr(args, "include_path"):
         args.include_path = include_paths(getattr(args, "include_path", None))
     check_before_lm_eval(args)
