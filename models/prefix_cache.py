@@ -17,7 +17,7 @@ same tokens as plain ``hf`` (``tests/multiturn/test_perf_prefix_cache.py`` check
 Batching: reuse applies to batch size 1 (``--batch_size 1``, the runner's default). Padded batches
 fall back to plain HFLM generation: on a 2-core CPU batching does not pay (prefill is compute-bound,
 DESIGN.md "Performance facts"); on a GPU use vLLM, whose automatic prefix caching gives both levers
-(:func:`runner_model_args` turns it on).
+(:func:`models.args.runner_model_args` turns it on).
 
 Selected by ``triangulate play --model hf`` (and when no model is given); opt out with
 ``--no_prefix_cache``. Also registered in lm-eval's model registry
@@ -39,29 +39,15 @@ import torch
 from lm_eval.api.registry import register_model
 from lm_eval.models.huggingface import HFLM
 
+from models.args import prefix_cache_enabled
 from models.lookup_decoding import DEFAULT_DRAFT_TOKENS, greedy_lookup_generate
 
 log = logging.getLogger(__name__)
 
 #: lm-eval registry names of HFLM that the runner upgrades to :class:`PrefixCacheHFLM`
 HF_MODEL_NAMES: tuple[str, ...] = ("hf", "hf-auto", "huggingface")
-#: lm-eval registry names of vLLM whose model_args get ``enable_prefix_caching=True``
-VLLM_MODEL_NAMES: tuple[str, ...] = ("vllm",)
 DEFAULT_ENTRIES = 64
 DEFAULT_MB = 2048.0
-
-
-def prefix_cache_enabled(flag: bool | None = None) -> bool:
-    """The runner's switch: on unless ``--no_prefix_cache`` passed ``False``."""
-    return True if flag is None else bool(flag)
-
-
-def runner_model_args(model: str, model_args: Mapping[str, Any], enabled: bool | None = None) -> dict[str, Any]:
-    """model_args as the runner passes them: for vLLM, ``enable_prefix_caching=True`` unless the user set it."""
-    out = dict(model_args)
-    if model in VLLM_MODEL_NAMES and prefix_cache_enabled(enabled):
-        out.setdefault("enable_prefix_caching", True)
-    return out
 
 
 def runner_lm_class(model: str, enabled: bool | None = None, overrides: Mapping[str, Any] | None = None):

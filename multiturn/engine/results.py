@@ -11,7 +11,6 @@ file (:func:`append_gathered`).
 
 from __future__ import annotations
 
-import json
 import logging
 import math
 from collections.abc import Iterable, Mapping, Sequence
@@ -22,6 +21,7 @@ from typing import Any
 from lm_eval.utils import handle_non_serializable
 
 from multiturn.engine.record import dumps, read_episodes
+from multiturn.engine.settings import same_settings, scoring_version, settings_diff
 from multiturn.game import TaskSpec
 from plumbing import atomic, jsonio
 from plumbing.errors import UserError
@@ -72,43 +72,10 @@ def compact_for_resume(model_dir: Path, task: str, *, overwrite: bool = False) -
             path.unlink(missing_ok=True)
 
 
-#: the run settings that change a task's episodes: resuming under other values is refused
-MODEL_SETTING_KEYS = ("model", "model_args", "model_b", "model_args_b", "judge_model", "judge_model_args")
-#: model_args that say how a model is reached, not what it answers: a served model comes back on another
-#: port after a restart (the suite's serve-once sweep), with other concurrency or timeouts, and still plays
-#: the same episodes, so a resume may change them
-TRANSPORT_ARGS = frozenset(
-    {"base_url", "num_concurrent", "max_retries", "timeout", "api_key", "verify_certificate", "batch_size", "device"}
-)
-
-
-def model_settings(config: Mapping[str, Any]) -> dict[str, Any]:
-    """The :data:`MODEL_SETTING_KEYS` of a run's ``config``, each ``*model_args`` without :data:`TRANSPORT_ARGS`."""
-    from models.args import model_args_string, parse_model_args
-
-    out: dict[str, Any] = {}
-    for key in MODEL_SETTING_KEYS:
-        if key in config:
-            value = config[key]
-            if key.endswith("model_args") and value:
-                value = model_args_string({k: v for k, v in parse_model_args(value).items() if k not in TRANSPORT_ARGS})
-            out[key] = value
-    return out
-
-
-def _settings_diff(old: Mapping[str, Any], new: Mapping[str, Any]) -> str:
-    keys = [k for k in dict.fromkeys([*old, *new]) if _canonical(old.get(k)) != _canonical(new.get(k))]
-    return "; ".join(f"{k}: {_canonical(old.get(k))} -> {_canonical(new.get(k))}" for k in keys)
-
-
-def _canonical(value: Any) -> str:
-    return json.dumps(value, sort_keys=True, ensure_ascii=False, default=str)
-
-
 def check_resume_settings(model_dir: Path, task: str, settings: Mapping[str, Any], *, overwrite: bool = False) -> None:
     """Before a run (rank 0, under the task's lock): stored episodes are resumed only when they were played with
-    the same ``settings`` (model and its args, task options, seed, gen_kwargs, the task's scoring
-    version); otherwise a one-line ``UserError`` names what changed and offers ``--overwrite`` or a new folder.
+    the same ``settings`` (:func:`multiturn.engine.settings.episode_settings`: model and its args, task options,
+    seed, gen_kwargs, the task's scoring version; compared by :func:`multiturn.engine.settings.same_settings`); otherwise a one-line ``UserError`` names what changed and offers ``--overwrite`` or a new folder.
     Records the settings for the next run (files from before this check carry none and are adopted)."""
     path = settings_path(model_dir, task)
     main = episodes_path(model_dir, task)
@@ -117,9 +84,9 @@ def check_resume_settings(model_dir: Path, task: str, settings: Mapping[str, Any
         from plumbing.jsonio import read_json
 
         old = read_json(path, "run settings")
-        if isinstance(old, dict) and _canonical(old) != _canonical(settings):
+        if isinstance(old, dict) and not same_settings(old, settings):
             raise UserError(
-                f"{main} holds episodes played with other settings ({_settings_diff(old, settings)}); "
+                f"{main} holds episodes played with other settings ({settings_diff(old, settings)}); "
                 "resume with the same settings, pass --overwrite to start this task over, or choose a new --output_path"
             )
     if overwrite or not path.is_file() or not has_episodes:
@@ -180,7 +147,7 @@ def summarize(task: TaskSpec, records: Sequence[Mapping[str, Any]], n_original: 
         "stderr": stderr,
         "higher_is_better": task.higher_is_better(),
         "config": task.config(),
-        "version": getattr(task, "version", 1.0),
+        "version": scoring_version(task),
         "n_samples": {"original": n_original, "effective": len(ok)},
         "n_failed": len(records) - len(ok),
         "records": list(records),
