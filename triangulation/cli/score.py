@@ -50,8 +50,7 @@ def run(args: argparse.Namespace) -> int:
 
 def rescore_folder(args: argparse.Namespace, model_dir: Path, tasks: list[str] | None, judge) -> int:
     """Re-score one model folder's play and lm-eval tasks, write the new results; returns the metric values changed."""
-    from multiturn.engine.rescore import changed_metrics, judge_agreement, rescore_run
-    from multiturn.engine.results import write_results
+    from multiturn.api import changed_metrics, get_task, judge_agreement, rescore_run, write_results
     from triangulation.runs.rescore_samples import rescore_lm_eval_run
 
     changes = 0
@@ -69,9 +68,7 @@ def rescore_folder(args: argparse.Namespace, model_dir: Path, tasks: list[str] |
                     else ""
                 )
                 if judge is not None and report.judged:
-                    from multiturn import registry
-
-                    agreement = judge_agreement(report.judged, registry.get_task(report.task).judge_label)
+                    agreement = judge_agreement(report.judged, get_task(report.task).judge_label)
                     print(
                         f"  {report.task}: judges agree on {agreement['agreement']:.3f} of {agreement['n_parsed']} verdicts (Cohen's kappa {agreement['cohen_kappa']:.3f}; stored judge vs {args.judge_model or 'the new judge'})"
                     )
@@ -103,7 +100,7 @@ def _judge(args: argparse.Namespace):
     """``judge(task, request) -> reply`` on the new judge model (retried like play's backend calls)."""
     from models.loading import load_lm
     from models.retry import BackendFailure, RetryPolicy, call_backend
-    from multiturn.engine.scheduler import merged_gen_kwargs
+    from multiturn.api import merged_gen_kwargs
 
     lm, _, _ = load_lm(args.judge_model, args.judge_model_args, device=args.device)
     policy = RetryPolicy()

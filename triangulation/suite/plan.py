@@ -167,9 +167,7 @@ def _leaf_tasks(task_dict: Any) -> list[Any]:
 def count_play(task: TaskSpec, tok: Any) -> Counts:
     """Requests and prompt tokens of a play cell, its episodes played by the chance player."""
     from models.chance import RandomLM
-    from multiturn import registry
-    from multiturn.engine.runner import select_instances
-    from multiturn.engine.scheduler import play_episodes
+    from multiturn.api import expand, get_task, play_episodes, select_instances
 
     o = task.options
     seed = int(o.get("seed", 1234))
@@ -183,8 +181,8 @@ def count_play(task: TaskSpec, tok: Any) -> Counts:
 
     lm = Counting(seed=seed)
     try:
-        for name in registry.expand(list(task.tasks)):
-            spec = registry.get_task(name, o.get("task_args"))
+        for name in expand(list(task.tasks)):
+            spec = get_task(name, o.get("task_args"))
             episodes = select_instances(spec.instances(seed), o.get("limit"))
             play_episodes(spec, episodes, {"player": lm}, seed=seed, gen_kwargs_override=o.get("gen_kwargs"), max_live=None, progress=False)
     except Exception as exc:  # noqa: BLE001  (data not local, unknown task)
