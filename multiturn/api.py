@@ -7,14 +7,14 @@ plan) uses of ``multiturn``. An import-linter contract in ``pyproject.toml`` hol
 - The game contract as readers see it: :class:`TaskSpec`, :class:`TurnView`, :class:`EpisodeSummary`,
   :func:`transcript_views`.
 - Stored runs: :func:`read_episodes` (the one episodes reader), :func:`write_results`, :func:`rescore_run` /
-  :func:`changed_metrics` / :func:`judge_agreement` (``triangulate score``).
+  :func:`changed_metrics` / :func:`judge_agreement` / :func:`store_rescored` (``triangulate score``).
 - Playing: :func:`select_instances` (``--limit``), :func:`play_episodes` (the lockstep loop), :func:`merged_gen_kwargs`.
 """
 
 from __future__ import annotations
 
 from multiturn.engine.record import read_episodes
-from multiturn.engine.rescore import changed_metrics, judge_agreement, rescore_run
+from multiturn.engine.rescore import changed_metrics, judge_agreement, rescore_run, store_rescored
 from multiturn.engine.results import write_results
 from multiturn.engine.runner import select_instances
 from multiturn.engine.scheduler import merged_gen_kwargs, play_episodes
@@ -36,6 +36,7 @@ __all__ = [
     "read_episodes",
     "rescore_run",
     "select_instances",
+    "store_rescored",
     "task_names",
     "transcript_views",
     "write_results",

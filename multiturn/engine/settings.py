@@ -209,8 +209,8 @@ def episode_settings(
 
 
 def scoring_version(task: TaskSpec) -> Any:
-    """The task's scoring ``version`` (1.0 when it states none)."""
-    return getattr(task, "version", 1.0)
+    """The task's scoring :attr:`multiturn.game.TaskSpec.version`."""
+    return task.version
 
 
 def batch_size_value(value: str) -> int | str:

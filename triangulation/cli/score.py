@@ -50,7 +50,7 @@ def run(args: argparse.Namespace) -> int:
 
 def rescore_folder(args: argparse.Namespace, model_dir: Path, tasks: list[str] | None, judge) -> int:
     """Re-score one model folder's play and lm-eval tasks, write the new results; returns the metric values changed."""
-    from multiturn.api import changed_metrics, get_task, judge_agreement, rescore_run, write_results
+    from multiturn.api import changed_metrics, get_task, judge_agreement, rescore_run, store_rescored, write_results
     from triangulation.runs.rescore_samples import rescore_lm_eval_run
 
     changes = 0
@@ -59,7 +59,9 @@ def rescore_folder(args: argparse.Namespace, model_dir: Path, tasks: list[str] |
         payload, reports, old = rescore_run(model_dir, tasks, judge=judge)
         if reports:
             changed = changed_metrics(old, payload)
-            changes += _print_changes(changed, write_results(model_dir, payload) if changed else None)
+            rewritten = store_rescored(model_dir, reports)  # the episodes' own scores too: the viewer shows what results say
+            new_file = changed or rewritten or old.get("versions", {}) != {**old.get("versions", {}), **payload.get("versions", {})}
+            changes += _print_changes(changed, write_results(model_dir, payload) if new_file else None)
             for report in reports:
                 print(f"  {report.task}: {report.changed_episodes} episode(s) scored differently", end="")
                 print(
