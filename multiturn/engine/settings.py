@@ -182,7 +182,7 @@ def model_settings(config: Mapping[str, Any]) -> dict[str, Any]:
     for key in MODEL_SETTING_KEYS:
         if key in config:
             value = config[key]
-            if key.endswith("model_args") and value:
+            if key.endswith("model_args") and (value or isinstance(value, Mapping)):  # a parsed {} is stored as "", as before
                 value = model_args_string({k: v for k, v in parse_model_args(value).items() if k not in TRANSPORT_ARGS})
             out[key] = value
     return out

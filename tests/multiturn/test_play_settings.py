@@ -111,7 +111,7 @@ def _settings(**changes) -> object:
 
 def test_the_settings_file_nothing_left_and_the_resume_check_use_one_rule(echo_task, tmp_path):
     from multiturn.engine.runner import run_tasks, unchanged_results
-    from multiturn.engine.settings import same_settings
+    from multiturn.engine.settings import model_settings, same_settings
     from plumbing import run_folder
     from plumbing.jsonio import read_json
 
@@ -136,6 +136,12 @@ def test_the_settings_file_nothing_left_and_the_resume_check_use_one_rule(echo_t
     play(settings)
     stored = read_json(run_folder.settings_path(run_folder.model_dir(tmp_path, settings.folder()), "settings_echo"))
     assert same_settings(stored, settings.episode_settings(registry.get_task("settings_echo")))  # the file is the rule's input
+    assert stored["model_args"] == "seed=3"  # lm-eval's string form, as files written before PlaySettings hold it
+    assert (
+        model_settings({"model": "hf", "model_args": {}})
+        == model_settings({"model": "hf", "model_args": ""})
+        == {"model": "hf", "model_args": ""}
+    )
     assert unchanged_results(settings, tmp_path) is not None
     transport = _settings(model_args={"seed": 3, "base_url": "http://elsewhere:1"})  # how a model is reached: same episodes
     assert unchanged_results(transport, tmp_path) is not None
