@@ -31,6 +31,23 @@ def parse_model_args(model_args: str | Mapping[str, Any] | None) -> dict[str, An
     raise UserError(f"model_args has an unexpected type {type(model_args).__name__}")
 
 
+#: lm-eval registry names of vLLM whose model_args get ``enable_prefix_caching=True``
+VLLM_MODEL_NAMES: tuple[str, ...] = ("vllm",)
+
+
+def prefix_cache_enabled(flag: bool | None = None) -> bool:
+    """The runner's prefix-cache switch: on unless ``--no_prefix_cache`` passed ``False``."""
+    return True if flag is None else bool(flag)
+
+
+def runner_model_args(model: str, model_args: Mapping[str, Any], enabled: bool | None = None) -> dict[str, Any]:
+    """model_args as the runner passes them: for vLLM, ``enable_prefix_caching=True`` unless the user set it."""
+    out = dict(model_args)
+    if model in VLLM_MODEL_NAMES and prefix_cache_enabled(enabled):
+        out.setdefault("enable_prefix_caching", True)
+    return out
+
+
 def redact_url(value: str) -> str:
     """Drop ``user:password@`` from a URL; other strings unchanged."""
     try:

@@ -12,7 +12,7 @@ import logging
 from collections.abc import Callable, Mapping
 from typing import Any
 
-from models.args import model_args_string, parse_model_args, register_secrets, scrub_secrets
+from models.args import model_args_string, parse_model_args, register_secrets, runner_model_args, scrub_secrets
 from plumbing.errors import UserError
 
 log = logging.getLogger(__name__)
@@ -42,6 +42,22 @@ def resolve_lm_class(model: str):
         raise UserError(f"unknown model {model!r}; lm-eval models: {', '.join(known)}") from exc
 
 
+def resolve_model(
+    model: str | None, model_args: str | Mapping[str, Any] | None, *, device: str | None = None, prefix_cache: bool | None = None
+) -> tuple[str, dict[str, Any]]:
+    """The registry name and model_args :func:`load_lm` builds the backend from, without loading it: ``model=None``
+    is the embedded SmolLM2 (its default model_args when none are given), and the runner's additions
+    (:func:`models.args.runner_model_args`) are in. ``model_args`` given as a dict is taken as parsed."""
+    args = parse_model_args(model_args)
+    if model is None:
+        from models.default_model import DEFAULT_MODEL, default_model_args
+
+        model = DEFAULT_MODEL
+        if not args:
+            args = parse_model_args(default_model_args(device=device or "cpu"))
+    return model, runner_model_args(model, args, prefix_cache)
+
+
 def load_lm(
     model: str | None,
     model_args: str | Mapping[str, Any] | None = None,
@@ -58,18 +74,10 @@ def load_lm(
     :class:`models.api.LocalChatCompletionsLM` (no empty ``stop`` list in its requests).
     Returns ``(lm, model_name, model_args_dict)`` where ``model_name`` is the registry name used.
     """
-    args = parse_model_args(model_args)
+    model, args = resolve_model(model, model_args, device=device, prefix_cache=prefix_cache)
     register_secrets(args)
-    if model is None:
-        from models.default_model import DEFAULT_MODEL, default_model_args
-
-        model = DEFAULT_MODEL
-        if not args:
-            args = parse_model_args(default_model_args(device=device or "cpu"))
-    from models.prefix_cache import runner_lm_class, runner_model_args
-
-    args = runner_model_args(model, args, prefix_cache)
     from models.api import api_lm_class
+    from models.prefix_cache import runner_lm_class
 
     lm_class = (
         runner_lm_class(model, prefix_cache, _LM_CLASS_OVERRIDES) or api_lm_class(model, _LM_CLASS_OVERRIDES) or resolve_lm_class(model)

@@ -20,7 +20,7 @@ compute-bound, DESIGN.md "Performance facts"), reuse does. On a GPU the default 
 (``--max_live``): lockstep batching ran 6.3x (16 live) and 15.4x (64) full history at batch 1 on an H100,
 prefix reuse at batch 1 only 2.0-2.2x (benchmarks/README.md, GPU table); reuse still applies wherever a
 step sends one request (the last live episode, a single-episode run). vLLM gives both levers at once
-(:func:`runner_model_args` turns its prefix caching on).
+(:func:`models.args.runner_model_args` turns its prefix caching on).
 
 Selected by ``triangulate play --model hf`` (and when no model is given); opt out with
 ``--no_prefix_cache``. Also registered in lm-eval's model registry
@@ -42,21 +42,15 @@ import torch
 from lm_eval.api.registry import register_model
 from lm_eval.models.huggingface import HFLM
 
+from models.args import prefix_cache_enabled
 from models.lookup_decoding import DEFAULT_DRAFT_TOKENS, greedy_lookup_generate
 
 log = logging.getLogger(__name__)
 
 #: lm-eval registry names of HFLM that the runner upgrades to :class:`PrefixCacheHFLM`
 HF_MODEL_NAMES: tuple[str, ...] = ("hf", "hf-auto", "huggingface")
-#: lm-eval registry names of vLLM whose model_args get ``enable_prefix_caching=True``
-VLLM_MODEL_NAMES: tuple[str, ...] = ("vllm",)
 DEFAULT_ENTRIES = 64
 DEFAULT_MB = 2048.0
-
-
-def prefix_cache_enabled(flag: bool | None = None) -> bool:
-    """The runner's switch: on unless ``--no_prefix_cache`` passed ``False``."""
-    return True if flag is None else bool(flag)
 
 
 def play_batch_size(model: str | None, model_args: Mapping[str, Any], device: str | None, live: int) -> int:
@@ -68,14 +62,6 @@ def play_batch_size(model: str | None, model_args: Mapping[str, Any], device: st
     where = device or model_args.get("device")
     on_gpu = str(where).startswith("cuda") if where else model is not None and torch.cuda.is_available()
     return max(int(live), 1) if on_gpu else 1
-
-
-def runner_model_args(model: str, model_args: Mapping[str, Any], enabled: bool | None = None) -> dict[str, Any]:
-    """model_args as the runner passes them: for vLLM, ``enable_prefix_caching=True`` unless the user set it."""
-    out = dict(model_args)
-    if model in VLLM_MODEL_NAMES and prefix_cache_enabled(enabled):
-        out.setdefault("enable_prefix_caching", True)
-    return out
 
 
 def runner_lm_class(model: str, enabled: bool | None = None, overrides: Mapping[str, Any] | None = None):

@@ -24,7 +24,6 @@ from models.retry import DEFAULT_MAX_REPLY_CHARS
 from plumbing import run_folder
 from plumbing.checks import MAX_SEED, number_arg
 from plumbing.errors import UserError
-from plumbing.secrets import redact_secret_keys
 
 log = logging.getLogger(__name__)
 #: the argparse types of the numeric flags (plumbing.checks: one line at parse time for nan, inf, 0, 1e400, ...)
@@ -142,36 +141,6 @@ def _add_backend_flags(parser: argparse.ArgumentParser) -> None:
     )
 
 
-def _batch_size(value: str) -> int | str:
-    if value == "auto" or value.startswith("auto:"):
-        return value
-    try:
-        size = int(value)
-    except ValueError:
-        raise UserError(f"--batch_size must be an integer or 'auto', got {value!r}") from None
-    if size < 1:
-        raise UserError("--batch_size must be >= 1")
-    return size
-
-
-def default_batch_size(args: argparse.Namespace) -> int:
-    """No ``--batch_size``: batch 1 on a CPU, the live episodes for an hf model on a GPU
-    (:func:`models.prefix_cache.play_batch_size`)."""
-    from models.args import parse_model_args
-    from models.prefix_cache import play_batch_size
-    from multiturn.engine.scheduler import DEFAULT_MAX_LIVE
-
-    live = args.max_live if args.max_live is not None else DEFAULT_MAX_LIVE
-    return play_batch_size(args.model, parse_model_args(args.model_args), args.device, live or DEFAULT_MAX_LIVE)
-
-
-def _limit(value: float | None) -> int | float | None:
-    """``--limit`` (checked finite and positive at parse time): a fraction below 1, else a count."""
-    if value is None:
-        return None
-    return value if value < 1 else int(value)
-
-
 def check_gen_kwargs(kwargs: dict[str, Any] | None, flag: str) -> None:
     """``temperature=0`` means greedy: it cannot go with ``do_sample=True``."""
     from multiturn.engine.scheduler import is_zero
@@ -207,10 +176,10 @@ def run(args: argparse.Namespace) -> int:
     if args.tasks.strip() == "list":
         return _list_tasks()
 
-    from models.args import check_local_model
     from models.retry import RetryPolicy
     from multiturn import registry
     from multiturn.engine.runner import run_tasks
+    from multiturn.engine.settings import PlaySettings
 
     check_gen_kwargs(args.gen_kwargs, "--gen_kwargs")
     check_gen_kwargs(args.judge_gen_kwargs, "--judge_gen_kwargs")
@@ -221,31 +190,30 @@ def run(args: argparse.Namespace) -> int:
     task_args = dict(args.task_args or {})
     registry.check_task_args(expanded, task_args)
     roles = {role for name in expanded for role in registry.get_task(name, task_args).roles}
-    check_local_model(args.model_args)  # a missing local model folder: one line, before --output_path is made
+    settings = PlaySettings.from_args(args, roles)  # built once: every step below reads it
 
-    batch_size = _batch_size(str(args.batch_size)) if args.batch_size is not None else default_batch_size(args)
-    if args.output_path is not None and (done := nothing_to_play(args, names, task_args)) is not None:
+    if args.output_path is not None and (done := nothing_to_play(args, settings)) is not None:
         print(f"triangulate play: nothing left to play; no model loaded, no new results file: {done}")
         return 0
-    lms, model, model_args, extra_config = load_backends(args, roles, batch_size)
+    lms = load_backends(settings)
     install_log_scrubber()  # again: loading a backend may have added log handlers
-    dir_name, config = run_config(args, model, model_args, lms["player"], batch_size, task_args, names)
-    config.update(extra_config)
+    config = {**settings.config(), **decoding_config(lms["player"])}
     payload, path = run_tasks(
-        names,
+        list(settings.tasks),
         lms,
         output_dir=args.output_path,
-        model_name=dir_name,
+        model_name=settings.folder(),
         config=config,
-        limit=_limit(args.limit),
-        seed=args.seed,
+        model_settings=settings.model_settings(),
+        limit=settings.limit,
+        seed=settings.seed,
         overwrite=args.overwrite,
         wait_lock=getattr(args, "wait_lock", False),
-        gen_kwargs_override=dict(args.gen_kwargs or {}) or None,
-        judge_gen_kwargs=dict(args.judge_gen_kwargs or {}) or None,
-        task_args=task_args,
-        max_live=config["max_live"],
-        retry=RetryPolicy(attempts=max(1, args.retries), timeout=args.request_timeout, max_reply_chars=args.max_reply_chars),
+        gen_kwargs_override=settings.gen_kwargs or None,
+        judge_gen_kwargs=settings.judge_gen_kwargs or None,
+        task_args=settings.task_args,
+        max_live=settings.max_live,
+        retry=RetryPolicy(attempts=settings.retries, timeout=settings.request_timeout, max_reply_chars=settings.max_reply_chars),
     )
     if payload is None:  # a non-zero rank of a distributed run
         return 0
@@ -253,7 +221,7 @@ def run(args: argparse.Namespace) -> int:
     if path is not None:
         print(f"results: {path}")
     if args.wandb_args or args.hf_hub_log_args:
-        log_run(args, payload, expanded, dir_name, model, config["model_args"])
+        log_run(args, payload, expanded, settings.folder(), settings.model, config["model_args"])
     summary = failure_summary(payload, getattr(args, "argv", None) or sys.argv[1:])
     if summary is not None:
         print(summary, file=sys.stderr)
@@ -261,99 +229,29 @@ def run(args: argparse.Namespace) -> int:
     return 0
 
 
-def nothing_to_play(args: argparse.Namespace, names: list[str], task_args: dict[str, Any]):
+def nothing_to_play(args: argparse.Namespace, settings: Any):
     """Check ``--output_path`` (before any model is loaded); then the results file that already holds this run
-    when a resume would play nothing, else None."""
-    from models.naming import is_embedded, model_folder_name
+    when a resume would play nothing (:func:`multiturn.engine.runner.unchanged_results`), else None."""
     from multiturn.engine.runner import unchanged_results
     from plumbing.output_dirs import ensure_output_dir
 
     ensure_output_dir(args.output_path, "--output_path")
-    if args.overwrite:
-        return None
-    named = (None, None) if is_embedded(args.model, args.model_args) else (args.model, args.model_args)
-    config = {
-        "limit": _limit(args.limit),
-        "random_seed": args.seed,
-        "task_args": task_args,
-        "gen_kwargs": redact_secret_keys(args.gen_kwargs),  # an auth_token=... is sent, never stored
-        "judge_gen_kwargs": redact_secret_keys(args.judge_gen_kwargs),
-    }
-    folder = model_folder_name(*named)
-    done = unchanged_results(names, args.output_path, folder, config, limit=_limit(args.limit), seed=args.seed, task_args=task_args)
-    return done if done is None or named == (None, None) or _same_model(done, args.model, args.model_args) else None
+    return None if args.overwrite else unchanged_results(settings, args.output_path)
 
 
-def _same_model(results: Any, model: str | None, model_args: Any) -> bool:
-    """The results file was written for this ``--model``/``--model_args`` (else the run goes on, and its resume
-    check names what changed)."""
-    from models.args import model_args_string, parse_model_args
-    from multiturn.engine.results import model_settings
-    from plumbing import run_folder
-
-    config = run_folder.read_results(results).get("config") or {}
-    asked = {"model": model, "model_args": model_args_string(parse_model_args(model_args))}
-    return model_settings({k: config.get(k) for k in asked}) == model_settings(asked)  # the resume check's own rule
-
-
-def run_config(
-    args: argparse.Namespace,
-    model: str,
-    model_args: dict[str, Any],
-    lm: Any,
-    batch_size: int | str,
-    task_args: dict[str, Any],
-    names: list[str],
-) -> tuple[str, dict[str, Any]]:
-    """The model's folder name (:mod:`models.naming`) and the run's ``config`` for the results JSON."""
-    from models.args import model_args_string
-    from models.naming import is_embedded, model_folder_name, model_name
-    from multiturn.engine.scheduler import DEFAULT_MAX_LIVE
-
-    named = (None, None) if is_embedded(args.model, args.model_args) else (model, model_args)
-    config = {
-        "model": model,
-        "model_args": model_args_string(model_args),
-        "model_name": model_name(*named),
-        "batch_size": batch_size,
-        "device": args.device,
-        "limit": _limit(args.limit),
-        "gen_kwargs": redact_secret_keys(args.gen_kwargs),  # an auth_token=... is sent, never stored
-        "judge_gen_kwargs": redact_secret_keys(args.judge_gen_kwargs),
-        "task_args": task_args,
-        "random_seed": args.seed,
-        "max_live": args.max_live if args.max_live is not None else DEFAULT_MAX_LIVE,
-        "request_timeout": args.request_timeout,
-        "tasks": names,
-        **decoding_config(lm),
-    }
-    return model_folder_name(*named), config
-
-
-def load_backends(
-    args: argparse.Namespace, roles: set[str], batch_size: int | str
-) -> tuple[dict[str, Any], str, dict[str, Any], dict[str, Any]]:
-    """The backend of every role: ``--model`` plays, and also ``player_b`` and ``judge`` unless
-    ``--model_b``/``--judge_model`` (or their model_args) give those roles their own (only for tasks
-    that have the role). Returns ``(lms by role, model, model_args, config entries of the other models)``."""
-    from models.args import model_args_string
+def load_backends(settings: Any) -> dict[str, Any]:
+    """The backend of every role (:class:`multiturn.engine.settings.PlaySettings`): the player's plays, and also
+    ``player_b`` and ``judge`` unless the settings give those roles their own."""
     from models.loading import load_lm
 
-    prefix_cache = False if getattr(args, "no_prefix_cache", False) else None  # None: on (the default)
-    lm, model, model_args = load_lm(args.model, args.model_args, batch_size=batch_size, device=args.device, prefix_cache=prefix_cache)
+    def load(model: str, model_args: dict[str, Any]) -> Any:
+        return load_lm(model, model_args, batch_size=settings.batch_size, device=settings.device, prefix_cache=settings.prefix_cache)[0]
+
+    lm = load(settings.model, settings.model_args)
     lms: dict[str, Any] = {"player": lm, "player_b": lm, "judge": lm}
-    extra_config: dict[str, Any] = {}
-    others = (
-        ("player_b", args.model_b, args.model_args_b, "model_b", "model_args_b"),
-        ("judge", args.judge_model, args.judge_model_args, "judge_model", "judge_model_args"),
-    )
-    for role, other, other_args, model_key, args_key in others:
-        if role in roles and (other or other_args):
-            lms[role], name, loaded = load_lm(
-                other or model, other_args, batch_size=batch_size, device=args.device, prefix_cache=prefix_cache
-            )
-            extra_config.update({model_key: name, args_key: model_args_string(loaded)})
-    return lms, model, model_args, extra_config
+    for role, (model, model_args) in settings.role_models().items():
+        lms[role] = load(model, model_args)
+    return lms
 
 
 def failure_summary(payload: dict[str, Any], argv: list[str]) -> str | None:

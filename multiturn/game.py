@@ -144,6 +144,10 @@ class TaskSpec(abc.ABC):
     roles: tuple[str, ...] = ("player",)
     #: default generation kwargs (the published protocol's temperature, max tokens, stop strings).
     gen_kwargs: dict[str, Any] = {}
+    #: the scoring version: raise it whenever parsing, rules or scoring would score the same replies differently.
+    #: Written to the results JSON (``versions``) and the episodes' settings file: ``triangulate play`` refuses to
+    #: resume episodes of another version, ``triangulate score`` re-scores them and records the new one.
+    version: ClassVar[float] = 1.0
     #: the ``--task_args`` this task was built with (set by ``registry.get_task``; part of its config).
     task_args: dict[str, Any] = {}
     #: levels a paper states analytically for this task's main metric: row label -> value (the report

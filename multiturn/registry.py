@@ -10,20 +10,9 @@ Task options (``triangulate play --task_args KEY=VALUE ...``) are the factory's 
 parameters: ``get_task(name, task_args)`` passes each task the options it declares, and
 :func:`check_task_args` rejects an option that none of the selected tasks declares.
 
-Adding a task (one file: ``multiturn/games/mygame.py``; nothing else to edit)::
-
-    @register("mygame")          # the task's one name: the registry sets ``task.name`` from it
-    class MyGameTask(TaskSpec):
-        def __init__(self, *, rounds: int = 5):       # --task_args rounds=8
-            self.rounds = int(rounds)
-
-        def instances(self, seed): ...
-        def make_game(self, instance, seed): ...
-
-A game of another package registers the same way; its ``pyproject.toml`` names the module::
-
-    [project.entry-points."triangulate.games"]
-    mygame = "mypackage.mygame"
+Adding a task (one module of ``multiturn/games/``, nothing else to edit): ``multiturn/games/README.md``, the one
+recipe, with a complete example. A game of another package registers the same way; its ``pyproject.toml`` names
+the module under the ``triangulate.games`` entry-point group.
 """
 
 from __future__ import annotations

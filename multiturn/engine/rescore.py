@@ -4,7 +4,9 @@ Every episode record keeps its model calls (``calls``: role and reply in play or
 builds a fresh game from the record's instance and seed and hands it those replies in order, so the
 game's current parsing, rules and scoring decide the episode again; :func:`rescore_run` does that
 for every play task of a run folder (:mod:`plumbing.run_folder`) and builds a new results JSON (the same shape as
-``triangulate play`` writes, :func:`multiturn.engine.results.results_payload`). A replay that the current code
+``triangulate play`` writes, :func:`multiturn.engine.results.results_payload`); :func:`store_rescored` writes the
+new per-episode scores back into the episodes files (and the scoring version into their settings), so the viewer
+shows what the results say. A replay that the current code
 plays differently (it asks for more replies than were stored, or for another role) is reported as
 diverged and the episode keeps its stored scores: re-playing it would need the model.
 
@@ -164,6 +166,36 @@ def check_newest_results(model_dir: Path) -> None:
             run_folder.read_results(files[-1])
         except UserError as exc:
             raise UserError(f"{exc}; repair or remove it before re-scoring") from None
+
+
+def store_rescored(model_dir: Path, reports: Sequence[TaskRescore], *, locked: bool = False) -> list[str]:
+    """Write re-scored episodes back (``triangulate score``): each task whose episodes now score differently, or
+    whose scoring ``version`` changed, gets its episodes file rewritten with the new per-episode scores (under the
+    task's lock, atomically) and its settings file the current scoring version, so the viewer, the results and a
+    later resume read the same scores. ``locked``: the caller already holds the episodes files' locks
+    (``triangulate score`` does). Returns the tasks rewritten."""
+    from contextlib import nullcontext
+
+    from multiturn import registry
+    from multiturn.engine.settings import scoring_version
+    from plumbing.jsonio import read_json, write_json
+    from plumbing.locks import lock_all
+
+    written = []
+    for report in reports:
+        settings_file = run_folder.settings_path(model_dir, report.task)
+        stored = read_json(settings_file, "run settings") if settings_file.is_file() else None
+        version = scoring_version(registry.get_task(report.task))
+        stale = isinstance(stored, dict) and stored.get("scoring_version", version) != version
+        if not report.changed_episodes and not stale:
+            continue
+        path = run_folder.episodes_path(model_dir, report.task)
+        with nullcontext() if locked else lock_all([path]):
+            res.rewrite_records(path, report.summary["records"])
+            if isinstance(stored, dict):
+                write_json(settings_file, {**stored, "scoring_version": version}, indent=1, sort_keys=True, default=str)
+        written.append(report.task)
+    return written
 
 
 def check_intact(path: Path, n_finished: int, n_stored: Any) -> None:

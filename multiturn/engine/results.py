@@ -11,7 +11,6 @@ file (:func:`append_gathered`).
 
 from __future__ import annotations
 
-import json
 import logging
 import math
 from collections.abc import Iterable, Mapping, Sequence
@@ -22,6 +21,7 @@ from typing import Any
 from lm_eval.utils import handle_non_serializable
 
 from multiturn.engine.record import dumps, read_episodes
+from multiturn.engine.settings import same_settings, scoring_version, settings_diff, settings_id
 from multiturn.game import TaskSpec
 from plumbing import atomic, jsonio
 from plumbing.errors import UserError
@@ -72,52 +72,12 @@ def compact_for_resume(model_dir: Path, task: str, *, overwrite: bool = False) -
             path.unlink(missing_ok=True)
 
 
-#: the run settings that change a task's episodes: resuming under other values is refused
-MODEL_SETTING_KEYS = ("model", "model_args", "model_b", "model_args_b", "judge_model", "judge_model_args")
-#: model_args that say how a model is reached, not what it answers: a served model comes back on another
-#: port after a restart (the suite's serve-once sweep), with other concurrency or timeouts, and still plays
-#: the same episodes, so a resume may change them
-TRANSPORT_ARGS = frozenset(
-    {"base_url", "num_concurrent", "max_retries", "timeout", "api_key", "verify_certificate", "batch_size", "device"}
-)
-
-
-def model_settings(config: Mapping[str, Any]) -> dict[str, Any]:
-    """The :data:`MODEL_SETTING_KEYS` of a run's ``config``, each ``*model_args`` without :data:`TRANSPORT_ARGS`."""
-    from models.args import model_args_string, parse_model_args
-
-    out: dict[str, Any] = {}
-    for key in MODEL_SETTING_KEYS:
-        if key in config:
-            value = config[key]
-            if key.endswith("model_args") and value:
-                value = model_args_string({k: v for k, v in parse_model_args(value).items() if k not in TRANSPORT_ARGS})
-            out[key] = value
-    return out
-
-
-def _settings_diff(old: Mapping[str, Any], new: Mapping[str, Any]) -> str:
-    keys = [k for k in dict.fromkeys([*old, *new]) if _canonical(old.get(k)) != _canonical(new.get(k))]
-    return "; ".join(f"{k}: {_canonical(old.get(k))} -> {_canonical(new.get(k))}" for k in keys)
-
-
-def _canonical(value: Any) -> str:
-    return json.dumps(value, sort_keys=True, ensure_ascii=False, default=str)
-
-
-def settings_id(settings: Mapping[str, Any]) -> str:
-    """The fingerprint of a run's settings that every episode record carries (``settings_id``): the first 16 hex
-    digits of the SHA-256 of their canonical JSON (what ``episodes_<task>.settings.json`` holds)."""
-    import hashlib
-
-    return hashlib.sha256(_canonical(settings).encode("utf-8", "replace")).hexdigest()[:16]
-
-
 def check_resume_settings(model_dir: Path, task: str, settings: Mapping[str, Any], *, overwrite: bool = False) -> None:
     """Before a run (rank 0, under the task's lock): stored episodes are resumed only when they were played with
-    the same ``settings`` (model and its args, task options, seed, gen_kwargs, the task's scoring
-    version); otherwise a one-line ``UserError`` names what changed and offers ``--overwrite`` or a new folder.
-    Without the settings file every stored record's ``seed`` and ``settings_id`` are checked instead
+    the same ``settings`` (:func:`multiturn.engine.settings.episode_settings`: model and its args, task options,
+    seed, gen_kwargs, the task's scoring version; compared by :func:`multiturn.engine.settings.same_settings`);
+    otherwise a one-line ``UserError`` names what changed and offers ``--overwrite`` or a new folder. Without the
+    settings file every stored record's ``seed`` and ``settings_id`` are checked instead
     (:func:`check_records_settings`). Records the settings for the next run."""
     path = settings_path(model_dir, task)
     main = episodes_path(model_dir, task)
@@ -127,8 +87,8 @@ def check_resume_settings(model_dir: Path, task: str, settings: Mapping[str, Any
         from plumbing.jsonio import read_json
 
         old = read_json(path, "run settings")
-        if isinstance(old, dict) and _canonical(old) != _canonical(settings):
-            _refuse(main, _settings_diff(old, settings))
+        if isinstance(old, dict) and not same_settings(old, settings):
+            _refuse(main, settings_diff(old, settings))
     elif has_episodes and not overwrite:
         check_records_settings(main, [main, *parts], settings, path)
     if overwrite or not path.is_file() or not has_episodes:
@@ -209,7 +169,7 @@ def summarize(task: TaskSpec, records: Sequence[Mapping[str, Any]], n_original: 
         "stderr": stderr,
         "higher_is_better": task.higher_is_better(),
         "config": task.config(),
-        "version": getattr(task, "version", 1.0),
+        "version": scoring_version(task),
         "n_samples": {"original": n_original, "effective": len(ok)},
         "n_failed": len(records) - len(ok),
         "records": list(records),

@@ -18,13 +18,15 @@ from typing import Any
 
 from models.retry import RetryPolicy
 from multiturn.engine import results as res
+from multiturn.engine import settings as settings_rule
 from multiturn.engine.distributed import barrier, gather_to_rank0, rank_and_world, shard
 from multiturn.engine.scheduler import DEFAULT_MAX_LIVE, play_episodes
+from multiturn.engine.settings import PlaySettings, episode_settings
 from multiturn.game import TaskSpec
 from plumbing import run_folder
 from plumbing.errors import UserError
+from plumbing.jsonio import read_json
 from plumbing.locks import lock_all
-from plumbing.secrets import redact_secret_keys
 
 
 def select_instances(instances: Sequence[Mapping[str, Any]], limit: int | float | None) -> list[dict[str, Any]]:
@@ -58,24 +60,6 @@ def _seed_everything(seed: int) -> None:
         torch.manual_seed(seed)
     except ImportError:  # pragma: no cover
         pass
-
-
-def _episode_settings(
-    task: TaskSpec,
-    seed: int,
-    gen_kwargs: Mapping[str, Any] | None,
-    judge_gen_kwargs: Mapping[str, Any] | None,
-) -> dict[str, Any]:
-    """The task's part of the settings a resume must match: its config and scoring version, seed, gen_kwargs.
-    ``--limit`` is left out on purpose: it picks the first N of the same episodes, so a larger limit extends a
-    run and a smaller one reports a subset; neither changes an episode."""
-    return {
-        "task": task.config(),
-        "scoring_version": getattr(task, "version", 1.0),
-        "seed": seed,
-        "gen_kwargs": redact_secret_keys(gen_kwargs),  # a secret-named kwarg (auth_token=...) is never stored
-        "judge_gen_kwargs": redact_secret_keys(judge_gen_kwargs),
-    }
 
 
 def _resume(
@@ -132,8 +116,8 @@ def run_task(
 
     main_path, write_path, done, settings_id = None, None, {}, None
     if output_dir is not None:
-        settings = {**dict(model_settings or {}), **_episode_settings(task, seed, gen_kwargs_override, judge_gen_kwargs)}
-        settings_id = res.settings_id(settings)  # every record carries it: a resume checks it when the settings file is gone
+        settings = episode_settings(task, seed, gen_kwargs_override, judge_gen_kwargs, model_settings)
+        settings_id = settings_rule.settings_id(settings)  # every record carries it: a resume checks it when the settings file is gone
         main_path, write_path, done = _resume(task, lm, run_folder.model_dir(output_dir, model_name), wanted, settings, overwrite)
 
     pending = [inst for inst in instances if str(inst["id"]) not in done]
@@ -191,13 +175,16 @@ def run_tasks(
     config: Mapping[str, Any] | None = None,
     task_args: Mapping[str, Any] | None = None,
     wait_lock: bool = False,
+    model_settings: Mapping[str, Any] | None = None,
     **kwargs: Any,
 ) -> tuple[dict[str, Any] | None, Path | None]:
     """Run tasks and groups by name; on rank 0 build the lm-eval-shaped results and write them.
 
     Returns ``(payload, results_path)``; ``(None, None)`` on ranks other than 0. ``kwargs`` go to
     :func:`run_task` (limit, seed, overwrite, gen_kwargs_override, judge_gen_kwargs, progress, max_live, retry);
-    ``task_args`` go to every task's factory (each takes the options it declares).
+    ``task_args`` go to every task's factory (each takes the options it declares); ``model_settings`` (the models'
+    part of the resume rule, :meth:`multiturn.engine.settings.PlaySettings.model_settings`) defaults to those of
+    ``config``.
 
     With ``output_dir``, rank 0 holds the lock of every task's episode file (:mod:`plumbing.locks`) from before
     the first episode until the results file is written: a second process on the same folder and task gets a
@@ -216,11 +203,11 @@ def run_tasks(
         if output_dir is not None and rank == 0
         else []
     )
-    model_settings = res.model_settings(config or {})
+    models = dict(model_settings) if model_settings is not None else settings_rule.model_settings(config or {})
     with lock_all(locked, wait=wait_lock):
         for name in expanded:
             task = registry.get_task(name, task_args)
-            summary = run_task(task, lms, output_dir=output_dir, model_name=model_name, model_settings=model_settings, **kwargs)
+            summary = run_task(task, lms, output_dir=output_dir, model_name=model_name, model_settings=models, **kwargs)
             if "judge" in task.roles:  # SPLAT without --judge_model: the player judges itself, and the results say so
                 summary["judge"] = "self" if lms.get("judge", lms["player"]) is lms["player"] else "separate"
             if "metrics" in summary:
@@ -251,61 +238,51 @@ def _write_payload(
     return payload, path
 
 
-#: run-config keys that change what a resumed run would write (the model is the folder)
-RESUME_KEYS = ("limit", "random_seed", "task_args", "gen_kwargs", "judge_gen_kwargs")
+def unchanged_results(settings: PlaySettings, output_dir: str | Path) -> Path | None:
+    """The results file a resume of ``settings`` would only write again, or None when there is work to do.
 
-
-def unchanged_results(
-    names: Sequence[str],
-    output_dir: str | Path,
-    model_name: str,
-    config: Mapping[str, Any],
-    *,
-    limit: int | float | None,
-    seed: int,
-    task_args: Mapping[str, Any] | None = None,
-) -> Path | None:
-    """The results file a resume of ``names`` would only write again, or None when there is work to do.
-
-    Nothing is left when every wanted episode of every task has finished in its episodes file (no
+    Nothing is left when, for every task, the stored episodes were played with these settings (the resume
+    check's own rule: the task's settings file equals :meth:`PlaySettings.episode_settings` by
+    :func:`multiturn.engine.settings.same_settings`), every wanted episode has finished in its episodes file (no
     rank parts of an interrupted distributed run), and the newest results file that reports all these tasks
-    (lm-eval runs of the model share the folder), written after every one of those episode files, reports
-    each over exactly those episodes with the same :data:`RESUME_KEYS` of the run config. Checked before any
-    model is loaded.
+    (lm-eval runs of the model share the folder), written after every one of those episode files, reports each
+    over exactly those episodes. Checked before any model is loaded.
     """
-    import json
-
     from multiturn import registry
 
-    model_dir = run_folder.model_dir(output_dir, model_name)
+    model_dir = run_folder.model_dir(output_dir, settings.folder())
     episode_files = []
     counts: dict[str, int] = {}
-    for name in registry.expand(list(names)):
-        path = run_folder.episodes_path(model_dir, name)
-        if not path.is_file() or run_folder.rank_parts(model_dir, name):
+    for name in registry.expand(list(settings.tasks)):
+        path, stored = run_folder.episodes_path(model_dir, name), run_folder.settings_path(model_dir, name)
+        if not path.is_file() or not stored.is_file() or run_folder.rank_parts(model_dir, name):
             return None
-        wanted = [str(i["id"]) for i in select_instances(registry.get_task(name, task_args).instances(seed), limit)]
+        task = registry.get_task(name, settings.task_args)
+        if not settings_rule.same_settings(read_json(stored, "run settings"), settings.episode_settings(task)):
+            return None  # the run goes on, and its resume check names what changed
+        wanted = [str(i["id"]) for i in select_instances(task.instances(settings.seed), settings.limit)]
         done = res.finished_records([path])
         if any(i not in done for i in wanted):
             return None
         episode_files.append(path)
         counts[name] = len(wanted)
-    newest = max(p.stat().st_mtime for p in episode_files)
+    results = _newest_results_of(model_dir, list(counts))
+    if results is None or results.stat().st_mtime < max(p.stat().st_mtime for p in episode_files):
+        return None
+    samples = run_folder.read_results(results).get("n-samples") or {}
+    return None if any((samples.get(t) or {}).get("effective") != n for t, n in counts.items()) else results
+
+
+def _newest_results_of(model_dir: Path, tasks: Sequence[str]) -> Path | None:
+    """The newest results file in ``model_dir`` that reports every one of ``tasks`` (lm-eval runs of the model share
+    the folder), or None."""
     if not run_folder.has_results(model_dir):
         return None
     for results in sorted(run_folder.results_files(model_dir), key=lambda p: p.stat().st_mtime, reverse=True):
-        try:  # lm-eval runs of the same model share the folder: the newest file that reports these tasks
+        try:
             data = run_folder.read_results(results)
         except UserError:
             continue
-        if all(t in data["results"] for t in counts):
-            break
-    else:
-        return None
-    old_config = data.get("config") or {}
-    if results.stat().st_mtime < newest or any(
-        json.dumps(old_config.get(k), sort_keys=True) != json.dumps(config.get(k), sort_keys=True) for k in RESUME_KEYS
-    ):
-        return None
-    samples = data.get("n-samples") or {}
-    return None if any((samples.get(t) or {}).get("effective") != n for t, n in counts.items()) else results
+        if all(t in data["results"] for t in tasks):
+            return results
+    return None

@@ -22,7 +22,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from multiturn.games import connections_interactive as ci
-from multiturn.games import flexibility, nback, splat
+from multiturn.games import flexibility, nback, splat, splat_judging
 from multiturn.games import globalgroup_interactive as gi
 from multiturn.registry import get_task
 
@@ -172,7 +172,7 @@ def _parsers() -> dict[str, Callable[[str], Any]]:
         "flexibility.parse_wcst": flexibility.parse_wcst,
         "flexibility.parse_lnt": flexibility.parse_lnt,
         "splat.judge_label": splat.judge_label,
-        "splat.agrees": lambda t: (splat.agrees(t, "yes"), splat.agrees(t, "matched")),
+        "splat_judging.agrees": lambda t: (splat_judging.agrees(t, "yes"), splat_judging.agrees(t, "matched")),
         "connections_interactive.parse_guess": lambda t: ci.parse_guess(t, BOARD),
         "connections_interactive.parse_guess_late": lambda t: ci.parse_guess(t, BOARD[8:]),
         "taboo.clue_errors": lambda t: taboo.clue_errors(t, "umbrella", ["rain", "shelter", "parasol"]),

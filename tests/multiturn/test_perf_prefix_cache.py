@@ -9,14 +9,13 @@ from lm_eval.api.instance import Instance
 from lm_eval.api.model import LM
 
 from models import loading as backends
+from models.args import prefix_cache_enabled, runner_model_args
 from models.prefix_cache import (
     PrefixCacheHFLM,
     PrefixPool,
     cache_nbytes,
     common_prefix_length,
-    prefix_cache_enabled,
     runner_lm_class,
-    runner_model_args,
 )
 
 

@@ -8,7 +8,7 @@ import argparse
 import torch
 
 from models.prefix_cache import play_batch_size
-from multiturn.cli import default_batch_size
+from multiturn.engine.settings import default_batch_size
 
 
 def test_hf_on_a_gpu_batches_over_the_live_episodes_and_the_cpu_keeps_batch_1(monkeypatch):

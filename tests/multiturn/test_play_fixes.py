@@ -168,7 +168,8 @@ def test_embedded_model_results_folder_is_named_after_the_model(monkeypatch, tmp
     [results] = (tmp_path / DEFAULT_MODEL_NAME).glob("results_*.json")
     payload = json.loads(results.read_text())
     assert payload["model_name"] == DEFAULT_MODEL_NAME == payload["model_name_sanitized"]
-    assert [p.name for p in tmp_path.iterdir()] == [DEFAULT_MODEL_NAME] and seen["model_args"] is None
+    assert [p.name for p in tmp_path.iterdir()] == [DEFAULT_MODEL_NAME]
+    assert "gguf_file" in seen["model_args"]  # the embedded model's defaults, resolved once (PlaySettings) before loading
 
 
 def test_eval_of_the_embedded_model_lands_in_the_folder_named_after_the_model(tmp_path):

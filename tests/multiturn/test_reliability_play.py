@@ -187,7 +187,7 @@ def test_a_record_with_a_string_score_is_played_again_on_resume(tmp_path):
 
 def test_how_a_model_is_reached_is_not_a_setting_but_which_model_is():
     """A served model comes back on another port after a restart (the suite's rerun): its episodes resume."""
-    from multiturn.engine.results import model_settings
+    from multiturn.engine.settings import model_settings
 
     def settings(model_args: str) -> dict:
         return model_settings({"model": "local-chat-completions", "model_args": model_args, "batch_size": 1})

@@ -25,7 +25,7 @@ from multiturn.engine import results as res
 from multiturn.engine.record import read_episodes
 from multiturn.engine.runner import run_task
 from multiturn.game import Game, Request, TaskSpec
-from plumbing import run_folder
+from plumbing import atomic, run_folder
 
 NO_WAIT = dict(base_delay=0.0, sleep=lambda _s: None)
 
@@ -306,7 +306,7 @@ def test_results_json_is_written_atomically(tmp_path, monkeypatch):
     def crash(*_a, **_k):
         raise OSError("disk full")
 
-    monkeypatch.setattr(res.os, "replace", crash)
+    monkeypatch.setattr(atomic.os, "replace", crash)
     with pytest.raises(OSError):
         res.write_results(tmp_path / "other", payload)
     assert list((tmp_path / "other").iterdir()) == []  # no half-written results_*.json, no temporary left
@@ -315,13 +315,13 @@ def test_results_json_is_written_atomically(tmp_path, monkeypatch):
 def test_the_temporary_results_name_is_never_read_as_results(tmp_path, monkeypatch):
     """While the file is being written it has a hidden name that `triangulate report` does not pick up."""
     seen: list[str] = []
-    real_replace = res.os.replace
+    real_replace = atomic.os.replace
 
     def spy(src, dst):
         seen.append(Path(src).name)
         real_replace(src, dst)
 
-    monkeypatch.setattr(res.os, "replace", spy)
+    monkeypatch.setattr(atomic.os, "replace", spy)
     res.write_results(tmp_path, {"results": {}})
     [tmp_name] = seen
     assert tmp_name.startswith(".") and not tmp_name.endswith(".json")

@@ -102,7 +102,11 @@ def test_serving_keys_leave_hf_fingerprints_alone_and_count_when_they_change_res
     old_fields = ("name", "model", "model_args", "apply_chat_template", "judge", "player_b", "batch_size", "device")
 
     blob = json.dumps(
-        {"model": {k: getattr(cell.model, k) for k in old_fields}, "task": [cell.task.runner, list(cell.task.tasks), cell.task.options]},
+        {
+            # model_args as the suite file gave them (ModelSpec.model_args_given; .model_args is the parsed dict)
+            "model": {k: getattr(cell.model, "model_args_given" if k == "model_args" else k) for k in old_fields},
+            "task": [cell.task.runner, list(cell.task.tasks), cell.task.options],
+        },
         sort_keys=True,
         default=str,
     )
@@ -349,7 +353,7 @@ def test_dry_run_shows_the_served_cells_commands(tmp_path, fake, capsys):
     suite = write_suite(tmp_path, [VLLM_MODEL], PLAY[:2])
     assert main(["suite", str(suite), "-o", str(tmp_path / "out"), "--dry_run"]) == 0
     lines = capsys.readouterr().out.splitlines()
-    assert "m1: engine vllm: one server for its cells at http://127.0.0.1:PORT/v1" in lines
+    assert any(ln.startswith("m1: engine vllm: ") and "one server for all its cells" in ln for ln in lines)  # plan.engine_reason
     commands = [ln for ln in lines if ": to run: " in ln]
     assert all("--model local-chat-completions" in ln and "base_url=http://127.0.0.1:PORT/v1/chat/completions" in ln for ln in commands)
     assert len(commands) == 2 and not _lines(fake["starts"])  # nothing started

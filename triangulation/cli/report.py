@@ -15,7 +15,7 @@ from pathlib import Path
 from lm_eval._cli.utils import MergeDictAction
 
 from plumbing import run_folder
-from triangulation.report import make_report
+from triangulation.report.make import make_report
 
 
 def add_parser(subparsers) -> argparse.ArgumentParser:

@@ -53,8 +53,7 @@ def run(args: argparse.Namespace) -> int:
 
 def rescore_folder(args: argparse.Namespace, model_dir: Path, tasks: list[str] | None, judge) -> int:
     """Re-score one model folder's play and lm-eval tasks, write the new results; returns the metric values changed."""
-    from multiturn.engine.rescore import changed_metrics, judge_agreement, rescore_run
-    from multiturn.engine.results import write_results
+    from multiturn.api import changed_metrics, get_task, judge_agreement, rescore_run, store_rescored, write_results
     from triangulation.runs.rescore_samples import rescore_lm_eval_run
 
     changes = 0
@@ -66,7 +65,11 @@ def rescore_folder(args: argparse.Namespace, model_dir: Path, tasks: list[str] |
         with lock_all([run_folder.episodes_path(model_dir, t) for t in play_tasks], wait=getattr(args, "wait_lock", False)):
             payload, reports, old = rescore_run(model_dir, tasks, judge=judge)
             changed = changed_metrics(old, payload) if reports else []
-            written = write_results(model_dir, payload) if changed else None  # before a waiting `play` may go on
+            # the episodes' own scores too (the viewer shows what results say), before a waiting `play` may go on
+            rewritten = store_rescored(model_dir, reports, locked=True) if reports else []
+            versions = old.get("versions", {})
+            new_file = changed or rewritten or versions != {**versions, **payload.get("versions", {})}
+            written = write_results(model_dir, payload) if reports and new_file else None
         if reports:
             changes += _print_changes(changed, written)
             for report in reports:
@@ -77,9 +80,7 @@ def rescore_folder(args: argparse.Namespace, model_dir: Path, tasks: list[str] |
                     else ""
                 )
                 if judge is not None and report.judged:
-                    from multiturn import registry
-
-                    agreement = judge_agreement(report.judged, registry.get_task(report.task).judge_label)
+                    agreement = judge_agreement(report.judged, get_task(report.task).judge_label)
                     print(
                         f"  {report.task}: judges agree on {agreement['agreement']:.3f} of {agreement['n_parsed']} verdicts (Cohen's kappa {agreement['cohen_kappa']:.3f}; stored judge vs {args.judge_model or 'the new judge'})"
                     )
@@ -111,7 +112,7 @@ def _judge(args: argparse.Namespace):
     """``judge(task, request) -> reply`` on the new judge model (retried like play's backend calls)."""
     from models.loading import load_lm
     from models.retry import BackendFailure, RetryPolicy, call_backend
-    from multiturn.engine.scheduler import merged_gen_kwargs
+    from multiturn.api import merged_gen_kwargs
 
     lm, _, _ = load_lm(args.judge_model, args.judge_model_args, device=args.device)
     policy = RetryPolicy()

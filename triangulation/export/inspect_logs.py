@@ -29,7 +29,7 @@ from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any
 
-from multiturn.game import TurnView
+from multiturn.api import TurnView
 from plumbing import run_folder
 from plumbing.errors import UserError
 from triangulation.runs.results_io import Run, metric_values, read_run

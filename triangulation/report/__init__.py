@@ -1,8 +1,3 @@
-"""The correlation report: :func:`make_report` (``triangulation.report.make``) is its one entry point."""
-
-
-def make_report(*args, **kwargs):
-    """See :func:`triangulation.report.make.make_report` (imported on call: the report pulls in pandas and matplotlib)."""
-    from triangulation.report.make import make_report as _make_report
-
-    return _make_report(*args, **kwargs)
+"""The correlation report: :func:`triangulation.report.make.make_report` is its one entry point (imported from
+``triangulation.report.make``: this package init imports nothing, so no module of the report imports itself back
+through it)."""

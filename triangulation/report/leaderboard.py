@@ -24,12 +24,12 @@ CHANCE_MODELS: dict[str, str] = {"random": "chance (random player)"}
 
 def reference_levels(benchmarks: list[str]) -> dict[str, dict[str, float]]:
     """label -> {benchmark: value} of the levels the play tasks among ``benchmarks`` state (``TaskSpec.reference_levels``)."""
-    from multiturn import registry
+    from multiturn.api import get_task, is_play_task
 
     out: dict[str, dict[str, float]] = {}
     for benchmark in benchmarks:
-        if benchmark in registry.TASKS:
-            for label, value in registry.get_task(benchmark).reference_levels.items():
+        if is_play_task(benchmark):
+            for label, value in get_task(benchmark).reference_levels.items():
                 out.setdefault(label, {})[benchmark] = value
     return out
 

@@ -62,8 +62,8 @@ def report_model_names(models: list[ModelSpec]) -> list[str]:
 
 
 def run_report(root: Path, suite: Suite) -> Path | None:
-    """The report (:func:`triangulation.report.make_report`) over ``root/runs`` and the suite's external tables, into ``root/report``."""
-    from triangulation.report import make_report
+    """The report (:func:`triangulation.report.make.make_report`) over ``root/runs`` and the suite's external tables, into ``root/report``."""
+    from triangulation.report.make import make_report
 
     runs = root / "runs"
     has_results = run_folder.has_results(runs)

@@ -78,11 +78,9 @@ class Tokenizers:
 
 
 def _tokenizer_source(model: ModelSpec) -> str | None:
-    from models.args import parse_model_args
-
     if model.model is None and model.model_args is None:
         return SMOLLM2
-    args = parse_model_args(model.model_args)
+    args = model.model_args or {}  # parsed when the suite file was read
     if args.get("gguf_file"):
         return None  # a GGUF's tokenizer: SmolLM2's stands in (the only GGUF we embed)
     source = args.get("tokenizer") or args.get("pretrained") or args.get("model")
@@ -176,9 +174,7 @@ def count_play(task: TaskSpec, tok: Any, subtasks: Subtasks | None = None) -> Co
     """Requests and prompt tokens of a play cell, its episodes played by the chance player (per play task
     into ``subtasks``)."""
     from models.chance import RandomLM
-    from multiturn import registry
-    from multiturn.engine.runner import select_instances
-    from multiturn.engine.scheduler import play_episodes
+    from multiturn.api import expand, get_task, play_episodes, select_instances
 
     o = task.options
     if tok is None:
@@ -194,9 +190,9 @@ def count_play(task: TaskSpec, tok: Any, subtasks: Subtasks | None = None) -> Co
 
     lm = Counting(seed=seed)
     try:
-        for name in registry.expand(list(task.tasks)):
+        for name in expand(list(task.tasks)):
             before = dict(tally)
-            spec = registry.get_task(name, o.get("task_args"))
+            spec = get_task(name, o.get("task_args"))
             episodes = select_instances(spec.instances(seed), o.get("limit"))
             play_episodes(spec, episodes, {"player": lm}, seed=seed, gen_kwargs_override=o.get("gen_kwargs"), max_live=None, progress=False)
             if subtasks is not None:

@@ -82,7 +82,11 @@ LABEL = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._+-]*$")
 class ModelSpec:
     name: str  # folder label inside the suite's output
     model: str | None  # lm-eval registry name; None (with no model_args) = the embedded SmolLM2
-    model_args: str | dict[str, Any] | None = None
+    #: model_args parsed once, when the suite file is read (:func:`models.args.parse_model_args`); None: not given
+    model_args: dict[str, Any] | None = None
+    #: model_args as the suite file wrote them (a string or a mapping): what the cells' command lines pass on
+    #: (``--model_args``) and the fingerprint hashes, so a suite's cells keep their fingerprints
+    model_args_given: str | dict[str, Any] | None = None
     size: float | None = None  # billions of parameters (seed 003 Figure 1)
     apply_chat_template: bool = True
     judge: dict[str, Any] | None = None
@@ -153,6 +157,7 @@ class Cell:
         labels Figure 1 and ``gpus`` only places the model, so changing them reruns nothing)."""
         defaults = ModelSpec(name="", model=None).__dict__
         model = {k: v for k, v in self.model.__dict__.items() if k not in NOT_RESULTS and not (k in SERVE_KEYS and v == defaults[k])}
+        model["model_args"] = model.pop("model_args_given")  # the file's own form: fingerprints as before parsing
         blob = json.dumps(
             {"model": model, "task": [self.task.runner, list(self.task.tasks), self.task.options]},
             sort_keys=True,
@@ -239,17 +244,19 @@ def _model(path: Path, i: int, entry: Any) -> ModelSpec:
     args = entry.get("model_args")
     if args is not None and not isinstance(args, (str, Mapping)):
         raise _fail(path, where, "model_args must be a 'k=v,k2=v2' string or a mapping")
-    name = entry.get("name") or model_label(entry.get("model"), args)
+    parsed = None if args is None else parse_model_args(args)  # the one parse of this model's model_args
+    name = entry.get("name") or model_label(entry.get("model"), parsed)
     if not isinstance(name, str) or not LABEL.match(name) or len(name) > MAX_LABEL_CHARS:
         raise _fail(path, where, f"name {name!r} must be at most {MAX_LABEL_CHARS} letters, digits, '.', '_', '+', '-' (it names a folder)")
     size = entry.get("size")
     judge, player_b = _role(path, f"{where}.judge", entry.get("judge")), _role(path, f"{where}.player_b", entry.get("player_b"))
-    register_model_args(args, *((role or {}).get("model_args") for role in (judge, player_b)))  # scrubbed from every line
-    serving = _serving(path, where, entry)
+    register_model_args(parsed, *((role or {}).get("model_args") for role in (judge, player_b)))  # scrubbed from every line
+    serving = _serving(path, where, entry, parsed)
     return ModelSpec(
         name=name,
         model=entry.get("model"),
-        model_args=dict(args) if isinstance(args, Mapping) else args,
+        model_args=parsed,
+        model_args_given=dict(args) if isinstance(args, Mapping) else args,
         size=None if size is None else _number(path, where, "size", size),
         apply_chat_template=bool(entry.get("apply_chat_template", True)),
         judge=judge,
@@ -261,8 +268,8 @@ def _model(path: Path, i: int, entry: Any) -> ModelSpec:
     )
 
 
-def _serving(path: Path, where: str, entry: dict[str, Any]) -> dict[str, Any]:
-    """The serving keys of a model entry (``engine`` and what goes with it), checked."""
+def _serving(path: Path, where: str, entry: dict[str, Any], model_args: dict[str, Any] | None) -> dict[str, Any]:
+    """The serving keys of a model entry (``engine`` and what goes with it), checked (``model_args``: parsed)."""
     engine = entry.get("engine", "hf")
     if engine not in ENGINES:
         raise _fail(path, where, f"engine must be one of {', '.join(ENGINES)}, got {engine!r}")
@@ -283,7 +290,7 @@ def _serving(path: Path, where: str, entry: dict[str, Any]) -> dict[str, Any]:
         out["serve_args"] = _serve_args(path, where, entry.get("serve_args"))
         if entry.get("model") not in (None, "hf", "vllm"):
             raise _fail(path, where, f"engine: vllm serves an hf/vllm model's weights, not model {entry['model']!r}")
-        if entry.get("model_args") is not None and not parse_model_args(entry["model_args"]).get("pretrained"):
+        if model_args is not None and not model_args.get("pretrained"):
             raise _fail(path, where, "engine: vllm needs pretrained=<Hub id or folder> in model_args")
     if engine == "api":
         base_url = entry.get("base_url")
@@ -292,7 +299,7 @@ def _serving(path: Path, where: str, entry: dict[str, Any]) -> dict[str, Any]:
         key_env = entry.get("api_key_env")
         if key_env is not None and not (isinstance(key_env, str) and ENV_NAME.match(key_env)):
             raise _fail(path, where, "api_key_env names the environment variable that holds the key (not the key itself)")
-        if not parse_model_args(entry.get("model_args")).get("model"):
+        if not (model_args or {}).get("model"):
             raise _fail(path, where, "engine: api needs model=<the served model's name> in model_args")
         out.update(base_url=base_url.rstrip("/"), api_key_env=key_env)
     return out

@@ -40,9 +40,9 @@ def subtask_cells(cell: Cell) -> list[Cell]:
 
 def leaf_tasks(task: TaskSpec) -> list[str]:
     if task.runner == "play":
-        from multiturn import registry
+        from multiturn.api import expand
 
-        return registry.expand(list(task.tasks))
+        return expand(list(task.tasks))
     from triangulation.suite.task_index import eval_leaves
 
     return eval_leaves(task.tasks)
@@ -86,10 +86,9 @@ def _union(payloads: Sequence[dict[str, Any]]) -> dict[str, Any]:
 
 
 def _play_groups(out: dict[str, Any], task: TaskSpec) -> None:
-    from multiturn import registry
-    from multiturn.engine.results import add_group
+    from multiturn.api import add_group, group_names
 
-    groups = registry.group_names()
+    groups = group_names()
     for name in task.tasks:
         members = [m for m in groups.get(name, []) if m in out["results"]]
         if not members:

@@ -20,7 +20,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
-from multiturn.game import EpisodeSummary, TaskSpec, TurnView, transcript_views
+from multiturn.api import EpisodeSummary, TaskSpec, TurnView, get_task, is_play_task, transcript_views
 
 #: roles the viewer lays out in their own column / colour
 ROLES = ("gm", "player", "player_b", "judge")
@@ -89,14 +89,12 @@ def short(value: Any) -> str:
 def play_task(name: str, task_args: Mapping[str, Any] | None = None) -> TaskSpec | None:
     """The play task that wrote a record (built with the run's ``--task_args``), or None when no play task
     has that name (then the record is shown as stored)."""
-    from multiturn import registry
-
-    if name not in registry.TASKS:
+    if not is_play_task(name):
         return None
     try:
-        return registry.get_task(name, task_args)
+        return get_task(name, task_args)
     except Exception:  # options this code no longer accepts: the default task still reads the record
-        return registry.get_task(name)
+        return get_task(name)
 
 
 def from_record(record: Mapping[str, Any], model: str, task: TaskSpec | None = None) -> Episode:

@@ -20,8 +20,7 @@ from pathlib import Path
 
 from tqdm.auto import tqdm
 
-from multiturn.engine.record import read_episodes
-from multiturn.game import TurnView
+from multiturn.api import TurnView, read_episodes
 from plumbing import run_folder
 from plumbing.errors import UserError
 from plumbing.jsonio import read_jsonl, write_text

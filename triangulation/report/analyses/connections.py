@@ -23,7 +23,7 @@ import pandas as pd
 
 from custom_metrics.connections import matched_names, reasoning_flags, score_connections
 from custom_metrics.globalgroup import doc_pool
-from multiturn.engine.record import read_episodes
+from multiturn.api import read_episodes
 from plumbing.csvio import write_csv
 from plumbing.errors import UserError
 from plumbing.jsonio import read_jsonl

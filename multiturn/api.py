@@ -1,0 +1,50 @@
+"""The side runner's public entry points: all that ``triangulation`` (``score``, ``view``, ``report``, the suite's
+plan) uses of ``multiturn``. An import-linter contract in ``pyproject.toml`` holds ``triangulation`` to this module;
+``triangulate play`` itself is :mod:`multiturn.cli`, reached by name from ``triangulation.cli.main``. Model things
+(loading, naming, model args, the chance player) are :mod:`models`, which both packages import directly.
+
+- Tasks by name: :func:`get_task`, :func:`task_names`, :func:`group_names`, :func:`expand`, :func:`is_play_task`.
+- The game contract as readers see it: :class:`TaskSpec`, :class:`TurnView`, :class:`EpisodeSummary`,
+  :func:`transcript_views`.
+- Stored runs: :func:`read_episodes` (the one episodes reader), :func:`write_results`, :func:`add_group` (a group's
+  mean over its members' results, the suite's split cells), :func:`rescore_run` /
+  :func:`changed_metrics` / :func:`judge_agreement` / :func:`store_rescored` (``triangulate score``).
+- Playing: :func:`select_instances` (``--limit``), :func:`play_episodes` (the lockstep loop), :func:`merged_gen_kwargs`.
+"""
+
+from __future__ import annotations
+
+from multiturn.engine.record import read_episodes
+from multiturn.engine.rescore import changed_metrics, judge_agreement, rescore_run, store_rescored
+from multiturn.engine.results import add_group, write_results
+from multiturn.engine.runner import select_instances
+from multiturn.engine.scheduler import merged_gen_kwargs, play_episodes
+from multiturn.game import EpisodeSummary, TaskSpec, TurnView, transcript_views
+from multiturn.registry import TASKS, expand, get_task, group_names, task_names
+
+__all__ = [
+    "add_group",
+    "EpisodeSummary",
+    "TaskSpec",
+    "TurnView",
+    "changed_metrics",
+    "expand",
+    "get_task",
+    "group_names",
+    "is_play_task",
+    "judge_agreement",
+    "merged_gen_kwargs",
+    "play_episodes",
+    "read_episodes",
+    "rescore_run",
+    "select_instances",
+    "store_rescored",
+    "task_names",
+    "transcript_views",
+    "write_results",
+]
+
+
+def is_play_task(name: str) -> bool:
+    """``name`` is a registered play task (not a group, not an lm-eval task)."""
+    return name in TASKS

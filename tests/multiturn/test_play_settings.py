@@ -1,0 +1,167 @@
+"""One ``PlaySettings`` per ``triangulate play`` (issue 28): built once from the command line, ``model_args`` parsed once
+per command (play, and a suite file's models), and one comparison rule for "nothing left to play", the resume check
+and the settings file."""
+
+from __future__ import annotations
+
+import dataclasses
+import sys
+
+import pytest
+import yaml
+
+import models.args
+from models.scripted import ScriptedLM
+from multiturn import registry
+from multiturn.game import Game, Request, TaskSpec
+from plumbing.errors import UserError
+from triangulation.cli.main import main
+
+
+class EchoGame(Game):
+    @property
+    def done(self) -> bool:
+        return bool(self.transcript)
+
+    def next_request(self) -> Request | None:
+        return None if self.done else Request(messages=[{"role": "user", "content": f"Say {self.instance['word']}."}])
+
+    def on_reply(self, reply: str) -> None:
+        self.transcript.append({"role": "player", "content": reply})
+
+    def scores(self) -> dict[str, float]:
+        return {"accuracy": float(self.instance["word"] in self.transcript[-1]["content"])}
+
+
+class EchoTask(TaskSpec):
+    def instances(self, seed: int) -> list[dict]:
+        return [{"id": f"e{i}", "word": w} for i, w in enumerate(["red", "blue", "green"])]
+
+    def make_game(self, instance, seed: int) -> Game:
+        return EchoGame(instance)
+
+
+@pytest.fixture
+def echo_task(monkeypatch):
+    registry.TASKS.load()
+    monkeypatch.setattr(registry.TASKS, "_items", dict(registry.TASKS._items))
+    registry.register("settings_echo")(EchoTask)
+
+
+@pytest.fixture
+def parses(monkeypatch) -> list:
+    """Every call of the one model-args parser, wherever a module imported it by name."""
+    real = models.args.parse_model_args
+    calls: list = []
+
+    def counting(value):
+        calls.append(value)
+        return real(value)
+
+    for module in list(sys.modules.values()):
+        if getattr(module, "parse_model_args", None) is real:
+            monkeypatch.setattr(module, "parse_model_args", counting)
+    return calls
+
+
+def test_play_parses_model_args_once_and_builds_its_settings_once(echo_task, parses, monkeypatch, tmp_path, capsys):
+    from multiturn.engine.settings import PlaySettings
+
+    built = []
+    real_from_args = PlaySettings.from_args.__func__
+    monkeypatch.setattr(PlaySettings, "from_args", classmethod(lambda cls, *a: built.append(a) or real_from_args(cls, *a)))
+    argv = ["play", "--model", "random", "--model_args", "seed=3", "--tasks", "settings_echo", "--output_path", str(tmp_path)]
+    for run in ("plays", "finds nothing left to play"):
+        parses.clear()
+        built.clear()
+        assert main(argv) == 0, run
+        raw = built[0][0].model_args  # the command's model_args as argparse gave them
+        assert sum(a is raw for a in parses) == 1, run  # reach the parser once; later calls get the parsed dict
+        assert not any(isinstance(a, str) and "seed" in a for a in parses), run  # nothing re-parses a string form of them
+        assert len(built) == 1, run
+    assert "nothing left to play" in capsys.readouterr().out
+
+
+def _settings(**changes) -> object:
+    from multiturn.engine.settings import PlaySettings
+
+    base = PlaySettings(
+        tasks=("settings_echo",),
+        model="random",
+        model_args={"seed": 3},
+        embedded=False,
+        model_b=None,
+        model_args_b=None,
+        judge_model=None,
+        judge_model_args=None,
+        limit=None,
+        seed=1234,
+        gen_kwargs={},
+        judge_gen_kwargs={},
+        task_args={},
+        batch_size=1,
+        device=None,
+        max_live=32,
+        request_timeout=None,
+        retries=4,
+        prefix_cache=None,
+    )
+    return dataclasses.replace(base, **changes)
+
+
+def test_the_settings_file_nothing_left_and_the_resume_check_use_one_rule(echo_task, tmp_path):
+    from multiturn.engine.runner import run_tasks, unchanged_results
+    from multiturn.engine.settings import model_settings, same_settings
+    from plumbing import run_folder
+    from plumbing.jsonio import read_json
+
+    settings = _settings()
+    with pytest.raises(dataclasses.FrozenInstanceError):
+        settings.seed = 1  # frozen: built once, read everywhere
+    lm = ScriptedLM(lambda m: m[-1]["content"])
+
+    def play(s) -> None:
+        run_tasks(
+            list(s.tasks),
+            {"player": lm},
+            output_dir=tmp_path,
+            model_name=s.folder(),
+            config=s.config(),
+            model_settings=s.model_settings(),
+            seed=s.seed,
+            gen_kwargs_override=s.gen_kwargs or None,
+            progress=False,
+        )
+
+    play(settings)
+    stored = read_json(run_folder.settings_path(run_folder.model_dir(tmp_path, settings.folder()), "settings_echo"))
+    assert same_settings(stored, settings.episode_settings(registry.get_task("settings_echo")))  # the file is the rule's input
+    assert stored["model_args"] == "seed=3"  # lm-eval's string form, as files written before PlaySettings hold it
+    assert (
+        model_settings({"model": "hf", "model_args": {}})
+        == model_settings({"model": "hf", "model_args": ""})
+        == {"model": "hf", "model_args": ""}
+    )
+    assert unchanged_results(settings, tmp_path) is not None
+    transport = _settings(model_args={"seed": 3, "base_url": "http://elsewhere:1"})  # how a model is reached: same episodes
+    assert unchanged_results(transport, tmp_path) is not None
+    changed = _settings(gen_kwargs={"temperature": 0.5})
+    assert unchanged_results(changed, tmp_path) is None  # not "nothing left": the resume check decides, and refuses
+    with pytest.raises(UserError, match=r"other settings \(gen_kwargs: \{\} -> \{\"temperature\": 0.5\}\)"):
+        play(changed)
+
+
+def test_a_suite_model_stores_its_model_args_parsed_once(parses, tmp_path):
+    from triangulation.suite.runner import cell_argv
+    from triangulation.suite.spec import cells, load_suite
+
+    path = tmp_path / "s.yaml"
+    data = {"models": [{"name": "a", "model": "hf", "model_args": "pretrained=org/a,dtype=float32"}], "tasks": [{"play": "wcst"}]}
+    path.write_text(yaml.safe_dump(data), encoding="utf-8")
+    suite = load_suite(path)
+    [model] = suite.models
+    assert model.model_args == {"pretrained": "org/a", "dtype": "float32"}
+    for cell in cells(suite):
+        argv = cell_argv(cell, tmp_path, ["triangulate"])
+        assert argv[argv.index("--model_args") + 1] == "pretrained=org/a,dtype=float32"  # passed on as written
+    assert [a for a in parses if isinstance(a, str)] == ["pretrained=org/a,dtype=float32"]
