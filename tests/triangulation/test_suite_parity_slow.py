@@ -35,6 +35,10 @@ def _samples(root: Path, key: str = "filtered_resps") -> dict[tuple[str, int], l
     return out
 
 
+def _cut(samples: dict) -> dict:
+    return {k: [[t.rstrip("\ufffd") for t in r] for r in v] for k, v in samples.items()}
+
+
 def _replies(root: Path) -> dict[str, list]:
     out = {}
     for path in root.rglob("episodes_*.jsonl"):
@@ -79,7 +83,10 @@ def test_served_by_vllm_scores_what_the_same_model_scores_in_process(upstream, v
     assert max(gaps) < 0.02, sorted(gaps)[-5:]
     assert _accuracy(runs["hf"] / "ll") == _accuracy(runs["vllm"] / "ll")
     gen_hf, gen_vl = _samples(runs["hf"] / "gen", "resps"), _samples(runs["vllm"] / "gen", "resps")
-    assert gen_hf and gen_hf == gen_vl  # identical greedy replies through the same chat template
+    # identical greedy replies through the same chat template; a reply cut by max_gen_toks in the middle of a
+    # multi-byte character ends in U+FFFD in process (transformers decodes the partial bytes) and without it
+    # served (vLLM's detokenizer holds incomplete bytes back): seen on globalgroup_zh, 2026-11-27
+    assert gen_hf and _cut(gen_hf) == _cut(gen_vl)
     play_hf, play_vl = _replies(runs["hf"] / "play"), _replies(runs["vllm"] / "play")
     assert play_hf and play_hf == play_vl
     print(f"parity: {len(gaps)} loglikelihoods, max gap {max(gaps):.5f}; {len(gen_hf)} generations, {len(play_hf)} episodes identical")
