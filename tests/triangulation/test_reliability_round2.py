@@ -145,3 +145,23 @@ def test_suite_cells_get_credentials_in_their_environment_never_their_argv(tmp_p
     written = [p for p in (tmp_path / "out").rglob("*") if p.is_file() and "fake-model" not in p.parts]  # the suite's own files
     assert any(p.suffix == ".log" for p in written)
     assert not [p for p in written if any(s.encode() in p.read_bytes() for s in (key, token, "AN-i30a-pass"))]
+
+
+def test_lm_evals_request_cache_stores_no_echoed_key(tmp_path):
+    """Issue 30 done-means: a suite eval cell's ``--use_cache`` database held a key the server echoed."""
+    from lm_eval.api.instance import Instance
+    from lm_eval.api.model import CachingLM
+
+    from models.scripted import ScriptedLM
+    from plumbing.secrets import register_model_args
+    from triangulation.cli.eval import install_scrubbing_request_cache
+
+    register_model_args({"api_key": "CACHEKEY-777-x"})
+    install_scrubbing_request_cache()
+    lm = ScriptedLM(lambda messages: "my key is CACHEKEY-777-x")
+    cached = CachingLM(lm, str(tmp_path / "cache.db"))
+    prompt = json.dumps([{"role": "user", "content": "q"}])
+    [reply] = cached.generate_until([Instance("generate_until", {}, (prompt, {"until": []}), 0)])
+    assert reply == "my key is CACHEKEY-777-x"  # this run's own reply is untouched
+    cached.dbdict.close()
+    assert b"CACHEKEY-777-x" not in (tmp_path / "cache.db").read_bytes()

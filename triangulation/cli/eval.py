@@ -159,6 +159,7 @@ def run_lm_eval(cli: Any, args: argparse.Namespace, *, rerun: bool, embedded: bo
     output = getattr(args, "output_path", None)
     install_surrogate_safe_tracker()
     install_short_folder_tracker()
+    install_scrubbing_request_cache()  # a suite cell's --use_cache: no echoed key in its .db
     model_args = getattr(args, "model_args", None)
     register_secrets(model_args if isinstance(model_args, (str, dict)) else None)
     install_log_scrubber()
@@ -182,6 +183,46 @@ def run_lm_eval(cli: Any, args: argparse.Namespace, *, rerun: bool, embedded: bo
             if embedded:
                 adopt_default_model_folder(Path(output))
     return 0
+
+
+class _ScrubbingCache:
+    """lm-eval's request cache (a ``SqliteDict``) storing every text response through the one scrubber."""
+
+    def __init__(self, db: Any):
+        self._db = db
+
+    def __setitem__(self, key: str, value: Any) -> None:
+        from plumbing.secrets import scrub
+
+        self._db[key] = scrub(value) if isinstance(value, str) else value
+
+    def __getitem__(self, key: str) -> Any:
+        return self._db[key]
+
+    def __contains__(self, key: object) -> bool:
+        return key in self._db
+
+    def __getattr__(self, name: str) -> Any:  # commit, close, ...
+        return getattr(self._db, name)
+
+
+def install_scrubbing_request_cache() -> None:
+    """``--use_cache`` (the suite's eval cells): lm-eval's ``CachingLM`` pickles every response into a SQLite file;
+    a key the server echoes into a reply would sit there raw. Its store (and the hook the model writes through)
+    goes through :func:`plumbing.secrets.scrub`, as the samples file does; a rerun reads the scrubbed reply."""
+    from lm_eval.api.model import CachingLM
+
+    if getattr(CachingLM, "_scrubbing", False):
+        return
+    init = CachingLM.__init__
+
+    def scrubbing_init(self, lm: Any, cache_db: str) -> None:
+        init(self, lm, cache_db)
+        self.dbdict = _ScrubbingCache(self.dbdict)
+        lm.set_cache_hook(self.get_cache_hook())
+
+    CachingLM.__init__ = scrubbing_init
+    CachingLM._scrubbing = True
 
 
 def install_surrogate_safe_tracker() -> None:
