@@ -22,6 +22,7 @@ from pathlib import Path
 
 from custom_metrics.globalgroup import METRICS
 from datasets_build.globalgroup import SUBSET_NAMES, settings_of
+from datasets_build.matched import FRESH_SUBSETS
 from lm_eval_tasks._generated import HEADER, write_generated
 
 HERE = Path(__file__).resolve().parent
@@ -48,13 +49,14 @@ def expected_files() -> dict[str, str]:
         files[f"globalgroup_{subset}.yaml"] = _task(
             f"globalgroup_{subset}", "_globalgroup_template_yaml", f"{subset}_{g0}x{w0}", ["globalgroup_4x4"]
         )
-        files[f"globalgroup_{subset}_fresh.yaml"] = _task(
-            f"globalgroup_{subset}_fresh",
-            "_globalgroup_template_yaml",
-            f"{subset}_{g0}x{w0}",
-            ["globalgroup_fresh"],
-            "custom_dataset: !function utils.load_globalgroup_fresh\n",
-        )
+        if subset in FRESH_SUBSETS:
+            files[f"globalgroup_{subset}_fresh.yaml"] = _task(
+                f"globalgroup_{subset}_fresh",
+                "_globalgroup_template_yaml",
+                f"{subset}_{g0}x{w0}",
+                ["globalgroup_fresh"],
+                "custom_dataset: !function utils.load_globalgroup_fresh\n",
+            )
         for g, w in settings_of(subset):
             files[f"globalgroup_{subset}_{g}x{w}.yaml"] = _task(
                 f"globalgroup_{subset}_{g}x{w}",

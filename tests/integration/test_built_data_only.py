@@ -34,6 +34,17 @@ PLAY_SCRIPT = textwrap.dedent(
     """
 )
 
+FRESH_SCRIPT = textwrap.dedent(
+    """
+    from datasets_build.matched import fresh_folder
+    from lm_eval_tasks import TASKS_DIR
+
+    subsets = sorted(p.name.removesuffix("_fresh.yaml") for p in (TASKS_DIR / "globalgroup").glob("globalgroup_*_fresh.yaml"))
+    for task in ["wordle", "taboo", *subsets]:
+        fresh_folder(task)
+    """
+)
+
 EVAL_SCRIPT = textwrap.dedent(
     """
     import json
@@ -65,6 +76,10 @@ def built_only_env(upstream, tmp_path_factory) -> dict[str, str]:
     proc = subprocess.run(
         [sys.executable, "-m", "triangulation", "data", "build"], env=env, cwd=REPO, capture_output=True, text=True, timeout=900
     )
+    assert proc.returncode == 0, proc.stderr[-3000:]
+    # the *_fresh tasks read the matched twins `triangulate data generate --matched` writes from the upstream files
+    # (issue 33); a user generates them once like the build, so the check does too before upstream goes away
+    proc = subprocess.run([sys.executable, "-c", FRESH_SCRIPT], env=env, cwd=REPO, capture_output=True, text=True, timeout=1500)
     assert proc.returncode == 0, proc.stderr[-3000:]
     env.pop("TRIANGULATE_UPSTREAM")
     env["HF_DATASETS_OFFLINE"] = env["HF_HUB_OFFLINE"] = "1"
