@@ -89,7 +89,7 @@ def runs(upstream, tmp_path_factory) -> Path:
     play(out, ["nback_verbal_1", "connections_interactive"], RandomLM(seed=7), "random")
     play(out, ["wcst", "lnt", "taboo", "wordle"], RandomLM(seed=7), "random", limit=1)
     write_lm_eval_group(out / "org__g")
-    play(out, ["nback_verbal_1"], ScriptedLM(lambda messages: f"m {EVIL}", name="evil"), "scripted-evil")
+    play(out, ["nback_verbal_1"], ScriptedLM(lambda messages: f"x {EVIL}", name="evil"), "scripted-evil")
     write_lm_eval_samples(out / "org__m")
     write_lm_eval_samples(out / "older" / "org__m", date="2025-01-01T00-00-00.000001", f1s=(1.0, 1.0, 1.0))  # an older run: left out
     return out
@@ -170,7 +170,7 @@ def test_play_episodes_round_trip_with_roles_scores_and_results(runs, logs):
     roles = [m.role for m in sample.messages]
     n_trials = len(recs[0]["transcript"])
     assert roles == ["system"] + ["user", "assistant"] * n_trials  # instructions, then letter / reply per trial
-    assert sample.messages[2].text == f"m {EVIL}" and sample.messages[2].metadata["correct"] is False
+    assert sample.messages[2].text == f"x {EVIL}" and sample.messages[2].metadata["correct"] is False
     assert "targets" in sample.target and recs[0]["instance"]["targets"] in sample.target
     assert set(sample.scores) == {k for k, v in recs[0]["scores"].items() if isinstance(v, (int, float))}
     acc = sample.scores["accuracy"]
@@ -243,10 +243,10 @@ def test_inspect_view_bundle_shows_the_conversation_and_its_score_escaped(logs, 
     gg_log = next(p.name for p in (bundle / "logs").glob("*globalgroup_zh*.eval"))
     page = "#/logs/{}/samples/sample/{}/1/messages"
     with serve_folder(bundle) as url:
-        text = page_text(url + "/" + page.format(urllib.parse.quote(evil_log), "nback_verbal_1_block00"), until=f"m {EVIL}")
+        text = page_text(url + "/" + page.format(urllib.parse.quote(evil_log), "nback_verbal_1_block00"), until=f"x {EVIL}")
         scripts = page_text(url + "/", until="", expression="[...document.scripts].map(s => s.textContent).join('\\n')")
         gg = page_text(url + "/" + page.format(urllib.parse.quote(gg_log), "0"), until="Group X: [a1, b1]")
-    assert f"m {EVIL}" in text  # the model's reply is on the page as text (escaped, not markup)
+    assert f"x {EVIL}" in text  # the model's reply is on the page as text (escaped, not markup)
     assert "Sample nback_verbal_1_block00" in text and "the parser expects 'm' or '-'" in text  # the parsed reading
     assert "SCORES" in text.upper() and "accuracy" in text  # its scores
     assert "alert(1)" not in scripts
