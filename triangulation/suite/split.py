@@ -13,13 +13,11 @@ mean weighted by each subtask's sample count, stderr pooled, lm-eval's ``aggrega
 
 from __future__ import annotations
 
-import json
-import os
 from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
-from plumbing import run_folder
+from plumbing import jsonio, run_folder
 from triangulation.suite.spec import Cell, TaskSpec
 
 SPLIT = "split"
@@ -60,9 +58,7 @@ def merge(folder: Path, cell: Cell, subcells: Sequence[Cell], sub_folder) -> lis
     model_folder = _model_folder(Path(sub_folder(subcells[0])))
     target = run_folder.new_results_path(folder / MERGED / model_folder)
     target.parent.mkdir(parents=True, exist_ok=True)
-    tmp = target.with_suffix(".tmp")
-    tmp.write_text(json.dumps(out, indent=1, default=str), encoding="utf-8")
-    os.replace(tmp, target)
+    jsonio.write_json(target, out, indent=1, default=str)  # the one atomic writer
     return [str(target.relative_to(folder))]
 
 
