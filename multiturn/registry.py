@@ -90,20 +90,20 @@ def _check_task_class(name: str, cls: type) -> None:
     """``TypeError`` unless ``cls`` is a ``TaskSpec`` subclass stating no name other than ``name``."""
     if not issubclass(cls, TaskSpec):
         raise TypeError(f"@register({name!r}): {cls.__qualname__} is not a multiturn.game.TaskSpec subclass")
-    if cls.name and cls.name != name:
-        raise TypeError(
-            f"@register({name!r}): {cls.__qualname__} states name = {cls.name!r}; a task's name is its registration: drop the name"
-        )
+    _check_stated_name(f"@register({name!r}): {cls.__qualname__}", name, cls.name)
+
+
+def _check_stated_name(who: str, name: str, stated: str | None) -> None:
+    """``TypeError`` when a task states a name other than its registration ``name``."""
+    if stated and stated != name:
+        raise TypeError(f"{who} states name = {stated!r}; a task's name is its registration: drop the name")
 
 
 def _named_task(name: str, task: Any) -> TaskSpec:
     """The task a factory registered as ``name`` built, named ``name`` (``TypeError`` for another object or name)."""
     if not isinstance(task, TaskSpec):
         raise TypeError(f"play task {name!r}: its factory returned {type(task).__qualname__}, not a multiturn.game.TaskSpec")
-    if task.name and task.name != name:
-        raise TypeError(
-            f"play task {name!r}: its factory's task states name = {task.name!r}; a task's name is its registration: drop the name"
-        )
+    _check_stated_name(f"play task {name!r}: its factory's task", name, task.name)
     task.name = name
     return task
 

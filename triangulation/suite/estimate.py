@@ -31,6 +31,8 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 
+from triangulation.suite.cells import CELLS_AT_ONCE
+
 #: seed 003 App. H, minutes per task for Llama-3.1-8B-Instruct on one A100 (keys: our task or group names)
 APP_H_MINUTES: dict[str, float] = {
     "cognitive_flexibility_triangulating": 1 + 50 / 60,
@@ -118,8 +120,6 @@ def served_seconds(
     """A served model: server start, then every cell at once sharing ``replicas`` servers (processor
     sharing: ``in_flight`` requests per cell, the servers saturated at :data:`SATURATION` per replica)."""
     left = [c.ref_seconds * gpu_seconds_factor("vllm", c.runner, size_b, gpus, h100_over_a100) for c in cells]
-    from triangulation.suite.cells import CELLS_AT_ONCE  # the runner's limit: the other cells wait their turn
-
     queue = [w for w in left if w > 0]
     now = SERVER_START_S
     while queue:

@@ -27,6 +27,7 @@ from plumbing.errors import UserError
 from triangulation.suite import estimate
 from triangulation.suite.pool import Job, choose_replicas, schedule
 from triangulation.suite.spec import ModelSpec, TaskSpec
+from triangulation.suite.split import leaf_tasks
 
 SMI_LINE = re.compile(r"^GPU (\d+):", re.MULTILINE)
 
@@ -164,8 +165,6 @@ def pool_placements(suite: Any, gpus: Sequence[str], replicas: bool = True) -> l
     after another."""
     if not gpus:
         return place(suite.models, [])
-    from triangulation.suite.split import leaf_tasks
-
     leaves = {t.name: leaf_tasks(t) for t in suite.tasks if t.runner == "play" or t.options.get("split")}
     jobs = [model_job(m, suite.tasks, len(gpus), leaves) for m in suite.models]
     return place_pool(suite.models, gpus, jobs, replicas)

@@ -34,7 +34,10 @@ from pathlib import Path
 from typing import Any
 
 from plumbing.secrets import scrub_tree
-from triangulation.suite.placement import Placement
+from triangulation.suite.cells import cell_argv, cell_dir, is_done, redacted_argv
+from triangulation.suite.placement import Placement, model_job, place_pool
+from triangulation.suite.pool import Slot, busy_share, makespan
+from triangulation.suite.serve import planned_endpoint
 from triangulation.suite.spec import Cell, ModelSpec, Suite, TaskSpec, chat_template
 from triangulation.suite.task_index import leaf_tasks, task_manager
 
@@ -231,9 +234,6 @@ def build_plan(
     progress: Callable[[str], None] | None = None,
 ) -> dict[str, Any]:
     """The plan (see the module docstring); counts are shared between models with the same tokenizer."""
-    from triangulation.suite.cells import cell_argv, cell_dir, is_done, redacted_argv
-    from triangulation.suite.serve import planned_endpoint
-
     force_offline()
     tokenizers = Tokenizers()
     memo: dict[tuple[str, str, bool], tuple[Counts, Subtasks]] = {}
@@ -275,9 +275,6 @@ def build_plan(
 def _place(suite: Suite, placements: Sequence[Placement], models: list[dict[str, Any]], gpus: Sequence[str]) -> dict[str, Any]:
     """Each model's GPUs, replicas, expected start and end (the pool, from the counted tokens, when there
     are GPUs; else the given placements) into its row; the node's expected makespan and GPU-busy share."""
-    from triangulation.suite.placement import model_job, place_pool
-    from triangulation.suite.pool import Slot, busy_share, makespan
-
     if gpus and all(p.gpus is not None for p in placements):
         tokens = {
             m["name"]: {

@@ -39,6 +39,7 @@ from typing import Any
 from models.args import parse_model_args
 from plumbing.errors import UserError
 from triangulation.suite.serve import ServerError, task_index, vllm_command
+from triangulation.suite.slurm import model_gpus
 from triangulation.suite.spec import ModelSpec, Suite
 
 #: the extra that installs the battery's task dependencies: module -> pip name (pyproject.toml's
@@ -304,8 +305,6 @@ def slurm_node_gpus(partition: str | None) -> int | None:
 
 
 def gpu_checks(suite: Suite, executor: str, gpus: list[str], found: Findings) -> None:
-    from triangulation.suite.slurm import model_gpus
-
     need = {m.name: model_gpus(suite, m) for m in suite.models}
     if executor == "slurm":
         node = slurm_node_gpus(suite.slurm.get("partition"))

@@ -36,6 +36,7 @@ from plumbing import run_folder
 from plumbing.errors import UserError
 from plumbing.locks import RunLock
 from plumbing.secrets import hide_argv_secrets, scrub
+from triangulation.suite import split
 from triangulation.suite.cells import (
     CELLS_AT_ONCE,
     DEFAULT_LAUNCHER,
@@ -52,6 +53,8 @@ from triangulation.suite.cells import (
 )
 from triangulation.suite.healing import serve_and_run
 from triangulation.suite.outputs import report_model_names, run_report, write_sizes
+from triangulation.suite.placement import pool_placements, waves
+from triangulation.suite.pool import run_pool
 from triangulation.suite.serve import Endpoint, api_endpoint, last_line, needs_completions, start_vllm
 from triangulation.suite.spec import Cell, ModelSpec, Suite, cells
 
@@ -95,8 +98,6 @@ class Sweep:
         self._tick(len(done))
         if not todo:
             return done
-        from triangulation.suite import split
-
         work, groups = split.expand(self.root, todo)  # `split: true` group cells: one cell per subtask
         self._regroup(groups)
         if not work:  # every subtask cell finished earlier: only the merge is left
@@ -314,8 +315,6 @@ def run_suite(
     Ctrl-C or SIGTERM stops every cell and server started, then re-raises."""
     from tqdm.auto import tqdm
 
-    from triangulation.suite.placement import pool_placements, waves
-
     placements = pool_placements(suite, gpus or [])  # a model too big for the node: an error before anything runs
     root.mkdir(parents=True, exist_ok=True)
     attempts = 1 + (suite.retries if retries is None else retries)
@@ -389,8 +388,6 @@ def _run_wave(sweep: Sweep, wave: list, plan: list[Cell]) -> dict[str, list[Outc
 def _run_pool(sweep: Sweep, placements: list, plan: list[Cell], gpus: list[str]) -> dict[str, list[Outcome]]:
     """The models in the GPU pool (:func:`triangulation.suite.pool.run_pool`), in the expected start order of
     the plan: each on as many GPUs as its placement holds (replicas included) as soon as they are free."""
-    from triangulation.suite.pool import run_pool
-
     by_name = {p.model.name: p for p in placements}
     order = [(p.model.name, len(p.gpus or ())) for p in sorted(placements, key=lambda p: (p.start or 0.0, -(p.end or 0.0)))]
 

@@ -18,7 +18,9 @@ from pathlib import Path
 from typing import Any
 
 from plumbing import jsonio, run_folder
+from triangulation.suite.cells import Outcome, cell_dir, is_done, write_marker
 from triangulation.suite.spec import Cell, TaskSpec
+from triangulation.suite.task_index import eval_leaves, task_manager
 
 SPLIT = "split"
 MERGED = "merged"
@@ -41,8 +43,6 @@ def leaf_tasks(task: TaskSpec) -> list[str]:
         from multiturn.api import expand
 
         return expand(list(task.tasks))
-    from triangulation.suite.task_index import eval_leaves
-
     return eval_leaves(task.tasks)
 
 
@@ -100,8 +100,6 @@ def _metrics(entry: dict[str, Any]) -> dict[str, Any]:
 
 
 def _eval_groups(out: dict[str, Any], task: TaskSpec) -> None:
-    from triangulation.suite.task_index import task_manager
-
     index = task_manager().task_index
     for name in task.tasks:
         _eval_group(out, name, index, 0)
@@ -152,8 +150,6 @@ def _aggregate(out: dict[str, Any], row: dict[str, Any], members: list[str], siz
 def expand(root: Path, todo: Sequence[Cell]) -> tuple[list[Cell], dict[str, list[Cell]]]:
     """The cells to run for ``todo``: each split group cell replaced by its unfinished subtask cells; and
     per split group cell (by label) all its subtask cells."""
-    from triangulation.suite.cells import is_done
-
     work: list[Cell] = []
     groups: dict[str, list[Cell]] = {}
     for cell in todo:
@@ -169,8 +165,6 @@ def expand(root: Path, todo: Sequence[Cell]) -> tuple[list[Cell], dict[str, list
 def merge_outcomes(root: Path, todo: Sequence[Cell], groups: dict[str, list[Cell]], outcomes: Sequence[Any]) -> list[Any]:
     """One outcome per cell of ``todo``: a split group cell is done (merged, its marker written) when every
     subtask cell is, else failed naming the subtasks left."""
-    from triangulation.suite.cells import Outcome, cell_dir, is_done, write_marker
-
     by_label = {o.cell.label: o for o in outcomes}
     out = []
     for cell in todo:
