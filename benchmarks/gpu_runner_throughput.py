@@ -15,8 +15,11 @@ Three ways, all through :func:`multiturn.engine.scheduler.play_episodes` on n-ba
   Triangulating code's way); at batch 1 the number of live episodes does not change its rate, so it
   runs ``--a_episodes`` episodes;
 - (b) lockstep: all live episodes' next turns in one ``generate_until`` call (batch = live episodes);
-- (c) the default ``hf`` path: :class:`models.prefix_cache.PrefixCacheHFLM` (per-episode
-  KV prefix reuse at batch 1, history drafts for greedy requests), all live episodes in flight.
+- (c) the CPU default ``hf`` path: :class:`models.prefix_cache.PrefixCacheHFLM` (per-episode
+  KV prefix reuse at batch 1, history drafts for greedy requests), all live episodes in flight;
+- (d) the GPU default since issue 29: what ``triangulate play`` configures for an ``hf`` model on a GPU
+  without ``--batch_size`` (:func:`models.prefix_cache.play_batch_size`: batch = live episodes, prefix
+  reuse left on for the turns that reach the model alone).
 
     python benchmarks/gpu_runner_throughput.py --live 16,64 --gen_toks 4 --tokenizer DIR
 
@@ -75,8 +78,15 @@ def build_lm(tokenizer_dir: str, layers: int | None, device: str) -> Any:
 
 def configure(lm: Any, mode: str, live: int) -> int:
     """Switch ``lm`` to ``mode``; returns the engine's ``max_live``."""
-    lm.prefix_cache_enabled = mode == "c_default"
+    from models.args import prefix_cache_enabled
+    from models.prefix_cache import play_batch_size
+
     lm.prefix_pool.clear()
+    if mode == "d_gpu_default":  # exactly what `triangulate play` picks for `--model hf` on a GPU
+        lm.prefix_cache_enabled = prefix_cache_enabled(None)
+        lm.batch_size_per_gpu = play_batch_size("hf", {}, "cuda", live)
+        return live
+    lm.prefix_cache_enabled = mode == "c_default"
     lm.batch_size_per_gpu = live if mode == "b_lockstep" else 1
     return 1 if mode == "a_recompute_batch1" else live
 
@@ -108,7 +118,10 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--layers", type=int, default=None, help="fewer layers (a smoke test off the GPU)")
     parser.add_argument("--task", default="nback_verbal_3")
     parser.add_argument("--device", default="cuda")
-    parser.add_argument("--modes", default="a_recompute_batch1,b_lockstep,c_default")
+    parser.add_argument(
+        "--repeats", type=int, default=1, help="runs per mode and live count; the fastest counts (the first run of a shape warms kernels)"
+    )
+    parser.add_argument("--modes", default="a_recompute_batch1,b_lockstep,c_default,d_gpu_default")
     args = parser.parse_args(argv)
     lm = build_lm(args.tokenizer, args.layers, args.device)
     task = get_task(args.task)
@@ -124,7 +137,7 @@ def main(argv: list[str] | None = None) -> int:
             if mode == "a_recompute_batch1" and any(k.startswith(mode) for k in rates):
                 rates[key] = next(v for k, v in rates.items() if k.startswith(mode))
                 continue
-            secs = run(lm, task, subset, mode, live, args.gen_toks)
+            secs = min(run(lm, task, subset, mode, live, args.gen_toks) for _ in range(max(args.repeats, 1)))
             rates[key] = round(len(subset) / secs, 4)
             print(
                 f"{args.task} live {live:3d} {mode:20s} {len(subset):3d} episodes in {secs:8.1f} s: {rates[key]:.4f} episodes/s", flush=True
