@@ -163,7 +163,7 @@ def _parsers() -> dict[str, Callable[[str], Any]]:
     from custom_metrics.connections import process_results as connections_process_results
     from custom_metrics.connections import score_connections
     from custom_metrics.globalgroup import score_game
-    from multiturn.games.clem import imagegame, privateshared, referencegame, taboo, wordle
+    from multiturn.games.clem import imagegame, privateshared, referencegame, taboo, wordle_rules
 
     gold = [g["words"] for g in NYT_GROUPS]
     return {
@@ -177,8 +177,8 @@ def _parsers() -> dict[str, Callable[[str], Any]]:
         "connections_interactive.parse_guess_late": lambda t: ci.parse_guess(t, BOARD[8:]),
         "taboo.clue_errors": lambda t: taboo.clue_errors(t, "umbrella", ["rain", "shelter", "parasol"]),
         "taboo.normalise": lambda t: (taboo.normalise_clue(t), taboo.normalise_guess(t)),
-        "wordle.find_keyword": lambda t: [
-            wordle.guess_error(wordle.find_keyword(t, k), frozenset({"apple"})) for k in ("guess", "agreement")
+        "wordle_rules.find_keyword": lambda t: [
+            wordle_rules.guess_error(wordle_rules.find_keyword(t, k), frozenset({"apple"})) for k in ("guess", "agreement")
         ],
         "privateshared.parse_probe": lambda t: (
             privateshared.parse_tagged(t, "ANSWER:"),
