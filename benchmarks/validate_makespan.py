@@ -14,8 +14,9 @@ predicts its wall time with :func:`estimate.served_seconds` and those figures (a
 the models one after another, as the runner does without GPUs), then runs the real sweep and prints
 predicted vs measured per model and in total, and the ratio. Needs ``TRIANGULATE_VLLM`` (benchmarks/README.md,
 "vLLM on CPU"); both runs use ``--no_check --no_report`` (the preflight and the report are not the model's).
-One assumption is stated, not measured: a cell with ``num_concurrent`` 16 requests in flight saturates the
-server on this 2-core CPU (``saturation`` = 16).
+One assumption is stated, not calibrated: a cell with ``num_concurrent`` 16 requests in flight saturates the
+server on this 2-core CPU (``saturation`` = 16; the validation run bore it out: four cells at once got the one
+calibration cell's tokens/s). Figures of 2026-11-27: benchmarks/README.md.
 """
 
 from __future__ import annotations
