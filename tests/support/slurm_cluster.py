@@ -47,10 +47,14 @@ def slurm_conf(folder: Path, host: str, cpus: int, memory_mb: int) -> str:
             "SlurmUser=root",
             "SlurmdUser=root",
             "AuthType=auth/munge",
+            # a requeued job may start again cred_expire + 1 s after its requeue (default 120 s, slurm.conf(5)):
+            # short here so the time-limit test's legs follow each other; real clusters keep their own
+            "AuthInfo=cred_expire=10",
             "CredType=cred/munge",
             "ProctrackType=proctrack/linuxproc",
             "TaskPlugin=task/none",
             "SchedulerType=sched/backfill",
+            "SchedulerParameters=sched_interval=5,bf_interval=5",  # a requeued job starts seconds after it may
             "SelectType=select/cons_tres",
             "SelectTypeParameters=CR_Core_Memory",
             "MpiDefault=none",

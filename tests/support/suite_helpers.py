@@ -10,7 +10,8 @@ appended to the file named by ``$SUITE_WORK_LOG`` (one line per request: name an
 can tell whether a run did any model work. Like lm-eval's own models it answers request by request and
 hands each answer to lm-eval's cache hook as it comes (``--use_cache``: a killed run resumes at the request);
 a request is logged only once its answer is in the cache. ``delay=SECONDS`` slows each request (for kill tests),
-``fail=1`` makes loading the model fail (a model that is down).
+``fail=1`` makes loading the model fail (a model that is down), ``log_args=1`` adds to each work-log line a digest
+of the request and the SLURM leg it was computed in (``$SLURM_RESTART_COUNT``, 0 before any requeue).
 """
 
 from __future__ import annotations
@@ -33,13 +34,14 @@ OTHER = ["CLUE: a sweet red fruit", "GUESS: apple", "yes", "no", "1", "A"]
 
 
 class CannedLM(LM):
-    def __init__(self, pretrained: str = "scripted", delay: float = 0.0, fail: int = 0, **_ignored):
+    def __init__(self, pretrained: str = "scripted", delay: float = 0.0, fail: int = 0, log_args: int = 0, **_ignored):
         super().__init__()
         if int(fail):
             raise RuntimeError(f"scripted model {pretrained} is down (fail=1)")  # a crash: exit status 1
         self.name = str(pretrained)  # `pretrained=NAME`: the report names the model NAME
         self.delay = float(delay)
         self.log_path = os.environ.get("SUITE_WORK_LOG")
+        self.log_args = bool(int(log_args))
 
     @property
     def tokenizer_name(self) -> str:
@@ -79,8 +81,14 @@ class CannedLM(LM):
         self.cache_hook.add_partial(kind, args, answer)
         if self.log_path:
             with open(self.log_path, "a", encoding="utf-8") as fh:
-                fh.write(f"{self.name} {kind.replace('generate_until', 'generate')}\n")
+                fh.write(f"{self.name} {kind.replace('generate_until', 'generate')}{self._tag(args)}\n")
         return answer
+
+    def _tag(self, args: tuple) -> str:
+        if not self.log_args:
+            return ""
+        digest = hashlib.sha256(repr(args).encode()).hexdigest()[:12]
+        return f" {digest} leg={os.environ.get('SLURM_RESTART_COUNT', '0')}"
 
     def loglikelihood_rolling(self, requests, disable_tqdm: bool = False):
         self._log("loglikelihood_rolling", len(requests))

@@ -7,10 +7,13 @@ from __future__ import annotations
 
 import json
 import os
+import pickle
 import re
+import signal
 import subprocess
 import sys
 import time
+from collections import Counter
 from pathlib import Path
 
 import pytest
@@ -21,6 +24,9 @@ from tests.triangulation.test_suite import LAUNCHER, ROOT, scripted, suite_env, 
 from triangulation.suite.cells import cell_dir, is_done
 from triangulation.suite.slurm import executor_parameters, model_gpus, read_jobs, time_minutes
 from triangulation.suite.spec import cells, load_suite
+
+#: seconds of model work per request in the time-limit test: 8 requests, more than one leg of a one-minute job can hold
+DELAY_S = 8
 
 
 def test_job_resources_from_the_slurm_block(tmp_path):
@@ -220,6 +226,38 @@ def test_squeue_is_asked_about_this_sweeps_jobs_only(monkeypatch):
     assert slurm.active_jobs(["5"]) == set()  # every job has left the queue
 
 
+def test_a_time_limit_signal_is_used_to_the_end_and_cells_ignore_it(monkeypatch):
+    """SLURM signals a job up to 60 s before the asked delay: the job keeps working (its cells ignore the signal)
+    until REQUEUE_MARGIN_S before its end, then requeues; a signal far from the end (a preemption) requeues at once."""
+    from triangulation.suite import slurm
+    from triangulation.suite.serve import deaf_to_checkpoint
+
+    suicide = [sys.executable, "-c", "import os, signal; os.kill(os.getpid(), signal.SIGUSR2); print('alive')"]
+    monkeypatch.delenv("SLURM_JOB_ID", raising=False)
+    assert subprocess.run(deaf_to_checkpoint(suicide), capture_output=True).returncode == -signal.SIGUSR2  # outside SLURM: as is
+    monkeypatch.setenv("SLURM_JOB_ID", "7")
+    shielded = subprocess.run(deaf_to_checkpoint(suicide), capture_output=True, text=True)
+    assert shielded.returncode == 0 and shielded.stdout.strip() == "alive"
+    clock = [0.0]
+    monkeypatch.setattr(slurm.time, "monotonic", lambda: clock[0])
+    monkeypatch.setattr(slurm.time, "sleep", lambda s: clock.__setitem__(0, clock[0] + s))
+    for left, waited in ((40.0, 40.0 - slurm.REQUEUE_MARGIN_S), (5.0, 0.0), (3600.0, 0.0), (None, 0.0)):
+        clock[0] = 0.0
+        monkeypatch.setattr(slurm, "seconds_left", lambda job_id, env=None, left=left: left)
+        assert slurm.ModelJob().checkpoint("suite.yaml", "root", "m", ["t"], 2) is not None  # the same call again
+        assert clock[0] == pytest.approx(waited), (left, clock)
+    monkeypatch.setattr(slurm, "seconds_left", lambda job_id, env=None: 40.0)
+    job = slurm.ModelJob()
+    monkeypatch.setattr(slurm, "job_main", lambda *args: [{"args": list(args)}])
+    assert job("s", "r") == [{"args": ["s", "r"]}]  # the work runs in a thread; its rows are the job's result
+    with pytest.raises(slurm._WorkDone):  # the work ended while the checkpoint waited: the job ends, not requeued
+        job.checkpoint("s", "r")
+    assert isinstance(pickle.loads(pickle.dumps(job)), slurm.ModelJob)  # a requeued call pickles without its thread state
+    monkeypatch.setattr(slurm, "job_main", lambda *args: 1 / 0)
+    with pytest.raises(ZeroDivisionError):
+        slurm.ModelJob()("s")
+
+
 @pytest.mark.slow
 def test_on_a_cpu_cluster_a_gpu_model_is_refused_by_the_preflight_and_sbatch_in_one_line(cluster, tmp_path):
     suite = write_suite(
@@ -247,17 +285,18 @@ def test_on_a_cpu_cluster_a_gpu_model_is_refused_by_the_preflight_and_sbatch_in_
 
 
 @pytest.mark.slow
-def test_a_sweep_with_a_four_minute_limit_completes_through_requeues_computing_each_request_once(cluster, tmp_path):
-    """`time: 4`: the job is signalled before its limit, submitit requeues it (same job id), and each leg resumes
-    the eval cell from lm-eval's request cache: every request in the work log exactly once. (`time: 1` is the
-    same code; on the shared 2-core machine under load a one- or two-minute leg ended before lm-eval had loaded its
-    task index, about 70 s here.)"""
+def test_a_sweep_with_a_one_minute_limit_completes_through_requeues_computing_each_request_once(cluster, tmp_path):
+    """`time: 1` (SLURM's minimum) on a cell needing more model work than a one-minute leg holds: the job is signalled 20 s
+    before its limit, submitit requeues it (same job id), and each leg resumes the eval cell from lm-eval's
+    request cache. Per leg: the cache hits lm-eval reports equal the requests computed in the earlier legs, and
+    the work log (request digest, leg) holds every request exactly once."""
+    requests_n = 8
     suite = write_suite(
         tmp_path,
         {
-            "models": [{**scripted("slow", delay=15), "gpus": 0}],
-            "tasks": [{"eval": "connections", "limit": 8, "seed": 1}],
-            "slurm": {"time": 4, "cpus": 1, "mem": "2G", "max_requeues": 8},
+            "models": [{**scripted("slow", delay=DELAY_S, log_args=1), "gpus": 0}],
+            "tasks": [{"eval": "connections", "limit": requests_n, "seed": 1}],
+            "slurm": {"time": 1, "cpus": 1, "mem": "2G", "max_requeues": 8},
             "retry_wait": 1,
         },
     )
@@ -265,17 +304,27 @@ def test_a_sweep_with_a_four_minute_limit_completes_through_requeues_computing_e
     work = tmp_path / "work.log"
     env = {**suite_env(work), "SLURM_CONF": cluster["SLURM_CONF"]}
     t0 = time.time()
-    result = _suite_cli(suite, out, env, timeout=1500)
+    result = _suite_cli(suite, out, env, "--no_check", timeout=900)  # (the preflight has its own test above)
     elapsed = time.time() - t0
     assert result.returncode == 0, result.stderr[-3000:]
     [cell] = cells(load_suite(suite))
     assert is_done(out, cell)
-    requests = work.read_text().splitlines()
-    assert len(requests) == 8 and set(requests) == {"slow generate"}  # 8 x 15 s of work > one leg; no request twice
     job_id = read_jobs(out)["slow"]["job_id"]
     shown = subprocess.run(["scontrol", "show", "job", job_id], env=env, capture_output=True, text=True).stdout
     restarts = int(re.search(r"Restarts=(\d+)", shown).group(1))
-    assert restarts >= 1, shown  # the job reached its limit and was requeued under the same id
-    cache_lines = [ln for ln in (out / "logs" / "slow" / "connections.log").read_text().splitlines() if "Cached requests:" in ln]
-    assert any(re.search(r"Cached requests: [1-9]", ln) for ln in cache_lines), cache_lines  # a later leg resumed from the cache
-    print(f"slurm time: 4 sweep: job {job_id}, {restarts} requeue(s), {elapsed:.0f} s; {cache_lines}")
+    assert restarts >= 1, shown  # the job reached its limit and was requeued under the same id: >= 2 legs
+    computed = [ln.split() for ln in work.read_text().splitlines()]  # "slow generate DIGEST leg=N"
+    digests = [d for _, _, d, _ in computed]
+    assert len(digests) == requests_n and len(set(digests)) == requests_n, computed  # every request computed once
+    per_leg = Counter(int(leg.removeprefix("leg=")) for *_, leg in computed)
+    assert len(per_leg) >= 2, per_leg  # the work itself spans legs: no leg could have done it all
+    log = (out / "logs" / "slow" / "connections.log").read_text()
+    hits = [(int(c), int(r)) for c, r in re.findall(r"Cached requests: (\d+), Requests remaining: (\d+)", log)]
+    assert hits and hits[0] == (0, requests_n), hits
+    for cached, remaining in hits:  # a run's cache hits are exactly the requests finished before it, none again
+        assert cached + remaining == requests_n, hits
+    assert sorted(c for c, _ in hits) == [c for c, _ in hits] and hits[-1][0] > 0, hits
+    for leg in sorted(per_leg):  # the cache at a leg's last start holds what the earlier legs computed
+        before = sum(n for k, n in per_leg.items() if k < leg)
+        assert before in [c for c, _ in hits], (leg, per_leg, hits)
+    print(f"slurm time: 1 sweep: job {job_id}, {restarts} requeue(s), {elapsed:.0f} s; computed per leg {dict(per_leg)}; {hits}")

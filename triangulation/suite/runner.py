@@ -55,7 +55,7 @@ from triangulation.suite.healing import serve_and_run
 from triangulation.suite.outputs import report_model_names, run_report, write_sizes
 from triangulation.suite.placement import pool_placements, waves
 from triangulation.suite.pool import run_pool
-from triangulation.suite.serve import Endpoint, api_endpoint, last_line, needs_completions, start_vllm
+from triangulation.suite.serve import Endpoint, api_endpoint, deaf_to_checkpoint, last_line, needs_completions, start_vllm
 from triangulation.suite.spec import Cell, ModelSpec, Suite, cells
 
 
@@ -235,7 +235,9 @@ class Sweep:
         with open(log, "a", encoding="utf-8") as fh:
             fh.write(f"\n=== {time.strftime('%Y-%m-%d %H:%M:%S')} attempt {attempt}/{self.attempts}: {shlex.join(redacted_argv(argv))}\n")
             fh.flush()
-            proc = subprocess.Popen(hidden, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL, env=dict(env))
+            proc = subprocess.Popen(
+                deaf_to_checkpoint(hidden), stdout=subprocess.PIPE, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL, env=dict(env)
+            )
             reader = scrub_output(proc, fh)  # every line the cell prints goes through the secret scrubber
             with self._lock:
                 self._procs.add(proc)

@@ -25,6 +25,7 @@ import shutil
 import signal
 import socket
 import subprocess
+import sys
 import time
 import urllib.request
 from collections.abc import Iterable, Mapping
@@ -46,6 +47,20 @@ LOGPROB_TYPES = {"loglikelihood", "loglikelihood_rolling", "multiple_choice"}
 
 class ServerError(RuntimeError):
     """The server did not come up or died; the message is one line (the log's last line included)."""
+
+
+#: SLURM's checkpoint signal (submitit's ``--signal=USR2@N``), sent to every process of the job
+CHECKPOINT_SIGNAL = signal.SIGUSR2
+
+
+def deaf_to_checkpoint(argv: list[str]) -> list[str]:
+    """``argv`` started with SLURM's checkpoint signal ignored when inside a SLURM job (an ignored signal stays
+    ignored across ``exec``): the signal is for the job's submitit process, which checkpoints and requeues; a cell
+    or server that died of it (Python's default) would lose the time left before the limit."""
+    if not os.environ.get("SLURM_JOB_ID"):
+        return list(argv)
+    shim = f"import os, signal, sys; signal.signal({int(CHECKPOINT_SIGNAL)}, signal.SIG_IGN); os.execvp(sys.argv[1], sys.argv[1:])"
+    return [sys.executable, "-c", shim, *argv]
 
 
 def die_with_parent() -> None:  # pragma: no cover - runs in the child between fork and exec
@@ -133,7 +148,7 @@ class ServerProcess:
             fh.flush()
             try:
                 self.proc = subprocess.Popen(
-                    self.argv,
+                    deaf_to_checkpoint(self.argv),
                     stdout=fh,
                     stderr=subprocess.STDOUT,
                     stdin=subprocess.DEVNULL,

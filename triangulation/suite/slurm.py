@@ -25,9 +25,11 @@ from __future__ import annotations
 import contextlib
 import io
 import json
+import os
 import shutil
 import subprocess
 import sys
+import threading
 import time
 from collections.abc import Iterable, Sequence
 from pathlib import Path
@@ -46,6 +48,11 @@ JOBS_FILE = "slurm_jobs.json"
 #: seconds before its time limit that SLURM signals a job to checkpoint (submitit's default 90; a third of the
 #: limit for jobs under 4.5 minutes)
 SIGNAL_DELAY_S = 90
+#: SLURM sends that signal at one of its periodic time-limit checks, so it may come up to 60 s earlier than asked
+#: (sbatch(1), --signal; a one-minute job on the test cluster was signalled 30 s after it started). On a time-limit
+#: signal the job keeps working until this many seconds before its end, then checkpoints and requeues.
+REQUEUE_MARGIN_S = 10
+SIGNAL_EARLY_S = 60
 
 
 def model_gpus(suite: Suite, model: ModelSpec) -> int:
@@ -113,10 +120,64 @@ def job_main(suite_path: str, root: str, model_name: str, launcher: list[str], a
 class ModelJob(submitit.helpers.Checkpointable):
     """:func:`job_main` as a checkpointable job: on its time limit or a preemption submitit requeues the same
     call (``checkpoint`` resubmits it unchanged: the state lives in the run folder), up to ``max_requeues``
-    time limits (``slurm:`` block, default 3)."""
+    time limits (``slurm:`` block, default 3). The work runs in a thread, so the model's cells go on while the
+    main thread, where submitit's signal handler runs, waits for the job's end (:meth:`checkpoint`)."""
 
     def __call__(self, *args: Any) -> list[dict[str, Any]]:
-        return job_main(*args)
+        self._done = threading.Event()
+        outcome: dict[str, Any] = {}
+
+        def work() -> None:
+            try:
+                outcome["rows"] = job_main(*args)
+            except BaseException as exc:  # re-raised in the main thread
+                outcome["error"] = exc
+            finally:
+                self._done.set()
+
+        threading.Thread(target=work, name="suite-job", daemon=True).start()
+        try:
+            while not self._done.wait(1.0):
+                pass
+        except _WorkDone:  # the work ended while the checkpoint waited: no requeue
+            pass
+        if "error" in outcome:
+            raise outcome["error"]
+        return outcome["rows"]
+
+    def checkpoint(self, *args: Any) -> submitit.helpers.DelayedSubmission:
+        """Requeue the same call; on a time-limit signal first use the time SLURM's early signal leaves (the cells
+        ignore the signal and keep working) up to :data:`REQUEUE_MARGIN_S` before the job's end, or until the
+        work ends (then the job ends as done, not requeued). A signal further from the end than SLURM's lead (a
+        preemption) checkpoints at once."""
+        left = seconds_left(os.environ.get("SLURM_JOB_ID", ""))
+        if left is not None and left <= SIGNAL_DELAY_S + SIGNAL_EARLY_S:
+            deadline = time.monotonic() + left - REQUEUE_MARGIN_S
+            done = getattr(self, "_done", None)
+            while time.monotonic() < deadline:
+                if done is not None and done.is_set():
+                    raise _WorkDone
+                time.sleep(min(0.5, max(0.0, deadline - time.monotonic())))
+        return super().checkpoint(*args)
+
+    def __getstate__(self) -> dict[str, Any]:
+        return {}  # nothing of a running job travels with the requeued one (its state is the run folder)
+
+
+class _WorkDone(Exception):
+    """Raised by the checkpoint (in the main thread) when the job's work ended while it waited."""
+
+
+def seconds_left(job_id: str, env: dict[str, str] | None = None) -> float | None:
+    """Seconds until the job's end (``squeue``'s EndTime, the limit SLURM enforces), None when not known."""
+    if not job_id or shutil.which("squeue") is None:
+        return None
+    proc = subprocess.run(["squeue", "-h", "-j", job_id, "-o", "%e"], capture_output=True, text=True, env=env, check=False)
+    try:
+        end = time.mktime(time.strptime(proc.stdout.split()[0], "%Y-%m-%dT%H:%M:%S"))
+    except (IndexError, ValueError):
+        return None
+    return end - time.time()
 
 
 def _write_json(path: Path, data: Any) -> None:
