@@ -35,7 +35,7 @@ from plumbing.errors import UserError
 from plumbing.paths import data_root
 from plumbing.registry import Registry
 
-GENERATOR_MODULES: tuple[str, ...] = ("datasets_build.generate", "datasets_build.clembench")
+GENERATOR_MODULES: tuple[str, ...] = ("datasets_build.generate", "datasets_build.clembench_fresh")
 
 
 @dataclass(frozen=True)

@@ -7,12 +7,11 @@ message and the model's answer to it stays in the history too (the reference sen
 through the same chat call). After 6 consecutive correct answers the rule switches without notice
 (WCST: to one of the two other dimensions at random; LNT: to the other task).
 
-- WCST: a card "shape color number" and four options, each sharing exactly one dimension with
-  the card except one that shares none; answer 1-4. ``perseverative_errors`` is a simplified rule
-  of our own (neither paper defines one; Heaton's WCST manual scores perseveration with more
-  conditions): a wrong answer, after a switch, that matches the card on the previous rule.
-- LNT: a letter (a-z, A-Z) and a digit; answer vowel/consonant while the letter task holds,
-  even/odd while the number task holds.
+- WCST (:mod:`multiturn.games.wcst`): a card "shape color number" and four options; answer 1-4.
+- LNT (:mod:`multiturn.games.lnt`): a letter and a digit; answer vowel/consonant or even/odd.
+
+This module holds what both tests share: the protocol (:class:`SwitchingGame`, :class:`FlexibilityTask`), the
+reference's templates, the theoretical bound and the group ``cognitive_flexibility``.
 
 Parse rules (the reference's): WCST takes "option N" anywhere, else the whole reply as an integer;
 LNT takes the first of vowel|consonant|even|odd found in the lower-cased reply. An unparseable
@@ -43,21 +42,17 @@ from __future__ import annotations
 
 import json
 import random
-import re
-import string
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from functools import lru_cache
 from pathlib import Path
 from typing import Any
 
 from multiturn.game import EpisodeSummary, Game, Request, TaskSpec, TurnView
-from multiturn.registry import register, register_group
+from multiturn.registry import register_group
 
 N_RUNS = 8
 N_TRIALS = 25
 SWITCH_AFTER = 6
-WCST_RULES: tuple[str, ...] = ("shape", "color", "number")
-LNT_TASKS: tuple[str, ...] = ("letter", "number")
 GEN_KWARGS: dict[str, Any] = {"temperature": 0.7, "do_sample": True, "max_gen_toks": 100}
 TEMPLATE_FILE = Path(__file__).with_name("templates") / "kennedy_nowak_2024.json"
 #: the report's label for :func:`theoretical_bound`: a player that errs once per wrong rule after each switch
@@ -71,101 +66,11 @@ def templates() -> dict[str, Any]:
     return json.loads(TEMPLATE_FILE.read_text(encoding="utf-8"))
 
 
-# ---------------------------------------------------------------- stimuli (pure, seeded)
-
-Card = tuple[str, str, int]
-
-
-def wcst_options(card: Card, rng: random.Random, shapes: Sequence[str], colors: Sequence[str], numbers: Sequence[int]) -> list[Card]:
-    """Four options: one shares only the shape, one only the color, one only the number, one nothing; shuffled."""
-    shape, color, number = card
-    other_shapes = rng.sample([s for s in shapes if s != shape], 3)
-    other_colors = rng.sample([c for c in colors if c != color], 3)
-    other_numbers = rng.sample([n for n in numbers if n != number], 3)
-    options: list[Card] = [
-        (shape, other_colors[0], other_numbers[0]),
-        (other_shapes[0], color, other_numbers[1]),
-        (other_shapes[1], other_colors[1], number),
-        (other_shapes[2], other_colors[2], other_numbers[2]),
-    ]
-    rng.shuffle(options)
-    return options
-
-
-def wcst_run(rng: random.Random, n_trials: int = N_TRIALS) -> dict[str, Any]:
-    """One run's stimuli: the first rule and ``n_trials`` cards with options, drawn from the
-    reference's deck (64 cards x 5, shuffled)."""
-    cfg = templates()["wcst"]
-    deck = [(s, c, n) for s in cfg["shapes"] for c in cfg["colors"] for n in cfg["numbers"]] * 5
-    rng.shuffle(deck)
-    trials = [
-        {"card": list(card), "options": [list(o) for o in wcst_options(card, rng, cfg["shapes"], cfg["colors"], cfg["numbers"])]}
-        for card in deck[:n_trials]
-    ]
-    return {"first_rule": rng.choice(WCST_RULES), "trials": trials}
-
-
-def lnt_run(rng: random.Random, n_trials: int = N_TRIALS) -> dict[str, Any]:
-    """One run's stimuli: the first task and ``n_trials`` letter+digit sequences (reference: any ASCII letter, 0-9)."""
-    sequences = [f"{rng.choice(string.ascii_letters)}{rng.randint(0, 9)}" for _ in range(n_trials)]
-    return {"first_rule": rng.choice(LNT_TASKS), "trials": [{"sequence": s} for s in sequences]}
-
-
-def format_card(card: Sequence[Any]) -> str:
-    return templates()["wcst"]["card"].format(shape=card[0], color=card[1], number=card[2])
-
-
-def wcst_prompt(trial: Mapping[str, Any]) -> str:
-    cfg = templates()["wcst"]
-    text = cfg["trial_header"].format(card=format_card(trial["card"]))
-    for i, option in enumerate(trial["options"], 1):
-        text += cfg["trial_option"].format(i=i, card=format_card(option))
-    return text + cfg["trial_footer"]
-
-
-def lnt_prompt(trial: Mapping[str, Any]) -> str:
-    return templates()["lnt"]["trial"].format(sequence=trial["sequence"])
-
-
 def theoretical_bound(n_rules: int, required_successes: int = SWITCH_AFTER) -> float:
     """Kennedy & Nowak's worst-case bound for a player that learns each switch from feedback alone:
     ``required_successes / (required_successes + n_rules - 1)`` (their ``calculate_bounds``):
     WCST (3 rules) 6/8 = 0.75, LNT (2 tasks) 6/7 = 0.857."""
     return required_successes / (required_successes + n_rules - 1)
-
-
-# ---------------------------------------------------------------- parsing and rules (pure)
-
-
-def parse_wcst(reply: str) -> int | None:
-    """0-based option index: "option N" anywhere, else the whole reply as an integer; None unless 1 <= N <= 4."""
-    match = re.search(r"option\s?(\d+)", reply, re.IGNORECASE)
-    if match:
-        value = int(match.group(1))
-    else:
-        text = reply.strip()
-        if not re.fullmatch(r"[+-]?\d{1,3}", text):
-            return None
-        value = int(text)
-    return value - 1 if 1 <= value <= 4 else None
-
-
-def parse_lnt(reply: str) -> str | None:
-    """The first of vowel / consonant / even / odd in the lower-cased reply (substring match, as the reference)."""
-    match = re.search(r"vowel|consonant|even|odd", reply.lower())
-    return match.group(0) if match else None
-
-
-def wcst_correct(card: Sequence[Any], option: Sequence[Any], rule: str) -> bool:
-    i = WCST_RULES.index(rule)
-    return option[i] == card[i]
-
-
-def lnt_answer(sequence: str, task: str) -> str:
-    """The right answer for a sequence under a task ('y' is a consonant)."""
-    if task == "letter":
-        return "vowel" if sequence[0].lower() in "aeiou" else "consonant"
-    return "even" if int(sequence[1]) % 2 == 0 else "odd"
 
 
 # ---------------------------------------------------------------- the games
@@ -285,70 +190,12 @@ class SwitchingGame(Game):
         }
 
 
-class WCSTGame(SwitchingGame):
-    rules = WCST_RULES
-    expected = "'option N' anywhere in the reply, or the whole reply a number, with N from 1 to 4"
-
-    def __init__(self, instance: Mapping[str, Any], seed: int):
-        super().__init__(instance, seed)
-        self.previous_rule: str | None = None
-
-    def system_prompt(self) -> str:
-        return templates()["wcst"]["system_prompt"]
-
-    def prompt(self, trial: Mapping[str, Any]) -> str:
-        return wcst_prompt(trial)
-
-    def judge(self, trial: Mapping[str, Any], reply: str) -> dict[str, Any]:
-        choice = parse_wcst(reply)
-        if choice is None:
-            return {"parsed": None, "correct": False, "perseverative": False}
-        option = trial["options"][choice]
-        correct = wcst_correct(trial["card"], option, self.rule)
-        perseverative = (not correct) and self.previous_rule is not None and wcst_correct(trial["card"], option, self.previous_rule)
-        return {"parsed": choice + 1, "correct": correct, "perseverative": perseverative}
-
-    def reading(self, entry: Mapping[str, Any]) -> str | None:
-        if entry["parsed"] is None:
-            return None
-        option = self.instance["trials"][entry["trial"]]["options"][entry["parsed"] - 1]
-        return f"option {entry['parsed']}: {' '.join(map(str, option))}"
-
-    def next_rule(self) -> str:
-        self.previous_rule = self.rule
-        return self.rng.choice([r for r in WCST_RULES if r != self.rule])
-
-    def scores(self) -> dict[str, float]:
-        out = super().scores()
-        out["perseverative_errors"] = float(sum(bool(t.get("perseverative")) for t in self.transcript))
-        return out
-
-
-class LNTGame(SwitchingGame):
-    rules = LNT_TASKS
-    expected = "one of the words vowel, consonant, even, odd in the reply"
-
-    def system_prompt(self) -> str:
-        return templates()["lnt"]["system_prompt"]
-
-    def prompt(self, trial: Mapping[str, Any]) -> str:
-        return lnt_prompt(trial)
-
-    def judge(self, trial: Mapping[str, Any], reply: str) -> dict[str, Any]:
-        answer = parse_lnt(reply)
-        if answer is None:
-            return {"parsed": None, "correct": False}
-        return {"parsed": answer, "correct": answer == lnt_answer(trial["sequence"], self.rule)}
-
-    def next_rule(self) -> str:
-        return "number" if self.rule == "letter" else "letter"
-
-
-class _FlexibilityTask(TaskSpec):
+class FlexibilityTask(TaskSpec):
     gen_kwargs = dict(GEN_KWARGS)
     version = 1.0
-    make_run = staticmethod(wcst_run)
-    game_class: type[SwitchingGame] = WCSTGame
+    #: one run's stimuli from its seeded ``random.Random`` (each test sets its own)
+    make_run: Callable[[random.Random], dict[str, Any]]
+    game_class: type[SwitchingGame]
 
     def instances(self, seed: int) -> list[dict[str, Any]]:
         """8 runs; run r's stimuli come from ``Random(f"{seed}:{name}:{r}")`` (same seed, same stimuli)."""
@@ -385,32 +232,6 @@ class _FlexibilityTask(TaskSpec):
         return cfg
 
 
-class WCSTTask(_FlexibilityTask):
-    make_run = staticmethod(wcst_run)
-    game_class = WCSTGame
-    reference_levels = {IDEAL_LEARNER: theoretical_bound(len(WCST_RULES))}
-
-    def chance_reply(self, request: Request, rng: random.Random) -> str:
-        """One of the four options, blind to the rule."""
-        return str(rng.randint(1, 4))
-
-    def higher_is_better(self) -> dict[str, bool]:
-        return {"accuracy": True, "accuracy_all_trials": True, "parse_rate": True, "perseverative_errors": False}
-
-
-class LNTTask(_FlexibilityTask):
-    make_run = staticmethod(lnt_run)
-    game_class = LNTGame
-    reference_levels = {IDEAL_LEARNER: theoretical_bound(len(LNT_TASKS))}
-
-    def chance_reply(self, request: Request, rng: random.Random) -> str:
-        """One of the four answers, blind to the task and the sequence."""
-        return rng.choice(["vowel", "consonant", "even", "odd"])
-
-    def higher_is_better(self) -> dict[str, bool]:
-        return {"accuracy": True, "accuracy_all_trials": True, "parse_rate": True}
-
-
 def cognitive_flexibility(member_metrics: Mapping[str, Mapping[str, float]], members: Sequence[str] = ("wcst", "lnt")) -> dict[str, float]:
     """Seed 003 App. E.2.1: "the accuracy was computed only on the trials for which response parsing
     was successful. We then averaged the accuracy obtained on both subtasks to compute the final
@@ -419,6 +240,4 @@ def cognitive_flexibility(member_metrics: Mapping[str, Mapping[str, float]], mem
     return {"cognitive_flexibility": sum(accuracies) / 2}  # NaN unless both tests were scored
 
 
-register("wcst")(WCSTTask)
-register("lnt")(LNTTask)
 register_group("cognitive_flexibility", ["wcst", "lnt"], aggregate=cognitive_flexibility)

@@ -30,7 +30,9 @@ from functools import partial
 from typing import Any
 
 from multiturn.game import Request
-from multiturn.games.flexibility import LNTGame, LNTTask, SwitchingGame, WCSTGame, WCSTTask, cognitive_flexibility
+from multiturn.games.flexibility import SwitchingGame, cognitive_flexibility
+from multiturn.games.lnt import LNTGame, LNTTask
+from multiturn.games.wcst import WCSTGame, WCSTTask
 from multiturn.registry import register, register_group
 
 MEMBERS: tuple[str, str] = ("wcst_triangulating", "lnt_triangulating")

@@ -22,8 +22,8 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from multiturn.games import connections_interactive as ci
-from multiturn.games import flexibility, nback, splat, splat_judging
 from multiturn.games import globalgroup_interactive as gi
+from multiturn.games import lnt, nback, splat, splat_judging, wcst
 from multiturn.registry import get_task
 
 SETTINGS = settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.too_slow, HealthCheck.function_scoped_fixture])
@@ -163,22 +163,22 @@ def _parsers() -> dict[str, Callable[[str], Any]]:
     from custom_metrics.connections import process_results as connections_process_results
     from custom_metrics.connections import score_connections
     from custom_metrics.globalgroup import score_game
-    from multiturn.games.clem import imagegame, privateshared, referencegame, taboo, wordle
+    from multiturn.games.clem import imagegame, privateshared, referencegame, taboo, wordle_rules
 
     gold = [g["words"] for g in NYT_GROUPS]
     return {
         "nback.parse_response": nback.parse_response,
         "nback.parse_exact": nback.parse_exact,
-        "flexibility.parse_wcst": flexibility.parse_wcst,
-        "flexibility.parse_lnt": flexibility.parse_lnt,
+        "wcst.parse_wcst": wcst.parse_wcst,
+        "lnt.parse_lnt": lnt.parse_lnt,
         "splat.judge_label": splat.judge_label,
         "splat_judging.agrees": lambda t: (splat_judging.agrees(t, "yes"), splat_judging.agrees(t, "matched")),
         "connections_interactive.parse_guess": lambda t: ci.parse_guess(t, BOARD),
         "connections_interactive.parse_guess_late": lambda t: ci.parse_guess(t, BOARD[8:]),
         "taboo.clue_errors": lambda t: taboo.clue_errors(t, "umbrella", ["rain", "shelter", "parasol"]),
         "taboo.normalise": lambda t: (taboo.normalise_clue(t), taboo.normalise_guess(t)),
-        "wordle.find_keyword": lambda t: [
-            wordle.guess_error(wordle.find_keyword(t, k), frozenset({"apple"})) for k in ("guess", "agreement")
+        "wordle_rules.find_keyword": lambda t: [
+            wordle_rules.guess_error(wordle_rules.find_keyword(t, k), frozenset({"apple"})) for k in ("guess", "agreement")
         ],
         "privateshared.parse_probe": lambda t: (
             privateshared.parse_tagged(t, "ANSWER:"),
@@ -251,8 +251,8 @@ def test_parsers_still_read_what_they_should():
         and nback.parse_response("-") == "-"
         and nback.parse_response("mm") is None
     )
-    assert flexibility.parse_wcst("I pick Option 3") == 2 and flexibility.parse_wcst("7") is None
-    assert flexibility.parse_lnt("It is ODD") == "odd"
+    assert wcst.parse_wcst("I pick Option 3") == 2 and wcst.parse_wcst("7") is None
+    assert lnt.parse_lnt("It is ODD") == "odd"
     assert splat.judge_label("Yes, it is.") == "yes" and splat.judge_label("Congratulations! yes") == "congratulations"
     assert ci.parse_guess("I think fish.\nGUESS: [bass, trout, salmon, flounder]", BOARD) == ["BASS", "TROUT", "SALMON", "FLOUNDER"]
 
@@ -295,8 +295,8 @@ def _game_factories(upstream) -> dict[str, Callable[[], Any]]:
         "nback_verbal": lambda: nback.NBackGame(_nback_instance("verbal", 2)),
         "nback_spatial": lambda: nback.NBackGame(_nback_instance("spatial", 1)),
         "nback_triangulating": lambda: nback.NBackGame(_nback_instance("verbal", 3), keep_replies=False, parse="exact"),
-        "wcst": lambda: flexibility.WCSTGame(get_task("wcst").instances(0)[0], 0),
-        "lnt": lambda: flexibility.LNTGame(get_task("lnt").instances(0)[0], 0),
+        "wcst": lambda: wcst.WCSTGame(get_task("wcst").instances(0)[0], 0),
+        "lnt": lambda: lnt.LNTGame(get_task("lnt").instances(0)[0], 0),
         "splat": lambda: splat.SplatGame(PUZZLE, prompts, human_labels=[("Is it a hat?", "yes")]),
         "connections_interactive": lambda: ci.ConnectionsGame({"id": "c1", "words": BOARD, "groups": NYT_GROUPS}),
         "globalgroup_interactive": lambda: ci.ConnectionsGame(GG_DOC, gi.INTRO),

@@ -6,7 +6,8 @@ import json
 
 import pytest
 
-from datasets_build.clembench import build, generate_rows, load_clembench
+from datasets_build.clembench import build, load_clembench
+from datasets_build.clembench_fresh import generate_rows
 from datasets_build.clembench_upstream import load_instances
 from multiturn.games.clem import GAMES, play_game
 from plumbing.errors import UserError

@@ -12,7 +12,7 @@ from datasets_build.clembench_upstream import load_instances, multilingual_langu
 from multiturn.games.clem import GAMES, MULTILINGUAL_LANGUAGES, candidate_instances, play_game
 from multiturn.games.clem.imagegame import grid_f1
 from multiturn.games.clem.taboo import clue_errors
-from multiturn.games.clem.wordle import first_unmarked_occurrence_feedback, speed_score
+from multiturn.games.clem.wordle_rules import first_unmarked_occurrence_feedback, speed_score
 
 
 def _first(game: str) -> dict:

@@ -8,7 +8,7 @@ from __future__ import annotations
 import pytest
 
 from multiturn.games.clem import GAMES, candidate_instances, play_game, replay_episode
-from multiturn.games.clem.wordle import first_unmarked_occurrence_feedback
+from multiturn.games.clem.wordle_rules import first_unmarked_occurrence_feedback
 
 MODEL = "some-model"
 

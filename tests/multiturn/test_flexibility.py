@@ -9,16 +9,10 @@ import pytest
 from models.scripted import ScriptedLM
 from multiturn import registry
 from multiturn.engine.runner import run_task, run_tasks
-from multiturn.games import flexibility
-from multiturn.games.flexibility import (
-    WCST_RULES,
-    lnt_answer,
-    lnt_prompt,
-    parse_lnt,
-    parse_wcst,
-    templates,
-    wcst_correct,
-)
+from multiturn.games import flexibility, wcst
+from multiturn.games.flexibility import templates
+from multiturn.games.lnt import lnt_answer, lnt_prompt, parse_lnt
+from multiturn.games.wcst import WCST_RULES, parse_wcst, wcst_correct
 
 SEED = 1234
 
@@ -206,7 +200,7 @@ def test_hand_made_run_scores():
     parsed = 3, correct = 2 -> accuracy = 2/3 (parsed-only), accuracy_all_trials = 2/4 = 0.5,
     parse_rate = 3/4."""
     instance = registry.get_task("wcst").instances(SEED)[0]
-    game = flexibility.WCSTGame({**instance, "trials": instance["trials"][:4]}, SEED)
+    game = wcst.WCSTGame({**instance, "trials": instance["trials"][:4]}, SEED)
     for k in range(4):
         if game.awaiting_feedback_reply:
             game.next_request()

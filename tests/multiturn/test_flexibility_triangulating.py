@@ -7,7 +7,9 @@ import pytest
 from models.scripted import ScriptedLM
 from multiturn import registry
 from multiturn.engine.runner import run_task, run_tasks
-from multiturn.games.flexibility import lnt_answer, templates, wcst_correct
+from multiturn.games.flexibility import templates
+from multiturn.games.lnt import lnt_answer
+from multiturn.games.wcst import wcst_correct
 
 SEED = 1234
 

@@ -58,14 +58,7 @@ HEAVY: dict[str, str] = {
 }
 
 #: (file, imported module) pairs still imported inside a function though neither rule allows it, each with its reason.
-ALLOWED_FOR_NOW: dict[tuple[str, str], str] = {
-    # files another branch (i28s) is splitting at the same time; moved after its merge
-    ("datasets_build/clembench.py", "statistics"): "being split by i28s",
-    ("datasets_build/clembench.py", "csv"): "being split by i28s",
-    ("datasets_build/globalgroup.py", "datasets_build.manifest"): "being split by i28s",
-    ("triangulation/suite/runner.py", "concurrent.futures"): "being split by i28s",
-    ("triangulation/suite/spec.py", "dataclasses"): "being split by i28s",
-}
+ALLOWED_FOR_NOW: dict[tuple[str, str], str] = {}
 
 
 @dataclass(frozen=True)

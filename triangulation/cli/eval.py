@@ -14,6 +14,7 @@ import argparse
 import os
 import sys
 import time
+from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
@@ -113,7 +114,8 @@ def run_passthrough(argv: list[str]) -> int:
             raise UserError(f"--limit must be positive and finite (a count, or a fraction below 1), got {limit:g}")
     if hasattr(args, "include_path"):
         args.include_path = include_paths(getattr(args, "include_path", None))
-    check_before_lm_eval(args)
+    model_args = command_model_args(args)
+    check_before_lm_eval(args, model_args)
     import models.chance  # noqa: F401  (registers ``--model random``, the chance player)
     from models.api import install_in_lm_eval_registry
 
@@ -128,21 +130,26 @@ def run_passthrough(argv: list[str]) -> int:
         ensure_output_dir(folder, "--output_path")
     code = 1
     try:
-        code = run_lm_eval(cli, args, rerun=rerun, embedded=embedded)
+        code = run_lm_eval(cli, args, model_args, rerun=rerun, embedded=embedded)
     finally:
         if code != 0 and created is not None:  # a failed run leaves no empty output folder behind
             remove_if_empty(created)
     return code
 
 
-def check_before_lm_eval(args: argparse.Namespace) -> None:
+def command_model_args(args: argparse.Namespace) -> dict[str, Any]:
+    """The command's ``--model_args``, parsed once (:func:`models.args.parse_model_args`) for every later step;
+    ``{}`` when none were given on the command line (``--config`` files are lm-eval's to read)."""
+    given = getattr(args, "model_args", None)
+    return parse_model_args(given) if isinstance(given, (str, Mapping)) else {}
+
+
+def check_before_lm_eval(args: argparse.Namespace, model_args: Mapping[str, Any]) -> None:
     """One-line errors in seconds, before lm-eval indexes its tasks or loads a model: unknown ``--tasks`` names
     (with the closest known ones) and a ``pretrained=`` folder that does not exist."""
     if getattr(args, "tasks", None) and hasattr(args, "include_path"):
         check_task_names(args.tasks, list(args.include_path))
-    model_args = getattr(args, "model_args", None)
-    if isinstance(model_args, (str, dict)):
-        check_local_model(model_args)
+    check_local_model(model_args)
 
 
 def remove_if_empty(folder: Path) -> None:
@@ -152,16 +159,16 @@ def remove_if_empty(folder: Path) -> None:
         pass
 
 
-def run_lm_eval(cli: Any, args: argparse.Namespace, *, rerun: bool, embedded: bool) -> int:
-    """lm-eval's own run of ``args`` (after our checks), unless the same evaluation is already stored."""
+def run_lm_eval(cli: Any, args: argparse.Namespace, model_args: Mapping[str, Any], *, rerun: bool, embedded: bool) -> int:
+    """lm-eval's own run of ``args`` (after our checks), unless the same evaluation is already stored;
+    ``model_args``: the command's, parsed (:func:`command_model_args`)."""
     output = getattr(args, "output_path", None)
     install_surrogate_safe_tracker()
     install_short_folder_tracker()
     install_scrubbing_request_cache()  # a suite cell's --use_cache: no echoed key in its .db
-    model_args = getattr(args, "model_args", None)
-    register_secrets(model_args if isinstance(model_args, (str, dict)) else None)
+    register_secrets(model_args)
     install_log_scrubber()
-    if not rerun and (done := unchanged_eval(args, embedded)) is not None:
+    if not rerun and (done := unchanged_eval(args, embedded, model_args)) is not None:
         print(f"triangulate eval: nothing to evaluate; no model loaded, no new results file: {done} (--rerun to run again)")
         return 0
     started = time.time()
@@ -248,8 +255,8 @@ def install_surrogate_safe_tracker() -> None:
     EvaluationTracker._surrogate_safe = True
 
 
-def unchanged_eval(args: argparse.Namespace, embedded: bool) -> Path | None:
-    """The results file that already holds this evaluation, or None (run it).
+def unchanged_eval(args: argparse.Namespace, embedded: bool, model_args: Mapping[str, Any]) -> Path | None:
+    """The results file that already holds this evaluation (``model_args``: the command's, parsed), or None (run it).
 
     The newest results file of the model's folder that reports every ``--tasks`` name must have the same
     ``--model``, ``--model_args``, ``--limit`` and chat-template use, no ``--gen_kwargs``, and, with
@@ -259,7 +266,7 @@ def unchanged_eval(args: argparse.Namespace, embedded: bool) -> Path | None:
     settings = ("seed", "num_fewshot", "system_instruction", "samples", "use_cache", "gen_kwargs", "predict_only", "metadata")
     if not output or not tasks or any(getattr(args, k, None) for k in settings):
         return None
-    folder = run_folder.model_dir(output, DEFAULT_MODEL_NAME if embedded else model_folder_name(args.model, args.model_args))
+    folder = run_folder.model_dir(output, DEFAULT_MODEL_NAME if embedded else model_folder_name(args.model, model_args))
     if not run_folder.has_results(folder):
         return None
     names = list(tasks) if isinstance(tasks, list) else [t for t in str(tasks).split(",") if t]
@@ -267,7 +274,7 @@ def unchanged_eval(args: argparse.Namespace, embedded: bool) -> Path | None:
     def comparable(model_args: Any) -> dict[str, str]:  # the chance player records {"model": "random"} itself
         return {str(k): str(v) for k, v in parse_model_args(model_args).items() if not (k == "model" and v == args.model)}
 
-    wanted = comparable(args.model_args)
+    wanted = comparable(model_args)
     for path in sorted(run_folder.results_files(folder), key=lambda p: p.stat().st_mtime, reverse=True):
         data = run_folder.read_results(path)
         if not all(t in data["results"] or t in (data.get("groups") or {}) for t in names):

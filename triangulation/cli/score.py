@@ -19,6 +19,7 @@ from typing import Any
 
 from lm_eval._cli.utils import MergeDictAction
 
+from models.args import parse_model_args
 from models.loading import load_lm
 from plumbing import run_folder
 from plumbing.locks import lock_all
@@ -46,7 +47,7 @@ def add_parser(subparsers) -> argparse.ArgumentParser:
 
 def run(args: argparse.Namespace) -> int:
     tasks = [t.strip() for t in args.tasks.split(",") if t.strip()] if args.tasks else None
-    judge = _judge(args) if args.judge_model or args.judge_model_args else None
+    judge = _judge(args, parse_model_args(args.judge_model_args)) if args.judge_model or args.judge_model_args else None
     total_changes = sum(rescore_folder(args, model_dir, tasks, judge) for model_dir in run_folder.model_dirs(Path(args.run_dir)))
     print(f"{total_changes} metric value(s) changed")
     if torn := run_folder.torn_lines([Path(args.run_dir)], tasks):
@@ -108,12 +109,13 @@ def _fmt(value: Any) -> str:
     return f"{value:.4f}" if isinstance(value, float) else str(value)
 
 
-def _judge(args: argparse.Namespace):
-    """``judge(task, request) -> reply`` on the new judge model (retried like play's backend calls)."""
+def _judge(args: argparse.Namespace, model_args: dict[str, Any]):
+    """``judge(task, request) -> reply`` on the new judge model (retried like play's backend calls); ``model_args``:
+    ``--judge_model_args``, parsed once at the command's entry."""
     from models.retry import BackendFailure, RetryPolicy, call_backend
     from multiturn.api import merged_gen_kwargs
 
-    lm, _, _ = load_lm(args.judge_model, args.judge_model_args, device=args.device)
+    lm, _, _ = load_lm(args.judge_model, model_args, device=args.device)
     policy = RetryPolicy()
 
     def judge(task, request) -> str:

@@ -25,7 +25,7 @@ from multiturn.games.clem.catalog import GAMES, ROLES, candidate_instances, chec
 from multiturn.games.clem.common import CLEM_GEN_KWARGS, CLEMBENCH_MAX_TOKENS, episode_summary
 from multiturn.games.clem.replay import play_game, replay_episode
 from multiturn.games.clem.scoring import aggregate, game_summary
-from multiturn.games.clem.wordle import SPEED_VERSIONS
+from multiturn.games.clem.wordle_rules import SPEED_VERSIONS
 from multiturn.registry import register, register_group
 from plumbing.errors import UserError
 from plumbing.stats import mean_of_keys
@@ -104,7 +104,7 @@ class ClemTask(TaskSpec):
 
 
 class WordleTask(ClemTask):
-    """A Wordle game; task option ``speed`` = ``v1.6`` (default) or ``v1.5`` (:func:`wordle.speed_score`)."""
+    """A Wordle game; task option ``speed`` = ``v1.6`` (default) or ``v1.5`` (:func:`wordle_rules.speed_score`)."""
 
     def __init__(
         self,
