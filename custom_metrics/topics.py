@@ -17,6 +17,7 @@ from collections.abc import Sequence
 from functools import lru_cache
 from pathlib import Path
 
+import jieba
 import numpy as np
 
 from plumbing.paths import fasttext_dir
@@ -50,8 +51,6 @@ def tokenize(text: str, lang: str = "en") -> list[str]:
     """Lower-cased tokens of a topic or word: whitespace split, and jieba segmentation of Chinese text."""
     lowered = text.lower()
     if lang == "zh" and _HAN.search(lowered):
-        import jieba
-
         jieba.setLogLevel(60)  # no "Building prefix dict" chatter
         return [t for t in jieba.lcut(lowered) if t.strip()]
     return lowered.split()

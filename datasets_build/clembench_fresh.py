@@ -5,10 +5,12 @@ with the published procedures (documented in the dataset card, ``cards/clembench
 from __future__ import annotations
 
 import argparse
+import csv
 import json
 import random
 from collections.abc import Sequence
 from pathlib import Path
+from statistics import mean, pstdev
 from typing import Any
 
 from datasets_build.clembench import FEATURES, NAME, card, episode_row, playable
@@ -30,8 +32,6 @@ EMPTY = "\u25a2"
 def frequency_bands(words: Sequence[str], lang: str = "en") -> dict[str, list[str]]:
     """clembench's bands over candidate words: high > mean + std, low < mean - std, medium between
     (wordle/utils/dump_categorized_words.py), with frequencies from the ``wordfreq`` package."""
-    from statistics import mean, pstdev
-
     from wordfreq import word_frequency
 
     freqs = {w: word_frequency(w, lang) for w in words}
@@ -58,7 +58,6 @@ def _read_pairs(path: Path | None, what: str) -> dict[str, Any]:
         raise UserError(f"{what} file {path} does not exist")
     if path.suffix == ".json":
         return json.loads(path.read_text(encoding="utf-8"))
-    import csv
 
     with path.open(newline="", encoding="utf-8") as fh:
         return {row[0].strip().lower(): row[1].strip() for row in csv.reader(fh) if len(row) >= 2}

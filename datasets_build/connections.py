@@ -26,10 +26,12 @@ import datasets
 
 from datasets_build.globalgroup import shuffled_pool
 from datasets_build.hub import CardInfo, write_hub_folder
+from datasets_build.manifest import pinned_source_line
 from datasets_build.prompts import write_connections_prompt
 from datasets_build.registry import register_builder
 from datasets_build.tabular import require_file, source_error
 from plumbing.jsonio import read_json
+from plumbing.paths import dataset_dir
 
 NAME = "connections"
 COLORS = ("yellow", "green", "blue", "purple")
@@ -205,8 +207,6 @@ def read_published_answers(root: Path) -> dict[str, list[dict]]:
 
 def load_published_answers() -> dict[str, list[dict]]:
     """The published LLM answers written by the build (``published_answers.json``); {} for an older build."""
-    from plumbing.paths import dataset_dir
-
     path = dataset_dir(NAME) / PUBLISHED_ANSWERS_FILE
     return read_json(path, "dataset file") if path.is_file() else {}
 
@@ -214,8 +214,6 @@ def load_published_answers() -> dict[str, list[dict]]:
 def load_human_scores() -> dict[str, list[dict]]:
     """The human scores written by the build (``human_scores.json`` of the built folder); {} when the
     folder was built without them (an older build)."""
-    from plumbing.paths import dataset_dir
-
     path = dataset_dir(NAME) / HUMAN_SCORES_FILE
     return read_json(path, "dataset file") if path.is_file() else {}
 
@@ -223,7 +221,6 @@ def load_human_scores() -> dict[str, list[dict]]:
 @register_builder(NAME)
 def build(out_dir: Path) -> dict:
     """Write the Connections folder (config ``default``: splits ``test`` and ``fewshot``) into ``out_dir``."""
-    from datasets_build.manifest import pinned_source_line
     from datasets_build.sources import source_dir
 
     root = source_dir(NAME)

@@ -26,6 +26,7 @@ from pathlib import Path
 import datasets
 
 from datasets_build.hub import CardInfo, write_hub_folder
+from datasets_build.manifest import pinned_source_line
 from datasets_build.prompts import write_globalgroup_prompts
 from datasets_build.registry import register_builder
 from datasets_build.tabular import parse_float, parse_int, read_csv_rows, read_xlsx_rows, source_error
@@ -396,7 +397,6 @@ def card(configs: dict[str, dict[str, list[dict]]], absent: list[str], source: s
 @register_builder(NAME)
 def build(out_dir: Path) -> dict:
     """Write the 93-config GlobalGroup folder into ``out_dir``."""
-    from datasets_build.manifest import pinned_source_line
     from datasets_build.sources import source_dir
 
     root = source_dir(NAME)

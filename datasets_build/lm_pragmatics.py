@@ -16,6 +16,7 @@ from pathlib import Path
 import datasets
 
 from datasets_build.hub import CardInfo, write_hub_folder
+from datasets_build.manifest import pinned_repo
 from datasets_build.registry import register_builder
 from datasets_build.tabular import parse_int, read_csv_rows, source_error
 
@@ -138,7 +139,6 @@ def read_phenomena(root: Path) -> dict[str, dict[str, list[dict]]]:
 @register_builder(NAME)
 def build(out_dir: Path) -> dict:
     """Write the LM-Pragmatics folder (7 configs x splits seed_0..seed_4, 845 rows) into ``out_dir``."""
-    from datasets_build.manifest import pinned_repo
     from datasets_build.sources import source_dir
 
     configs = read_phenomena(source_dir(NAME))

@@ -20,6 +20,7 @@ time: a folder that is not built is a user error naming ``triangulate data build
 from __future__ import annotations
 
 import ast
+import csv
 import json
 import re
 from collections.abc import Mapping, Sequence
@@ -149,8 +150,6 @@ def canprop_prompt(template: str, topics: Sequence[str], words: Sequence[str]) -
 
 def canprop_templates_from_upstream(upstream_globalgroup: Path) -> dict[str, str]:
     """``{"<subset>_<g>x<w>": template}`` from the first published prompt of every scored file."""
-    import csv
-
     out: dict[str, str] = {}
     for path in sorted((upstream_globalgroup / SCORED_DIR).glob("*/test/scored_*.csv")):
         with path.open(encoding="utf-8", newline="") as fh:

@@ -20,6 +20,7 @@ import re
 from pathlib import Path
 
 import datasets
+import yaml
 
 from datasets_build.hub import CardInfo, write_hub_folder
 from datasets_build.manifest import pinned_source_line
@@ -155,8 +156,6 @@ def upstream_prompts(root: Path) -> dict[str, str]:
     ``config.yaml`` (``prompt.prompt_player_init`` / ``prompt_judge_init``); the judge puzzle template
     (``prompt_puzzle = "..." % (title, story, answer)``) and the player's ready message (the
     ``{"role": "user", "content": "..."}`` literal) from ``puzzle_arena.py``, read with :mod:`ast`."""
-    import yaml
-
     config_path = root / "config.yaml"
     if not config_path.is_file():
         raise UserError(f"{config_path} is missing; check TRIANGULATE_UPSTREAM")

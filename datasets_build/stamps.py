@@ -19,6 +19,9 @@ from collections.abc import Iterable
 from importlib.metadata import PackageNotFoundError, version
 from pathlib import Path
 
+from datasets_build.manifest import load_manifest
+from plumbing.paths import upstream_root
+
 STAMP_DIR = ".triangulate-build"
 #: libraries whose version changes the bytes written
 LIBRARIES = ("datasets", "pyarrow", "pandas")
@@ -46,9 +49,7 @@ def tree_listing(folder: Path, contents: bool = False) -> list[str]:
 
 def code_fingerprint() -> str:
     """The builder code's bytes and the writing libraries' versions."""
-    import datasets_build
-
-    root = Path(datasets_build.__file__).resolve().parent.parent
+    root = Path(__file__).resolve().parent.parent
     items = [f"{pkg}/{line}" for pkg in PACKAGES for line in tree_listing(root / pkg, contents=True)]
     for lib in LIBRARIES:
         try:
@@ -61,8 +62,6 @@ def code_fingerprint() -> str:
 def source_fingerprint(name: str) -> str | None:
     """What identifies source ``name``'s files now (None: cannot tell, rebuild)."""
     from datasets_build import sources
-    from datasets_build.manifest import load_manifest
-    from plumbing.paths import upstream_root
 
     root = upstream_root()
     if root is not None:

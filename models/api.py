@@ -18,6 +18,7 @@ lm-eval has no failed sample: a raise would end the whole evaluation).
 
 from __future__ import annotations
 
+import json
 from collections.abc import Mapping
 from typing import Any
 
@@ -33,8 +34,6 @@ BODY_EXCERPT = 300
 
 
 def _excerpt(body: Any) -> str:
-    import json
-
     text = json.dumps(body, ensure_ascii=False, default=str) if not isinstance(body, str) else body
     return text if len(text) <= BODY_EXCERPT else text[:BODY_EXCERPT] + f"... ({len(text)} characters)"
 

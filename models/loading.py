@@ -13,6 +13,7 @@ from collections.abc import Callable, Mapping
 from typing import Any
 
 from models.args import model_args_string, parse_model_args, register_secrets, runner_model_args, scrub_secrets
+from models.default_model import DEFAULT_MODEL, default_model_args
 from plumbing.errors import UserError
 
 log = logging.getLogger(__name__)
@@ -50,8 +51,6 @@ def resolve_model(
     (:func:`models.args.runner_model_args`) are in. ``model_args`` given as a dict is taken as parsed."""
     args = parse_model_args(model_args)
     if model is None:
-        from models.default_model import DEFAULT_MODEL, default_model_args
-
         model = DEFAULT_MODEL
         if not args:
             args = parse_model_args(default_model_args(device=device or "cpu"))

@@ -27,6 +27,7 @@ from pathlib import Path
 from typing import Any
 
 from models.args import parse_model_args, redact_url
+from models.default_model import DEFAULT_MODEL_NAME
 from plumbing.errors import UserError
 from plumbing.run_folder import short_folder_name
 
@@ -61,8 +62,6 @@ def is_embedded(model: str | None, model_args: Any) -> bool:
 def model_name(model: str | None, model_args: str | Mapping[str, Any] | None) -> str:
     """The model's name: the first :data:`NAME_KEYS` value of ``model_args``, else ``model``."""
     if is_embedded(model, model_args):
-        from models.default_model import DEFAULT_MODEL_NAME
-
         return DEFAULT_MODEL_NAME
     return _named_value(parse_model_args(model_args)) or model or "model"
 

@@ -20,10 +20,16 @@ from typing import Any
 
 from lm_eval._cli.utils import MergeDictAction
 
+from models.args import scrub_secrets
+from models.loading import load_lm
 from models.retry import DEFAULT_MAX_REPLY_CHARS
+from multiturn import registry
+from multiturn.engine import run_loggers
 from plumbing import run_folder
 from plumbing.checks import MAX_SEED, number_arg
 from plumbing.errors import UserError
+from plumbing.logs import install_log_scrubber
+from plumbing.output_dirs import ensure_output_dir
 
 log = logging.getLogger(__name__)
 #: the argparse types of the numeric flags (plumbing.checks: one line at parse time for nan, inf, 0, 1e400, ...)
@@ -151,8 +157,6 @@ def check_gen_kwargs(kwargs: dict[str, Any] | None, flag: str) -> None:
 
 
 def _list_tasks() -> int:
-    from multiturn import registry
-
     print("tasks:")
     for name in registry.task_names():
         options = registry.task_options(name)
@@ -168,7 +172,6 @@ def _list_tasks() -> int:
 
 def run(args: argparse.Namespace) -> int:
     logging.basicConfig(level=getattr(logging, str(args.verbosity).upper(), logging.WARNING))
-    from plumbing.logs import install_log_scrubber
 
     install_log_scrubber()  # no credential in any log line (model_args secrets, secret-named env vars)
     if not args.tasks:
@@ -177,7 +180,6 @@ def run(args: argparse.Namespace) -> int:
         return _list_tasks()
 
     from models.retry import RetryPolicy
-    from multiturn import registry
     from multiturn.engine.runner import run_tasks
     from multiturn.engine.settings import PlaySettings
 
@@ -233,7 +235,6 @@ def nothing_to_play(args: argparse.Namespace, settings: Any):
     """Check ``--output_path`` (before any model is loaded); then the results file that already holds this run
     when a resume would play nothing (:func:`multiturn.engine.runner.unchanged_results`), else None."""
     from multiturn.engine.runner import unchanged_results
-    from plumbing.output_dirs import ensure_output_dir
 
     ensure_output_dir(args.output_path, "--output_path")
     return None if args.overwrite else unchanged_results(settings, args.output_path)
@@ -242,7 +243,6 @@ def nothing_to_play(args: argparse.Namespace, settings: Any):
 def load_backends(settings: Any) -> dict[str, Any]:
     """The backend of every role (:class:`multiturn.engine.settings.PlaySettings`): the player's plays, and also
     ``player_b`` and ``judge`` unless the settings give those roles their own."""
-    from models.loading import load_lm
 
     def load(model: str, model_args: dict[str, Any]) -> Any:
         return load_lm(model, model_args, batch_size=settings.batch_size, device=settings.device, prefix_cache=settings.prefix_cache)[0]
@@ -265,7 +265,6 @@ def failure_summary(payload: dict[str, Any], argv: list[str]) -> str | None:
         return None
     total = sum(failed.values())
     counts = ", ".join(f"{task}: {n}" for task, n in failed.items())
-    from models.args import scrub_secrets
 
     # each argument scrubbed before it is quoted: quoting splits a password holding a ' out of the scrubber's sight
     resume = "triangulate " + shlex.join(scrub_secrets(a) for a in argv if a != "--overwrite")
@@ -281,7 +280,6 @@ def failure_summary(payload: dict[str, Any], argv: list[str]) -> str | None:
 def log_run(args: argparse.Namespace, payload: dict[str, Any], tasks: list[str], dir_name: str, model: str, model_args: str) -> None:
     """``--wandb_args`` / ``--hf_hub_log_args``: the results and the episodes through lm-eval's loggers
     (:mod:`multiturn.engine.run_loggers`); the episodes are read back from ``--output_path``."""
-    from multiturn.engine import run_loggers
     from multiturn.engine.record import read_episodes
 
     episodes = {}

@@ -13,6 +13,7 @@ own ``leaderboard.csv`` back through it).
 from __future__ import annotations
 
 import csv
+import io
 import os
 from collections.abc import Iterable, Sequence
 from pathlib import Path
@@ -68,8 +69,6 @@ def write_csv(frame: Any, path: str | os.PathLike, *, index: bool = True) -> Pat
 
 def write_rows(path: str | os.PathLike, header: Sequence[Any], rows: Iterable[Sequence[Any]]) -> Path:
     """Write a header and rows as CSV (UTF-8, atomically) with every text cell escaped (:func:`escape_cell`)."""
-    import io
-
     buffer = io.StringIO(newline="")
     writer = csv.writer(buffer)
     for row in [header, *rows]:

@@ -6,6 +6,7 @@ other exception is a bug and keeps its traceback.
 
 from __future__ import annotations
 
+import difflib
 from collections.abc import Iterable
 
 
@@ -15,8 +16,6 @@ class UserError(Exception):
 
 def did_you_mean(name: str, known: Iterable[str], n: int = 3) -> str:
     """`` (did you mean a, b?)`` with the closest of ``known`` to ``name`` (difflib), or ``""`` when none is close."""
-    import difflib
-
     close = difflib.get_close_matches(name, sorted(set(known)), n=n, cutoff=0.6)
     return f" (did you mean {', '.join(close)}?)" if close else ""
 

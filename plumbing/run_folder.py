@@ -17,6 +17,7 @@ line). lm-eval's own writer (``EvaluationTracker``) spells its names itself.
 
 from __future__ import annotations
 
+import hashlib
 import logging
 import re
 from collections.abc import Iterable, Sequence
@@ -59,8 +60,6 @@ MAX_FOLDER_BYTES = 200
 def short_folder_name(name: str, limit: int = MAX_FOLDER_BYTES) -> str:
     """``name`` when it fits ``limit`` bytes, else its start and 12 hex digits of its SHA-256 (``<start>-<hash>``):
     a 300-character model name gets a folder that the file system accepts, the same one each time."""
-    import hashlib
-
     if len(name.encode("utf-8")) <= limit:
         return name
     digest = hashlib.sha256(name.encode("utf-8")).hexdigest()[:12]

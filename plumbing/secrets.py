@@ -22,12 +22,15 @@ progress lines), :class:`LogScrubber` on log handlers; the suite pipes each cell
 
 from __future__ import annotations
 
+import base64
 import logging
 import os
 import re
 import sys
+import traceback
 from collections.abc import Iterable
 from typing import Any, TextIO
+from urllib.parse import unquote, urlsplit
 
 REDACTED = "<redacted>"
 #: keys whose values are credentials: never written to results, logs or folder names.
@@ -56,9 +59,6 @@ def url_password(value: str) -> str | None:
 
 def _basic_auth(url: str) -> list[str]:
     """``base64(user:password)`` of a URL login, as HTTP Basic authentication sends it (URL-decoded, as clients do)."""
-    import base64
-    from urllib.parse import unquote, urlsplit
-
     try:
         parts = urlsplit(url.strip())
         if parts.password is None:
@@ -227,8 +227,6 @@ class ScrubbingStream:
 
 def _scrubbing_excepthook(exc_type, exc, tb) -> None:
     """An uncaught exception's traceback, scrubbed (it may quote a URL or a header)."""
-    import traceback
-
     sys.__stderr__.write(scrub("".join(traceback.format_exception(exc_type, exc, tb))))
 
 

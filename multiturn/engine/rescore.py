@@ -19,15 +19,19 @@ from __future__ import annotations
 
 import math
 from collections.abc import Callable, Mapping, Sequence
+from contextlib import nullcontext
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from multiturn import registry
 from multiturn.engine import results as res
 from multiturn.engine.record import read_episodes
 from multiturn.game import Request, TaskSpec
 from plumbing import run_folder
 from plumbing.errors import UserError
+from plumbing.jsonio import read_json, write_json
+from plumbing.locks import lock_all
 
 
 class ReplayDiverged(Exception):
@@ -129,8 +133,6 @@ def rescore_run(
     The tasks are rebuilt with the run's ``--task_args`` (from its newest results file) and their
     groups are aggregated again where the run asked for a group.
     """
-    from multiturn import registry
-
     names = [t for t in run_folder.play_tasks(model_dir) if tasks is None or t in tasks]
     check_newest_results(model_dir)
     old = run_folder.latest_results(model_dir, names)
@@ -174,12 +176,7 @@ def store_rescored(model_dir: Path, reports: Sequence[TaskRescore], *, locked: b
     task's lock, atomically) and its settings file the current scoring version, so the viewer, the results and a
     later resume read the same scores. ``locked``: the caller already holds the episodes files' locks
     (``triangulate score`` does). Returns the tasks rewritten."""
-    from contextlib import nullcontext
-
-    from multiturn import registry
     from multiturn.engine.settings import scoring_version
-    from plumbing.jsonio import read_json, write_json
-    from plumbing.locks import lock_all
 
     written = []
     for report in reports:

@@ -23,8 +23,10 @@ from lm_eval.utils import handle_non_serializable
 from multiturn.engine.record import dumps, read_episodes
 from multiturn.engine.settings import same_settings, scoring_version, settings_diff, settings_id
 from multiturn.game import TaskSpec
+from multiturn.registry import group_aggregator
 from plumbing import atomic, jsonio
 from plumbing.errors import UserError
+from plumbing.jsonio import read_json
 from plumbing.run_folder import episodes_path, new_results_path, rank_parts, settings_path
 from plumbing.stats import mean_of_keys
 
@@ -84,8 +86,6 @@ def check_resume_settings(model_dir: Path, task: str, settings: Mapping[str, Any
     parts = rank_parts(model_dir, task)
     has_episodes = main.is_file() and main.stat().st_size > 0 or bool(parts)
     if has_episodes and not overwrite and path.is_file():
-        from plumbing.jsonio import read_json
-
         old = read_json(path, "run settings")
         if isinstance(old, dict) and not same_settings(old, settings):
             _refuse(main, settings_diff(old, settings))
@@ -246,7 +246,6 @@ def add_group(out: dict[str, Any], group: str, present: Sequence[str], task_resu
         ok = [float(v) for v in vals if isinstance(v, (int, float)) and not math.isnan(float(v))]
         entry[f"{metric},none"] = sum(ok) / len(ok) if len(ok) == len(vals) and ok else float("nan")
         entry[f"{metric}_stderr,none"] = "N/A"
-    from multiturn.registry import group_aggregator
 
     custom = group_aggregator(group)
     if custom is not None:  # the group's own rule (e.g. a benchmark-wide score) instead of the mean

@@ -17,6 +17,7 @@ from pathlib import Path
 from typing import Any
 
 from models.retry import RetryPolicy
+from multiturn import registry
 from multiturn.engine import results as res
 from multiturn.engine import settings as settings_rule
 from multiturn.engine.distributed import barrier, gather_to_rank0, rank_and_world, shard
@@ -190,8 +191,6 @@ def run_tasks(
     the first episode until the results file is written: a second process on the same folder and task gets a
     one-line error naming this one's PID, or waits with ``wait_lock``.
     """
-    from multiturn import registry
-
     groups = registry.group_names()
     requested_groups = {name: groups[name] for name in names if name in groups}
     started = time.perf_counter()
@@ -248,8 +247,6 @@ def unchanged_results(settings: PlaySettings, output_dir: str | Path) -> Path | 
     (lm-eval runs of the model share the folder), written after every one of those episode files, reports each
     over exactly those episodes. Checked before any model is loaded.
     """
-    from multiturn import registry
-
     model_dir = run_folder.model_dir(output_dir, settings.folder())
     episode_files = []
     counts: dict[str, int] = {}

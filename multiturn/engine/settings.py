@@ -10,11 +10,15 @@ stored episodes were played with the same settings (:func:`episode_settings`, :f
 
 from __future__ import annotations
 
+import hashlib
 import json
 from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
+from models.args import check_local_model, model_args_string, parse_model_args
+from models.loading import resolve_model
+from models.naming import model_folder_name, model_name
 from models.retry import DEFAULT_MAX_REPLY_CHARS
 from multiturn.game import TaskSpec
 from plumbing.errors import UserError
@@ -78,8 +82,6 @@ class PlaySettings:
     def from_args(cls, args: Any, roles: set[str] | frozenset[str]) -> PlaySettings:
         """The settings of ``triangulate play``'s parsed command line ``args`` (an ``argparse.Namespace``) for tasks
         with ``roles``; every ``--model_args*`` is parsed here, once. ``UserError`` for a bad value."""
-        from models.args import check_local_model, parse_model_args
-        from models.loading import resolve_model
         from multiturn.engine.scheduler import DEFAULT_MAX_LIVE
 
         prefix_cache = False if getattr(args, "no_prefix_cache", False) else None
@@ -117,14 +119,10 @@ class PlaySettings:
 
     def folder(self) -> str:
         """The model's folder under ``--output_path`` (:func:`models.naming.model_folder_name`)."""
-        from models.naming import model_folder_name
-
         return model_folder_name(*self._named())
 
     def model_name(self) -> str:
         """The model's name in the results JSON (:func:`models.naming.model_name`)."""
-        from models.naming import model_name
-
         return model_name(*self._named())
 
     def _named(self) -> tuple[str | None, dict[str, Any] | None]:
@@ -149,8 +147,6 @@ class PlaySettings:
 
     def model_config(self) -> dict[str, Any]:
         """The models as the results JSON's ``config`` records them (model_args redacted, in lm-eval's string form)."""
-        from models.args import model_args_string
-
         return {key: model_args_string(value) if key.endswith("model_args") else value for key, value in self.models().items()}
 
     def model_settings(self) -> dict[str, Any]:
@@ -182,8 +178,6 @@ class PlaySettings:
 def model_settings(config: Mapping[str, Any]) -> dict[str, Any]:
     """The :data:`MODEL_SETTING_KEYS` of a run's ``config``, each ``*model_args`` (a stored string, or a parsed dict)
     without :data:`TRANSPORT_ARGS`, in lm-eval's string form."""
-    from models.args import model_args_string, parse_model_args
-
     out: dict[str, Any] = {}
     for key in MODEL_SETTING_KEYS:
         if key in config:
@@ -235,7 +229,6 @@ def batch_size_value(value: str) -> int | str:
 def default_batch_size(args: Any, model_args: Mapping[str, Any] | None = None) -> int:
     """No ``--batch_size``: batch 1 on a CPU, the live episodes for an hf model on a GPU
     (:func:`models.prefix_cache.play_batch_size`); ``model_args``: ``args.model_args`` already parsed."""
-    from models.args import parse_model_args
     from models.prefix_cache import play_batch_size
     from multiturn.engine.scheduler import DEFAULT_MAX_LIVE
 
@@ -273,8 +266,6 @@ def same_settings(old: Any, new: Mapping[str, Any]) -> bool:
 def settings_id(settings: Mapping[str, Any]) -> str:
     """The fingerprint of a run's settings that every episode record carries (``settings_id``): the first 16 hex
     digits of the SHA-256 of their :func:`canonical` JSON (what ``episodes_<task>.settings.json`` holds)."""
-    import hashlib
-
     return hashlib.sha256(canonical(settings).encode("utf-8", "replace")).hexdigest()[:16]
 
 

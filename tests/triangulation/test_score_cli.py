@@ -60,7 +60,7 @@ def test_play_run_rescored_with_changed_code_prints_changes_and_keeps_the_old_re
 
     original_on_reply = CountGame.on_reply
     monkeypatch.setattr(CountGame, "on_reply", lenient)
-    monkeypatch.setattr("models.loading.load_lm", lambda *a, **k: pytest.fail("score must not load a model"))
+    monkeypatch.setattr("triangulation.cli.score.load_lm", lambda *a, **k: pytest.fail("score must not load a model"))
     assert main(["score", str(tmp_path), "--tasks", "count_test"]) == 0
     out = capsys.readouterr().out
     before = old["results"]["count_test"]["accuracy,none"]

@@ -19,8 +19,19 @@ from pathlib import Path
 from typing import Any
 
 from lm_eval_tasks import TASKS_DIR
+from models.args import check_local_model, parse_model_args, register_secrets, scrub_secrets
+from models.default_model import DEFAULT_MODEL, DEFAULT_MODEL_NAME, default_model_args
+from models.naming import NAME_KEYS, model_folder_name
 from plumbing import atomic, jsonio, run_folder
+from plumbing.checks import number_problem
 from plumbing.errors import UserError
+from plumbing.jsonio import SURROGATE_COUNT_KEY, clean_surrogates
+from plumbing.logs import install_log_scrubber
+from plumbing.output_dirs import ensure_output_dir
+from plumbing.run_folder import short_folder_name
+from plumbing.secrets import scrub
+from triangulation.cli.eval_checks import check_task_names
+from triangulation.cli.eval_index import own_task_index
 
 MODEL_FLAGS = ("--model", "-M", "--model_args", "-a", "--config", "-C")
 NON_RUN = ("ls", "validate", "-h", "--help")
@@ -45,7 +56,6 @@ def with_default_model(argv: list[str]) -> list[str]:
         return list(argv)
     if any(a.split("=", 1)[0] in MODEL_FLAGS for a in argv):
         return list(argv)
-    from models.default_model import DEFAULT_MODEL, default_model_args
 
     print("triangulate eval: no --model given, using the embedded SmolLM2-135M-Instruct", file=sys.stderr)
     return [*argv, "--model", DEFAULT_MODEL, "--model_args", default_model_args(device=None)]
@@ -69,7 +79,6 @@ def with_chance_name(argv: list[str]) -> list[str]:
     model = flag_value(argv, ("--model", "-M"))
     if model is None or model[1] != "random":
         return list(argv)
-    from models.naming import NAME_KEYS
 
     out = list(argv)
     found = flag_value(argv, ("--model_args", "-a"))
@@ -102,8 +111,6 @@ def run_passthrough(argv: list[str]) -> int:
         sys.argv = saved
     limit = getattr(args, "limit", None)
     if limit is not None:
-        from plumbing.checks import number_problem
-
         if number_problem(float(limit), above=0) is not None:  # nan, inf (1e400) and <= 0 alike
             raise UserError(f"--limit must be positive and finite (a count, or a fraction below 1), got {limit:g}")
     if hasattr(args, "include_path"):
@@ -118,8 +125,6 @@ def run_passthrough(argv: list[str]) -> int:
     output = getattr(args, "output_path", None)
     created = None
     if output:  # checked before any model call: a run whose results cannot be saved is refused at once
-        from plumbing.output_dirs import ensure_output_dir
-
         folder = Path(output).expanduser()
         folder = folder.parent if folder.suffix == ".json" else folder
         created = None if folder.exists() else folder
@@ -136,8 +141,6 @@ def run_passthrough(argv: list[str]) -> int:
 def command_model_args(args: argparse.Namespace) -> dict[str, Any]:
     """The command's ``--model_args``, parsed once (:func:`models.args.parse_model_args`) for every later step;
     ``{}`` when none were given on the command line (``--config`` files are lm-eval's to read)."""
-    from models.args import parse_model_args
-
     given = getattr(args, "model_args", None)
     return parse_model_args(given) if isinstance(given, (str, Mapping)) else {}
 
@@ -145,9 +148,6 @@ def command_model_args(args: argparse.Namespace) -> dict[str, Any]:
 def check_before_lm_eval(args: argparse.Namespace, model_args: Mapping[str, Any]) -> None:
     """One-line errors in seconds, before lm-eval indexes its tasks or loads a model: unknown ``--tasks`` names
     (with the closest known ones) and a ``pretrained=`` folder that does not exist."""
-    from models.args import check_local_model
-    from triangulation.cli.eval_checks import check_task_names
-
     if getattr(args, "tasks", None) and hasattr(args, "include_path"):
         check_task_names(args.tasks, list(args.include_path))
     check_local_model(model_args)
@@ -163,10 +163,6 @@ def remove_if_empty(folder: Path) -> None:
 def run_lm_eval(cli: Any, args: argparse.Namespace, model_args: Mapping[str, Any], *, rerun: bool, embedded: bool) -> int:
     """lm-eval's own run of ``args`` (after our checks), unless the same evaluation is already stored;
     ``model_args``: the command's, parsed (:func:`command_model_args`)."""
-    from models.args import register_secrets
-    from plumbing.logs import install_log_scrubber
-    from triangulation.cli.eval_index import own_task_index
-
     output = getattr(args, "output_path", None)
     install_surrogate_safe_tracker()
     install_short_folder_tracker()
@@ -203,8 +199,6 @@ class _ScrubbingCache:
         self._db = db
 
     def __setitem__(self, key: str, value: Any) -> None:
-        from plumbing.secrets import scrub
-
         self._db[key] = scrub(value) if isinstance(value, str) else value
 
     def __getitem__(self, key: str) -> Any:
@@ -242,8 +236,6 @@ def install_surrogate_safe_tracker() -> None:
     samples file (lm-eval logs the UnicodeEncodeError and goes on); each such sample records the count."""
     from lm_eval.loggers.evaluation_tracker import EvaluationTracker
 
-    from plumbing.jsonio import SURROGATE_COUNT_KEY, clean_surrogates
-
     if getattr(EvaluationTracker, "_surrogate_safe", False):
         return
     save_samples, save_aggregated = EvaluationTracker.save_results_samples, EvaluationTracker.save_results_aggregated
@@ -272,11 +264,6 @@ def unchanged_eval(args: argparse.Namespace, embedded: bool, model_args: Mapping
     ``--model``, ``--model_args``, ``--limit`` and chat-template use, no ``--gen_kwargs``, and, with
     ``--log_samples``, a samples file per task. Runs that set seeds, few-shot counts, a system instruction, ``--metadata``,
     ``--samples`` or a cache always run (the check stays conservative)."""
-    from models.args import parse_model_args
-    from models.default_model import DEFAULT_MODEL_NAME
-    from models.naming import model_folder_name
-    from plumbing import run_folder
-
     output, tasks = getattr(args, "output_path", None), getattr(args, "tasks", None)
     settings = ("seed", "num_fewshot", "system_instruction", "samples", "use_cache", "gen_kwargs", "predict_only", "metadata")
     if not output or not tasks or any(getattr(args, k, None) for k in settings):
@@ -315,8 +302,6 @@ def install_short_folder_tracker() -> None:
     system (a 300-character one) gets :func:`plumbing.run_folder.short_folder_name`, the folder play uses too."""
     from lm_eval.loggers.evaluation_tracker import GeneralConfigTracker
 
-    from plumbing.run_folder import short_folder_name
-
     original = GeneralConfigTracker.log_experiment_args
     if getattr(original, "short_folder", False):
         return
@@ -335,8 +320,6 @@ def name_embedded_model_in_tracker() -> None:
     folder, lm-eval's own log lines and the results' ``model_name`` all say ``SmolLM2-135M-Instruct-Q4_1``."""
     from lm_eval.loggers.evaluation_tracker import GeneralConfigTracker
 
-    from models.default_model import DEFAULT_MODEL_NAME
-
     GeneralConfigTracker._get_model_name = staticmethod(lambda model_args: DEFAULT_MODEL_NAME)
 
 
@@ -344,9 +327,6 @@ def adopt_default_model_folder(output: Path) -> Path | None:
     """Move what lm-eval wrote for the embedded model (a folder named after its site-packages path) into
     ``output/<DEFAULT_MODEL_NAME>``, where `triangulate play` writes it too; the results JSONs get the
     same ``model_name``/``model_name_sanitized``. Returns the folder, or None when there was nothing to move."""
-
-    from models.default_model import DEFAULT_MODEL, DEFAULT_MODEL_NAME, default_model_args
-    from models.naming import model_folder_name
 
     source = output / model_folder_name(DEFAULT_MODEL, default_model_args(device=None))  # lm-eval's name for it
     if not source.is_dir():
@@ -367,8 +347,6 @@ def scrub_written_files(root: Path, since: float) -> list[Path]:
     """Replace credentials (:func:`models.loading.scrub_secrets`) in the ``.json``/``.jsonl`` files lm-eval
     wrote under ``root`` since ``since`` (its results hold ``model_args`` verbatim); rewritten atomically.
     Returns the files changed."""
-    from models.args import scrub_secrets
-
     candidates = [root] if root.is_file() else root.rglob("*") if root.is_dir() else []
     changed = []
     for path in candidates:

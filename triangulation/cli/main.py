@@ -20,6 +20,7 @@ import importlib
 import sys
 
 from plumbing.errors import UserError
+from plumbing.secrets import install_stream_scrubber, reveal_argv_secrets
 
 SUBCOMMANDS: dict[str, str] = {
     "data": "datasets_build.cli",
@@ -73,8 +74,6 @@ def build_parser(command: str | None = None) -> argparse.ArgumentParser:
 def main(argv: list[str] | None = None) -> int:
     """Run one sub-command; everything it prints (its own lines, lm-eval's, tracebacks) goes through the
     secret scrubber (:mod:`plumbing.secrets`)."""
-    from plumbing.secrets import install_stream_scrubber, reveal_argv_secrets
-
     previous = install_stream_scrubber()
     try:  # a suite's cells get their credentials through the environment, never argv (plumbing.secrets)
         return _main(reveal_argv_secrets(sys.argv[1:] if argv is None else argv))
@@ -83,9 +82,8 @@ def main(argv: list[str] | None = None) -> int:
 
 
 def _main(argv: list[str]) -> int:
-    if argv and argv[0] == "eval":  # passed through untouched to lm_eval's own parser
-        from triangulation.cli import eval as eval_cli
-
+    if argv and argv[0] == "eval":  # passed through untouched to lm_eval's own parser (imported by name, like the others)
+        eval_cli = importlib.import_module(SUBCOMMANDS["eval"])
         return _guard(lambda: eval_cli.run_passthrough(argv[1:]))
     command = next((a for a in argv if not a.startswith("-")), None)
     parser = build_parser(command if command in SUBCOMMANDS else None)

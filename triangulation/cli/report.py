@@ -15,6 +15,7 @@ from pathlib import Path
 from lm_eval._cli.utils import MergeDictAction
 
 from plumbing import run_folder
+from plumbing.output_dirs import new_output_dir
 from triangulation.report.make import make_report
 
 
@@ -87,8 +88,6 @@ def add_parser(subparsers) -> argparse.ArgumentParser:
 
 
 def run(args: argparse.Namespace) -> int:
-    from plumbing.output_dirs import new_output_dir
-
     with new_output_dir(args.out, "--out"):  # a failed report leaves no empty --out behind
         path = _make(args)
     print(f"report: {path}")

@@ -20,7 +20,10 @@ from typing import Any
 from lm_eval._cli.utils import MergeDictAction
 
 from models.args import parse_model_args
+from models.loading import load_lm
 from plumbing import run_folder
+from plumbing.locks import lock_all
+from triangulation.runs.rescore_samples import rescore_lm_eval_run
 
 HELP = "recompute a run's metrics from its stored transcripts and samples with the current code (no model calls)"
 
@@ -55,14 +58,11 @@ def run(args: argparse.Namespace) -> int:
 def rescore_folder(args: argparse.Namespace, model_dir: Path, tasks: list[str] | None, judge) -> int:
     """Re-score one model folder's play and lm-eval tasks, write the new results; returns the metric values changed."""
     from multiturn.api import changed_metrics, get_task, judge_agreement, rescore_run, store_rescored, write_results
-    from triangulation.runs.rescore_samples import rescore_lm_eval_run
 
     changes = 0
     print(f"== {model_dir}")
     play_tasks = [t for t in run_folder.play_tasks(model_dir) if tasks is None or t in tasks]
     if play_tasks:
-        from plumbing.locks import lock_all
-
         with lock_all([run_folder.episodes_path(model_dir, t) for t in play_tasks], wait=getattr(args, "wait_lock", False)):
             payload, reports, old = rescore_run(model_dir, tasks, judge=judge)
             changed = changed_metrics(old, payload) if reports else []
@@ -112,7 +112,6 @@ def _fmt(value: Any) -> str:
 def _judge(args: argparse.Namespace, model_args: dict[str, Any]):
     """``judge(task, request) -> reply`` on the new judge model (retried like play's backend calls); ``model_args``:
     ``--judge_model_args``, parsed once at the command's entry."""
-    from models.loading import load_lm
     from models.retry import BackendFailure, RetryPolicy, call_backend
     from multiturn.api import merged_gen_kwargs
 

@@ -22,6 +22,13 @@ import shlex
 import sys
 from pathlib import Path
 
+from plumbing.errors import UserError
+from triangulation.suite.cells import DEFAULT_LAUNCHER
+from triangulation.suite.placement import Placement, gpu_inventory, pool_placements
+from triangulation.suite.plan import print_plan, write_plan
+from triangulation.suite.runner import run_suite, summary
+from triangulation.suite.spec import load_suite
+
 HELP = "run a models x tasks suite (lm-eval and play tasks), resumable, then the report"
 
 
@@ -78,12 +85,6 @@ def add_parser(subparsers) -> argparse.ArgumentParser:
 
 
 def run(args: argparse.Namespace) -> int:
-    from plumbing.errors import UserError
-    from triangulation.suite.cells import DEFAULT_LAUNCHER
-    from triangulation.suite.placement import Placement, gpu_inventory, pool_placements
-    from triangulation.suite.runner import run_suite, summary
-    from triangulation.suite.spec import load_suite
-
     suite = load_suite(args.suite)
     if args.retries is not None and args.retries < 0:
         raise UserError("--retries must be >= 0")
@@ -115,8 +116,6 @@ def run(args: argparse.Namespace) -> int:
         gpus = gpu_inventory(args.gpus)
         placements = pool_placements(suite, gpus)  # a model too big for the node: one line, before anything starts
     if args.dry_run:
-        from triangulation.suite.plan import print_plan, write_plan
-
         print_plan(write_plan(suite, root, placements, launcher, gpus), root)
         return 0
     result = run_suite(suite, root, launcher=launcher, retries=args.retries, report=not args.no_report, gpus=gpus)

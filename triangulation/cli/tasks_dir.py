@@ -10,6 +10,8 @@ from __future__ import annotations
 
 import argparse
 
+from lm_eval_tasks import TASKS_DIR
+
 HELP = 'print the lm-eval task folder (lm_eval --include_path "$(triangulate tasks-dir)" --tasks globalgroup_zh ...)'
 
 
@@ -20,7 +22,5 @@ def add_parser(subparsers) -> argparse.ArgumentParser:
 
 
 def run(args: argparse.Namespace) -> int:
-    from lm_eval_tasks import TASKS_DIR
-
     print(TASKS_DIR)
     return 0

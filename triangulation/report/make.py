@@ -10,6 +10,7 @@ from typing import Any
 from plumbing import run_folder
 from plumbing.errors import UserError
 from plumbing.output_dirs import ensure_output_dir
+from triangulation.runs.results_io import name_models, read_run
 
 
 def make_report(
@@ -35,7 +36,6 @@ def make_report(
     from triangulation.report.analyses.figures_triangulating import read_sizes
     from triangulation.report.build import build_report
     from triangulation.report.external import read_externals
-    from triangulation.runs.results_io import name_models, read_run
 
     if not results and not externals:
         raise UserError("give at least one results folder or --external table")

@@ -22,7 +22,7 @@ from triangulation.report.cells import MIN_ITEMS_SPLIT_HALF, cell_note, split_ha
 from triangulation.report.context import ReportContext, Skipped
 from triangulation.report.kendall import MIN_MODELS, WARN_BELOW, kendall_pairs
 from triangulation.report.leaderboard import CHANCE_MODELS, leaderboard, reference_levels, stderr_table
-from triangulation.runs.results_io import Run
+from triangulation.runs.results_io import Run, main_metric, seed_replicas
 
 #: rows of the benchmark-pair table on the page (kendall_pairs.csv has all)
 MAX_PAIRS_SHOWN = 60
@@ -172,8 +172,6 @@ def external_leaderboards(ctx: ReportContext) -> list[Section | Skipped]:
 def reliability_table(ctx: ReportContext) -> pd.DataFrame:
     """Per benchmark evaluated here: items per model (min-max), split-half reliability over the models with
     at least :data:`~triangulation.report.cells.MIN_ITEMS_SPLIT_HALF` items, and the spread over seeds."""
-    from triangulation.runs.results_io import seed_replicas
-
     rows = []
     replicated = {g for r in ctx.runs for g, subs in r.group_subtasks.items() if seed_replicas(g, subs) and g in ctx.table.columns}
     for task in sorted({t for _, t in ctx.cells} | replicated):
@@ -195,8 +193,6 @@ def reliability_table(ctx: ReportContext) -> pd.DataFrame:
 def seed_spread(ctx: ReportContext, task: str) -> float:
     """Largest max - min of the main metric over the seed replicas of ``task`` in one model's results
     (``<task>_seed_<k>`` members, or results files of ``task`` run with different seeds); NaN without repeats."""
-    from triangulation.runs.results_io import main_metric, seed_replicas
-
     by_model: dict[str, dict[str, float]] = {}
     for run in ctx.runs:
         members = run.group_subtasks.get(task, [])

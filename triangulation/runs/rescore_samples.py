@@ -14,6 +14,7 @@ from pathlib import Path
 from types import SimpleNamespace
 from typing import Any
 
+from lm_eval_tasks import TASKS_DIR
 from plumbing import run_folder
 from plumbing.jsonio import read_jsonl
 
@@ -21,8 +22,6 @@ from plumbing.jsonio import read_jsonl
 def load_task(name: str, metadata: Mapping[str, Any] | None = None):
     """The lm-eval task ``name`` as the current code defines it (our task folder on the include path)."""
     from lm_eval.tasks import TaskManager
-
-    from lm_eval_tasks import TASKS_DIR
 
     manager = TaskManager(include_path=str(TASKS_DIR), metadata=dict(metadata) if metadata else None)
     return manager.load([name])["tasks"][name]

@@ -10,9 +10,11 @@ named uniquely over everything one command reads (:func:`name_models`: two model
 from __future__ import annotations
 
 import math
+import re
 import sys
 from collections.abc import Mapping
 from dataclasses import dataclass, field
+from fnmatch import fnmatchcase
 from pathlib import Path
 from typing import Any
 
@@ -54,8 +56,6 @@ class Run:
 
 def seed_replicas(group: str, members: list[str]) -> bool:
     """True when every member of ``group`` is ``<group>_seed_<k>``: one benchmark run under several seeds."""
-    import re
-
     return bool(members) and all(re.fullmatch(rf"{re.escape(group)}_seed_\d+", m) for m in members)
 
 
@@ -141,8 +141,6 @@ def main_metric(task: str, run: Run, overrides: Mapping[str, Any] | None = None)
     e.g. IFEval's prompt- and instruction-level strict accuracy, seed 003 App. E.2.1). Otherwise the
     first metric of the task's ``metric_list``, else the first metric in the results.
     """
-    from fnmatch import fnmatchcase
-
     values = metric_values(run.results.get(task, {}))
     for pattern, wanted in (overrides or {}).items():
         if fnmatchcase(task, pattern):

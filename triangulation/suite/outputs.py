@@ -7,16 +7,18 @@ import sys
 from pathlib import Path
 from typing import Any
 
+from models.default_model import default_model_args
+from models.naming import model_id, unique_model_ids
 from plumbing import run_folder
 from plumbing.csvio import write_rows
 from plumbing.errors import UserError
+from triangulation.report.make import make_report
+from triangulation.runs.model_size import model_size_b
 from triangulation.suite.spec import ModelSpec, Suite
 
 
 def write_sizes(root: Path, suite: Suite) -> Path:
     """``model,size_b,source`` for the report's Figure 1: the suite's ``size:``/``sizes:``, else the model's files."""
-    from triangulation.runs.model_size import model_size_b
-
     rows: dict[str, tuple[float, str]] = {}
     for m, name in zip(suite.models, report_model_names(suite.models)):
         if m.size is not None:
@@ -34,16 +36,12 @@ def write_sizes(root: Path, suite: Suite) -> Path:
 
 def _effective_model_args(m: ModelSpec) -> Any:
     if m.model is None and m.model_args is None:
-        from models.default_model import default_model_args
-
         return default_model_args(device=None)
     return m.model_args
 
 
 def report_model_name(m: ModelSpec) -> str:
     """The name the report gives this model's results (:func:`models.naming.model_id`)."""
-    from models.naming import model_id
-
     try:
         return model_id({"model_args": _effective_model_args(m), "model": m.model or "hf"})
     except UserError:
@@ -53,8 +51,6 @@ def report_model_name(m: ModelSpec) -> str:
 def report_model_names(models: list[ModelSpec]) -> list[str]:
     """The names the report gives these models' results, unique as the report makes them
     (:func:`models.naming.unique_model_ids`)."""
-    from models.naming import unique_model_ids
-
     try:
         return unique_model_ids([{"model_args": _effective_model_args(m), "model": m.model or "hf"} for m in models])[0]
     except UserError:
@@ -63,8 +59,6 @@ def report_model_names(models: list[ModelSpec]) -> list[str]:
 
 def run_report(root: Path, suite: Suite) -> Path | None:
     """The report (:func:`triangulation.report.make.make_report`) over ``root/runs`` and the suite's external tables, into ``root/report``."""
-    from triangulation.report.make import make_report
-
     runs = root / "runs"
     has_results = run_folder.has_results(runs)
     externals = [_resolve(suite, e) for e in suite.report.get("external", [])]

@@ -33,6 +33,7 @@ from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any
 
+from models.default_model import GGUF_FILE, smollm2_dir
 from plumbing.secrets import scrub_tree
 from triangulation.suite.cells import cell_argv, cell_dir, is_done, redacted_argv
 from triangulation.suite.placement import Placement, model_job, place_pool
@@ -70,8 +71,6 @@ class Tokenizers:
 
             try:
                 if source == SMOLLM2:
-                    from models.default_model import GGUF_FILE, smollm2_dir
-
                     self._cache[source] = AutoTokenizer.from_pretrained(smollm2_dir(), gguf_file=GGUF_FILE)
                 else:
                     self._cache[source] = AutoTokenizer.from_pretrained(source, local_files_only=True)

@@ -38,6 +38,7 @@ from typing import Any
 
 from models.args import parse_model_args
 from plumbing.errors import UserError
+from triangulation.runs.model_size import model_size_b
 from triangulation.suite.serve import ServerError, task_index, vllm_command
 from triangulation.suite.slurm import model_gpus
 from triangulation.suite.spec import ModelSpec, Suite
@@ -337,7 +338,6 @@ def gpu_checks(suite: Suite, executor: str, gpus: list[str], found: Findings) ->
 def model_params_b(model: ModelSpec) -> float | None:
     if model.size is not None:
         return model.size
-    from triangulation.runs.model_size import model_size_b
 
     return None if model.model_args is None else model_size_b(model.model_args)
 

@@ -28,6 +28,7 @@ import sys
 import threading
 import time
 from collections.abc import Mapping
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TextIO
@@ -144,7 +145,6 @@ class Sweep:
     def _run_concurrently(self, todo: list[Cell], endpoint: Endpoint, env: dict[str, str]) -> list[Outcome]:
         """Each cell a client process of ``endpoint``, all at once; once the server is dead, cells not yet
         finished fail as such (a rerun resumes them: play cells resume inside their episodes files)."""
-        from concurrent.futures import ThreadPoolExecutor
 
         def one(cell: Cell) -> Outcome:
             outcome = self.run_cell(cell, env=env, endpoint=endpoint)

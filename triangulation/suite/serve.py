@@ -16,6 +16,7 @@ and the name of an environment variable that holds its key; the key reaches the 
 
 from __future__ import annotations
 
+import ctypes
 import functools
 import json
 import os
@@ -33,9 +34,12 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from lm_eval_tasks import TASKS_DIR
 from models.args import parse_model_args
+from models.default_model import DEFAULT_MODEL_NAME, export_transformers_folder
 from models.naming import is_embedded
 from plumbing.errors import UserError
+from plumbing.paths import cache_root
 
 VLLM_ENV = "TRIANGULATE_VLLM"
 #: model_args of an ``hf``/``vllm`` suite model that become ``vllm serve`` flags
@@ -66,8 +70,6 @@ def deaf_to_checkpoint(argv: list[str]) -> list[str]:
 def die_with_parent() -> None:  # pragma: no cover - runs in the child between fork and exec
     """Ask Linux to send SIGTERM to this child when its parent exits (prctl PR_SET_PDEATHSIG = 1)."""
     try:
-        import ctypes
-
         ctypes.CDLL("libc.so.6", use_errno=True).prctl(1, signal.SIGTERM)
     except (OSError, AttributeError):
         pass
@@ -267,9 +269,6 @@ class Endpoint:
 
 def embedded_model_folder(export: bool = True) -> Path:
     """The embedded SmolLM2 as a transformers folder that vLLM can load (exported once, then cached)."""
-    from models.default_model import DEFAULT_MODEL_NAME, export_transformers_folder
-    from plumbing.paths import cache_root
-
     folder = cache_root() / "served" / DEFAULT_MODEL_NAME
     return export_transformers_folder(folder) if export else folder
 
@@ -340,8 +339,6 @@ def task_index(full: bool = True) -> dict[str, Any]:
 @functools.lru_cache(maxsize=2)
 def _task_manager(full: bool):
     from lm_eval.tasks import TaskManager
-
-    from lm_eval_tasks import TASKS_DIR
 
     return TaskManager(include_path=str(TASKS_DIR), include_defaults=full)
 

@@ -13,7 +13,7 @@ import json
 import re
 import shlex
 from collections.abc import Mapping
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
@@ -340,8 +340,6 @@ def _with_fresh_twins(path: Path, value: Any, tasks: list[TaskSpec], defaults: d
     """``contamination: [globalgroup_zh, wordle, ...]``: each named task (added with the defaults when no entry
     lists it; an eval entry gets ``log_samples``, which the delta resamples) and its fresh twin ``<task>_fresh``
     with the same options, for every model (the report's "Published vs fresh")."""
-    from dataclasses import replace
-
     from datasets_build.matched import TWINNED, twin
 
     for name in _names(path, "contamination", value) if value is not None else ():

@@ -6,13 +6,13 @@ import functools
 from collections.abc import Sequence
 from typing import Any
 
+from lm_eval_tasks import TASKS_DIR
+
 
 @functools.cache
 def task_manager() -> Any:
     """lm-eval's task index with our task folder (as `triangulate eval` builds it), once per process."""
     from lm_eval.tasks import TaskManager
-
-    from lm_eval_tasks import TASKS_DIR
 
     return TaskManager(include_path=[str(TASKS_DIR)])
 

@@ -20,7 +20,9 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
+from custom_metrics.parsing import parse_groups
 from multiturn.api import EpisodeSummary, TaskSpec, TurnView, get_task, is_play_task, transcript_views
+from triangulation.runs.samples import response_text
 
 #: roles the viewer lays out in their own column / colour
 ROLES = ("gm", "player", "player_b", "judge")
@@ -153,9 +155,6 @@ def sample_prompt(record: Mapping[str, Any]) -> str:
 
 
 def from_sample(record: Mapping[str, Any], model: str, task: str) -> Episode:
-    from custom_metrics.parsing import parse_groups
-    from triangulation.runs.samples import response_text
-
     doc = dict(record.get("doc") or {})
     response = response_text(record)
     metric_names = list(record.get("metrics") or [])

@@ -20,11 +20,13 @@ from pathlib import Path
 
 from tqdm.auto import tqdm
 
+from models.naming import model_id, unique_model_ids
 from multiturn.api import TurnView, read_episodes
 from plumbing import run_folder
 from plumbing.errors import UserError
 from plumbing.jsonio import read_jsonl, write_text
 from triangulation.html import esc, script_json
+from triangulation.runs.results_io import say_renamed
 from triangulation.viewer.episodes import ROLE_LABELS, Episode, from_record, from_sample, play_task
 
 PAGE_SIZE = 50
@@ -93,9 +95,6 @@ def page_name(task: str, part: int = 1) -> str:
 def model_names(folders: Iterable[Path]) -> dict[Path, str]:
     """The model each results folder holds, from its newest results JSON's config (else the folder's name),
     unique over ``folders`` (:func:`models.naming.unique_model_ids`; a renaming is said once on stderr)."""
-    from models.naming import model_id, unique_model_ids
-    from triangulation.runs.results_io import say_renamed
-
     named: dict[Path, dict] = {}
     out: dict[Path, str] = {}
     for folder in dict.fromkeys(folders):

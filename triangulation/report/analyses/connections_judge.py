@@ -24,6 +24,7 @@ from typing import Any
 
 from custom_metrics.connections import parse_yes_no
 from datasets_build.prompts import reasoning_judge_prompt
+from models.loading import load_lm
 from plumbing.errors import UserError
 
 #: greedy and short: the judge answers one word
@@ -93,8 +94,6 @@ class LLMJudge:
 def load_llm_judge(model: str | None, model_args: Any = None) -> LLMJudge:
     """``--judge_model`` (an lm-eval registry name; None with ``--judge_model_args`` = SmolLM2), loaded
     when the first reasoning check is asked."""
-    from models.loading import load_lm
-
     return LLMJudge(None, model or "SmolLM2 (embedded)", loader=lambda: load_lm(model, model_args)[0])
 
 
