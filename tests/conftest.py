@@ -1,8 +1,11 @@
-"""Shared fixtures: the upstream folder, a built-data folder, and one loaded SmolLM2 per session."""
+"""Shared fixtures: the upstream folder, a built-data folder, one loaded SmolLM2 per session,
+lm-eval's own task index read once per process, and the README's real `lm_eval` line on SmolLM2 that several slow
+tests check (run once per session)."""
 
 from __future__ import annotations
 
 import os
+import sys
 from pathlib import Path
 
 import pytest
@@ -44,6 +47,24 @@ def smollm2():
     from models.default_model import default_model_args
 
     return get_model("hf").create_from_arg_string(default_model_args(device="cpu"), {"batch_size": 1})
+
+
+@pytest.fixture(scope="session")
+def readme_lm_eval_run(upstream, tmp_path_factory):
+    """The README's ``lm_eval`` line on the embedded SmolLM2, run once per session (tests/support/shared_runs.py)."""
+    from tests.support.shared_runs import readme_lm_eval
+
+    return readme_lm_eval(upstream, tmp_path_factory.mktemp("readme-lm-eval"))
+
+
+@pytest.fixture(autouse=True)
+def _one_lm_eval_task_index():
+    """lm-eval's own ~14,000 task files indexed once per process, not once per TaskManager (~30 s idle each):
+    tests/support/lm_eval_index.py. Installed once lm-eval is imported (a test that never imports it pays nothing)."""
+    if "lm_eval" in sys.modules:
+        from tests.support.lm_eval_index import share_builtin_index
+
+        share_builtin_index()
 
 
 @pytest.fixture(autouse=True)

@@ -1,29 +1,19 @@
-"""End to end (slow): the real `lm_eval` CLI and `triangulate eval` run our tasks on the embedded SmolLM2."""
+"""End to end (slow): the real `lm_eval` CLI (the README's line, run once per session) and `triangulate eval` run our
+tasks on the embedded SmolLM2."""
 
 from __future__ import annotations
 
 import json
-import os
 import subprocess
 import sys
 from pathlib import Path
 
 import pytest
 
-from lm_eval_tasks import TASKS_DIR
-from models.default_model import default_model_args
-from tests.support.built_data import built_data_root
+from tests.support.shared_runs import smollm2_env
 
 GG_METRICS = ["group_f1", "ctd", "solved", "topic_achieved", "parsed"]
 CONNECTIONS_METRICS = ["unweighted_clustering", "weighted_clustering", "perfect_solve", "category_reasoning", "parsed"]
-
-
-def _env(upstream: Path) -> dict[str, str]:
-    env = dict(os.environ)
-    env["TRIANGULATE_DATA"] = str(built_data_root(str(upstream)))
-    env.pop("TRIANGULATE_UPSTREAM", None)  # after a build the tasks need no upstream checkout
-    env.setdefault("OMP_NUM_THREADS", "1")  # on a busy 2-core box, 1 thread was 10x faster than torch's default
-    return env
 
 
 def _results(out: Path) -> dict:
@@ -32,35 +22,11 @@ def _results(out: Path) -> dict:
     return json.loads(files[-1].read_text(encoding="utf-8"))
 
 
-def _model_args() -> str:
-    return default_model_args(device=None)  # the lm-eval CLI chooses the device itself
-
-
 @pytest.mark.slow
-def test_lm_eval_cli_runs_globalgroup_zh_and_connections(upstream, tmp_path):
-    out = tmp_path / "out"
-    cmd = [
-        sys.executable,
-        "-m",
-        "lm_eval",
-        "--model",
-        "hf",
-        "--model_args",
-        _model_args(),
-        "--tasks",
-        "globalgroup_zh,connections",
-        "--limit",
-        "2",
-        "--apply_chat_template",
-        "--gen_kwargs",
-        "max_gen_toks=128",  # keeps CI cheap; the tasks' own limits are 512 / 750
-        "--include_path",
-        str(TASKS_DIR),
-        "--output_path",
-        str(out),
-        "--log_samples",
-    ]
-    proc = subprocess.run(cmd, env=_env(upstream), cwd=tmp_path, capture_output=True, text=True, timeout=1500)
+def test_lm_eval_cli_runs_globalgroup_zh_and_connections(readme_lm_eval_run):
+    """The real `lm_eval` CLI, as the README's line runs it (tests/support/shared_runs.py: with --apply_chat_template,
+    --limit 2, 128 new tokens, --log_samples; one run per session, test_tasks_dir checks the same run's line)."""
+    proc, out = readme_lm_eval_run
     assert proc.returncode == 0, proc.stderr[-3000:]
     results = _results(out)["results"]
     for task, metrics in (("globalgroup_zh", GG_METRICS), ("connections", CONNECTIONS_METRICS)):
@@ -95,7 +61,7 @@ def test_triangulate_eval_from_another_directory(upstream, tmp_path):
         "--output_path",
         str(out),
     ]
-    proc = subprocess.run(cmd, env=_env(upstream), cwd=tmp_path, capture_output=True, text=True, timeout=1200)
+    proc = subprocess.run(cmd, env=smollm2_env(upstream), cwd=tmp_path, capture_output=True, text=True, timeout=1200)
     assert proc.returncode == 0, proc.stderr[-3000:]
     assert "SmolLM2" in proc.stderr
     payload = _results(out)

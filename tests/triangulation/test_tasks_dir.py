@@ -34,19 +34,15 @@ def test_readme_claims_plain_lm_eval_only_for_a_plugin_loading_lm_eval():
     assert 'lm_eval --include_path "$(triangulate tasks-dir)" --tasks globalgroup_zh' in text[:plugin]
 
 
-@pytest.mark.slow  # lm-eval indexes its ~14,000 task files (~30 s idle) twice
-def test_the_readme_lm_eval_line_runs_and_plain_random_is_unknown(upstream, tmp_path):
-    from tests.support.built_data import built_data_root
-
-    env = {**os.environ, "PYTHONPATH": str(REPO), "HF_HUB_OFFLINE": "1", "TRIANGULATE_DATA": str(built_data_root(str(upstream)))}
-    lm_eval = shutil.which("lm_eval") or str(Path(sys.executable).with_name("lm_eval"))
-    triangulate = f"{sys.executable} -m triangulation"
-    line = (
-        f'{lm_eval} --include_path "$({triangulate} tasks-dir)" --tasks globalgroup_zh --model dummy --limit 1 --output_path {tmp_path}/out'
-    )
-    ran = subprocess.run(["bash", "-c", line], env=env, capture_output=True, text=True, timeout=900, cwd=tmp_path)
+@pytest.mark.slow  # lm-eval indexes its ~14,000 task files (~30 s idle) in each run
+def test_the_readme_lm_eval_line_runs_and_plain_random_is_unknown(readme_lm_eval_run, tmp_path):
+    """The README's line on SmolLM2 (the session's one run, tests/support/shared_runs.py; test_tasks_e2e checks its
+    scores), then plain lm-eval refuses our `random` model (no plugin loader on 0.4.13)."""
+    ran, out = readme_lm_eval_run
     assert ran.returncode == 0, ran.stderr[-2000:]
-    assert "globalgroup_zh" in ran.stdout and list((tmp_path / "out").rglob("results_*.json"))
+    assert "globalgroup_zh" in ran.stdout and list(out.rglob("results_*.json"))
+    env = {**os.environ, "PYTHONPATH": str(REPO), "HF_HUB_OFFLINE": "1"}
+    lm_eval = shutil.which("lm_eval") or str(Path(sys.executable).with_name("lm_eval"))
     plain = subprocess.run(
         [lm_eval, "--model", "random", "--tasks", "hellaswag"], env=env, capture_output=True, text=True, timeout=900, cwd=tmp_path
     )
