@@ -1,5 +1,5 @@
 """Shared fixtures: the upstream folder, a built-data folder, one loaded SmolLM2 per session,
-lm-eval's own task index read once per process, and the README's real `lm_eval` line on SmolLM2 that several slow
+lm-eval's own task index read once per process, a counter of model-args parses (issue 28), and the README's real `lm_eval` line on SmolLM2 that several slow
 tests check (run once per session)."""
 
 from __future__ import annotations
@@ -9,6 +9,8 @@ import sys
 from pathlib import Path
 
 import pytest
+
+import models.args
 
 REPO = Path(__file__).resolve().parents[1]
 
@@ -55,6 +57,22 @@ def readme_lm_eval_run(upstream, tmp_path_factory):
     from tests.support.shared_runs import readme_lm_eval
 
     return readme_lm_eval(upstream, tmp_path_factory.mktemp("readme-lm-eval"))
+
+
+@pytest.fixture
+def parses(monkeypatch) -> list:
+    """(Counts parses per command, issue 28.) Every call of the one model-args parser, wherever a module imported it by name."""
+    real = models.args.parse_model_args
+    calls: list = []
+
+    def counting(value):
+        calls.append(value)
+        return real(value)
+
+    for module in list(sys.modules.values()):
+        if getattr(module, "parse_model_args", None) is real:
+            monkeypatch.setattr(module, "parse_model_args", counting)
+    return calls
 
 
 @pytest.fixture(autouse=True)

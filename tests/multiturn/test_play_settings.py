@@ -5,12 +5,10 @@ and the settings file."""
 from __future__ import annotations
 
 import dataclasses
-import sys
 
 import pytest
 import yaml
 
-import models.args
 from models.scripted import ScriptedLM
 from multiturn import registry
 from multiturn.game import Game, Request, TaskSpec
@@ -46,22 +44,6 @@ def echo_task(monkeypatch):
     registry.TASKS.load()
     monkeypatch.setattr(registry.TASKS, "_items", dict(registry.TASKS._items))
     registry.register("settings_echo")(EchoTask)
-
-
-@pytest.fixture
-def parses(monkeypatch) -> list:
-    """Every call of the one model-args parser, wherever a module imported it by name."""
-    real = models.args.parse_model_args
-    calls: list = []
-
-    def counting(value):
-        calls.append(value)
-        return real(value)
-
-    for module in list(sys.modules.values()):
-        if getattr(module, "parse_model_args", None) is real:
-            monkeypatch.setattr(module, "parse_model_args", counting)
-    return calls
 
 
 def test_play_parses_model_args_once_and_builds_its_settings_once(echo_task, parses, monkeypatch, tmp_path, capsys):

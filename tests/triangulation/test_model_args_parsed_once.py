@@ -6,32 +6,14 @@ from __future__ import annotations
 
 import argparse
 import json
-import sys
 
 import pytest
 
-import models.args
 from models.loading import register_lm_class
 from models.naming import model_folder_name
 from plumbing import run_folder
 from tests.triangulation.test_score_cli import JudgedTask, YesJudge, _play
 from triangulation.cli.main import main
-
-
-@pytest.fixture
-def parses(monkeypatch) -> list:
-    """Every call of the one model-args parser, wherever a module imported it by name."""
-    real = models.args.parse_model_args
-    calls: list = []
-
-    def counting(value):
-        calls.append(value)
-        return real(value)
-
-    for module in list(sys.modules.values()):
-        if getattr(module, "parse_model_args", None) is real:
-            monkeypatch.setattr(module, "parse_model_args", counting)
-    return calls
 
 
 @pytest.fixture
