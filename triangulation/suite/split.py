@@ -5,10 +5,12 @@ A group entry (``eval: mmlu``, ``leaderboard_bbh``, ``natural_plan``, ``play: cl
 ``DIR/runs/<model>/<entry>/<leaf>/`` with its own marker, so they run at once on a served model and resume
 separately. Once every subtask cell is done, :func:`merge` writes one results file for the entry into
 ``DIR/runs/<model>/<entry>/merged/<model folder>/``: every subtask's entries plus the group's, computed as
-the unsplit run computes it: lm-eval groups by their ``aggregate_metric_list`` (``weight_by_size``: the
-mean weighted by each subtask's sample count, stderr pooled, lm-eval's ``aggregate_subtask_metrics`` and
-``pooled_sample_stderr``; nested groups such as MMLU's categories bottom up), play groups by
-:func:`multiturn.engine.results.add_group` (the group's own rule or the members' mean).
+the unsplit run computes it: lm-eval groups by lm-eval's own ``aggregate_groups`` over the group tree its
+own factory builds (TAG members, inline and nested subgroups such as MMLU's categories, ``weight_by_size``
+true or false with the matching stderr; :func:`_eval_groups`), play groups by
+:func:`multiturn.engine.results.add_group` (the group's own rule or the members' mean). A group whose
+leaves, run alone, would not compute what they compute inside it is refused at plan time
+(:func:`triangulation.suite.task_index.split_refusal`).
 """
 
 from __future__ import annotations
@@ -18,9 +20,10 @@ from pathlib import Path
 from typing import Any
 
 from plumbing import jsonio, run_folder
+from plumbing.errors import UserError
+from triangulation.suite import task_index
 from triangulation.suite.cells import Outcome, cell_dir, is_done, write_marker
 from triangulation.suite.spec import Cell, TaskSpec
-from triangulation.suite.task_index import eval_leaves, task_manager
 
 SPLIT = "split"
 MERGED = "merged"
@@ -43,7 +46,13 @@ def leaf_tasks(task: TaskSpec) -> list[str]:
         from multiturn.api import expand
 
         return expand(list(task.tasks))
-    return eval_leaves(task.tasks)
+    if task.options.get(SPLIT):
+        for name in task.tasks:
+            if why := task_index.split_refusal(name):
+                raise UserError(
+                    f"suite task {task.name}: split: true cannot run {name} one subtask at a time as lm-eval runs it whole: {why}; drop split"
+                )
+    return task_index.eval_leaves(task.tasks)
 
 
 def merge(folder: Path, cell: Cell, subcells: Sequence[Cell], sub_folder) -> list[str]:
@@ -100,51 +109,38 @@ def _metrics(entry: dict[str, Any]) -> dict[str, Any]:
 
 
 def _eval_groups(out: dict[str, Any], task: TaskSpec) -> None:
-    index = task_manager().task_index
+    """The group entries of ``out`` (the union of the leaf cells' results) computed by lm-eval 0.4.13's own
+    code over the tree it builds for the entry (:mod:`triangulation.suite.task_index`): ``aggregate_groups``
+    (``Group.aggregate``: every leaf below the group, size-weighted or not, the matching stderr) and
+    ``EvalAcc._to_eval_results`` (``groups``, ``group_subtasks``, ``versions``, ``n-shot``,
+    ``higher_is_better`` propagated to the groups)."""
+    from lm_eval.evaluator_utils import EvalAcc, aggregate_groups
+
+    trees: dict[str, Any] = {}
     for name in task.tasks:
-        _eval_group(out, name, index, 0)
-    if not out["groups"]:
-        del out["groups"]
+        trees |= task_index.groups(name)
+    metrics = {name: _with_sample_len(entry, out["n-samples"].get(name)) for name, entry in out["results"].items() if name not in trees}
+    acc = EvalAcc(
+        metrics=metrics,
+        configs=out["configs"],
+        versions={k: v for k, v in out["versions"].items() if k not in trees},
+        num_fewshot={k: v for k, v in out["n-shot"].items() if k not in trees},
+        higher_is_better={k: v for k, v in out["higher_is_better"].items() if k not in trees},
+        n_samples=out["n-samples"],
+        groups=trees,
+    )
+    merged = aggregate_groups(acc)._to_eval_results()
+    for key in ("results", "groups", "group_subtasks", "configs", "versions", "n-shot", "higher_is_better", "n-samples"):
+        out.pop(key, None)
+        if key in merged:
+            out[key] = merged[key]
 
 
-def _eval_group(out: dict[str, Any], name: str, index: Any, depth: int) -> int:
-    """Aggregate group ``name`` into ``out`` (members first); returns its sample count."""
-    entry = index.get(name)
-    if entry is None or entry.kind.name != "GROUP" or depth > 8:
-        return int((out["n-samples"].get(name) or {}).get("effective", 0))
-    cfg = entry.cfg or {}
-    members = [t if isinstance(t, str) else t.get("task") for t in cfg.get("task", [])]
-    members = [m for m in members if isinstance(m, str)]
-    sizes = [_eval_group(out, m, index, depth + 1) for m in members]
-    row: dict[str, Any] = {"alias": cfg.get("group_alias") or name, "name": name, "sample_len": sum(sizes)}
-    for spec in cfg.get("aggregate_metric_list") or []:
-        _aggregate(out, row, members, sizes, spec)
-    out["results"][name] = row
-    out["group_subtasks"][name] = members
-    if len(row) > 3:
-        out["groups"][name] = dict(row)
-    return sum(sizes)
-
-
-def _aggregate(out: dict[str, Any], row: dict[str, Any], members: list[str], sizes: list[int], spec: dict[str, Any]) -> None:
-    """One ``aggregate_metric_list`` entry over ``members``, per filter, as lm-eval's ``consolidate_group_results``."""
-    from lm_eval.api.metrics import aggregate_subtask_metrics, pooled_sample_stderr
-
-    metric = spec["metric"]
-    keys = {k for m in members for k in out["results"].get(m, {}) if k.split(",")[0] == metric and "," in k}
-    for key in sorted(keys):
-        stderr_key = key.replace(f"{metric},", f"{metric}_stderr,")
-        have = [
-            (out["results"][m][key], out["results"][m].get(stderr_key), s)
-            for m, s in zip(members, sizes)
-            if key in out["results"].get(m, {})
-        ]
-        values, stderrs, counts = zip(*have)
-        row[key] = aggregate_subtask_metrics(list(values), list(counts), bool(spec.get("weight_by_size", True)))
-        if all(isinstance(e, (int, float)) for e in stderrs):
-            row[stderr_key] = pooled_sample_stderr(list(stderrs), list(counts))
-        else:
-            row[stderr_key] = "N/A"
+def _with_sample_len(entry: dict[str, Any], n_samples: dict[str, Any] | None) -> dict[str, Any]:
+    """A leaf's results entry as lm-eval holds it before aggregating (``sample_len``: the samples scored)."""
+    if "sample_len" in entry or not n_samples:
+        return dict(entry)
+    return {**entry, "sample_len": int(n_samples.get("effective", 0))}
 
 
 def expand(root: Path, todo: Sequence[Cell]) -> tuple[list[Cell], dict[str, list[Cell]]]:

@@ -1,20 +1,36 @@
-"""lm-eval's task index as the suite reads it: the task manager with our task folder, and the leaf tasks of a group."""
+"""lm-eval's task index as the suite reads it, and its group trees built by lm-eval's own factory.
+
+A group's tree (its subgroups, TAG members expanded, inline subgroups named ``parent::name``) is built by
+lm-eval 0.4.13's ``TaskFactory`` itself, with one change: a leaf task becomes a :class:`LeafRef` (its name
+and the overrides its group passes it) instead of a ``ConfigurableTask``, so no YAML of a leaf is read and
+no dataset is loaded. The split cells of a group are the tree's leaves, and merging their results calls
+lm-eval's own ``aggregate_groups`` over the same tree (:mod:`triangulation.suite.split`), so a merged group
+equals the unsplit run's by construction.
+"""
 
 from __future__ import annotations
 
+import contextlib
 import functools
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
 from typing import Any
+
+from lm_eval.api.group import Group
+from lm_eval.api.task import Task
+from lm_eval.tasks import TaskManager
+from lm_eval.tasks import _factory as lm_factory
 
 from lm_eval_tasks import TASKS_DIR
 
+# keys a group may pass its leaves that change nothing a leaf computes or reports (its name, metadata, tags)
+_NEUTRAL_OVERRIDES = frozenset({"task", "metadata", "tag"})
+
 
 @functools.cache
-def task_manager() -> Any:
-    """lm-eval's task index with our task folder (as `triangulate eval` builds it), once per process."""
-    from lm_eval.tasks import TaskManager
-
-    return TaskManager(include_path=[str(TASKS_DIR)])
+def task_manager(full: bool = True) -> Any:
+    """lm-eval's task index with our task folder (as `triangulate eval` builds it), once per process;
+    ``full``: lm-eval's own tasks too."""
+    return TaskManager(include_path=[str(TASKS_DIR)], include_defaults=full)
 
 
 def leaf_tasks(task_dict: Any) -> list[Any]:
@@ -27,24 +43,115 @@ def leaf_tasks(task_dict: Any) -> list[Any]:
     return out
 
 
-def eval_leaves(tasks: Sequence[str]) -> list[str]:
-    """The leaf tasks of lm-eval tasks, groups and tags, from lm-eval's task index (no data is read)."""
-    index = task_manager().task_index
-    out: list[str] = []
-    for name in tasks:
-        out += _leaves(name, index, 0)
-    return out
+class LeafRef(Task):
+    """A leaf task of a group tree, by name: what lm-eval's factory would build, without building it."""
+
+    def __init__(self, name: str, overrides: dict[str, Any]) -> None:  # no Task.__init__: it loads the data
+        self.name = name
+        self.overrides = {k: v for k, v in overrides.items() if k not in _NEUTRAL_OVERRIDES}
+
+    @property
+    def task_name(self) -> str:
+        return self.name
+
+    def __repr__(self) -> str:
+        return f"LeafRef({self.name!r})"
 
 
-def _leaves(name: str, index: Any, depth: int) -> list[str]:
+LeafRef.__abstractmethods__ = frozenset()  # a stand-in, never evaluated: none of Task's methods is called on it
+
+
+class Unsplittable(Exception):
+    """A group whose leaves, run one by one, would not compute what the group computes."""
+
+
+class _TreeFactory(lm_factory.TaskFactory):
+    """lm-eval's factory, building :class:`LeafRef` leaves."""
+
+    def _build_task(self, entry: Any, overrides: dict[str, Any] | None) -> Task:
+        overrides = overrides or {}
+        return LeafRef(str(overrides.get("task") or entry.name), overrides)
+
+
+def _inline_task(config: dict[str, Any]) -> Task:
+    raise Unsplittable(f"its member {config.get('task')!r} is a task defined inline in the group, not a task of its own")
+
+
+@contextlib.contextmanager
+def _leaves_by_reference() -> Iterator[None]:
+    """While a tree is built: an inline task (one defined inside a group's list) raises :class:`Unsplittable`
+    instead of loading its data (lm-eval's factory builds those with ``ConfigurableTask`` directly)."""
+    original = lm_factory.ConfigurableTask
+    lm_factory.ConfigurableTask = _inline_task  # type: ignore[assignment, misc]
+    try:
+        yield
+    finally:
+        lm_factory.ConfigurableTask = original  # type: ignore[misc]
+
+
+@functools.cache
+def _tree_cached(name: str) -> tuple[Any, str | None]:
+    index = _index_with(name)
     entry = index.get(name)
-    if entry is None or depth > 8:
-        return [name]
-    kind, cfg = entry.kind.name, entry.cfg or {}
-    if kind == "TAG":
-        members = [n for n, e in index.items() if name in (e.tags or set()) and n != name]
-    elif kind == "GROUP":
-        members = [t if isinstance(t, str) else t.get("task") for t in cfg.get("task", [])]
-    else:
-        return [name]
-    return [leaf for m in members if isinstance(m, str) for leaf in _leaves(m, index, depth + 1)]
+    if entry is None:
+        return None, None
+    try:
+        with _leaves_by_reference():
+            built = _TreeFactory().build(entry, overrides=None, registry=dict(index))
+    except Unsplittable as exc:
+        return None, str(exc)
+    except (ValueError, TypeError, KeyError, OSError) as exc:  # lm-eval cannot build the tree either
+        return None, f"lm-eval cannot build its tree ({type(exc).__name__}: {' '.join(str(exc).split())[:200]})"
+    return built, None
+
+
+def _index_with(name: str) -> dict[str, Any]:
+    ours = task_manager(False).task_index
+    return ours if name in ours else task_manager(True).task_index
+
+
+def tree(name: str) -> Group | list[Task] | Task | None:
+    """The tree lm-eval builds for ``name`` (a Group, a TAG's list of leaves, or one leaf); None when
+    ``name`` is not in the index. Raises :class:`Unsplittable` for a group with an inline task."""
+    built, refusal = _tree_cached(name)
+    if refusal:
+        raise Unsplittable(refusal)
+    return built
+
+
+def leaves(name: str) -> list[LeafRef]:
+    """The leaf tasks of a task, group or tag, in lm-eval's order (a name not in the index is its own leaf)."""
+    built = tree(name)
+    if built is None:
+        return [LeafRef(name, {})]
+    if isinstance(built, Group):
+        return list(built.get_all_tasks())
+    return list(built) if isinstance(built, list) else [built]
+
+
+def groups(name: str) -> dict[str, Group]:
+    """Every group of ``name``'s tree, flat by name, as lm-eval's ``TaskManager.load`` collects them."""
+    built = tree(name)
+    if not isinstance(built, Group):
+        return {}
+    return {built.name: built} | {g.name: g for g in built.get_all_groups()}
+
+
+def eval_leaves(tasks: Sequence[str]) -> list[str]:
+    """The leaf tasks of lm-eval tasks, groups and tags, from lm-eval's task index (no data is read), each
+    once (a leaf in two subgroups is evaluated once, as lm-eval does)."""
+    return list(dict.fromkeys(leaf.task_name for name in tasks for leaf in leaves(name)))
+
+
+def split_refusal(name: str) -> str | None:
+    """Why ``split: true`` cannot run lm-eval group/tag ``name`` as one cell per leaf and merge it back
+    faithfully (None: it can). A leaf run alone must compute what it computes inside the group: refused
+    when the group passes a leaf options of its own (``num_fewshot``, a prompt, ...) or defines a task inline."""
+    try:
+        found = leaves(name)
+    except Unsplittable as exc:
+        return str(exc)
+    for leaf in found:
+        if leaf.overrides:
+            return f"the group passes its member {leaf.task_name!r} options of its own ({', '.join(sorted(leaf.overrides))})"
+    return None
