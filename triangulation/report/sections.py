@@ -26,6 +26,7 @@ from triangulation.report.analyses import connections_published as analyses_conn
 from triangulation.report.analyses import contamination as analyses_contamination
 from triangulation.report.analyses import figures_triangulating
 from triangulation.report.analyses import globalgroup as analyses_globalgroup
+from triangulation.report.analyses import interactive_score as analyses_interactive_score
 from triangulation.report.analyses.published import references_section
 from triangulation.report.context import ReportContext, Skipped
 from triangulation.report.discriminative import default_pairs, pair_table, parse_pairs, ratio_table
@@ -88,9 +89,10 @@ def abilities(ctx: ReportContext) -> Built:
             "min-max normalised scores per model. " + MODEL_SET_NOTE
         )
         path = ctx.out / f"abilities_static_vs_interactive{suffix}.png"
-        out.append(
-            Section(heading, [Text(note, note=True), Table(abil.set_index("ability")), Image(plots.ability_bars(abil, path), "abilities")])
-        )
+        blocks = [Text(note, note=True), Table(abil.set_index("ability")), Image(plots.ability_bars(abil, path), "abilities")]
+        if not suffix:  # the Interactive side's two scores (paper's rule, authors' code) on published clembench tables
+            blocks += analyses_interactive_score.blocks(ctx.externals)
+        out.append(Section(heading, blocks))
     return out
 
 
@@ -117,7 +119,9 @@ def abilities_by_benchmark(ctx: ReportContext) -> Built:
 
 def triangulating_figures(ctx: ReportContext) -> Built:
     tau, p, n = ctx.kendall
-    return list(figures_triangulating.build(ctx.models, ctx.taxonomy, tau, p, n, ctx.out, ctx.sizes, ctx.scatter, ctx.groups))
+    return list(
+        figures_triangulating.build(ctx.models, ctx.taxonomy, tau, p, n, ctx.out, ctx.sizes, ctx.scatter, ctx.groups, ctx.externals)
+    )
 
 
 def discriminative(ctx: ReportContext) -> Built:
