@@ -92,3 +92,27 @@ def test_figure1_section_shows_both_scores_and_tau(v16, tmp_path):
     tables = [b for b in fig1.blocks if isinstance(b, Table)]
     assert any("clemscore_episode_pooled" in t.frame.columns for t in tables)
     assert (tmp_path / "triangulating_interactive_two_ways_v1.6.csv").is_file()
+
+
+def test_report_shows_both_scores_in_the_figure_1_and_3_sections(upstream, tmp_path):
+    """The whole report on the published v1.0 and v1.6 tables: the Figure 1 and Figure 3 sections each carry the
+    two Interactive scores and their tau for v1.6 (v1.0's % played are not whole v1.6 episodes: a note says so)."""
+    from tests.triangulation.test_report_fakes import run_report
+
+    out = tmp_path / "rep"
+    argv = ["--external", f"v1.0={upstream / 'clembench-runs/v1.0/results.csv'}"]
+    argv += ["--external", f"v1.6={upstream / 'clembench-runs/v1.6/results.csv'}", "--out", str(out)]
+    assert run_report(argv) == 0
+    html = (out / "report.html").read_text(encoding="utf-8")
+    [found], _ = interactive_score.published([v16_table(upstream)])
+    for title in ("Accuracy by model size (seed 003, Figure 1)", "Abilities: static versus interactive (seed 003, Figure 3)"):
+        start = html.rindex(title)  # the section's heading (the first mention is the table of contents)
+        end = html.find("<h2", start)
+        section = html[start : end if end > 0 else None]
+        assert f"Kendall tau-b between them {found.tau:.3f}" in section, title
+        assert "v1.0: its % played are not whole numbers" in section, title
+    assert (out / "triangulating_interactive_two_ways_v1.6.csv").is_file()
+
+
+def v16_table(upstream):
+    return read_external(f"v1.6={upstream / 'clembench-runs' / 'v1.6' / 'results.csv'}")

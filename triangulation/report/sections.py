@@ -65,8 +65,14 @@ def abilities(ctx: ReportContext) -> Built:
     """Seed 003 Figure 3 with the paper's sides, then the labelled extended view that adds our tasks."""
     title = "Abilities: static versus interactive (seed 003, Figure 3)"
     models = ctx.models
+    # the Interactive side's two scores (paper's rule, authors' code) on published clembench tables: shown even
+    # where the abilities themselves cannot be computed
+    two_ways = analyses_interactive_score.blocks(ctx.externals)
     if len(models) < 3:
-        return [Skipped(title + " and its extended view", f"needs >= 3 models (a Kendall tau per ability), has {len(models)}")]
+        reason = f"needs >= 3 models (a Kendall tau per ability), has {len(models)}"
+        if two_ways:
+            return [Section(title, [Text(f"Abilities not computed: {reason}.", note=True), *two_ways])]
+        return [Skipped(title + " and its extended view", reason)]
     groups = ctx.groups
     views = (
         (ctx.taxonomy, "", title),
@@ -77,7 +83,11 @@ def abilities(ctx: ReportContext) -> Built:
         abil = static_vs_interactive(models, tax, groups)
         taus = abil[[c for c in abil.columns if c.startswith("tau_")]] if not abil.empty else pd.DataFrame()
         if abil.empty or taus.isna().all().all():
-            out.append(Skipped(heading, "no ability has a Kendall tau: needs >= 3 models scored on an ability's benchmarks and on a side"))
+            reason = "no ability has a Kendall tau: needs >= 3 models scored on an ability's benchmarks and on a side"
+            if not suffix and two_ways:
+                out.append(Section(heading, [Text(f"Abilities not computed: {reason}.", note=True), *two_ways]))
+            else:
+                out.append(Skipped(heading, reason))
             continue
         members = assessment_members(models, tax, groups)
         write_csv(abil, ctx.out / f"abilities_static_vs_interactive{suffix}.csv", index=False)
@@ -90,8 +100,8 @@ def abilities(ctx: ReportContext) -> Built:
         )
         path = ctx.out / f"abilities_static_vs_interactive{suffix}.png"
         blocks = [Text(note, note=True), Table(abil.set_index("ability")), Image(plots.ability_bars(abil, path), "abilities")]
-        if not suffix:  # the Interactive side's two scores (paper's rule, authors' code) on published clembench tables
-            blocks += analyses_interactive_score.blocks(ctx.externals)
+        if not suffix:
+            blocks += two_ways
         out.append(Section(heading, blocks))
     return out
 
