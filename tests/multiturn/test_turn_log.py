@@ -144,3 +144,28 @@ def test_a_sigkilled_play_resumes_mid_episode_each_turn_computed_once(tmp_path):
 
     assert results(tmp_path / "run") == results(tmp_path / "whole")
     assert not (folder / "episodes_nback_verbal_1.turns.jsonl").exists()
+
+
+@pytest.mark.slow
+def test_the_hf_backend_hands_each_reply_to_the_turn_log_as_it_comes(smollm2, tmp_path, monkeypatch):
+    """lm-eval's hf backend (the embedded SmolLM2, the session's one load) calls lm-eval's cache hook request by request:
+    every reply of a batch of 3 is logged by the hook (once each, no second write when the batch returns). (Checked by
+    hand on ``PrefixCacheHFLM`` at batch size 2 as well.)"""
+    from models.retry import RetryPolicy
+    from multiturn.engine import turns as turns_module
+    from multiturn.engine.scheduler import Episode, ask
+    from multiturn.engine.turns import TurnHook, TurnLog
+
+    lm = smollm2
+    task = CountTask(n_episodes=3)
+    episodes = [Episode(inst, task.make_game(inst, 0)) for inst in task.instances(0)]
+    members = [(ep, ep.game.next_request(), {"max_gen_toks": 4, "until": ["\n"]}) for ep in episodes]
+    hooked: list[str] = []
+    original = TurnHook.add_partial
+    monkeypatch.setattr(turns_module.TurnHook, "add_partial", lambda self, a, q, r: (hooked.append(r), original(self, a, q, r)))
+    log = TurnLog(tmp_path / "t.jsonl")
+    replies = ask(task, lm, "player", members, RetryPolicy(), log)
+    log.close()
+    lines = [json.loads(line) for line in (tmp_path / "t.jsonl").read_text().splitlines()]
+    assert sorted(hooked) == sorted(replies) and len(lines) == 3
+    assert {(x["id"], x["reply"]) for x in lines} == {(ep.id, r) for ep, r in zip(episodes, replies)}
