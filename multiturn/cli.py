@@ -281,11 +281,12 @@ def log_run(args: argparse.Namespace, payload: dict[str, Any], tasks: list[str],
     """``--wandb_args`` / ``--hf_hub_log_args``: the results and the episodes through lm-eval's loggers
     (:mod:`multiturn.engine.run_loggers`); the episodes are read back from ``--output_path``."""
     from multiturn.engine.record import read_episodes
+    from multiturn.engine.store import TaskStore
 
     episodes = {}
     if args.output_path is not None:
         folder = run_folder.model_dir(args.output_path, dir_name)
-        episodes = {task: read_episodes(run_folder.episodes_path(folder, task)) for task in tasks}
+        episodes = {task: read_episodes(TaskStore(folder, task).episodes) for task in tasks}
     if args.wandb_args:
         run_loggers.log_wandb(payload, episodes, args.wandb_args, args.wandb_config_args)
     if args.hf_hub_log_args:

@@ -4,7 +4,7 @@ stored episodes were played with the same settings (:func:`episode_settings`, :f
 ``triangulate play`` builds one ``PlaySettings`` from its command line and the parsed model arguments (each
 ``--model_args*`` is parsed here, once) before any model loads. The three places that compare runs use it:
 "nothing left to play" (:func:`multiturn.engine.runner.unchanged_results`, before loading), the resume check
-(:func:`multiturn.engine.results.check_resume_settings`, under the task's lock) and the settings file it writes
+(:meth:`multiturn.engine.store.TaskStore.check_settings`, under the task's lock) and the settings file it writes
 (``episodes_<task>.settings.json``): each compares :func:`episode_settings` with :func:`same_settings`.
 """
 
