@@ -14,6 +14,7 @@ from typing import Any
 
 from models.args import model_args_string, parse_model_args, register_secrets, runner_model_args, scrub_secrets
 from models.default_model import DEFAULT_MODEL, default_model_args
+from plumbing.callables import takes_keyword
 from plumbing.errors import UserError
 
 log = logging.getLogger(__name__)
@@ -82,13 +83,10 @@ def load_lm(
         runner_lm_class(model, prefix_cache, _LM_CLASS_OVERRIDES) or api_lm_class(model, _LM_CLASS_OVERRIDES) or resolve_lm_class(model)
     )
     extra = {"batch_size": batch_size, "device": device}
+    if not all(takes_keyword(lm_class, key) for key in extra):  # a backend that does not take batch_size/device
+        extra = {}
     try:
-        try:
-            lm = lm_class.create_from_arg_obj(args, extra)
-        except TypeError as exc:  # a backend that does not take batch_size/device
-            if "unexpected keyword" not in str(exc):
-                raise
-            lm = lm_class.create_from_arg_obj(args, {})
+        lm = lm_class.create_from_arg_obj(args, extra)
     except (TypeError, ValueError, OSError, ImportError) as exc:  # unknown model_args key, bad path, missing extra
         log.debug("loading %s failed", model, exc_info=True)
         detail = scrub_secrets(f"{type(exc).__name__}: {exc}", args)

@@ -26,7 +26,7 @@ from models.retry import DEFAULT_MAX_REPLY_CHARS
 from multiturn import registry
 from multiturn.engine import run_loggers
 from plumbing import run_folder
-from plumbing.checks import MAX_SEED, number_arg
+from plumbing.checks import DEFAULT_SEED, MAX_SEED, number_arg
 from plumbing.errors import UserError
 from plumbing.logs import install_log_scrubber
 from plumbing.output_dirs import ensure_output_dir
@@ -81,7 +81,9 @@ def add_parser(subparsers) -> argparse.ArgumentParser:
     parser.add_argument("--output_path", "-o", default=None, help=f"results folder ({run_folder.LAYOUT})")
     parser.add_argument("--limit", "-L", type=POSITIVE, default=None, help="first N episodes per task (a value < 1 is a fraction)")
     parser.add_argument("--batch_size", "-b", default=None, help=BATCH_HELP)
-    parser.add_argument("--seed", type=SEED, default=1234, help="stimuli, episode order and sampling seed (default 1234)")
+    parser.add_argument(
+        "--seed", type=SEED, default=DEFAULT_SEED, help=f"stimuli, episode order and sampling seed (default {DEFAULT_SEED})"
+    )
     parser.add_argument(
         "--gen_kwargs",
         default=None,

@@ -25,6 +25,7 @@ from multiturn.engine.scheduler import DEFAULT_MAX_LIVE, play_episodes
 from multiturn.engine.settings import PlaySettings, episode_settings
 from multiturn.game import TaskSpec
 from plumbing import run_folder
+from plumbing.checks import DEFAULT_SEED
 from plumbing.errors import UserError
 from plumbing.jsonio import read_json
 from plumbing.locks import lock_all
@@ -84,7 +85,7 @@ def run_task(
     lms: Mapping[str, Any],
     *,
     limit: int | float | None = None,
-    seed: int = 1234,
+    seed: int = DEFAULT_SEED,
     output_dir: str | Path | None = None,
     model_name: str = "model",
     overwrite: bool = False,

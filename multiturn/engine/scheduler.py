@@ -33,7 +33,7 @@ DEFAULT_MAX_LIVE = 32
 
 
 @dataclass
-class Episode:
+class LiveEpisode:
     """One episode in flight: its instance, its game, the model calls made so far and a backend error."""
 
     instance: dict[str, Any]
@@ -105,7 +105,7 @@ def play_episodes(
     retry = retry or RetryPolicy()
     window = len(instances) if not max_live or max_live <= 0 else max_live
     queue = deque(dict(inst) for inst in instances)
-    live: list[Episode] = []
+    live: list[LiveEpisode] = []
     records: list[dict[str, Any]] = []
     bar = tqdm(
         total=total if total is not None else len(instances),
@@ -117,7 +117,7 @@ def play_episodes(
         leave=True,
     )
 
-    def finish(ep: Episode) -> None:
+    def finish(ep: LiveEpisode) -> None:
         record = episode_record(task, ep, seed, settings_id)
         records.append(record)
         if on_finish is not None:
@@ -128,9 +128,9 @@ def play_episodes(
         while queue or live:
             while queue and len(live) < window:
                 inst = queue.popleft()
-                live.append(Episode(inst, task.make_game(inst, seed)))
-            waiting: list[tuple[Episode, Request]] = []
-            still: list[Episode] = []
+                live.append(LiveEpisode(inst, task.make_game(inst, seed)))
+            waiting: list[tuple[LiveEpisode, Request]] = []
+            still: list[LiveEpisode] = []
             for ep in live:
                 request = None if ep.game.done else ep.game.next_request()
                 if request is None:
@@ -154,7 +154,7 @@ def play_episodes(
 
 def send_step(
     task: TaskSpec,
-    waiting: Sequence[tuple[Episode, Request]],
+    waiting: Sequence[tuple[LiveEpisode, Request]],
     lms: Mapping[str, Any],
     retry: RetryPolicy,
     gen_kwargs_override: Mapping[str, Any] | None = None,
@@ -162,7 +162,7 @@ def send_step(
 ) -> set[int]:
     """One lockstep step: the waiting requests grouped by role and generation kwargs, each group sent in
     one backend call, each reply handed to its game; returns ``id()`` of the episodes whose call failed."""
-    groups: dict[tuple[str, str], list[tuple[Episode, Request, dict[str, Any]]]] = {}
+    groups: dict[tuple[str, str], list[tuple[LiveEpisode, Request, dict[str, Any]]]] = {}
     for ep, request in waiting:
         kwargs = merged_gen_kwargs(task, request, gen_kwargs_override, judge_gen_kwargs)
         groups.setdefault((request.role, _gen_key(kwargs)), []).append((ep, request, kwargs))
@@ -192,7 +192,7 @@ def capped_reply(reply: str, limit: int | None, task: str) -> dict[str, Any]:
     return {"reply": reply[:limit], CUT_KEY: len(reply)}
 
 
-def episode_record(task: TaskSpec, ep: Episode, seed: int, settings_id: str | None = None) -> EpisodeRecord:
+def episode_record(task: TaskSpec, ep: LiveEpisode, seed: int, settings_id: str | None = None) -> EpisodeRecord:
     """The record of one finished (or failed) episode (:func:`multiturn.engine.record.make_record`)."""
     failed = ep.error is not None
     return make_record(

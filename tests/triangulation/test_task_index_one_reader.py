@@ -14,7 +14,7 @@ from types import SimpleNamespace
 
 from triangulation.suite import preflight, task_index
 from triangulation.suite.serve import needs_completions
-from triangulation.suite.spec import TaskSpec
+from triangulation.suite.spec import TaskEntry
 
 REPO = Path(__file__).resolve().parents[2]
 #: the index reader, and the re-scorer, which loads tasks with a run's own metadata (a manager per run)
@@ -45,7 +45,7 @@ def test_preflight_checks_the_leaves_of_the_one_tree(monkeypatch):
     seen: list[str] = []
     monkeypatch.setattr(preflight, "missing_modules", lambda folder: [])
     monkeypatch.setattr(preflight, "dataset_path", lambda leaf: seen.append(leaf.name))
-    suite = SimpleNamespace(tasks=[TaskSpec("g", "eval", ("mmlu_generative", "no_such_task"), {})])
+    suite = SimpleNamespace(tasks=[TaskEntry("g", "eval", ("mmlu_generative", "no_such_task"), {})])
     found = preflight.Findings()
     preflight.task_checks(suite, found)
     assert sorted(seen) == sorted(e.name for e in task_index.leaf_entries("mmlu_generative"))

@@ -34,12 +34,13 @@ from pathlib import Path
 from typing import Any
 
 from models.default_model import GGUF_FILE, smollm2_dir
+from plumbing.checks import DEFAULT_SEED
 from plumbing.secrets import scrub_tree
 from triangulation.suite.cells import cell_argv, cell_dir, is_done, redacted_argv
 from triangulation.suite.placement import Placement, model_job, place_pool
 from triangulation.suite.pool import Slot, busy_share, makespan
 from triangulation.suite.serve import planned_endpoint
-from triangulation.suite.spec import Cell, ModelSpec, Suite, TaskSpec, chat_template
+from triangulation.suite.spec import Cell, ModelSpec, Suite, TaskEntry, chat_template
 from triangulation.suite.task_index import leaf_tasks, task_manager
 
 PLAN_FILE = "suite_plan.json"
@@ -118,7 +119,7 @@ def force_offline() -> None:
         pass
 
 
-def count_eval(task: TaskSpec, model: ModelSpec, tok: Any, subtasks: Subtasks | None = None) -> Counts:
+def count_eval(task: TaskEntry, model: ModelSpec, tok: Any, subtasks: Subtasks | None = None) -> Counts:
     """Requests and prompt tokens of an lm-eval cell, built by lm-eval as a run builds them (per leaf task
     into ``subtasks``)."""
     from lm_eval.evaluator_utils import get_sample_size
@@ -137,7 +138,7 @@ def count_eval(task: TaskSpec, model: ModelSpec, tok: Any, subtasks: Subtasks | 
     for leaf in leaf_tasks(task_dict):
         if "num_fewshot" in o:
             leaf.set_config(key="num_fewshot", value=o["num_fewshot"])
-        leaf.set_fewshot_seed(seed=o.get("seed", 1234))
+        leaf.set_fewshot_seed(seed=o.get("seed", DEFAULT_SEED))
         try:
             leaf.build_all_requests(
                 limit=get_sample_size(leaf, o.get("limit")),
@@ -172,7 +173,7 @@ def _count_instances(instances: Sequence[Any], tok: Any) -> tuple[int, int]:
     return len(instances), tokens
 
 
-def count_play(task: TaskSpec, tok: Any, subtasks: Subtasks | None = None) -> Counts:
+def count_play(task: TaskEntry, tok: Any, subtasks: Subtasks | None = None) -> Counts:
     """Requests and prompt tokens of a play cell, its episodes played by the chance player (per play task
     into ``subtasks``)."""
     from models.chance import RandomLM
@@ -181,7 +182,7 @@ def count_play(task: TaskSpec, tok: Any, subtasks: Subtasks | None = None) -> Co
     o = task.options
     if tok is None:
         return None, None, NO_TOKENIZER
-    seed = int(o.get("seed", 1234))
+    seed = int(o.get("seed", DEFAULT_SEED))
     tally = {"requests": 0, "tokens": 0}
 
     class Counting(RandomLM):

@@ -121,7 +121,9 @@ def chat_template(model: ModelSpec, options: Mapping[str, Any]) -> bool:
 
 
 @dataclass(frozen=True)
-class TaskSpec:
+class TaskEntry:
+    """One task entry of a suite file (``eval:`` or ``play:``); a play task itself is ``multiturn``'s ``TaskSpec``."""
+
     name: str  # folder label
     runner: str  # "eval" (lm-eval through `triangulate eval`) or "play" (`triangulate play`)
     tasks: tuple[str, ...]
@@ -133,7 +135,7 @@ class Suite:
     path: Path
     name: str
     models: list[ModelSpec]
-    tasks: list[TaskSpec]
+    tasks: list[TaskEntry]
     retries: int = 1
     timeout: float | None = None
     max_consecutive_failures: int = 3
@@ -146,7 +148,7 @@ class Suite:
 @dataclass(frozen=True)
 class Cell:
     model: ModelSpec
-    task: TaskSpec
+    task: TaskEntry
 
     @property
     def label(self) -> str:
@@ -315,7 +317,7 @@ def _serve_args(path: Path, where: str, value: Any) -> tuple[str, ...]:
     raise _fail(path, where, "serve_args must be a list of `vllm serve` flags or one string of them")
 
 
-def _task(path: Path, i: int, entry: Any, defaults: dict[str, Any]) -> TaskSpec:
+def _task(path: Path, i: int, entry: Any, defaults: dict[str, Any]) -> TaskEntry:
     where = f"tasks[{i}]"
     if isinstance(entry, str):
         raise _fail(path, where, f"write `- eval: {entry}` (lm-eval task) or `- play: {entry}` (triangulate play task)")
@@ -333,10 +335,10 @@ def _task(path: Path, i: int, entry: Any, defaults: dict[str, Any]) -> TaskSpec:
     name = entry.get("name") or "+".join(tasks)
     if not isinstance(name, str) or not LABEL.match(name) or len(name) > MAX_LABEL_CHARS:
         raise _fail(path, where, f"name {name!r} must be at most {MAX_LABEL_CHARS} letters, digits, '.', '_', '+', '-' (it names a folder)")
-    return TaskSpec(name=name, runner=runner, tasks=tasks, options={**inherited, **own})
+    return TaskEntry(name=name, runner=runner, tasks=tasks, options={**inherited, **own})
 
 
-def _with_fresh_twins(path: Path, value: Any, tasks: list[TaskSpec], defaults: dict[str, Any]) -> list[TaskSpec]:
+def _with_fresh_twins(path: Path, value: Any, tasks: list[TaskEntry], defaults: dict[str, Any]) -> list[TaskEntry]:
     """``contamination: [globalgroup_zh, wordle, ...]``: each named task (added with the defaults when no entry
     lists it; an eval entry gets ``log_samples``, which the delta resamples) and its fresh twin ``<task>_fresh``
     with the same options, for every model (the report's "Published vs fresh")."""
