@@ -22,6 +22,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from datasets_build.manifest import MANIFEST_DIR, METADATA_FILES, manifest_path
+from plumbing import atomic
 from plumbing.errors import UserError
 from plumbing.paths import upstream_root
 
@@ -194,7 +195,7 @@ def main(argv: list[str] | None = None) -> int:
                 if not target.is_file() or target.read_text(encoding="utf-8") != text:
                     differ.append(name)
             else:
-                target.write_text(text, encoding="utf-8")
+                atomic.write_text(target, text)
                 print(f"wrote {target} ({text.count('sha256 =')} files)")
     except UserError as exc:
         print(f"manifest_tool: error: {exc}", file=sys.stderr)

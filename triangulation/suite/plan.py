@@ -34,6 +34,7 @@ from pathlib import Path
 from typing import Any
 
 from models.default_model import GGUF_FILE, smollm2_dir
+from plumbing import jsonio
 from plumbing.checks import DEFAULT_SEED
 from plumbing.secrets import scrub_tree
 from triangulation.suite.cells import cell_argv, cell_dir, is_done, redacted_argv
@@ -323,8 +324,7 @@ def write_plan(
 ) -> dict[str, Any]:
     """Build the plan and write it to ``root/suite_plan.json``."""
     plan = build_plan(suite, root, placements, launcher, gpus, progress=lambda msg: print(f"suite: {msg}", file=sys.stderr))
-    root.mkdir(parents=True, exist_ok=True)
-    (root / PLAN_FILE).write_text(json.dumps(plan, indent=1, ensure_ascii=False), encoding="utf-8")
+    jsonio.write_json(root / PLAN_FILE, plan, indent=1)
     return plan
 
 
