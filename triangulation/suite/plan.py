@@ -84,7 +84,7 @@ class Tokenizers:
 def _tokenizer_source(model: ModelSpec) -> str | None:
     if model.model is None and model.model_args is None:
         return SMOLLM2
-    args = model.model_args or {}  # parsed when the suite file was read
+    args = model.ref.args  # parsed when the suite file was read
     if args.get("gguf_file"):
         return None  # a GGUF's tokenizer: SmolLM2's stands in (the only GGUF we embed)
     source = args.get("tokenizer") or args.get("pretrained") or args.get("model")

@@ -197,7 +197,7 @@ def hub_problem(repo: str, kind: str) -> str | None:
 
 def model_checks(model: ModelSpec, found: Findings) -> None:
     """Weights and tokenizer of a model (and of its judge and second player) that loads weights itself."""
-    roles = [("", model.model, model.model_args)]
+    roles = [("", model.model, None if model.model_args is None else model.ref.args)]
     roles += [
         (f" ({r})", (v or {}).get("model"), (v or {}).get("model_args")) for r, v in (("judge", model.judge), ("player_b", model.player_b))
     ]
@@ -326,7 +326,7 @@ def model_params_b(model: ModelSpec) -> float | None:
     if model.size is not None:
         return model.size
 
-    return None if model.model_args is None else model_size_b(model.model_args)
+    return None if model.model_args is None else model_size_b(model.ref.args)
 
 
 def memory_problem(model: ModelSpec, gpus: int, gpu_mib: int) -> str | None:
@@ -334,7 +334,7 @@ def memory_problem(model: ModelSpec, gpus: int, gpu_mib: int) -> str | None:
     params = model_params_b(model)
     if params is None:
         return None
-    dtype = str(parse_model_args(model.model_args).get("dtype") or "bfloat16").replace("torch.", "")
+    dtype = str(model.ref.args.get("dtype") or "bfloat16").replace("torch.", "")
     need_gb = params * DTYPE_BYTES.get(dtype, 2) * (1 + KV_HEADROOM)
     usable_gb = GPU_MEMORY_UTILIZATION * gpu_mib * 1.048576 / 1000  # MiB -> GB (1e9 bytes)
     if need_gb <= gpus * usable_gb:

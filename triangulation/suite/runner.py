@@ -108,13 +108,13 @@ class Sweep:
 
     def _endpoint(self, model: ModelSpec, env: dict[str, str], replicas: int = 1) -> Endpoint:
         if model.engine == "api":
-            endpoint = api_endpoint(model.base_url or "", model.model_args, model.api_key_env)
+            endpoint = api_endpoint(model.base_url or "", model.ref.args, model.api_key_env)
             endpoint.read_max_length()  # None when the endpoint does not say: lm-eval's default then
             self._endpoints.append(endpoint)
             return endpoint
         log = self.root / "logs" / model.name / "server.log"
         serve_args = (*model.serve_args, *replica_args(model, replicas))
-        endpoint = start_vllm(model.model, model.model_args, log, gpus=model.gpu_count, serve_args=serve_args, env=env)
+        endpoint = start_vllm(model.model, model.ref.args, log, gpus=model.gpu_count, serve_args=serve_args, env=env)
         self._endpoints.append(endpoint)
         started = time.monotonic()
         try:
