@@ -24,6 +24,7 @@ from typing import Any
 
 from lm_eval.models.openai_completions import LocalChatCompletion
 
+from models.args import API_MODEL_NAMES
 from plumbing.checks import DEFAULT_SEED
 
 
@@ -103,7 +104,7 @@ def without_empty_stop(payload: Mapping[str, Any]) -> dict[str, Any]:
 
 
 #: registry names the runner serves with its own class instead of lm-eval's
-API_LM_CLASSES: dict[str, type] = {"local-chat-completions": LocalChatCompletionsLM}
+API_LM_CLASSES: dict[str, type] = dict.fromkeys(API_MODEL_NAMES, LocalChatCompletionsLM)
 #: the same names as ``triangulate eval`` gets them from lm-eval's registry
 EVAL_LM_CLASSES: dict[str, type] = {"local-chat-completions": EvalChatCompletionsLM}
 

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import math
 import random
+import sys
 import time
 from collections.abc import Mapping, Sequence
 from pathlib import Path
@@ -49,19 +50,13 @@ def select_instances(instances: Sequence[Mapping[str, Any]], limit: int | float 
 
 
 def _seed_everything(seed: int) -> None:
+    """Seed Python's generator, and numpy's and torch's where they are loaded (by a game or the model, which are
+    imported before an episode starts): a chance or scripted player never pays for importing torch to seed it."""
     random.seed(seed)
-    try:
-        import numpy as np
-
+    if (np := sys.modules.get("numpy")) is not None:
         np.random.seed(seed % (2**32))
-    except ImportError:  # pragma: no cover
-        pass
-    try:
-        import torch
-
+    if (torch := sys.modules.get("torch")) is not None:
         torch.manual_seed(seed)
-    except ImportError:  # pragma: no cover
-        pass
 
 
 def _resume(

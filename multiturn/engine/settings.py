@@ -16,7 +16,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
-from models.args import check_local_model, model_args_string, parse_model_args
+from models.args import check_local_model, model_args_string, parse_model_args, play_batch_size
 from models.loading import resolve_model
 from models.naming import model_folder_name, model_name
 from models.retry import DEFAULT_MAX_REPLY_CHARS
@@ -228,8 +228,7 @@ def batch_size_value(value: str) -> int | str:
 
 def default_batch_size(args: Any, model_args: Mapping[str, Any] | None = None) -> int:
     """No ``--batch_size``: batch 1 on a CPU, the live episodes for an hf model on a GPU
-    (:func:`models.prefix_cache.play_batch_size`); ``model_args``: ``args.model_args`` already parsed."""
-    from models.prefix_cache import play_batch_size
+    (:func:`models.args.play_batch_size`); ``model_args``: ``args.model_args`` already parsed."""
     from multiturn.engine.scheduler import DEFAULT_MAX_LIVE
 
     parsed = parse_model_args(args.model_args) if model_args is None else model_args
