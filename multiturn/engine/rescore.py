@@ -30,6 +30,7 @@ from multiturn.engine.record import read_episodes
 from multiturn.engine.store import TaskStore
 from multiturn.game import Request, TaskSpec
 from plumbing import run_folder
+from plumbing.checks import DEFAULT_SEED
 from plumbing.errors import UserError
 from plumbing.locks import lock_all
 
@@ -58,7 +59,7 @@ def replay(task: TaskSpec, record: Mapping[str, Any], judge: Callable[[TaskSpec,
         raise ReplayDiverged("the record's calls are not a list of {role, reply} objects (a damaged or foreign record)")
     if not isinstance(record.get("instance"), Mapping):
         raise ReplayDiverged("the record has no instance object (a damaged or foreign record)")
-    game = task.make_game(record["instance"], int(record.get("seed", 1234)))
+    game = task.make_game(record["instance"], int(record.get("seed", DEFAULT_SEED)))
     judged: list[tuple[str, str]] = []
     for number, call in enumerate(calls):
         request = None if game.done else game.next_request()

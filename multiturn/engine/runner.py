@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import math
 import random
+import sys
 import time
 from collections.abc import Mapping, Sequence
 from pathlib import Path
@@ -27,6 +28,7 @@ from multiturn.engine.store import EpisodeWriter, TaskStore
 from multiturn.engine.turns import TurnLog, Turns
 from multiturn.game import TaskSpec
 from plumbing import run_folder
+from plumbing.checks import DEFAULT_SEED
 from plumbing.errors import UserError
 from plumbing.locks import lock_all
 
@@ -49,19 +51,13 @@ def select_instances(instances: Sequence[Mapping[str, Any]], limit: int | float 
 
 
 def _seed_everything(seed: int) -> None:
+    """Seed Python's generator, and numpy's and torch's where they are loaded (by a game or the model, which are
+    imported before an episode starts): a chance or scripted player never pays for importing torch to seed it."""
     random.seed(seed)
-    try:
-        import numpy as np
-
+    if (np := sys.modules.get("numpy")) is not None:
         np.random.seed(seed % (2**32))
-    except ImportError:  # pragma: no cover
-        pass
-    try:
-        import torch
-
+    if (torch := sys.modules.get("torch")) is not None:
         torch.manual_seed(seed)
-    except ImportError:  # pragma: no cover
-        pass
 
 
 def _resume(
@@ -83,7 +79,7 @@ def run_task(
     lms: Mapping[str, Any],
     *,
     limit: int | float | None = None,
-    seed: int = 1234,
+    seed: int = DEFAULT_SEED,
     output_dir: str | Path | None = None,
     model_name: str = "model",
     overwrite: bool = False,

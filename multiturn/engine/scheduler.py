@@ -38,7 +38,7 @@ DEFAULT_MAX_LIVE = 32
 
 
 @dataclass
-class Episode:
+class LiveEpisode:
     """One episode in flight: its instance, its game, the model calls made so far and a backend error."""
 
     instance: dict[str, Any]
@@ -115,7 +115,7 @@ def play_episodes(
     resumed = resumed or {}
     window = len(instances) if not max_live or max_live <= 0 else max_live
     queue = deque(dict(inst) for inst in instances)
-    live: list[Episode] = []
+    live: list[LiveEpisode] = []
     records: list[dict[str, Any]] = []
     bar = tqdm(
         total=total if total is not None else len(instances),
@@ -127,7 +127,7 @@ def play_episodes(
         leave=True,
     )
 
-    def finish(ep: Episode) -> None:
+    def finish(ep: LiveEpisode) -> None:
         record = episode_record(task, ep, seed, settings_id)
         records.append(record)
         if on_finish is not None:
@@ -139,8 +139,8 @@ def play_episodes(
             while queue and len(live) < window:
                 inst = queue.popleft()
                 live.append(rebuild(task, inst, seed, resumed.get(str(inst["id"]), []), overrides, retry.max_reply_chars))
-            waiting: list[tuple[Episode, Request]] = []
-            still: list[Episode] = []
+            waiting: list[tuple[LiveEpisode, Request]] = []
+            still: list[LiveEpisode] = []
             for ep in live:
                 request = None if ep.game.done else ep.game.next_request()
                 if request is None:
@@ -164,7 +164,7 @@ def play_episodes(
 
 def send_step(
     task: TaskSpec,
-    waiting: Sequence[tuple[Episode, Request]],
+    waiting: Sequence[tuple[LiveEpisode, Request]],
     lms: Mapping[str, Any],
     retry: RetryPolicy,
     gen_kwargs_override: Mapping[str, Any] | None = None,
@@ -174,7 +174,7 @@ def send_step(
     """One lockstep step: the waiting requests grouped by role and generation kwargs, each group sent in
     one backend call, each reply handed to its game (and stored in ``turn_log`` as it comes: :func:`ask`);
     returns ``id()`` of the episodes whose call failed."""
-    groups: dict[tuple[str, str], list[tuple[Episode, Request, dict[str, Any]]]] = {}
+    groups: dict[tuple[str, str], list[tuple[LiveEpisode, Request, dict[str, Any]]]] = {}
     for ep, request in waiting:
         kwargs = merged_gen_kwargs(task, request, gen_kwargs_override, judge_gen_kwargs)
         groups.setdefault((request.role, _gen_key(kwargs)), []).append((ep, request, kwargs))
@@ -195,7 +195,7 @@ def ask(
     task: TaskSpec,
     lm: Any,
     role: str,
-    members: Sequence[tuple[Episode, Request, dict[str, Any]]],
+    members: Sequence[tuple[LiveEpisode, Request, dict[str, Any]]],
     retry: RetryPolicy,
     turn_log: TurnLog | None,
 ) -> list[str | BackendFailure]:
@@ -219,7 +219,7 @@ def last_message(request: Request) -> str:
     return request.messages[-1]["content"] if request.messages else ""
 
 
-def answer(task: TaskSpec, ep: Episode, request: Request, reply: str, max_reply_chars: int | None) -> None:
+def answer(task: TaskSpec, ep: LiveEpisode, request: Request, reply: str, max_reply_chars: int | None) -> None:
     """Hand ``reply`` (cut to ``max_reply_chars``) to the episode's game and keep the call."""
     call = {"role": request.role, "prompt": last_message(request), **capped_reply(reply, max_reply_chars, task.name)}
     ep.calls.append(call)
@@ -233,11 +233,11 @@ def rebuild(
     turns: Sequence[Mapping[str, Any]],
     overrides: tuple[Mapping[str, Any] | None, Mapping[str, Any] | None],
     max_reply_chars: int | None,
-) -> Episode:
+) -> LiveEpisode:
     """A fresh episode of ``instance`` with its logged ``turns`` replayed through its game (games never call models):
     each turn is handed back while the game asks the same role for the same request (messages and generation
     kwargs); from the first that differs on, the model is asked again."""
-    ep = Episode(dict(instance), task.make_game(instance, seed))
+    ep = LiveEpisode(dict(instance), task.make_game(instance, seed))
     for number, turn in enumerate(turns):
         request = None if ep.game.done else ep.game.next_request()
         if (
@@ -261,7 +261,7 @@ def capped_reply(reply: str, limit: int | None, task: str) -> dict[str, Any]:
     return {"reply": reply[:limit], CUT_KEY: len(reply)}
 
 
-def episode_record(task: TaskSpec, ep: Episode, seed: int, settings_id: str | None = None) -> EpisodeRecord:
+def episode_record(task: TaskSpec, ep: LiveEpisode, seed: int, settings_id: str | None = None) -> EpisodeRecord:
     """The record of one finished (or failed) episode (:func:`multiturn.engine.record.make_record`)."""
     failed = ep.error is not None
     return make_record(

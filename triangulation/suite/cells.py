@@ -72,7 +72,7 @@ def cell_argv(
         # the embedded SmolLM2: each command supplies it (`eval` and `play` pick the same file)
         pass
     else:
-        argv += _model_flags(m.model or "hf", m.model_args_given)
+        argv += _model_flags(m.model or "hf", m.model_args)
     if o.get("limit") is not None:
         argv += ["--limit", str(o["limit"])]
     if "seed" in o:

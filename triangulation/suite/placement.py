@@ -26,7 +26,7 @@ from typing import Any
 from plumbing.errors import UserError
 from triangulation.suite import estimate
 from triangulation.suite.pool import Job, choose_replicas, schedule
-from triangulation.suite.spec import ModelSpec, TaskSpec
+from triangulation.suite.spec import ModelSpec, TaskEntry
 from triangulation.suite.split import leaf_tasks
 
 SMI_LINE = re.compile(r"^GPU (\d+):", re.MULTILINE)
@@ -105,7 +105,7 @@ def place(models: Sequence[ModelSpec], gpus: Sequence[str], need: Mapping[str, i
 
 def model_job(
     model: ModelSpec,
-    tasks: Sequence[TaskSpec],
+    tasks: Sequence[TaskEntry],
     n_gpus: int,
     leaves: Mapping[str, Sequence[str]] | None = None,
     tokens: Mapping[str, Mapping[str, int | None]] | None = None,
@@ -134,7 +134,7 @@ def model_job(
     return Job(model.name, gpus, seconds)
 
 
-def _table_key(t: TaskSpec) -> str:
+def _table_key(t: TaskEntry) -> str:
     """The name App. H's table knows a task entry by: its own name, else its one lm-eval/play task."""
     if t.name in estimate.APP_H_MINUTES or t.name in estimate.APP_H_SHARED or len(t.tasks) != 1:
         return t.name

@@ -34,12 +34,14 @@ from pathlib import Path
 from typing import Any
 
 from models.default_model import GGUF_FILE, smollm2_dir
+from plumbing import jsonio
+from plumbing.checks import DEFAULT_SEED
 from plumbing.secrets import scrub_tree
 from triangulation.suite.cells import cell_argv, cell_dir, is_done, redacted_argv
 from triangulation.suite.placement import Placement, model_job, place_pool
 from triangulation.suite.pool import Slot, busy_share, makespan
 from triangulation.suite.serve import planned_endpoint
-from triangulation.suite.spec import Cell, ModelSpec, Suite, TaskSpec, chat_template
+from triangulation.suite.spec import Cell, ModelSpec, Suite, TaskEntry, chat_template
 from triangulation.suite.task_index import leaf_tasks, task_manager
 
 PLAN_FILE = "suite_plan.json"
@@ -82,7 +84,7 @@ class Tokenizers:
 def _tokenizer_source(model: ModelSpec) -> str | None:
     if model.model is None and model.model_args is None:
         return SMOLLM2
-    args = model.model_args or {}  # parsed when the suite file was read
+    args = model.ref.args  # parsed when the suite file was read
     if args.get("gguf_file"):
         return None  # a GGUF's tokenizer: SmolLM2's stands in (the only GGUF we embed)
     source = args.get("tokenizer") or args.get("pretrained") or args.get("model")
@@ -118,7 +120,7 @@ def force_offline() -> None:
         pass
 
 
-def count_eval(task: TaskSpec, model: ModelSpec, tok: Any, subtasks: Subtasks | None = None) -> Counts:
+def count_eval(task: TaskEntry, model: ModelSpec, tok: Any, subtasks: Subtasks | None = None) -> Counts:
     """Requests and prompt tokens of an lm-eval cell, built by lm-eval as a run builds them (per leaf task
     into ``subtasks``)."""
     from lm_eval.evaluator_utils import get_sample_size
@@ -137,7 +139,7 @@ def count_eval(task: TaskSpec, model: ModelSpec, tok: Any, subtasks: Subtasks | 
     for leaf in leaf_tasks(task_dict):
         if "num_fewshot" in o:
             leaf.set_config(key="num_fewshot", value=o["num_fewshot"])
-        leaf.set_fewshot_seed(seed=o.get("seed", 1234))
+        leaf.set_fewshot_seed(seed=o.get("seed", DEFAULT_SEED))
         try:
             leaf.build_all_requests(
                 limit=get_sample_size(leaf, o.get("limit")),
@@ -172,7 +174,7 @@ def _count_instances(instances: Sequence[Any], tok: Any) -> tuple[int, int]:
     return len(instances), tokens
 
 
-def count_play(task: TaskSpec, tok: Any, subtasks: Subtasks | None = None) -> Counts:
+def count_play(task: TaskEntry, tok: Any, subtasks: Subtasks | None = None) -> Counts:
     """Requests and prompt tokens of a play cell, its episodes played by the chance player (per play task
     into ``subtasks``)."""
     from models.chance import RandomLM
@@ -181,7 +183,7 @@ def count_play(task: TaskSpec, tok: Any, subtasks: Subtasks | None = None) -> Co
     o = task.options
     if tok is None:
         return None, None, NO_TOKENIZER
-    seed = int(o.get("seed", 1234))
+    seed = int(o.get("seed", DEFAULT_SEED))
     tally = {"requests": 0, "tokens": 0}
 
     class Counting(RandomLM):
@@ -322,8 +324,7 @@ def write_plan(
 ) -> dict[str, Any]:
     """Build the plan and write it to ``root/suite_plan.json``."""
     plan = build_plan(suite, root, placements, launcher, gpus, progress=lambda msg: print(f"suite: {msg}", file=sys.stderr))
-    root.mkdir(parents=True, exist_ok=True)
-    (root / PLAN_FILE).write_text(json.dumps(plan, indent=1, ensure_ascii=False), encoding="utf-8")
+    jsonio.write_json(root / PLAN_FILE, plan, indent=1)
     return plan
 
 
