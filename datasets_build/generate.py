@@ -73,6 +73,12 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         help="write the fresh twin of a published task, matched on its difficulty (globalgroup_<subset>[_<g>x<w>], wordle, taboo)",
     )
     parser.add_argument("--seed", type=int, default=0, help="random seed (same seed and flags -> same games)")
+    parser.add_argument(
+        "--private",
+        action="store_true",
+        help="with --matched: the seed is the lab's secret; the twin goes to $TRIANGULATE_DATA/fresh/<task>_private, which "
+        "the *_fresh tasks then play, and nothing written names the seed's value",
+    )
     parser.add_argument("--count", type=int, default=300, help="number of games (default 300, the paper's test size)")
     parser.add_argument("--out", type=Path, help="output folder (default: under $TRIANGULATE_DATA/generated/)")
     for gen in gens.values():
