@@ -165,11 +165,22 @@ def game_ari(groups: list[dict], embedder: Embedder | None) -> float | None:
     return None if math.isnan(value) else value
 
 
-def game_row(subset: str, gid: str, number: int, game: list[tuple[gg.Grouping, list[str]]], embedder: Embedder | None) -> dict:
+def game_row(
+    subset: str,
+    gid: str,
+    number: int,
+    game: list[tuple[gg.Grouping, list[str]]],
+    embedder: Embedder | None,
+    tags: dict[str, list[str]] | None = None,
+) -> dict:
     """One fresh game as a dataset row (the builder's schema, split ``test``): ``ari`` from ``embedder``
-    (:func:`game_ari`, null without one), the word-overlap columns null."""
+    (:func:`game_ari`, null without one), the word-overlap columns null, each group's ``tags`` from ``tags``
+    (topic -> the published groups' tags; empty without)."""
     info = gg.SUBSETS[subset]
-    groups = [{"topic": g.topic, "words": words, "tags": [], "culturally_related": g.culturally_related} for g, words in game]
+    groups = [
+        {"topic": g.topic, "words": words, "tags": list((tags or {}).get(g.topic, [])), "culturally_related": g.culturally_related}
+        for g, words in game
+    ]
     return {
         "id": gid,
         "subset": subset,

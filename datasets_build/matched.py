@@ -112,12 +112,28 @@ def _as_groups(game: list[tuple[gg.Grouping, list[str]]]) -> list[dict]:
     return [{"topic": g.topic, "words": words, "culturally_related": g.culturally_related} for g, words in game]
 
 
-def published_games(root: Path, subset: str, g: int, w: int) -> tuple[list[dict], set]:
-    """The published test games of a setting, and the group keys of every published game (dev and test)."""
+def _published_splits(root: Path, subset: str, g: int, w: int) -> dict[str, list[dict]]:
     info = gg.SUBSETS[subset]
     flags = gg.cultural_flags(gg.read_groupings(root / "Grouping Datasets" / info.groupings))
-    games = {split: gg.read_setting(root, info, split, g, w, flags) for split in gg.SPLITS}
+    return {split: gg.read_setting(root, info, split, g, w, flags) for split in gg.SPLITS}
+
+
+def published_games(root: Path, subset: str, g: int, w: int) -> tuple[list[dict], set]:
+    """The published test games of a setting, and the group keys of every published game (dev and test)."""
+    games = _published_splits(root, subset, g, w)
     return games["test"], {gg.groups_key(r["groups"]) for rows in games.values() for r in rows}
+
+
+def topic_tags(games: dict[str, list[dict]]) -> dict[str, list[str]]:
+    """topic -> the category tags its groups carry in the published games (the first non-empty; NYT: none), so a
+    fresh game's groups keep them and the per-tag tables can be computed on the fresh side (issue 42)."""
+    out: dict[str, list[str]] = {}
+    for rows in games.values():
+        for row in rows:
+            for group in row["groups"]:
+                if group.get("tags") and group["topic"] not in out:
+                    out[group["topic"]] = list(group["tags"])
+    return out
 
 
 def _draw(groupings: list[gg.Grouping], subset: str, g: int, w: int, rng: random.Random):
@@ -161,8 +177,10 @@ def matched_globalgroup(
 ) -> Matched:
     """The fresh twin of GlobalGroup task ``task``: one game per published test game (the first ``count``)."""
     subset, g, w = globalgroup_setting(task)
-    published, taken = published_games(root, subset, g, w)
-    published = published[:count] if count else published
+    splits = _published_splits(root, subset, g, w)
+    taken = {gg.groups_key(r["groups"]) for rows in splits.values() for r in rows}
+    tags = topic_tags(splits)
+    published = splits["test"][:count] if count else splits["test"]
     groupings = gg.read_groupings(root / "Grouping Datasets" / gg.SUBSETS[subset].groupings)
     rng = random.Random(f"{seed}:{subset}_{g}x{w}")  # a str seed is hashed (SHA-512): the same on every run
     out = Matched([], ["groups x words", "culturally related groups per game"])
@@ -180,7 +198,9 @@ def matched_globalgroup(
             best = min(range(len(games)), key=lambda i: abs((aris[i] or 0.0) - (target or 0.0)))
             game = games[best]
             out.published.setdefault("ari", []).append(target)
-        row = generate.game_row(subset, f"{config}_fresh{PRIVATE if private else seed}_{index:03d}", pub["game_number"], game, embedder)
+        row = generate.game_row(
+            subset, f"{config}_fresh{PRIVATE if private else seed}_{index:03d}", pub["game_number"], game, embedder, tags
+        )
         out.fresh.setdefault("culturally_related", []).append(cultural_count(row["groups"])[0])
         if embedder is not None:
             out.fresh.setdefault("ari", []).append(row["ari"])

@@ -42,6 +42,10 @@ def test_groups_x_words_and_culturally_related_counts_equal_the_published_exactl
     keys = [gg.groups_key(r["groups"]) for r in found.rows]
     assert len(set(keys)) == len(keys) and not set(keys) & taken  # no published game, no repeat
     assert Counter(found.published["culturally_related"]) == Counter(found.fresh["culturally_related"])
+    if subset == "zh":  # a subset whose published groups carry category tags: the fresh groups keep them
+        by_topic = {gr["topic"]: gr["tags"] for r in published for gr in r["groups"] if gr["tags"]}
+        fresh_groups = [gr for r in found.rows for gr in r["groups"] if gr["topic"] in by_topic]
+        assert fresh_groups and all(gr["tags"] == by_topic[gr["topic"]] for gr in fresh_groups)
 
 
 def test_ari_distribution_matches_the_published_when_vectors_are_present(gg_root, tmp_path, monkeypatch):
