@@ -64,7 +64,9 @@ HOW_TO_READ = (
     "not measure (the chance player's rows show only what depends on the game's shape, not a difficulty mismatch). "
     "What it cannot mean: proof that the model was trained on the test set. No flag is no proof of a clean model: "
     "few pairs give wide intervals, and a model may have memorised material the fresh items share with the "
-    "published ones. The fresh side's dataset card says what the items were matched on and which seed made them "
+    "published ones: GlobalGroup's fresh games are new combinations of the published groups (topic and words), so "
+    "only a memorised whole game can show there, not memorised groups; Taboo's fresh targets appear in no clembench "
+    "file; plain Wordle has no twin (its published episodes all send one prompt). The fresh side's dataset card says what the items were matched on and which seed made them "
     "(the public default seed: anyone can regenerate those twins, so they stay unseen only until a model is trained "
     "on them; a lab's private seed keeps them unseen)."
 )
