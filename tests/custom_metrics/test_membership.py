@@ -47,3 +47,16 @@ def test_token_logprobs_equal_lm_evals_rolling_loglikelihood(smollm2):
         assert sum(membership.token_logprobs(smollm2, text)) == pytest.approx(total, abs=0.05)
     result = membership.probe(smollm2, texts, list(reversed(texts)), n_boot=50)
     assert result.auc == 0.5 and (result.n_published, result.n_fresh) == (2, 2)  # the same texts on both sides
+
+
+@pytest.mark.slow
+def test_probe_command_writes_the_auc_beside_the_models_results(built_data, tmp_path):
+    """``triangulate probe`` on the embedded SmolLM2, 2 published zh games and their seed-0 twins."""
+    import json
+
+    from triangulation.cli.main import main
+
+    assert main(["probe", "--tasks", "globalgroup_zh", "--limit", "2", "--output_path", str(tmp_path)]) == 0
+    (path,) = tmp_path.rglob("membership_globalgroup_zh.json")
+    probe = json.loads(path.read_text(encoding="utf-8"))
+    assert (probe["n_published"], probe["n_fresh"], probe["k"]) == (2, 2, 0.2) and 0 <= probe["auc"] <= 1

@@ -325,3 +325,21 @@ def test_the_fresh_seed_is_named_and_a_private_one_never_by_value(tmp_path):
     assert contamination.fresh_seed(run_with("b", "zh_4x4_fresh7_000"), "globalgroup_zh_fresh") == "public (seed 7)"
     (row,) = contamination.delta_rows([run_with("c", "zh_4x4_freshprivate_000")]).to_dict("records")
     assert row["fresh seed"] == "private"
+
+
+def test_the_membership_probe_is_shown_where_it_ran(tmp_path):
+    run = write_run(tmp_path, "m", {"globalgroup_zh": _items([1, 0]), "globalgroup_zh_fresh": _items([0, 0])}, {})
+    (tmp_path / "membership_globalgroup_zh.json").write_text(json.dumps({"auc": 0.75, "low": 0.6, "high": 0.9}), encoding="utf-8")
+    (row,) = contamination.delta_rows([run]).to_dict("records")
+    assert (row["Min-K% AUC"], row["AUC 95% low"], row["AUC 95% high"]) == (0.75, 0.6, 0.9)
+    (tmp_path / "membership_globalgroup_zh.json").unlink()
+    assert "Min-K% AUC" not in contamination.delta_rows([run]).columns
+
+
+def test_probe_command_refusals_are_one_line(capsys):
+    from triangulation.cli.main import main
+
+    assert main(["probe", "--tasks", "taboo", "--output_path", "x"]) == 2
+    assert "knows the item text of globalgroup_" in capsys.readouterr().err
+    assert main(["probe", "--tasks", "globalgroup_zh", "--limit", "1", "--output_path", "x"]) == 2
+    assert "--limit must be at least 2" in capsys.readouterr().err

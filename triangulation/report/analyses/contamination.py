@@ -32,7 +32,7 @@ import pandas as pd
 
 from datasets_build.matched import DEFAULT_SEED, PRIVATE, published_of
 from plumbing.csvio import write_csv
-from plumbing.jsonio import read_jsonl
+from plumbing.jsonio import read_json, read_jsonl
 from plumbing.stats import benjamini_hochberg, paired_delta
 from triangulation.html import Section, Table, Text
 from triangulation.report.cells import keyed_item_records
@@ -68,7 +68,9 @@ HOW_TO_READ = (
     "only a memorised whole game can show there, not memorised groups; Taboo's fresh targets appear in no clembench "
     "file; plain Wordle has no twin (its published episodes all send one prompt). The fresh side's dataset card says what the items were matched on and which seed made them "
     "(the public default seed: anyone can regenerate those twins, so they stay unseen only until a model is trained "
-    "on them; a lab's private seed keeps them unseen)."
+    "on them; a lab's private seed keeps them unseen). 'Min-K% AUC' (where `triangulate probe` ran) is a second, "
+    "independent signal: how well the Min-K% Prob of the item text (Shi et al. 2023) tells published items from "
+    "their twins; 0.5 is chance, and above 0.5 the published text looks more familiar to the model."
 )
 
 
@@ -111,6 +113,16 @@ def fresh_seed(run: Run, task: str) -> str:
         return "private"
     seed = int(label.removeprefix("seed"))
     return f"public default (seed {seed})" if seed == DEFAULT_SEED else f"public (seed {seed})"
+
+
+def membership_columns(run: Run, bench: str) -> dict[str, Any]:
+    """The Min-K% Prob probe's AUC and interval (``triangulate probe`` writes ``membership_<task>.json`` beside the
+    model's results); empty when the model was not probed."""
+    path = run.path.parent / f"membership_{bench}.json"
+    if not path.is_file():
+        return {}
+    probe = read_json(path)
+    return {"Min-K% AUC": probe.get("auc"), "AUC 95% low": probe.get("low"), "AUC 95% high": probe.get("high")}
 
 
 def latest_runs(runs: list[Run]) -> dict[tuple[str, str], Run]:
@@ -180,7 +192,7 @@ def delta_rows(runs: list[Run], overrides: Mapping[str, Any] | None = None, n_bo
             rows.append({"model": model, "benchmark": bench, "metric": metric, "pairs": 0, "refused": f"settings differ: {differ}"})
             continue
         row = _row(model, bench, metric, keyed_scores(pub_run, bench, metric), keyed_scores(fresh_run, task, metric), n_boot)
-        rows.append({**row, "fresh seed": fresh_seed(fresh_run, task)})
+        rows.append({**row, "fresh seed": fresh_seed(fresh_run, task), **membership_columns(pub_run, bench)})
     frame = pd.DataFrame(rows)
     if frame.empty:
         return frame
