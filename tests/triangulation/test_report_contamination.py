@@ -343,3 +343,13 @@ def test_probe_command_refusals_are_one_line(capsys):
     assert "knows the item text of globalgroup_" in capsys.readouterr().err
     assert main(["probe", "--tasks", "globalgroup_zh", "--limit", "1", "--output_path", "x"]) == 2
     assert "--limit must be at least 2" in capsys.readouterr().err
+
+
+def test_the_section_says_what_a_flag_can_and_cannot_mean(tmp_path):
+    pub = write_run(tmp_path / "a", "m", {"globalgroup_zh": _items([1] * 20), "globalgroup_zh_fresh": _items([0, 1] * 10)}, {})
+    section = contamination.build([pub], tmp_path)
+    text = " ".join(block.text for block in section.blocks if hasattr(block, "text"))
+    for phrase in ("What a flag can mean", "What it cannot mean", "No flag is no proof", "not estimable", "Benjamini-Hochberg"):
+        assert phrase in text, phrase
+    assert "Published items favoured at a false discovery rate of 0.05: m on globalgroup_zh (q = " in text
+    assert (tmp_path / "published_vs_fresh.csv").is_file()
