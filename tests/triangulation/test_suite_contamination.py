@@ -81,3 +81,11 @@ contamination: [taboo]
     suite = _suite(tmp_path, body)
     assert [t.name for t in suite.tasks] == ["clembench", "taboo_fresh"]
     assert suite.tasks[1].options == suite.tasks[0].options and suite.tasks[1].options["task_args"] == {"max_tokens": 250}
+
+
+def test_a_task_inside_an_lm_eval_group_entry_is_not_added_again(tmp_path):
+    """The same for an ``eval:`` group (lm-eval's own task index expands it): the group entry gets ``log_samples``."""
+    body = "models:\n  - name: a\ntasks:\n  - eval: globalgroup\n    num_fewshot: 0\ncontamination: [globalgroup_zh]\n"
+    suite = _suite(tmp_path, body)
+    assert [t.name for t in suite.tasks] == ["globalgroup", "globalgroup_zh_fresh"]
+    assert suite.tasks[0].options == suite.tasks[1].options == {"num_fewshot": 0, "log_samples": True}
