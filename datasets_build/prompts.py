@@ -98,6 +98,12 @@ def globalgroup_doc_to_target(doc: Mapping) -> str:
     return format_answer(doc["groups"])
 
 
+def globalgroup_item_text(doc: Mapping) -> str:
+    """A game as published text, prompt then gold answer (what a model trained on the test set has seen): the
+    membership probe's item text (issue 42)."""
+    return globalgroup_doc_to_text(doc) + "\n" + globalgroup_doc_to_target(doc)
+
+
 # -------------------------------------------------------------------- A.3 candidate-proposal prompt
 def _last_list_literals(text: str, count: int) -> list[tuple[int, int, list[str]]]:
     """The last ``count`` non-overlapping ``[...]`` spans of ``text`` that are Python lists of strings.

@@ -87,15 +87,20 @@ class LeaderboardCell:
 def item_records(run: Run, task: str) -> list[Mapping[str, Any]]:
     """Per item, its metric values: an episode's ``scores`` (failed episodes left out) or an lm-eval sample
     (filter ``none`` preferred, else the first filter in the file)."""
+    return [record for _, record in keyed_item_records(run, task)]
+
+
+def keyed_item_records(run: Run, task: str) -> list[tuple[str, Mapping[str, Any]]]:
+    """:func:`item_records` with each item's key: an episode's ``id``, an lm-eval sample's ``doc_id``."""
     path = run.samples.get(task)
     if path is None:
         return []
     records = list(read_jsonl(path))  # scores are plain values: no need to decode an episode record's replies
     if records and "scores" in records[0] and "doc_id" not in records[0]:
-        return [r["scores"] for r in records if not r.get("failed") and isinstance(r.get("scores"), Mapping)]
+        return [(str(r.get("id")), r["scores"]) for r in records if not r.get("failed") and isinstance(r.get("scores"), Mapping)]
     filters = [r.get("filter") for r in records]
     keep = "none" if "none" in filters else (filters[0] if filters else None)
-    return [r for r in records if r.get("filter") == keep]
+    return [(str(r.get("doc_id")), r) for r in records if r.get("filter") == keep]
 
 
 def _number(value: Any) -> float:

@@ -8,6 +8,7 @@ with limits, seeds and generation kwargs per entry or under ``defaults``. Every 
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
 import json
 import re
@@ -356,13 +357,15 @@ def _with_fresh_twins(path: Path, value: Any, tasks: list[TaskEntry], defaults: 
     """``contamination: [globalgroup_zh, wordle, ...]``: each named task (added with the defaults when no entry
     lists it; an eval entry gets ``log_samples``, which the delta resamples) and its fresh twin ``<task>_fresh``
     with the same options, for every model (the report's "Published vs fresh")."""
-    from datasets_build.matched import TWINNED, twin
+    from datasets_build.matched import NOT_TWINNED, TWINNED, twin
 
     for name in _names(path, "contamination", value) if value is not None else ():
+        if name in NOT_TWINNED:
+            raise _fail(path, "contamination", NOT_TWINNED[name])
         if name not in TWINNED:
             raise _fail(path, "contamination", f"{name!r} has no fresh twin; choose from {', '.join(TWINNED)}")
         runner = TWINNED[name]
-        index = next((i for i, t in enumerate(tasks) if name in t.tasks), None)
+        index = _entry_of(name, runner, tasks)
         if index is None:
             tasks.append(_task(path, len(tasks), {runner: name}, defaults))
             index = len(tasks) - 1
@@ -370,8 +373,37 @@ def _with_fresh_twins(path: Path, value: Any, tasks: list[TaskEntry], defaults: 
             raise _fail(path, "contamination", f"{name} is a `{runner}:` task, listed under `{tasks[index].runner}:`")
         if runner == "eval":
             tasks[index] = replace(tasks[index], options={**tasks[index].options, "log_samples": True})
-        tasks.append(replace(tasks[index], name=twin(name), tasks=(twin(name),)))
+        options = {k: v for k, v in tasks[index].options.items() if k != "split"}  # one task: nothing to split
+        tasks.append(replace(tasks[index], name=twin(name), tasks=(twin(name),), options=options))
     return tasks
+
+
+def _entry_of(name: str, runner: str, tasks: list[TaskSpec]) -> int | None:
+    """The index of the entry that runs task ``name``: one that lists it, else a group entry whose group holds it
+    (issue 39 item 9: ``taboo`` under ``play: clembench`` was added again with the defaults and played twice)."""
+    direct = next((i for i, t in enumerate(tasks) if name in t.tasks), None)
+    if direct is not None:
+        return direct
+    return next((i for i, t in enumerate(tasks) if t.runner == runner and name in _members(t)), None)
+
+
+def _members(entry: TaskSpec) -> set[str]:
+    """The tasks an entry's groups hold: play groups by the side runner's registry, lm-eval groups and tags by lm-eval's
+    own task index (loaded only when a ``contamination:`` task is listed by no entry directly)."""
+    if entry.runner == "play":
+        from multiturn.api import expand
+
+        try:
+            return set(expand(list(entry.tasks)))
+        except UserError:
+            return set()
+    from triangulation.suite.task_index import Unsplittable, leaves
+
+    out: set[str] = set()
+    for task in entry.tasks:
+        with contextlib.suppress(Unsplittable):
+            out.update(leaf.name for leaf in leaves(task))
+    return out
 
 
 #: a suite file larger than this is refused unread (suites are a few KB)
