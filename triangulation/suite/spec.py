@@ -378,7 +378,7 @@ def _with_fresh_twins(path: Path, value: Any, tasks: list[TaskEntry], defaults: 
     return tasks
 
 
-def _entry_of(name: str, runner: str, tasks: list[TaskSpec]) -> int | None:
+def _entry_of(name: str, runner: str, tasks: list[TaskEntry]) -> int | None:
     """The index of the entry that runs task ``name``: one that lists it, else a group entry whose group holds it
     (issue 39 item 9: ``taboo`` under ``play: clembench`` was added again with the defaults and played twice)."""
     direct = next((i for i, t in enumerate(tasks) if name in t.tasks), None)
@@ -387,7 +387,7 @@ def _entry_of(name: str, runner: str, tasks: list[TaskSpec]) -> int | None:
     return next((i for i, t in enumerate(tasks) if t.runner == runner and name in _members(t)), None)
 
 
-def _members(entry: TaskSpec) -> set[str]:
+def _members(entry: TaskEntry) -> set[str]:
     """The tasks an entry's groups hold: play groups by the side runner's registry, lm-eval groups and tags by lm-eval's
     own task index (loaded only when a ``contamination:`` task is listed by no entry directly)."""
     if entry.runner == "play":
