@@ -45,7 +45,10 @@ def test_dry_run_writes_the_plan_with_counts(tmp_path):
     assert (alpha["name"], alpha["gpus"], alpha["replicas"]) == ("alpha", ["0", "1"], 1)
     assert remote["gpus"] == ["2"] and alpha["expected_start_h"] == remote["expected_start_h"] == 0  # both fit the 3 GPUs at once
     assert alpha["engine"] == "hf" and alpha["engine_reason"].startswith("hf: the default engine")
-    assert plan["expected"]["makespan_h"] >= alpha["expected_end_h"] > 0 and 0 < plan["expected"]["gpu_busy_share"] <= 1
+    assert (
+        plan["expected"]["makespan_h"] >= alpha["expected_end_h"] > 0
+        and 0 < plan["expected"]["busy_work"] <= plan["expected"]["busy_held"] <= 1
+    )
     cells = {c["name"]: c for c in alpha["cells"]}
     assert set(cells) == {"connections", "lnt1", "lnt2", "winogrande"}
     assert all(set(c) >= {"name", "command", "requests", "prompt_tokens", "tokenizer"} for c in cells.values())
