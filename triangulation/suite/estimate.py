@@ -80,9 +80,15 @@ def served_seconds(cells: Sequence[CellWork], setup: Setup, replicas: int = 1) -
     """Server start, the cells' start-ups (sharing ``cores``), then every cell at once on ``replicas`` replicas:
     at each moment the live cells share the replicas equally, each replica's prefill at ``min(1, in flight /
     PREFILL_FULL)`` of its rate and its decode at the batch in flight."""
+    return served_finish(cells, setup, replicas)[0]
+
+
+def served_finish(cells: Sequence[CellWork], setup: Setup, replicas: int = 1) -> tuple[float, dict[str, float]]:
+    """:func:`served_seconds` and each cell's expected end (seconds after the server starts)."""
     live_n = min(len(cells), CELLS_AT_ONCE)
     now = setup.start_s + setup.cell_start_s * max(1.0, live_n / max(setup.cores, 1))
     left = {i: 1.0 for i, c in enumerate(cells) if c.counts.prompt_tokens or c.counts.gen_tokens}
+    ends = {c.name: now for c in cells}
     order = list(left)
     while left:
         live = order[:CELLS_AT_ONCE]
@@ -97,7 +103,8 @@ def served_seconds(cells: Sequence[CellWork], setup: Setup, replicas: int = 1) -
             if left[i] <= 1e-9:
                 del left[i]
                 order.remove(i)
-    return now
+                ends[cells[i].name] = now
+    return now, ends
 
 
 def model_seconds(cells: Sequence[CellWork], setup: Setup, replicas: int = 1) -> float:
