@@ -1,11 +1,13 @@
 """``triangulate suite --dry_run``: the size of a sweep before it starts, written to ``DIR/suite_plan.json``.
 
 Shape: ``{"models": [{"name", "gpus": [ids], "wave": k, "replicas", "expected_start_h", "expected_end_h", "engine",
-"engine_reason", "server", "cells": [{"name", "command", "requests", "prompt_tokens", "tokenizer", "done", "note",
-"subtasks": {leaf: {"requests", "prompt_tokens"}}}]}], "gpus": [...], "totals": {...}, "expected": {"makespan_h",
-"gpu_busy_share", "model"}}``. On a GPU node the models are placed by the GPU pool
-(:func:`triangulation.suite.placement.place_pool`) from the counted tokens: each model's GPUs, data-parallel
-replicas, expected start and end, and the node's expected GPU-busy share. Counts come from the
+"engine_reason", "server", "cells": [{"name", "command", "kind", "requests", "prompt_tokens", "gen_tokens",
+"max_gen_tokens", "tokenizer", "done", "note", "subtasks": {leaf: {"kind", "requests", "prompt_tokens", "gen_tokens",
+"max_gen_tokens"}}}]}], "gpus": [...], "totals": {...}, "expected": {"makespan_h", "busy_work", "busy_held",
+"gpu_hours_by_phase", "work_share_by_task", "sources", "model"}}``. On a GPU node the models are placed by the GPU
+pool with the run's own estimate (:func:`triangulation.suite.placement.suite_costs`: these counts, else the task
+table; the rates measured by earlier runs into the same folder, else the throughput table; ``sources`` says which):
+each model's GPUs, data-parallel replicas, expected start and end, and the node's GPU shares, working and held. Counts come from the
 data on this machine only (``HF_DATASETS_OFFLINE``/``HF_HUB_OFFLINE`` are forced; nothing is
 downloaded) and are ``null`` where the data is not local (``note`` says why):
 
