@@ -316,7 +316,7 @@ def run_suite(
     Ctrl-C or SIGTERM stops every cell and server started, then re-raises."""
     from tqdm.auto import tqdm
 
-    placements = pool_placements(suite, gpus or [])  # a model too big for the node: an error before anything runs
+    placements = pool_placements(suite, gpus or [], root=root)  # a model too big for the node: an error before anything runs
     root.mkdir(parents=True, exist_ok=True)
     attempts = 1 + (suite.retries if retries is None else retries)
     result = SuiteResult()
