@@ -1,0 +1,183 @@
+"""``local-completions-onepass``: lm-eval's ``local-completions`` scoring each question's single-token choices from
+one request (issue 40).
+
+lm-eval's served loglikelihood path sends one ``/v1/completions`` request per choice, with ``echo`` and prompt
+logprobs, so a question's context is prefilled once per choice (4x for MMLU), and vLLM skips its prefix cache for
+requests with prompt logprobs. Here the continuations that are one token of the client's tokenizer (the served
+model's) are grouped by the prompt the parent would send before that token (its context, left-truncated the same
+way), and each group is answered by one request at the context's end: ``max_tokens: 1``, no echo, the top
+``onepass_logprobs`` next-token logprobs (vLLM's server caps them with ``--max-logprobs``, default 20), token ids
+as keys (vLLM's ``return_tokens_as_token_ids``). A choice's loglikelihood is its token's logprob there; it is
+greedy when that logprob is the largest over the whole vocabulary (the top-1 of the answer), as lm-eval's parent
+decides it from its ``logprobs: 1`` top entry. A group with a choice token outside the returned top-k, every
+multi-token continuation, and everything when the server cannot do it (:meth:`OnePassCompletionsLM.probe`:
+the first request is refused or its keys are not token ids: an ``engine: api`` server that is not vLLM) go to the
+parent's per-choice path, unchanged; the fallback is said once in the log.
+
+The grouping rule and the request counts (for the suite's plan and cost model, without importing lm-eval) are
+:mod:`models.choice_groups`.
+"""
+
+from __future__ import annotations
+
+import logging
+import re
+from collections.abc import Sequence
+from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass, field
+from typing import Any
+
+import requests as http
+from lm_eval.api.registry import register_model
+from lm_eval.models.openai_completions import LocalCompletionsAPI
+from tenacity import retry, stop_after_attempt, wait_exponential
+
+from models.choice_groups import DEFAULT_LOGPROBS, ONE_PASS_MODEL, group_requests
+
+log = logging.getLogger(__name__)
+
+TOKEN_ID = re.compile(r"^token_id:(\d+)$")
+
+
+def top_token_logprobs(choice: dict[str, Any]) -> dict[int, float] | None:
+    """The first generated position's top logprobs of one completion choice, by token id; None when its keys
+    are not token ids (a server without ``return_tokens_as_token_ids``) or it has none."""
+    top = ((choice.get("logprobs") or {}).get("top_logprobs") or [None])[0]
+    if not isinstance(top, dict) or not top:
+        return None
+    out: dict[int, float] = {}
+    for key, value in top.items():
+        match = TOKEN_ID.match(str(key))
+        if match is None or not isinstance(value, int | float):
+            return None
+        out[int(match.group(1))] = float(value)
+    return out
+
+
+def score_group(top: dict[int, float], tokens: Sequence[int]) -> list[tuple[float, bool]] | None:
+    """``(logprob, is_greedy)`` of each choice token from one position's top logprobs (greedy: the largest over
+    the vocabulary, which the top-k holds), or None when a token is not among them (the group is re-asked)."""
+    if any(t not in top for t in tokens):
+        return None
+    best = max(top.values())
+    return [(top[t], top[t] == best) for t in tokens]
+
+
+@dataclass
+class OnePassStats:
+    """What one model instance did: questions (groups) answered in one request, groups re-asked per choice
+    because a choice was outside the top-k, continuations sent per choice (multi-token, unsupported server)."""
+
+    one_pass_groups: int = 0
+    one_pass_choices: int = 0
+    top_k_misses: int = 0
+    per_choice: int = 0
+    notes: list[str] = field(default_factory=list)
+
+
+@register_model(ONE_PASS_MODEL)
+class OnePassCompletionsLM(LocalCompletionsAPI):
+    """``local-completions`` whose single-token choices sharing a context are scored from one request (the
+    module docstring); ``onepass_logprobs=K`` sets the top-k asked for."""
+
+    def __init__(self, onepass_logprobs: int = DEFAULT_LOGPROBS, **kwargs: Any) -> None:
+        super().__init__(**kwargs)
+        self.onepass_logprobs = int(onepass_logprobs)
+        self._supported: bool | None = None  # unknown until the first one-pass request
+        self.onepass_stats = OnePassStats()
+
+    def _create_payload(self, messages, generate=False, gen_kwargs=None, seed=1234, eos=None, **kwargs) -> dict:
+        if kwargs.get("onepass"):
+            return {
+                "model": self.model,
+                "prompt": messages,
+                "temperature": 0,
+                "max_tokens": 1,
+                "logprobs": self.onepass_logprobs,
+                "seed": seed,
+                "echo": False,
+                "return_tokens_as_token_ids": True,
+            }
+        return super()._create_payload(messages, generate=generate, gen_kwargs=gen_kwargs, seed=seed, eos=eos, **kwargs)
+
+    def _loglikelihood_tokens(self, requests, **kwargs) -> list[tuple[float, bool]]:
+        pairs = [(ctx, cont) for _, ctx, cont in requests]
+        groups, rest = group_requests(pairs, self.max_length)
+        results: list[tuple[float, bool] | None] = [None] * len(requests)
+        prompts = list(groups)
+        probed: list[dict[int, float] | None] = []
+        if prompts and self._supported is None:
+            self._supported, first = self.probe(prompts[0])
+            probed = [first] if self._supported else []
+        if not self._supported:
+            rest, prompts = list(range(len(requests))), []
+        answers = probed + self._one_pass(prompts[len(probed) :])
+        for prompt, top in zip(prompts, answers, strict=True):
+            members = groups[prompt]
+            scored = None if top is None else score_group(top, [pairs[i][1][0] for i in members])
+            if scored is None:
+                self.onepass_stats.top_k_misses += 1
+                rest.extend(members)
+                continue
+            self.onepass_stats.one_pass_groups += 1
+            self.onepass_stats.one_pass_choices += len(members)
+            for i, answer in zip(members, scored, strict=True):
+                results[i] = answer
+                if requests[i][0] is not None:
+                    self.cache_hook.add_partial("loglikelihood", requests[i][0], answer)
+        rest.sort()
+        self.onepass_stats.per_choice += len(rest)
+        if rest:
+            for i, answer in zip(rest, super()._loglikelihood_tokens([requests[i] for i in rest], **kwargs), strict=True):
+                results[i] = answer
+        return results  # type: ignore[return-value]
+
+    def probe(self, prompt: Sequence[int]) -> tuple[bool, dict[int, float] | None]:
+        """Whether the server answers a one-pass request with token-id keyed top logprobs (vLLM's
+        ``return_tokens_as_token_ids``), and that first answer; a refused request (HTTP 4xx, e.g. more logprobs
+        than its ``--max-logprobs``) or string keys: no, and the per-choice path is used for this model, said
+        once."""
+        top = None
+        try:
+            outputs = self.model_call(messages=[list(prompt)], generate=False, onepass=True)
+            top = None if outputs is None else top_token_logprobs(outputs["choices"][0])
+            ok = top is not None
+            why = "its top logprobs are not keyed by token ids (return_tokens_as_token_ids)"
+        except http.HTTPError as exc:
+            if exc.response is None or exc.response.status_code >= 500:
+                raise
+            ok, why = False, f"it refused the request (HTTP {exc.response.status_code}: {exc.response.text[:200]})"
+        except (KeyError, IndexError, TypeError) as exc:
+            ok, why = False, f"its answer has no choices/logprobs ({exc!r})"
+        if not ok:
+            note = f"one-pass scoring not supported by {self.base_url}: {why}; every choice is scored by its own request"
+            self.onepass_stats.notes.append(note)
+            log.warning(note)
+        return ok, top
+
+    def _one_pass(self, prompts: list[tuple[int, ...]]) -> list[dict[int, float] | None]:
+        """Each prompt's next-token top logprobs by token id (None where the answer has none), ``batch_size``
+        prompts a request, ``num_concurrent`` requests in flight, retried as the parent retries."""
+        from tqdm import tqdm
+
+        call = retry(stop=stop_after_attempt(self.max_retries), wait=wait_exponential(multiplier=0.5, min=1, max=10), reraise=True)(
+            self.model_call
+        )
+        size = max(1, self._batch_size)
+        chunks = [prompts[i : i + size] for i in range(0, len(prompts), size)]
+
+        def ask(chunk: list[tuple[int, ...]]) -> list[dict[int, float] | None]:
+            outputs = call(messages=[list(p) for p in chunk], generate=False, onepass=True)
+            choices = sorted((outputs or {}).get("choices", []), key=lambda c: c.get("index", 0))
+            tops = [top_token_logprobs(c) for c in choices]
+            return tops if len(tops) == len(chunk) else [None] * len(chunk)
+
+        out: list[dict[int, float] | None] = []
+        with (
+            ThreadPoolExecutor(max_workers=max(1, self._concurrent)) as pool,
+            tqdm(total=len(prompts), desc="Requesting API (one pass)") as bar,
+        ):
+            for tops in pool.map(ask, chunks):
+                out.extend(tops)
+                bar.update(len(tops))
+        return out
