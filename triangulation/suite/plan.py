@@ -2,7 +2,7 @@
 
 Shape: ``{"models": [{"name", "gpus": [ids], "wave": k, "replicas", "expected_start_h", "expected_end_h", "engine",
 "engine_reason", "server", "cells": [{"name", "command", "requests", "prompt_tokens", "tokenizer", "done", "note",
-"subtasks": {leaf: {"requests", "prompt_tokens"}}}]}], "gpus": [...], "totals": {...}, "expected": {"makespan_h",
+"subtasks": {leaf: {"requests", "prompt_tokens", "served_requests"}}, "served_requests", "one_pass", "per_choice"}]}], "gpus": [...], "totals": {...}, "expected": {"makespan_h",
 "gpu_busy_share", "model"}}``. On a GPU node the models are placed by the GPU pool
 (:func:`triangulation.suite.placement.place_pool`) from the counted tokens: each model's GPUs, data-parallel
 replicas, expected start and end, and the node's expected GPU-busy share. Counts come from the
@@ -11,7 +11,10 @@ downloaded) and are ``null`` where the data is not local (``note`` says why):
 
 - an ``eval:`` cell: lm-eval builds the task's requests exactly as a run would (its few-shot examples,
   chat template, ``limit``); ``requests`` counts them, ``prompt_tokens`` sums the tokens of each
-  request's context (plus the continuation of a log-likelihood request: the model reads both).
+  request's context (plus the continuation of a log-likelihood request: the model reads both). A served
+  model's cells also say ``served_requests``, the requests its ``local-completions-onepass`` client sends (a
+  question's one-token choices in one: :mod:`models.onepass`), and which leaf tasks are ``one_pass`` and
+  which ``per_choice`` (multi-token choices, generation).
 - a ``play:`` cell: its episodes are played by the chance player (:mod:`models.chance`,
   well-formed random replies) and every request of every role is counted as the engine renders it. A
   real model's episodes can end earlier or later than chance's (a Wordle solved early, a game aborted
@@ -33,6 +36,7 @@ from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any
 
+from models.choice_groups import served_requests
 from models.default_model import GGUF_FILE, smollm2_dir
 from plumbing.secrets import scrub_tree
 from triangulation.suite.cells import cell_argv, cell_dir, is_done, redacted_argv
@@ -149,19 +153,21 @@ def count_eval(task: TaskSpec, model: ModelSpec, tok: Any, subtasks: Subtasks | 
         except Exception as exc:  # noqa: BLE001
             return None, None, f"not counted ({leaf.config.task}): {_one_line(exc)}"
         try:
-            n_requests, n_prompt = _count_instances(leaf.instances, tok)
+            n_requests, n_prompt, n_served = _count_instances(leaf.instances, tok)
         except Exception as exc:  # noqa: BLE001  (a tokenizer failing on a prompt: that cell is not counted)
             return None, None, f"not counted ({leaf.config.task}): {_one_line(exc)}"
         requests, tokens = requests + n_requests, tokens + n_prompt
         if subtasks is not None:
-            subtasks[str(leaf.config.task)] = {"requests": n_requests, "prompt_tokens": n_prompt}
+            subtasks[str(leaf.config.task)] = {"requests": n_requests, "prompt_tokens": n_prompt, "served_requests": n_served}
     return requests, tokens, "lm-eval's requests"
 
 
-def _count_instances(instances: Sequence[Any], tok: Any) -> tuple[int, int]:
-    """Requests and prompt tokens of one lm-eval task's instances (a context shared by several counted once)."""
+def _count_instances(instances: Sequence[Any], tok: Any) -> tuple[int, int, int]:
+    """Requests, prompt tokens (a context shared by several counted once) and the requests a served model's
+    one-pass client sends (:func:`models.choice_groups.served_requests`: a question's one-token choices in one)."""
     seen: dict[str, int] = {}
     tokens = 0
+    pairs, other = [], 0
     for inst in instances:
         context = str(inst.arguments[0])
         if context not in seen:
@@ -169,7 +175,19 @@ def _count_instances(instances: Sequence[Any], tok: Any) -> tuple[int, int]:
         tokens += seen[context]
         if inst.request_type == "loglikelihood":
             tokens += n_tokens(tok, str(inst.arguments[1]))
-    return len(instances), tokens
+            pairs.append(([context], [0] * continuation_tokens(tok, context, str(inst.arguments[1]))))
+        else:
+            other += 1
+    return len(instances), tokens, served_requests(pairs) + other
+
+
+def continuation_tokens(tok: Any, context: str, continuation: str) -> int:
+    """Tokens of a continuation as lm-eval splits the pair (``TemplateLM._encode_pair``: the context's trailing
+    spaces moved over, the whole encoded then split), read from the context's last 200 characters (the split
+    never reaches further back in a tokenizer that pre-splits on whitespace; a plan's count, not a score)."""
+    spaces = len(context) - len(context.rstrip())
+    head, tail = context[: len(context) - spaces][-200:], context[len(context) - spaces :] + continuation
+    return n_tokens(tok, head + tail) - n_tokens(tok, head)
 
 
 def count_play(task: TaskSpec, tok: Any, subtasks: Subtasks | None = None) -> Counts:
@@ -262,6 +280,7 @@ def build_plan(
                     "done": is_done(root, cell),
                     "note": note,
                     "subtasks": subs if len(subs) > 1 else {},
+                    **(one_pass(subs) if m.served and requests is not None else {}),
                 }
             )
         server = None if endpoint is None else endpoint.base_url
@@ -269,6 +288,14 @@ def build_plan(
     expected = _place(suite, placements, models, gpus)
     plan = {"suite": str(suite.path), "gpus": list(gpus), "models": models, "totals": totals(models), "expected": expected}
     return scrub_tree(plan)  # a served endpoint's URL password, a key in any command: never in the plan
+
+
+def one_pass(subs: Subtasks) -> dict[str, Any]:
+    """A served cell's ``served_requests`` (what ``local-completions-onepass`` sends) and which of its leaf tasks
+    are scored one request per question (``one_pass``) and which per choice or by generation (``per_choice``)."""
+    served = {leaf: s.get("served_requests", s["requests"]) for leaf, s in subs.items()}
+    faster = sorted(leaf for leaf, n in served.items() if n < subs[leaf]["requests"])
+    return {"served_requests": sum(served.values()), "one_pass": faster, "per_choice": sorted(set(subs) - set(faster))}
 
 
 def _place(suite: Suite, placements: Sequence[Placement], models: list[dict[str, Any]], gpus: Sequence[str]) -> dict[str, Any]:
@@ -343,7 +370,12 @@ def print_plan(plan: dict[str, Any], root: Path) -> None:
         print(f"{m['name']}: engine {m['engine_reason']}" + (f"; server at {m['server']}" if m.get("server") else ""))
         for c in m["cells"]:
             state = "done" if c["done"] else "to run"
-            print(f"  {c['name']}: {state}: {_fmt(c['requests'])} requests, {_fmt(c['prompt_tokens'])} tokens: {c['command']}")
+            served = (
+                f" ({_fmt(c['served_requests'])} served one pass: {', '.join(c['one_pass']) or 'none'})"
+                if c.get("one_pass") is not None
+                else ""
+            )
+            print(f"  {c['name']}: {state}: {_fmt(c['requests'])} requests{served}, {_fmt(c['prompt_tokens'])} tokens: {c['command']}")
     e = plan.get("expected") or {}
     if e.get("makespan_h") is not None:
         print(f"node: expected makespan {e['makespan_h']:.2f} h, GPUs busy {100 * e['gpu_busy_share']:.0f}% of it")

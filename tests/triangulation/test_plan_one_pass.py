@@ -1,0 +1,33 @@
+"""The plan says which tasks a served model scores one pass (issue 40, item 4): a question whose choices are one
+token each is one request of ``local-completions-onepass``, a multi-token choice and a generation one request each."""
+
+from __future__ import annotations
+
+import re
+from types import SimpleNamespace
+
+from triangulation.suite.plan import _count_instances, continuation_tokens, one_pass
+
+
+def words(text: str, add_special_tokens: bool = False) -> dict[str, list[str]]:
+    """A toy tokenizer: a word with its leading space is one token, each other character one."""
+    return {"input_ids": re.findall(r" ?\w+|\S|\s", text)}
+
+
+def ll(context: str, continuation: str) -> SimpleNamespace:
+    return SimpleNamespace(arguments=(context, continuation), request_type="loglikelihood")
+
+
+def test_one_token_choices_are_one_request_per_question():
+    letters = [ll(f"Q{q}\nAnswer:", f" {c}") for q in range(3) for c in "ABCD"]
+    phrases = [ll("Q9\nAnswer:", c) for c in (" exactly seven", " exactly eight")]
+    generation = [SimpleNamespace(arguments=("Say hi", {}), request_type="generate_until")]
+    assert _count_instances(letters, words)[::2] == (12, 3)
+    assert _count_instances(phrases + generation, words)[::2] == (3, 3)
+    assert continuation_tokens(words, "Answer: ", "A") == 1  # the context's trailing space moves over, as lm-eval does
+    subs = {
+        "mmlu_x": {"requests": 12, "prompt_tokens": 90, "served_requests": 3},
+        "cont": {"requests": 3, "prompt_tokens": 9, "served_requests": 3},
+    }
+    subs["play"] = {"requests": 5, "prompt_tokens": 50}
+    assert one_pass(subs) == {"served_requests": 11, "one_pass": ["mmlu_x"], "per_choice": ["cont", "play"]}
