@@ -15,7 +15,9 @@ its requests ask for prompt logprobs).
 Tasks: ``lm_pragmatics`` (built data, ``$TRIANGULATE_DATA``), ``mmlu_standin`` (lm-eval's real MMLU template,
 ``mmlu/default/_default_template_yaml``: 5-shot, " A".." D"; stand-in arithmetic rows written by this script, since
 MMLU itself is not on this machine) and ``mmlu_standin_continuation`` (lm-eval's ``mmlu/continuation`` template
-on the same rows: multi-token answers, which the one-pass path must leave per choice). The parity test
+on the same rows: multi-token answers with distinct first tokens, which the one-pass path must leave per choice).
+``lm_pragmatics`` scores " 1".." k", which SmolLM2 splits into a space token and a digit: two requests a question
+one pass (after the context, after the space). The parity test
 (tests/triangulation/test_onepass_parity_slow.py) runs :func:`compare` too.
 
     python benchmarks/onepass_scoring.py [--tasks lm_pragmatics,mmlu_standin,mmlu_standin_continuation]
@@ -58,7 +60,8 @@ NUMBERS += ["thirteen", "fourteen", "fifteen", "sixteen", "seventeen", "eighteen
 
 def standin_rows(n: int, seed: int) -> list[dict[str, Any]]:
     """MMLU-shaped rows (question, four choices, answer index): small sums, the choices spelled out as phrases
-    ("exactly seven") so that their continuation form is several tokens."""
+    ("seven in total") so that their continuation form is several tokens, no two sharing the first (a token trie
+    with more nodes than choices: per choice)."""
     rng = random.Random(seed)
     rows = []
     for _ in range(n):
@@ -67,7 +70,7 @@ def standin_rows(n: int, seed: int) -> list[dict[str, Any]]:
         choices = [a + b, *wrong]
         rng.shuffle(choices)
         rows.append(
-            {"question": f"What is {a} plus {b}?", "choices": [f"exactly {NUMBERS[v]}" for v in choices], "answer": choices.index(a + b)}
+            {"question": f"What is {a} plus {b}?", "choices": [f"{NUMBERS[v]} in total" for v in choices], "answer": choices.index(a + b)}
         )
     return rows
 

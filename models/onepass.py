@@ -1,18 +1,20 @@
-"""``local-completions-onepass``: lm-eval's ``local-completions`` scoring each question's single-token choices from
-one request (issue 40).
+"""``local-completions-onepass``: lm-eval's ``local-completions`` scoring a question's choices from the next-token
+logprobs after their shared context, one request for MMLU's one-token choices (issue 40).
 
 lm-eval's served loglikelihood path sends one ``/v1/completions`` request per choice, with ``echo`` and prompt
 logprobs, so a question's context is prefilled once per choice (4x for MMLU), and vLLM skips its prefix cache for
-requests with prompt logprobs. Here the continuations that are one token of the client's tokenizer (the served
-model's) are grouped by the prompt the parent would send before that token (its context, left-truncated the same
-way), and each group is answered by one request at the context's end: ``max_tokens: 1``, no echo, the top
-``onepass_logprobs`` next-token logprobs (vLLM's server caps them with ``--max-logprobs``, default 20), token ids
-as keys (vLLM's ``return_tokens_as_token_ids``). A choice's loglikelihood is its token's logprob there; it is
-greedy when that logprob is the largest over the whole vocabulary (the top-1 of the answer), as lm-eval's parent
-decides it from its ``logprobs: 1`` top entry. A group with a choice token outside the returned top-k, every
-multi-token continuation, and everything when the server cannot do it (:meth:`OnePassCompletionsLM.probe`:
-the first request is refused or its keys are not token ids: an ``engine: api`` server that is not vLLM) go to the
-parent's per-choice path, unchanged; the fallback is said once in the log.
+requests with prompt logprobs. Here continuations are grouped by the prompt the parent would send before them
+(:mod:`models.choice_groups`: the context, left-truncated the same way), and each node of a group's token trie
+(``()`` for one-token choices; also ``(space,)`` for SmolLM2's " 1".." 4", a space token then a digit) is one
+request: the prompt plus that prefix, ``max_tokens: 1``, no echo, the top ``onepass_logprobs`` next-token logprobs
+(vLLM's server caps them with ``--max-logprobs``, default 20) keyed by token id (vLLM's
+``return_tokens_as_token_ids``). A choice's loglikelihood is the sum of its tokens' logprobs there; it is greedy
+when each token's logprob is the largest over the whole vocabulary (the top-1 of the answer), as lm-eval's parent
+decides it from its ``logprobs: 1`` top entry. A group with a token outside the returned top-k, a group whose
+trie needs more requests than it has choices (distinct multi-token answers), a multi-token continuation the parent
+would truncate, and everything when the server cannot do it (:meth:`OnePassCompletionsLM.probe`: the first request
+is refused or its keys are not token ids: an ``engine: api`` server that is not vLLM) go to the parent's
+per-choice path, unchanged; the fallback is said once in the log.
 
 The grouping rule and the request counts (for the suite's plan and cost model, without importing lm-eval) are
 :mod:`models.choice_groups`.
@@ -54,22 +56,29 @@ def top_token_logprobs(choice: dict[str, Any]) -> dict[int, float] | None:
     return out
 
 
-def score_group(top: dict[int, float], tokens: Sequence[int]) -> list[tuple[float, bool]] | None:
-    """``(logprob, is_greedy)`` of each choice token from one position's top logprobs (greedy: the largest over
-    the vocabulary, which the top-k holds), or None when a token is not among them (the group is re-asked)."""
-    if any(t not in top for t in tokens):
-        return None
-    best = max(top.values())
-    return [(top[t], top[t] == best) for t in tokens]
+def score_path(tops: dict[tuple[int, ...], dict[int, float] | None], continuation: Sequence[int]) -> tuple[float, bool] | None:
+    """``(logprob, is_greedy)`` of a continuation from the top logprobs after each of its prefixes: the sum of its
+    tokens' logprobs, greedy when each is the largest over the vocabulary there (the top-1, which a top-k holds);
+    None when a token is not among them (its group is re-asked per choice)."""
+    total, greedy = 0.0, True
+    for j, token in enumerate(continuation):
+        top = tops.get(tuple(continuation[:j]))
+        if top is None or token not in top:
+            return None
+        total += top[token]
+        greedy = greedy and top[token] == max(top.values())
+    return total, greedy
 
 
 @dataclass
 class OnePassStats:
-    """What one model instance did: questions (groups) answered in one request, groups re-asked per choice
-    because a choice was outside the top-k, continuations sent per choice (multi-token, unsupported server)."""
+    """What one model instance did: groups (questions) scored one pass, their choices and requests, groups
+    re-asked per choice because a token was outside the top-k, continuations sent per choice (a trie with more
+    nodes than choices, a truncated multi-token context, a server that cannot)."""
 
     one_pass_groups: int = 0
     one_pass_choices: int = 0
+    one_pass_requests: int = 0
     top_k_misses: int = 0
     per_choice: int = 0
     notes: list[str] = field(default_factory=list)
@@ -104,24 +113,25 @@ class OnePassCompletionsLM(LocalCompletionsAPI):
         pairs = [(ctx, cont) for _, ctx, cont in requests]
         groups, rest = group_requests(pairs, self.max_length)
         results: list[tuple[float, bool] | None] = [None] * len(requests)
-        prompts = list(groups)
+        prompts = [g.prompt + node for g in groups for node in g.nodes]
         probed: list[dict[int, float] | None] = []
         if prompts and self._supported is None:
             self._supported, first = self.probe(prompts[0])
             probed = [first] if self._supported else []
         if not self._supported:
-            rest, prompts = list(range(len(requests))), []
-        answers = probed + self._one_pass(prompts[len(probed) :])
-        for prompt, top in zip(prompts, answers, strict=True):
-            members = groups[prompt]
-            scored = None if top is None else score_group(top, [pairs[i][1][0] for i in members])
-            if scored is None:
+            groups, rest, prompts = [], list(range(len(requests))), []
+        answers = iter(probed + self._one_pass(prompts[len(probed) :]))
+        for group in groups:
+            tops = {node: next(answers) for node in group.nodes}
+            scored = [score_path(tops, pairs[i][1]) for i in group.members]
+            if any(s is None for s in scored):
                 self.onepass_stats.top_k_misses += 1
-                rest.extend(members)
+                rest.extend(group.members)
                 continue
             self.onepass_stats.one_pass_groups += 1
-            self.onepass_stats.one_pass_choices += len(members)
-            for i, answer in zip(members, scored, strict=True):
+            self.onepass_stats.one_pass_choices += len(group.members)
+            self.onepass_stats.one_pass_requests += len(group.nodes)
+            for i, answer in zip(group.members, scored, strict=True):
                 results[i] = answer
                 if requests[i][0] is not None:
                     self.cache_hook.add_partial("loglikelihood", requests[i][0], answer)

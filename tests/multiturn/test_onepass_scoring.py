@@ -49,13 +49,30 @@ def test_one_request_per_question_with_the_per_choice_scores():
     assert any(g for _, g in one_pass) and not all(g for _, g in one_pass)
     for a, b in zip(one_pass, per_choice, strict=True):
         assert a[0] == pytest.approx(b[0], abs=1e-9)
-    # 3 one-token questions in one request each; the mixed question's one-token choice in one, its 2 longer ones per choice
-    assert len(new.bodies) == 3 + 1 + 2 and len(old.bodies) == len(reqs)
-    assert sum(1 for b in new.bodies if not b["echo"]) == 4
+    # 3 one-token questions in one request each; the mixed question (a trie of 4 nodes for 3 choices) per choice
+    assert len(new.bodies) == 3 + 3 and len(old.bodies) == len(reqs)
+    assert sum(1 for b in new.bodies if not b["echo"]) == 3
     assert new.prompt_tokens < old.prompt_tokens
     stats = lm.onepass_stats
-    assert (stats.one_pass_groups, stats.one_pass_choices, stats.per_choice, stats.top_k_misses) == (4, 13, 2, 0)
+    assert (stats.one_pass_groups, stats.one_pass_choices, stats.per_choice, stats.top_k_misses) == (3, 12, 3, 0)
     assert served_requests([(c, k) for _, c, k in reqs]) == 6
+
+
+def test_choices_sharing_leading_tokens_are_one_request_per_trie_node():
+    """SmolLM2 splits " 1" into a space and a digit: four such choices are two requests (after the context, after
+    the space), exact: each token's logprob where lm-eval's echo reads it."""
+    ctx = CONTEXTS[2]
+    space = top_k(next_logprobs(ctx), 1)[0]
+    digits = top_k(next_logprobs([*ctx, space]), 4)
+    reqs = _requests([(ctx, [[space, d] for d in digits]), (CONTEXTS[0], [[t] for t in top_k(next_logprobs(CONTEXTS[0]), 3)])])
+    with FakeLogprobServer() as server:
+        lm = _lm(server)
+        got = lm._loglikelihood_tokens(reqs)
+    exact = [continuation_logprob(c, k) for _, c, k in reqs]
+    assert [g for _, g in got] == [g for _, g in exact] and got[0][1]  # the greedy path is greedy
+    assert [lp for lp, _ in got] == pytest.approx([lp for lp, _ in exact], abs=1e-9)
+    assert sorted(len(b["prompt"][0]) for b in server.bodies) == sorted([len(ctx), len(ctx) + 1, len(CONTEXTS[0])])
+    assert (lm.onepass_stats.one_pass_requests, lm.onepass_stats.per_choice) == (3, 0)
 
 
 def test_choice_outside_the_top_k_is_scored_per_choice():
@@ -100,6 +117,6 @@ def test_requests_per_question_and_registration():
 
     assert requests_per_question([[1], [2], [3], [4]]) == 1
     assert requests_per_question([[1], [2, 3]]) == 2
-    assert requests_per_question([[1], [2], [3, 4], [5, 6]]) == 3
-    assert requests_per_question([[1, 2], [3, 4]]) == 2
+    assert requests_per_question([[9, 1], [9, 2], [9, 3], [9, 4]]) == 2  # SmolLM2's " 1".." 4": a space, a digit
+    assert requests_per_question([[1, 2], [3, 4]]) == 2  # 3 trie nodes: per choice
     assert get_model(ONE_PASS_MODEL) is OnePassCompletionsLM

@@ -3,7 +3,8 @@ the embedded SmolLM2): lm-eval's ``local-completions`` and our ``local-completio
 server (benchmarks/onepass_scoring.py's :func:`compare`), every choice's loglikelihood within 1e-4, the same
 ``is_greedy`` flags and identical accuracies on ``lm_pragmatics`` (``--limit 1``: 7 phenomena x 5 orders), an
 MMLU-shaped task (lm-eval's own ``mmlu`` default template, 5-shot, stand-in rows) and a task whose choices are
-several tokens (lm-eval's ``mmlu`` continuation template), which must stay per choice. The MMLU-shaped task must
+several tokens with distinct first tokens (lm-eval's ``mmlu`` continuation template), which must stay per
+choice. ``lm_pragmatics`` scores " 1".." k", which SmolLM2 splits into a space and a digit: two requests a question. The MMLU-shaped task must
 also take at least 3x fewer prompt tokens one pass (the server's ``/metrics``). The figures are printed (``-s``)
 as one ``onepass parity: {...}`` line.
 
@@ -57,6 +58,8 @@ def test_one_pass_scores_what_per_choice_scores_on_vllm(upstream, vllm_python, t
     for task in ("lm_pragmatics", "mmlu_standin"):
         stats = report[task]["one_pass"]["one_pass"]
         assert stats["one_pass_groups"] > 0 and not stats["notes"], (task, stats)
+    prag = report["lm_pragmatics"]["one_pass"]["one_pass"]  # " 1".." k": a space token then a digit, two requests a question
+    assert prag["one_pass_requests"] == 2 * prag["one_pass_groups"], prag
     mmlu = report["mmlu_standin"]
     assert mmlu["one_pass"]["one_pass"]["one_pass_groups"] == 12 and mmlu["one_pass"]["requests"] == 12
     assert mmlu["per_choice"]["requests"] == 48

@@ -175,19 +175,20 @@ def _count_instances(instances: Sequence[Any], tok: Any) -> tuple[int, int, int]
         tokens += seen[context]
         if inst.request_type == "loglikelihood":
             tokens += n_tokens(tok, str(inst.arguments[1]))
-            pairs.append(([context], [0] * continuation_tokens(tok, context, str(inst.arguments[1]))))
+            pairs.append(([context], continuation_tokens(tok, context, str(inst.arguments[1]))))
         else:
             other += 1
     return len(instances), tokens, served_requests(pairs) + other
 
 
-def continuation_tokens(tok: Any, context: str, continuation: str) -> int:
-    """Tokens of a continuation as lm-eval splits the pair (``TemplateLM._encode_pair``: the context's trailing
+def continuation_tokens(tok: Any, context: str, continuation: str) -> list[int]:
+    """A continuation's tokens as lm-eval splits the pair (``TemplateLM._encode_pair``: the context's trailing
     spaces moved over, the whole encoded then split), read from the context's last 200 characters (the split
     never reaches further back in a tokenizer that pre-splits on whitespace; a plan's count, not a score)."""
     spaces = len(context) - len(context.rstrip())
     head, tail = context[: len(context) - spaces][-200:], context[len(context) - spaces :] + continuation
-    return n_tokens(tok, head + tail) - n_tokens(tok, head)
+    ids = tok(head + tail, add_special_tokens=False)["input_ids"]
+    return list(ids[len(tok(head, add_special_tokens=False)["input_ids"]) :])
 
 
 def count_play(task: TaskSpec, tok: Any, subtasks: Subtasks | None = None) -> Counts:
