@@ -10,7 +10,9 @@ request: the prompt plus that prefix, ``max_tokens: 1``, no echo, the top ``onep
 (vLLM's server caps them with ``--max-logprobs``, default 20) keyed by token id (vLLM's
 ``return_tokens_as_token_ids``). A choice's loglikelihood is the sum of its tokens' logprobs there; it is greedy
 when each token's logprob is the largest over the whole vocabulary (the top-1 of the answer), as lm-eval's parent
-decides it from its ``logprobs: 1`` top entry. A group with a token outside the returned top-k, a group whose
+decides it from its ``logprobs: 1`` top entry. A choice token outside the returned top-k is asked for by one more
+request with it the only token allowed (vLLM's ``allowed_token_ids``; the reported logprob is raw, over the whole
+vocabulary). A group with a token still missing (a server that ignores the restriction), a group whose
 trie needs more requests than it has choices (distinct multi-token answers), a multi-token continuation the parent
 would truncate, and everything when the server cannot do it (:meth:`OnePassCompletionsLM.probe`: the first request
 is refused or its keys are not token ids: an ``engine: api`` server that is not vLLM) go to the parent's
@@ -34,7 +36,7 @@ from lm_eval.api.registry import register_model
 from lm_eval.models.openai_completions import LocalCompletionsAPI
 from tenacity import retry, stop_after_attempt, wait_exponential
 
-from models.choice_groups import DEFAULT_LOGPROBS, ONE_PASS_MODEL, group_requests
+from models.choice_groups import DEFAULT_LOGPROBS, ONE_PASS_MODEL, Group, group_requests
 
 log = logging.getLogger(__name__)
 
@@ -54,6 +56,13 @@ def top_token_logprobs(choice: dict[str, Any]) -> dict[int, float] | None:
             return None
         out[int(match.group(1))] = float(value)
     return out
+
+
+def sampled_token(choice: dict[str, Any]) -> int | None:
+    """The token id a one-pass answer sampled (its ``tokens[0]``, ``token_id:N``), or None."""
+    tokens = (choice.get("logprobs") or {}).get("tokens") or [None]
+    match = TOKEN_ID.match(str(tokens[0]))
+    return int(match.group(1)) if match else None
 
 
 def score_path(tops: dict[tuple[int, ...], dict[int, float] | None], continuation: Sequence[int]) -> tuple[float, bool] | None:
@@ -79,6 +88,7 @@ class OnePassStats:
     one_pass_groups: int = 0
     one_pass_choices: int = 0
     one_pass_requests: int = 0
+    forced_requests: int = 0
     top_k_misses: int = 0
     per_choice: int = 0
     notes: list[str] = field(default_factory=list)
@@ -106,6 +116,7 @@ class OnePassCompletionsLM(LocalCompletionsAPI):
                 "seed": seed,
                 "echo": False,
                 "return_tokens_as_token_ids": True,
+                **({"allowed_token_ids": [kwargs["forced"]]} if kwargs.get("forced") is not None else {}),
             }
         return super()._create_payload(messages, generate=generate, gen_kwargs=gen_kwargs, seed=seed, eos=eos, **kwargs)
 
@@ -121,8 +132,9 @@ class OnePassCompletionsLM(LocalCompletionsAPI):
         if not self._supported:
             groups, rest, prompts = [], list(range(len(requests))), []
         answers = iter(probed + self._one_pass(prompts[len(probed) :]))
-        for group in groups:
-            tops = {node: next(answers) for node in group.nodes}
+        found = [{node: next(answers) for node in group.nodes} for group in groups]
+        self._fill_missing(groups, found, pairs)
+        for group, tops in zip(groups, found, strict=True):
             scored = [score_path(tops, pairs[i][1]) for i in group.members]
             if any(s is None for s in scored):
                 self.onepass_stats.top_k_misses += 1
@@ -165,28 +177,52 @@ class OnePassCompletionsLM(LocalCompletionsAPI):
             log.warning(note)
         return ok, top
 
-    def _one_pass(self, prompts: list[tuple[int, ...]]) -> list[dict[int, float] | None]:
+    def _fill_missing(self, groups: list[Group], tops: list[dict[tuple[int, ...], dict[int, float] | None]], pairs) -> None:
+        """Add the logprob of each choice token outside its node's top-k, one request each with that token the only
+        one allowed (vLLM's ``allowed_token_ids``): the sampled token's logprob is reported raw, over the whole
+        vocabulary (vLLM's default ``--logprobs-mode raw_logprobs``: before the allowed-token mask), so it is the
+        same number the per-choice path reads. A server that samples another token leaves the gap (per choice)."""
+        wanted = sorted(
+            {
+                (g, tuple(pairs[i][1][:j]), token)
+                for g, (group, got) in enumerate(zip(groups, tops, strict=True))
+                for i in group.members
+                for j, token in enumerate(pairs[i][1])
+                if got.get(tuple(pairs[i][1][:j])) is not None and token not in got[tuple(pairs[i][1][:j])]
+            }
+        )
+        if not wanted:
+            return
+        asked = [(groups[g].prompt + node, token) for g, node, token in wanted]
+        for (g, node, token), forced in zip(wanted, self._one_pass([p for p, _ in asked], [t for _, t in asked]), strict=True):
+            self.onepass_stats.forced_requests += 1
+            if forced is not None and forced.get(token) is not None and forced.get("sampled") == token:
+                tops[g][node][token] = forced[token]
+
+    def _one_pass(self, prompts: list[tuple[int, ...]], forced: list[int] | None = None) -> list[dict[int, float] | None]:
         """Each prompt's next-token top logprobs by token id (None where the answer has none), ``batch_size``
-        prompts a request, ``num_concurrent`` requests in flight, retried as the parent retries."""
+        prompts a request (one with ``forced``: that token the only one allowed, ``"sampled"`` the token the server
+        chose), ``num_concurrent`` requests in flight, retried as the parent retries."""
         from tqdm import tqdm
 
         call = retry(stop=stop_after_attempt(self.max_retries), wait=wait_exponential(multiplier=0.5, min=1, max=10), reraise=True)(
             self.model_call
         )
-        size = max(1, self._batch_size)
-        chunks = [prompts[i : i + size] for i in range(0, len(prompts), size)]
+        size = 1 if forced is not None else max(1, self._batch_size)
+        chunks = [list(range(i, min(i + size, len(prompts)))) for i in range(0, len(prompts), size)]
 
-        def ask(chunk: list[tuple[int, ...]]) -> list[dict[int, float] | None]:
-            outputs = call(messages=[list(p) for p in chunk], generate=False, onepass=True)
+        def ask(chunk: list[int]) -> list[dict[int, float] | None]:
+            token = None if forced is None else forced[chunk[0]]
+            outputs = call(messages=[list(prompts[i]) for i in chunk], generate=False, onepass=True, forced=token)
             choices = sorted((outputs or {}).get("choices", []), key=lambda c: c.get("index", 0))
             tops = [top_token_logprobs(c) for c in choices]
+            if token is not None and tops and tops[0] is not None:
+                tops[0]["sampled"] = sampled_token(choices[0])
             return tops if len(tops) == len(chunk) else [None] * len(chunk)
 
         out: list[dict[int, float] | None] = []
-        with (
-            ThreadPoolExecutor(max_workers=max(1, self._concurrent)) as pool,
-            tqdm(total=len(prompts), desc="Requesting API (one pass)") as bar,
-        ):
+        label = "Requesting API (one pass" + (", tokens outside the top-k)" if forced is not None else ")")
+        with ThreadPoolExecutor(max_workers=max(1, self._concurrent)) as pool, tqdm(total=len(prompts), desc=label) as bar:
             for tops in pool.map(ask, chunks):
                 out.extend(tops)
                 bar.update(len(tops))

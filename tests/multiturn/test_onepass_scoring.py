@@ -75,15 +75,26 @@ def test_choices_sharing_leading_tokens_are_one_request_per_trie_node():
     assert (lm.onepass_stats.one_pass_requests, lm.onepass_stats.per_choice) == (3, 0)
 
 
-def test_choice_outside_the_top_k_is_scored_per_choice():
+@pytest.mark.parametrize("mode", ["vllm", "no_allowed"])
+def test_choice_outside_the_top_k_is_asked_for_alone_else_per_choice(mode):
+    """A choice token outside the top-k: one more request with it the only token allowed (its raw logprob), or,
+    on a server that ignores the restriction, its question per choice."""
     ctx = CONTEXTS[0]
     ranked = top_k(next_logprobs(ctx), 64)
-    reqs = _requests([(ctx, [[ranked[0]], [ranked[-1]]]), (CONTEXTS[1], [[t] for t in top_k(next_logprobs(CONTEXTS[1]), 2)])])
-    with FakeLogprobServer() as server:
+    reqs = _requests([(ctx, [[ranked[0]], [ranked[-1]], [ranked[1]]]), (CONTEXTS[1], [[t] for t in top_k(next_logprobs(CONTEXTS[1]), 2)])])
+    with FakeLogprobServer(mode) as server:
         lm = _lm(server, onepass_logprobs=5)
         got = lm._loglikelihood_tokens(reqs)
-    assert got == pytest.approx([continuation_logprob(c, k) for _, c, k in reqs])
-    assert lm.onepass_stats.top_k_misses == 1 and lm.onepass_stats.per_choice == 2
+    exact = [continuation_logprob(c, k) for _, c, k in reqs]
+    assert [g for _, g in got] == [g for _, g in exact]
+    assert [lp for lp, _ in got] == pytest.approx([lp for lp, _ in exact], abs=1e-9)
+    forced = [b for b in server.bodies if b.get("allowed_token_ids")]
+    assert [b["allowed_token_ids"] for b in forced] == [[ranked[-1]]]
+    stats = lm.onepass_stats
+    if mode == "vllm":
+        assert (stats.one_pass_groups, stats.forced_requests, stats.top_k_misses, stats.per_choice) == (2, 1, 0, 0)
+    else:
+        assert (stats.one_pass_groups, stats.forced_requests, stats.top_k_misses, stats.per_choice) == (1, 1, 1, 3)
 
 
 @pytest.mark.parametrize("mode", ["strings", "refuse"])

@@ -6,8 +6,10 @@ logits drawn from a generator seeded by the prefix (the same prefix, the same di
 comes in). It answers lm-eval's per-choice request (``echo`` with ``logprobs: 1``: every prompt position's logprob
 and its top-1, then one generated token) and the one-pass request (no echo, ``logprobs: K``: the first generated
 position's top K and the greedy token, keyed ``token_id:N`` when ``return_tokens_as_token_ids`` is set, as vLLM
-does). ``mode``: ``vllm`` (the above), ``strings`` (keys are token text even when ids are asked for: a server
-that is not vLLM), ``refuse`` (HTTP 400 for ``return_tokens_as_token_ids``). ``bodies`` keeps every request body,
+does; with ``allowed_token_ids`` the sampled token is the likeliest allowed one, its logprob the raw one over the
+whole vocabulary). ``mode``: ``vllm`` (the above), ``strings`` (keys are token text even when ids are asked for: a
+server that is not vLLM), ``refuse`` (HTTP 400 for ``return_tokens_as_token_ids``), ``no_allowed`` (ignores
+``allowed_token_ids``). ``bodies`` keeps every request body,
 ``prompt_tokens`` counts the prompt tokens received.
 """
 
@@ -91,11 +93,12 @@ class FakeLogprobServer:
         if ids and self.mode == "refuse":
             return 400, {"object": "error", "message": "return_tokens_as_token_ids is not supported"}
         k = int(body.get("logprobs") or 0)
-        choices = [self._choice(i, p, k, bool(body.get("echo")), ids and self.mode == "vllm") for i, p in enumerate(prompts)]
+        allowed = body.get("allowed_token_ids") if self.mode != "no_allowed" else None
+        choices = [self._choice(i, p, k, bool(body.get("echo")), ids and self.mode != "strings", allowed) for i, p in enumerate(prompts)]
         return 200, {"object": "text_completion", "choices": choices}
 
     @staticmethod
-    def _choice(index: int, prompt: list[int], k: int, echo: bool, ids: bool) -> dict:
+    def _choice(index: int, prompt: list[int], k: int, echo: bool, ids: bool, allowed: list[int] | None = None) -> dict:
         def key(t: int) -> str:
             return f"token_id:{t}" if ids else f"t{t}"
 
@@ -107,7 +110,8 @@ class FakeLogprobServer:
             token_lps.append(lp[prompt[pos]])
             tops.append({key(t): lp[t] for t in {*top_k(lp, k), prompt[pos]}})
         lp = next_logprobs(prompt)
-        greedy = top_k(lp, 1)[0]
+        greedy = max(allowed, key=lambda t: lp[t]) if allowed else top_k(lp, 1)[0]  # the raw logprob, as vLLM reports it
         token_lps.append(lp[greedy])
         tops.append({key(t): lp[t] for t in {*top_k(lp, k), greedy}})
-        return {"index": index, "text": key(greedy), "logprobs": {"token_logprobs": token_lps, "top_logprobs": tops}}
+        logprobs = {"tokens": [key(greedy)], "token_logprobs": token_lps, "top_logprobs": tops}
+        return {"index": index, "text": key(greedy), "logprobs": logprobs}
