@@ -16,8 +16,8 @@ Tasks: ``lm_pragmatics`` (built data, ``$TRIANGULATE_DATA``), ``mmlu_standin`` (
 ``mmlu/default/_default_template_yaml``: 5-shot, " A".." D"; stand-in arithmetic rows written by this script, since
 MMLU itself is not on this machine) and ``mmlu_standin_continuation`` (lm-eval's ``mmlu/continuation`` template
 on the same rows: multi-token answers with distinct first tokens, which the one-pass path must leave per choice).
-``lm_pragmatics`` scores " 1".." k", which SmolLM2 splits into a space token and a digit: two requests a question
-one pass (after the context, after the space). The parity test
+``lm_pragmatics`` scores "  1".."  k" (its prompt's trailing space moved over, then lm-eval's " " delimiter), which
+SmolLM2 splits into two space tokens and a digit: three trie nodes plus the unlikely second space asked for alone. The parity test
 (tests/triangulation/test_onepass_parity_slow.py) runs :func:`compare` too.
 
     python benchmarks/onepass_scoring.py [--tasks lm_pragmatics,mmlu_standin,mmlu_standin_continuation]
