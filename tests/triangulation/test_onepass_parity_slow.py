@@ -36,6 +36,7 @@ def test_one_pass_scores_what_per_choice_scores_on_vllm(upstream, vllm_python, t
     from triangulation.suite.serve import embedded_model_folder
 
     use_built_data(upstream, monkeypatch)
+    monkeypatch.setenv("VLLM_CPU_KVCACHE_SPACE", "2")  # as the suite parity test: the shared machine's memory is tight
     include = write_standin_tasks(tmp_path / "tasks")
     folder = embedded_model_folder()
     server = Server(
