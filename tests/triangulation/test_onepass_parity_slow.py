@@ -62,7 +62,10 @@ def test_one_pass_scores_what_per_choice_scores_on_vllm(upstream, vllm_python, t
         stats = report[task]["one_pass"]["one_pass"]
         assert stats["one_pass_groups"] > 0 and not stats["notes"], (task, stats)
     prag = report["lm_pragmatics"]["one_pass"]["one_pass"]  # "  1".."  k": two space tokens then a digit
-    assert prag["per_choice"] == 0 and prag["top_k_misses"] == 0 and prag["one_pass_requests"] == 3 * prag["one_pass_groups"], prag
+    assert prag["top_k_misses"] == 0 and prag["one_pass_requests"] == 3 * prag["one_pass_groups"], prag
+    assert prag["forced_requests"] == prag["one_pass_groups"], prag  # the second space, outside the top 20, asked for alone
+    assert prag["one_pass_choices"] + prag["per_choice"] == report["lm_pragmatics"]["choices"]
+    assert prag["per_choice"] < prag["one_pass_choices"] / 10, prag  # 2-choice items only (a trie of 3 nodes for 2 choices)
     mmlu = report["mmlu_standin"]
     assert mmlu["one_pass"]["one_pass"]["one_pass_groups"] == 12 and mmlu["one_pass"]["requests"] == 12
     assert mmlu["per_choice"]["requests"] == 48
