@@ -96,8 +96,8 @@ class OnePassStats:
 
 @register_model(ONE_PASS_MODEL)
 class OnePassCompletionsLM(LocalCompletionsAPI):
-    """``local-completions`` whose single-token choices sharing a context are scored from one request (the
-    module docstring); ``onepass_logprobs=K`` sets the top-k asked for."""
+    """``local-completions`` scoring choices that share a context from the next-token logprobs after it, one request
+    per node of their token trie (the module docstring); ``onepass_logprobs=K`` sets the top-k asked for."""
 
     def __init__(self, onepass_logprobs: int = DEFAULT_LOGPROBS, **kwargs: Any) -> None:
         super().__init__(**kwargs)
@@ -205,6 +205,8 @@ class OnePassCompletionsLM(LocalCompletionsAPI):
         chose), ``num_concurrent`` requests in flight, retried as the parent retries."""
         from tqdm import tqdm
 
+        if not prompts:
+            return []
         call = retry(stop=stop_after_attempt(self.max_retries), wait=wait_exponential(multiplier=0.5, min=1, max=10), reraise=True)(
             self.model_call
         )
