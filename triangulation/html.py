@@ -78,7 +78,7 @@ class Leaderboard:
     """A sortable model x benchmark table: value with its standard error per cell, benchmark headers
     linked (``links``: column -> relative URL), ``reference`` rows (chance levels) set apart.
     ``notes`` (model, column) -> a second line in the cell (n, parse share, ...); ``why`` (model, column)
-    -> the reason shown instead of a blank when the value is undefined ("0% parsed")."""
+    -> the text shown instead of a blank when the value is undefined ("unparsed", "undefined: no item scored")."""
 
     values: pd.DataFrame
     errors: pd.DataFrame
@@ -87,7 +87,7 @@ class Leaderboard:
     caption: str = ""
     digits: int = 3
     notes: dict[tuple[str, str], str] = field(default_factory=dict)
-    why: dict[tuple[str, str], str] = field(default_factory=dict)
+    why: dict[tuple[str, str], str] = field(default_factory=dict)  # the text shown instead of the value
     headers: dict[str, str] = field(default_factory=dict)  # column -> a shorter header (the full name is its title)
 
 
@@ -189,7 +189,7 @@ def render_leaderboard(board: Leaderboard) -> str:
             if v is None or (isinstance(v, float) and math.isnan(v)):
                 why = board.why.get((model, col), "")
                 extra = f"<span class='cell'>{esc(note)}</span>" if note else ""
-                cells.append(f"<td data-v='' class='why'>{esc('undefined: ' + why)}{extra}</td>" if why else "<td data-v=''></td>")
+                cells.append(f"<td data-v='' class='why'>{esc(why)}{extra}</td>" if why else "<td data-v=''></td>")
                 continue
             err = "" if se is None or math.isnan(float(se)) else f" <span class='se'>&plusmn; {esc(fmt(float(se), board.digits))}</span>"
             extra = f"<span class='cell'>{esc(note)}</span>" if note else ""

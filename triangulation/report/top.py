@@ -18,12 +18,14 @@ import pandas as pd
 from plumbing.csvio import write_csv
 from triangulation.html import Image, Leaderboard, Section, Table, Text
 from triangulation.report import plots
-from triangulation.report.cells import MIN_ITEMS_SPLIT_HALF, cell_note, split_half, why_undefined
+from triangulation.report.cells import MIN_ITEMS_SPLIT_HALF, Cell, cell_note, item_records, split_half, why_undefined
 from triangulation.report.context import ReportContext, Skipped
 from triangulation.report.kendall import MIN_MODELS, WARN_BELOW, kendall_pairs
 from triangulation.report.leaderboard import CHANCE_MODELS, leaderboard, reference_levels, stderr_table
 from triangulation.runs.results_io import Run, main_metric, seed_replicas
 
+#: what a leaderboard cell reads when none of the model's replies parsed (its score, 0 or undefined, says nothing)
+UNPARSED = "unparsed"
 #: rows of the benchmark-pair table on the page (kendall_pairs.csv has all)
 MAX_PAIRS_SHOWN = 60
 #: a benchmark whose split-half reliability is below this marks its Kendall pairs "unreliable"
@@ -71,12 +73,19 @@ def board(ctx: ReportContext, columns: list[str], caption: str, links: dict[str,
     values, errors, reference = leaderboard(ctx.table, stderr_table(ctx.runs, ctx.taxonomy.main_metrics, ctx.table), set(ctx.run_models))
     label = {CHANCE_MODELS.get(m, m): m for m in ctx.table.index}
     notes, why = {}, {}
+    values = values.copy()
     for shown in values.index:
         for col in columns:
-            cell = ctx.cells.get((label.get(shown, shown), col))
-            if cell is not None:
-                notes[(shown, col)] = cell_note(cell)
-                why[(shown, col)] = why_undefined(cell)
+            model = label.get(shown, shown)
+            cell = ctx.cells.get((model, col))
+            if cell is None:
+                continue
+            notes[(shown, col)] = with_clem_interval(ctx, model, col, cell, cell_note(cell))
+            if cell.parsed and cell.parse_share == 0:  # nothing parsed: one reading, whatever the score says
+                values.loc[shown, col] = math.nan
+                why[(shown, col)] = UNPARSED
+            elif reason := why_undefined(cell):
+                why[(shown, col)] = f"undefined: {reason}"
     rows = [m for m in values.index if values.loc[m, columns].notna().any() or any(why.get((m, c)) for c in columns)]
     if not rows:
         return None
@@ -90,6 +99,22 @@ def board(ctx: ReportContext, columns: list[str], caption: str, links: dict[str,
         why=why,
         headers=scale_marked(ctx, columns, member_headers(ctx, columns)),
     )
+
+
+def with_clem_interval(ctx: ReportContext, model: str, task: str, cell: Cell, note: str) -> str:
+    """A ``--limit`` clemscore cell's note with its 95% interval (0-100), from the episodes' shares of the
+    clemscore (:func:`~triangulation.report.analyses.clembench.clemscore_items`); other notes unchanged."""
+    from triangulation.report.analyses.clembench import clemscore_items
+
+    if ctx.scores.metrics.get(task) != "clemscore" or not cell.limited or " 95% [" in note:
+        return note
+    run = next((r for r in sorted(ctx.runs, key=lambda r: r.date, reverse=True) if r.model == model and r.samples.get(task)), None)
+    if run is None:
+        return note
+    lo, hi = Cell(scores=clemscore_items(item_records(run, task))).interval()
+    if math.isnan(lo):
+        return note
+    return note.replace("(--limit)", f"(--limit) 95% [{100 * lo:.0f}, {100 * hi:.0f}]", 1)
 
 
 def scale_marked(ctx: ReportContext, columns: list[str], headers: dict[str, str]) -> dict[str, str]:
