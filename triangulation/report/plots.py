@@ -97,16 +97,53 @@ def pair_scatter(pair: pd.DataFrame, model_a: str, model_b: str, path: Path) -> 
     for name, row in pair.iterrows():
         ratio = "*" if math.isnan(row["ratio"]) else f"{row['ratio']:.2f}"
         at.setdefault((round(float(row["a"]), 1), round(float(row["b"]), 1)), []).append(f"{name} ({ratio})")
+    texts = []
     for (x, y), names in at.items():
         text = "\n".join(names) if len(names) <= 6 else "\n".join(names[:5] + [f"+{len(names) - 5} more"])
-        ax.annotate(text, (x, y), fontsize=7, xytext=(4, 4), textcoords="offset points", va="bottom")
+        line = {"arrowstyle": "-", "lw": 0.4, "color": "grey", "shrinkA": 0, "shrinkB": 2}
+        label = ax.annotate(text, (x, y), fontsize=7, xytext=(4, 4), textcoords="offset points", va="bottom", arrowprops=line)
+        label.set_in_layout(False)  # kept inside the axes by spread_labels: the layout need not make room
+        texts.append(label)
     hi = max(100.0, float(np.nanmax(pair[["a", "b"]].to_numpy())) if len(pair) else 100.0)
     ax.set_xlim(0, hi * 1.02)
     ax.set_ylim(0, hi * 1.02)
     ax.set_xlabel(_short(model_a, 40))
     ax.set_ylabel(_short(model_b, 40))
     ax.set_title("Discriminative power (ratio = B / A; * undefined)")
+    fig.tight_layout()
+    spread_labels(fig, texts)
     return _save(fig, path)
+
+
+def spread_labels(fig, texts: list) -> list:
+    """Move annotation labels (``textcoords="offset points"``) so that no two overlap and each stays inside its axes
+    (clear of the title and the axis labels):
+    each label, lowest point first, takes the nearest free place on its right or left, going up and down by
+    steps of a fifth of its height (its line to the point shows where it belongs). Returns the final boxes of the
+    texts (display pixels, without the lines), for the tests."""
+    from matplotlib.text import Text as MplText
+
+    renderer = fig.canvas.get_renderer()
+    scale = fig.dpi / 72
+    placed: list = []
+    for text in sorted(texts, key=lambda t: (t.xy[1], t.xy[0])):
+        frame = text.axes.bbox
+        x0, y0 = text.get_position()
+        text.update_positions(renderer)
+        start = MplText.get_window_extent(text, renderer)  # the label alone, not its line to the point
+        step = max(start.height / 5, 2.0)
+        shifts = [(dx, k * sign * step) for k in range(400) for sign in (1, -1) for dx in (0.0, -start.width - 8 * scale)]
+        best = shifts[0]
+        for dx, dy in shifts:
+            box = start.translated(dx, dy)
+            inside = box.x0 >= frame.x0 and box.x1 <= frame.x1 and box.y0 >= frame.y0 and box.y1 <= frame.y1
+            if inside and not any(box.overlaps(b) for b in placed):
+                best = (dx, dy)
+                break
+        text.set_position((x0 + best[0] / scale, y0 + best[1] / scale))
+        text.update_positions(renderer)
+        placed.append(MplText.get_window_extent(text, renderer))
+    return placed
 
 
 def grouped_bars(table: pd.DataFrame, path: Path, title: str, ylabel: str = "") -> Path:
