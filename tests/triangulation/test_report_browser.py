@@ -182,3 +182,19 @@ def test_no_section_only_says_n_a(page):
             cells = [c for row in table[1:] for c in row[1:]]
             assert any(c and c != "n/a" for c in cells), f"{title!r} has an empty table"
         assert "n/a" not in section["text"].replace("N/A", ""), title
+
+
+@pytest.mark.parametrize("width", [1000, 1400])
+def test_every_table_reads_at_the_width_of_a_laptop(report, width, tmp_path):
+    """Issue 43 item 6, measured in the DOM with every folded section open: no number split across lines, no header
+    broken inside a word, no raw pandas tuple, no count with decimals, row names that stay put when a table
+    scrolls sideways, and a page no wider than the window (the wide tables scroll in their own box)."""
+    from tests.support.browser import screenshot
+    from tests.support.layout import measure
+
+    seen = measure(report / "report.html", width)
+    assert seen["view"] == width and seen["tables"] > 10
+    assert seen["page"] <= width
+    for problem in ("wrapped", "midword", "tuples", "counts", "unsticky"):
+        assert seen[problem] == [], (problem, seen[problem][:5])
+    assert screenshot(report / "report.html", tmp_path / f"report_{width}.png", size=f"{width},1400").stat().st_size > 0

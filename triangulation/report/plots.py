@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import math
+import textwrap
 from pathlib import Path
 
 import matplotlib
@@ -11,6 +12,7 @@ matplotlib.use("Agg")
 import matplotlib.pyplot as plt  # noqa: E402
 import numpy as np  # noqa: E402
 import pandas as pd  # noqa: E402
+from matplotlib.text import Text as MplText  # noqa: E402
 
 DPI = 110
 #: CJK-capable families tried after the default (fonts-noto-cjk); only the installed ones are named, so a
@@ -121,8 +123,6 @@ def spread_labels(fig, texts: list) -> list:
     each label, lowest point first, takes the nearest free place on its right or left, going up and down by
     steps of a fifth of its height (its line to the point shows where it belongs). Returns the final boxes of the
     texts (display pixels, without the lines), for the tests."""
-    from matplotlib.text import Text as MplText
-
     renderer = fig.canvas.get_renderer()
     scale = fig.dpi / 72
     placed: list = []
@@ -148,16 +148,23 @@ def spread_labels(fig, texts: list) -> list:
 
 def grouped_bars(table: pd.DataFrame, path: Path, title: str, ylabel: str = "") -> Path:
     """Rows = groups on the x axis, columns = one bar series each (e.g. models)."""
-    fig, ax = plt.subplots(figsize=(max(5.0, 0.6 * len(table) * max(1, len(table.columns)) ** 0.5 + 3), 4))
+    per_group = max(1.0, 0.6 * max(1, len(table.columns)) ** 0.5)  # inches: room for a label of 16 characters a line
+    fig, ax = plt.subplots(figsize=(max(5.0, per_group * len(table) + 3), 4))
     x = np.arange(len(table))
     width = 0.8 / max(1, len(table.columns))
     for i, col in enumerate(table.columns):
-        ax.bar(x + (i - (len(table.columns) - 1) / 2) * width, table[col].to_numpy(dtype=float), width=width, label=_short(col, 30))
-    ax.set_xticks(x, [_short(i, 20) for i in table.index], rotation=30, ha="right", fontsize=8)
+        ax.bar(x + (i - (len(table.columns) - 1) / 2) * width, table[col].to_numpy(dtype=float), width=width, label=_wrapped(col, 30))
+    ax.set_xticks(x, [_wrapped(i, 16) for i in table.index], fontsize=8)
     ax.set_ylabel(ylabel)
     ax.set_title(title)
     ax.legend(fontsize=7, loc="upper left", bbox_to_anchor=(1.01, 1))
     return _save(fig, path)
+
+
+def _wrapped(label: object, width: int) -> str:
+    """``label`` on lines of about ``width`` characters, broken at spaces, ``/`` and ``_`` (never cut short)."""
+    text = str(label).replace("/", "/ ").replace("_", "_ ")
+    return "\n".join(line.replace("/ ", "/").replace("_ ", "_") for line in textwrap.wrap(text, width, break_long_words=False))
 
 
 def pca_scatter(coords: pd.DataFrame, path: Path, title: str) -> Path:
