@@ -123,8 +123,8 @@ def summary_section(ctx: ReportContext) -> Section:
         sec.blocks.append(Text(verdict(ctx, model, chance[0]), verdict=True))
     sec.blocks.append(
         Text(
-            f"Against the chance player ({CHANCE_MODELS[chance[0]]}) on each benchmark both scored; "
-            "measurably = the chance score lies outside the model's 95% interval; the parse share is the share of "
+            f"Against the chance player (the row {CHANCE_MODELS[chance[0]]!r}) on each benchmark both scored; measurably "
+            "above or below = the chance score lies outside the model's 95% interval, indistinguishable = inside it; the parse share is the share of "
             "replies the task could read (our addition, beyond the papers)." + group_count_note(ctx),
             note=True,
         )

@@ -58,7 +58,8 @@ def leaderboard_note(ctx: ReportContext, reference: list[str]) -> str:
         "Main metric of each benchmark (its metric is listed under Sources and models), ± the standard error lm-eval or "
         "triangulate play reported. Under it: n (items or episodes scored; `n/N (--limit)` and a 95% interval when the "
         "run scored part of the task), the share of replies that parsed, and the score on items with a parsed reply "
-        "(our variant, shown when some replies did not parse). An undefined cell says why. Click a header to sort; a "
+        "(our variant, shown when some replies did not parse). An undefined cell says why; a cell where none of the "
+        "model's replies parsed reads 'unparsed', whatever its score. Click a header to sort; a "
         f"linked benchmark opens its episodes. Italic rows are reference points: {', '.join(reference) or 'none'}{chance_hint}; "
         "they are left out of the correlations."
         + (
