@@ -80,7 +80,7 @@ def ability_bars(table: pd.DataFrame, path: Path) -> Path:
         for yi, t, pv in zip(y + offset, taus, table[f"p_{side}"]):
             text = "n/a" if math.isnan(t) else f"{t:.2f}{'*' if pv < 0.05 else ''}"
             ax.text(0 if math.isnan(t) else t, yi, " " + text, va="center", fontsize=8)
-    ax.set_yticks(y, [_short(n, 32) for n in table["name"]])
+    ax.set_yticks(y, [_wrapped(n, 32) for n in table["name"]])
     ax.axvline(0, color="grey", lw=0.8)
     ax.set_xlim(-1.15, 1.15)
     ax.set_xlabel("Kendall tau-b")
@@ -109,8 +109,8 @@ def pair_scatter(pair: pd.DataFrame, model_a: str, model_b: str, path: Path) -> 
     hi = max(100.0, float(np.nanmax(pair[["a", "b"]].to_numpy())) if len(pair) else 100.0)
     ax.set_xlim(0, hi * 1.02)
     ax.set_ylim(0, hi * 1.02)
-    ax.set_xlabel(_short(model_a, 40))
-    ax.set_ylabel(_short(model_b, 40))
+    ax.set_xlabel(_wrapped(model_a, 60))
+    ax.set_ylabel(_wrapped(model_b, 60))
     ax.set_title("Discriminative power (ratio = B / A; * undefined)")
     fig.tight_layout()
     spread_labels(fig, texts)
