@@ -28,7 +28,7 @@ th{background:#f4f4f4}td.l,th.l{text-align:left}img{max-width:100%;border:1px so
 p.note{color:#555;font-size:.9em}.scroll{overflow-x:auto}
 caption{text-align:left;font-weight:600;padding:.2em 0}table.sortable th{cursor:pointer}table.sortable th a{color:#1a56b0}tr.ref th,tr.ref td{font-style:italic;background:#fbf7e9}
 td{white-space:nowrap}td.l{white-space:normal}th{overflow-wrap:normal;word-break:normal}thead th{vertical-align:bottom}
-.scroll tbody th.l{position:sticky;left:0;z-index:1;background:#f4f4f4;min-width:8em;max-width:16em}
+.scroll tbody th.l{position:sticky;left:0;z-index:1;background:#f4f4f4;min-width:8em;max-width:16em}.scroll thead th.l:first-child{position:sticky;left:0;z-index:2}
 table.board{min-width:100%}table.board th{font-size:.9em;min-width:4.5em}table.board th.l{text-align:left}table.board tr.ref th.l{background:#fbf7e9}
 td .se,td .cell{color:#777;font-size:.85em}td .cell{display:block;white-space:normal;min-width:9em}td.why{color:#a33;font-size:.85em}
 p.verdict{font-size:1.05em;margin:.3em 0}details{margin:.5em 0 1em}details>summary{cursor:pointer;font-weight:600}p.warn{background:#fff4e0;border-left:4px solid #e8a200;padding:.3em .6em}
@@ -157,6 +157,10 @@ def is_count(column: Any, value: Any) -> bool:
     return counting and isinstance(value, float) and math.isfinite(value) and value.is_integer()
 
 
+#: a cell that is text but reads as a number or a range ("2.2e-05", "1-2", "45%"): right-aligned, never wrapped
+NUMBER_TEXT = re.compile(r"[-+]?\d[\d.,]*(?:[eE][-+]?\d+)?%?(?:-\d[\d.,]*)?")
+
+
 def label(value: Any) -> str:
     """A header or row name as text: a pandas tuple (MultiIndex) joined with " · ", never shown as ``('a', 'b')``."""
     if isinstance(value, tuple):
@@ -183,7 +187,7 @@ def render_table(table: Table) -> str:
     rows = []
     for idx, row in frame.iterrows():
         cells = "".join(
-            f"<td{' class=l' if isinstance(v, str) else ''}>{esc(fmt(v, 0 if is_count(c, v) else table.digits))}</td>"
+            f"<td{' class=l' if isinstance(v, str) and not NUMBER_TEXT.fullmatch(v) else ''}>{esc(fmt(v, 0 if is_count(c, v) else table.digits))}</td>"
             for c, v in zip(frame.columns, row.tolist())
         )
         rows.append(f"<tr><th class='l'>{breakable(label(idx))}</th>{cells}</tr>")

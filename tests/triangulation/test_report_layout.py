@@ -28,6 +28,8 @@ def test_headers_break_at_underscores_and_numbers_do_not_wrap():
     from triangulation.html import CSS
 
     assert "td{white-space:nowrap}" in CSS and "overflow-wrap:break-word" not in CSS
+    text_numbers = render_table(Table(pd.DataFrame({"p": ["2.2e-05"], "items": ["1-2"], "why": ["n too small"]}, index=["m"])))
+    assert "<td>2.2e-05</td><td>1-2</td><td class=l>n too small</td>" in text_numbers  # numbers as text do not wrap either
 
 
 def test_bar_labels_are_wrapped_not_cut(tmp_path, monkeypatch):
