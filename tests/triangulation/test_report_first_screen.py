@@ -47,6 +47,10 @@ def test_undefined_is_not_below_chance_and_a_fresh_twin_is_no_extra_benchmark():
     assert line.startswith("m: measurably above chance on 1 of 4 benchmarks, indistinguishable from chance on 2, undefined (no score) on 1")
     assert "below" not in line  # the undefined score is not counted below chance
     assert "did not parse" not in line  # every reply of the counted benchmarks parsed at least half the time
+    from triangulation.report.summary import group_count_note
+
+    assert "A fresh twin (the contamination check's new items) counts with its published task" in group_count_note(ctx)
+    assert "twin_fresh" in group_count_note(ctx)
 
 
 def test_nothing_parsed_reads_the_same_way_on_every_benchmark():

@@ -133,16 +133,24 @@ def summary_section(ctx: ReportContext) -> Section:
 
 
 def group_count_note(ctx: ReportContext) -> str:
-    """Why the verdict counts fewer benchmarks than the leaderboard has columns: a group counts once."""
+    """Why the verdict counts fewer benchmarks than the leaderboard has columns: a group counts once, and a fresh
+    twin counts with its published task."""
     groups = {
         g: [m for m in subs if m in ctx.table.columns] for r in ctx.runs for g, subs in r.group_subtasks.items() if g in ctx.table.columns
     }
     members = {m for subs in groups.values() for m in subs}
-    if not members:
-        return ""
-    named = ", ".join(f"{g} ({len(subs)})" for g, subs in sorted(groups.items()) if subs)
+    twins = [c for c in ctx.table.columns if published_of(str(c)) in ctx.table.columns]
     ours = [c for c in ctx.table.columns if not any(str(c).startswith(f"{label}/") for label in ctx.external_labels)]
-    return (
-        f" A group counts once, as one benchmark: of the leaderboard's {len(ours)} columns here, {len(members)} are "
-        f"members shown beside their group ({named})."
-    )
+    line = ""
+    if members:
+        named = ", ".join(f"{g} ({len(subs)})" for g, subs in sorted(groups.items()) if subs)
+        line += (
+            f" A group counts once, as one benchmark: of the leaderboard's {len(ours)} columns here, {len(members)} are "
+            f"members shown beside their group ({named})."
+        )
+    if twins:
+        line += (
+            f" A fresh twin (the contamination check's new items) counts with its published task, not as one more "
+            f"benchmark: {', '.join(map(str, twins))}."
+        )
+    return line
