@@ -161,7 +161,8 @@ def _list_tasks() -> int:
     for name in registry.task_names():
         options = registry.task_options(name)
         shown = f"  (--task_args {', '.join(f'{k}={v}' for k, v in options.items())})" if options else ""
-        print(f"  {name}{shown}")
+        summary = registry.task_summary(name)
+        print(f"  {name}{shown}" + (f"\n      {summary}" if summary else ""))
     groups = registry.group_names()
     if groups:
         print("groups:")

@@ -90,10 +90,31 @@ def with_chance_name(argv: list[str]) -> list[str]:
     return out
 
 
+#: what ``triangulate eval`` adds to ``lm_eval run``, printed above lm-eval's own help of ``run``
+EXTRAS = """usage: triangulate eval [lm_eval run arguments] [--rerun]
+
+Runs lm-eval's `lm_eval run` with this package's task folder on --include_path (globalgroup_*,
+connections, lm_pragmatics, natural_plan, cladder, simpletom_*; `triangulate tasks-dir` prints it).
+What triangulate adds:
+  --rerun          run again even when --output_path already holds results of the same tasks and settings
+                   (by default a finished run is found and nothing is recomputed)
+  no --model       the embedded SmolLM2-135M-Instruct (`triangulate model-args` prints its --model_args)
+  --model random   the chance player (a random well-formed reply to each prompt; the report's chance row)
+  secrets          api keys and URL passwords in --model_args never reach the results, logs or samples
+Example: triangulate eval --tasks globalgroup_zh --limit 2 --apply_chat_template --output_path out
+
+lm-eval's own arguments (`lm_eval run --help`):
+"""
+
+
 def run_passthrough(argv: list[str]) -> int:
     """Run lm-eval's CLI on ``argv`` with ``include_path`` extended; returns the exit code."""
     from lm_eval._cli import HarnessCLI
     from lm_eval.utils import setup_logging
+
+    if argv in ([], ["-h"], ["--help"]):
+        print(EXTRAS)
+        argv = ["run", "--help"]
 
     rerun = "--rerun" in argv
     named = with_default_model([a for a in argv if a != "--rerun"])
