@@ -134,6 +134,8 @@ def run_passthrough(argv: list[str]) -> int:
     if limit is not None:
         if number_problem(float(limit), above=0) is not None:  # nan, inf (1e400) and <= 0 alike
             raise UserError(f"--limit must be positive and finite (a count, or a fraction below 1), got {limit:g}")
+        shown = f"{float(limit):g}" + (" of each task's items" if float(limit) < 1 else " item(s) per task")
+        print(f"triangulate eval: --limit {shown}: a sample for testing; its scores are not the benchmark's", file=sys.stderr)
     if hasattr(args, "include_path"):
         args.include_path = include_paths(getattr(args, "include_path", None))
     model_args = command_model_args(args)
