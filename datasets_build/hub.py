@@ -24,6 +24,7 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 import yaml
 
+from plumbing import atomic
 from plumbing.errors import UserError
 
 SHARD_NAME = "{split}-00000-of-00001.parquet"
@@ -85,17 +86,7 @@ def atomic_dir(final: Path) -> Iterator[Path]:
     except BaseException:
         shutil.rmtree(tmp, ignore_errors=True)
         raise
-    old = final.parent / f".{final.name}.old-{token}"
-    if final.exists():
-        final.rename(old)
-    try:
-        tmp.rename(final)
-    except BaseException:
-        if old.exists() and not final.exists():
-            old.rename(final)
-        shutil.rmtree(tmp, ignore_errors=True)
-        raise
-    shutil.rmtree(old, ignore_errors=True)
+    atomic.swap_dir(tmp, final, final.parent / f".{final.name}.old-{token}")
 
 
 def write_parquet(rows: list[dict], features: datasets.Features, path: Path) -> int:
@@ -231,7 +222,7 @@ def write_hub_folder(
             path = out_dir / "data" / name / SHARD_NAME.format(split=split)
             shard_bytes[name][split] = write_parquet(list(rows), features, path)
             sizes[name][split] = len(rows)
-    (out_dir / "README.md").write_text(card_text(sizes, shard_bytes, features, card), encoding="utf-8")
+    atomic.write_text(out_dir / "README.md", card_text(sizes, shard_bytes, features, card))
     return {"configs": len(sizes), "rows": sum(sum(s.values()) for s in sizes.values()), "sizes": sizes}
 
 
