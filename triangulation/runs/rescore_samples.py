@@ -28,23 +28,31 @@ def load_task(name: str, metadata: Mapping[str, Any] | None = None):
 
 def load_tasks(metadata: Mapping[str, Mapping[str, Any] | None]) -> dict[str, Any]:
     """The lm-eval tasks named by ``metadata``'s keys (task -> its run's metadata), loaded together: one
-    task index per distinct metadata, one ``load`` call for all the tasks that share it."""
-    by_meta: dict[str, list[str]] = {}
+    task index per distinct metadata (lm-eval's own tasks indexed only when one of them is not ours), one
+    ``load`` call for all the tasks that share it."""
+    ours = set(_task_manager("{}", False).all_tasks)
+    by_meta: dict[tuple[str, bool], list[str]] = {}
     for name, meta in metadata.items():
-        by_meta.setdefault(json.dumps(dict(meta or {}), sort_keys=True, default=str), []).append(name)
+        kept = {k: v for k, v in (meta or {}).items() if k not in _PER_TASK_METADATA}
+        by_meta.setdefault((json.dumps(kept, sort_keys=True, default=str), name not in ours), []).append(name)
     out: dict[str, Any] = {}
-    for meta, names in by_meta.items():
-        out |= _task_manager(meta).load(names)["tasks"]
+    for (meta, full), names in by_meta.items():
+        out |= _task_manager(meta, full).load(names)["tasks"]
     return out
 
 
+#: metadata keys lm-eval's factory writes into each task's config itself (not the run's ``--metadata``)
+_PER_TASK_METADATA = frozenset({"config_source"})
+
+
 @functools.lru_cache(maxsize=8)
-def _task_manager(metadata_json: str):
-    """One lm-eval task index per metadata (building one reads every task folder: seconds)."""
+def _task_manager(metadata_json: str, full: bool):
+    """One lm-eval task index per metadata (building one reads every task folder: seconds; lm-eval's own
+    thousands of YAML files too with ``full``)."""
     from lm_eval.tasks import TaskManager
 
     metadata = json.loads(metadata_json)
-    return TaskManager(include_path=str(TASKS_DIR), metadata=metadata or None)
+    return TaskManager(include_path=str(TASKS_DIR), metadata=metadata or None, include_defaults=full)
 
 
 def rescore_samples(task, samples: Sequence[Mapping[str, Any]], bootstrap_iters: int = 100000) -> dict[str, Any]:
