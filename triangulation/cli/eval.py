@@ -27,7 +27,7 @@ from plumbing.checks import number_problem
 from plumbing.errors import UserError
 from plumbing.jsonio import SURROGATE_COUNT_KEY, clean_surrogates
 from plumbing.logs import install_log_scrubber
-from plumbing.output_dirs import ensure_output_dir
+from plumbing.output_dirs import ensure_output_dir, remove_if_empty
 from plumbing.run_folder import short_folder_name
 from plumbing.secrets import scrub
 from triangulation.cli.eval_checks import check_task_names
@@ -155,6 +155,8 @@ def run_passthrough(argv: list[str]) -> int:
     code = 1
     try:
         code = run_lm_eval(cli, args, model_args, rerun=rerun, embedded=embedded)
+    except OSError as exc:  # a Hub id not cached offline, unreachable files: transformers' OSError, one line
+        raise UserError(f"lm-eval stopped: {' '.join(str(exc).split())[:400]}") from None
     finally:
         if code != 0 and created is not None:  # a failed run leaves no empty output folder behind
             remove_if_empty(created)
@@ -174,13 +176,6 @@ def check_before_lm_eval(args: argparse.Namespace, model_args: Mapping[str, Any]
     if getattr(args, "tasks", None) and hasattr(args, "include_path"):
         check_task_names(args.tasks, list(args.include_path))
     check_local_model(model_args)
-
-
-def remove_if_empty(folder: Path) -> None:
-    try:
-        folder.rmdir()  # only an empty folder
-    except OSError:
-        pass
 
 
 def run_lm_eval(cli: Any, args: argparse.Namespace, model_args: Mapping[str, Any], *, rerun: bool, embedded: bool) -> int:
