@@ -41,3 +41,11 @@ def new_output_dir(value: str | os.PathLike, flag: str) -> Iterator[Path]:
         if not existed and path.is_dir():
             shutil.rmtree(path, ignore_errors=True)
         raise
+
+
+def remove_if_empty(folder: Path) -> None:
+    """Remove ``folder`` when it is empty (a failed run leaves no empty output folder behind); else nothing."""
+    try:
+        Path(folder).rmdir()  # only an empty folder
+    except OSError:
+        pass
