@@ -75,8 +75,9 @@ def _leaf_tasks(asked: list[str], model_dirs: list[Path]) -> list[str]:
         members = _expand(name, groups, 0)
         found = [m for m in members if m in stored]
         if not found:
+            shown = sorted(stored)[:8] + ([f"... {len(stored) - 8} more"] if len(stored) > 8 else [])
             raise UserError(
-                f"--tasks {name}: no stored episodes or samples of it under the run folder (stored: {', '.join(sorted(stored)) or 'none'})"
+                f"--tasks {name}: no stored episodes or samples of it under the run folder (stored: {', '.join(shown) or 'none'})"
             )
         out += [m for m in found if m not in out]
     return out
