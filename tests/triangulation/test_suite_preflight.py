@@ -168,3 +168,22 @@ def test_a_slurm_sweep_is_judged_against_the_partitions_gpus(tmp_path, monkeypat
     assert memory_problem(big, 8, 81559) and memory_problem(big, 8, mib) is None  # fits 8 x H200, not 8 x H100
     sinfo.write_text("#!/bin/sh\nprintf 'gpu:mystery:8\\n'\n")
     assert slurm_gpu_memory_mib("gpu") == {}  # an unknown type: not judged (a note), never the submitting host's GPUs
+
+
+def test_a_hub_dataset_cached_by_datasets_passes_offline(tmp_path, monkeypatch):
+    """``datasets`` caches ``pbevan11/EQ-Bench`` (EQ-Bench, in the battery) as ``pbevan11___eq-bench``: the preflight
+    looks where ``datasets`` itself reloads it offline (it looked for ``pbevan11___EQ-Bench`` and refused the run)."""
+    import datasets
+
+    from tests.support.battery_standins import write_cached
+    from triangulation.suite.preflight import dataset_problem
+
+    rows = [{"prompt": "Rate Anger", "reference_answer_fullscale": "{}"}]
+    write_cached(tmp_path, "pbevan11/EQ-Bench", None, {"validation": rows})
+    monkeypatch.setenv("HF_DATASETS_CACHE", str(tmp_path))
+    monkeypatch.setenv("HF_HUB_OFFLINE", "1")
+    monkeypatch.setattr(datasets.config, "HF_DATASETS_CACHE", tmp_path)
+    monkeypatch.setattr(datasets.config, "HF_HUB_OFFLINE", True)
+    assert datasets.load_dataset("pbevan11/EQ-Bench")["validation"][0]["prompt"] == "Rate Anger"  # datasets finds it there
+    assert dataset_problem("pbevan11/EQ-Bench") is None
+    assert "not in the Hugging Face cache" in (dataset_problem("pbevan11/Other-Bench") or "")

@@ -39,6 +39,8 @@ def test_a_split_play_group_runs_per_subtask_resumes_per_subtask_and_merges_as_t
     group = {k: v for k, v in merged["results"]["cognitive_flexibility"].items() if k.endswith(",none")}
     assert group and group == {k: v for k, v in whole["results"]["cognitive_flexibility"].items() if k.endswith(",none")}
     assert merged["group_subtasks"]["cognitive_flexibility"] == ["wcst", "lnt"]
+    for key in ("groups", "group_subtasks", "n-samples", "higher_is_better", "versions"):  # the group's too (was {} in higher_is_better)
+        assert merged[key] == whole[key], key
     # resume per subtask: lnt's cell lost (as if killed before it finished), only lnt runs again
     shutil.rmtree(cell / "lnt")
     (cell / ".suite_done.json").unlink()

@@ -223,11 +223,20 @@ def dataset_problem(path: str) -> str | None:
     from huggingface_hub import constants
 
     datasets_cache = Path(os.environ.get("HF_DATASETS_CACHE") or Path(constants.HF_HOME) / "datasets")
-    if (datasets_cache / path.replace("/", "___")).is_dir() or (
+    if (datasets_cache / datasets_cache_name(path)).is_dir() or (
         Path(constants.HF_HUB_CACHE) / f"datasets--{path.replace('/', '--')}"
     ).is_dir():
         return None
     return hub_problem(path, "dataset")
+
+
+def datasets_cache_name(path: str) -> str:
+    """The folder ``datasets`` caches Hub dataset ``path`` in (``namespace___name``, the name in snake case:
+    ``pbevan11/EQ-Bench`` -> ``pbevan11___eq-bench``), as its offline fallback looks it up."""
+    from datasets.naming import camelcase_to_snakecase
+
+    parts = path.split("/")
+    return "___".join([*parts[:-1], camelcase_to_snakecase(parts[-1])])
 
 
 def hub_problem(repo: str, kind: str) -> str | None:

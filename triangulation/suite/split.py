@@ -98,7 +98,14 @@ def _play_groups(out: dict[str, Any], task: TaskEntry) -> None:
         members = [m for m in groups.get(name, []) if m in out["results"]]
         if not members:
             continue
-        summaries = {m: {"metrics": _metrics(out["results"][m]), "n_samples": out["n-samples"].get(m, {})} for m in members}
+        summaries = {
+            m: {
+                "metrics": _metrics(out["results"][m]),
+                "n_samples": out["n-samples"].get(m, {}),
+                "higher_is_better": out["higher_is_better"].get(m, {}),
+            }
+            for m in members
+        }
         add_group(out, name, members, summaries)
     if not out["groups"]:
         del out["groups"]
