@@ -14,7 +14,6 @@ from __future__ import annotations
 import contextlib
 import os
 import shutil
-import uuid
 from collections.abc import Iterator, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -25,6 +24,7 @@ import pyarrow.parquet as pq
 import yaml
 
 from plumbing.errors import UserError
+from plumbing.output_dirs import check_replaceable, replacing_dir
 
 SHARD_NAME = "{split}-00000-of-00001.parquet"
 
@@ -67,35 +67,33 @@ def remove_stale_builds(final: Path) -> list[Path]:
     return removed
 
 
+def is_built_dataset(path: Path) -> bool:
+    """A dataset folder written before folders were marked (:data:`plumbing.output_dirs.OWNER_MARKER`): a card whose
+    YAML header holds ``dataset_info`` and a ``data/`` folder."""
+    card = Path(path) / "README.md"
+    try:
+        head = card.read_text(encoding="utf-8", errors="replace")[:200_000] if card.is_file() else ""
+    except OSError:
+        return False
+    return head.startswith("---\n") and "\ndataset_info:" in head.split("\n---", 1)[0] and (Path(path) / "data").is_dir()
+
+
 @contextlib.contextmanager
-def atomic_dir(final: Path) -> Iterator[Path]:
-    """Yield a fresh temporary sibling of ``final``; on success it replaces ``final``, on failure it is removed.
+def atomic_dir(final: Path, flag: str = "--out") -> Iterator[Path]:
+    """Yield a fresh temporary sibling of ``final``; on success it replaces ``final``, on failure it is removed
+    (:func:`plumbing.output_dirs.replacing_dir`).
 
     The previous ``final`` (if any) is only moved aside after the new folder is complete, and
-    deleted after the new one is in place, so an exception inside the block leaves it untouched.
+    deleted after the new one is in place, so an exception inside the block leaves it untouched. A ``final``
+    that is not a dataset folder triangulate wrote (a user's files, a file, a device) is refused in one line
+    naming ``flag``, before anything is built.
     """
     final = Path(final)
-    final.parent.mkdir(parents=True, exist_ok=True)
-    remove_stale_builds(final)
-    token = f"{os.getpid()}-{uuid.uuid4().hex[:8]}"
-    tmp = final.parent / f".{final.name}.building-{token}"
-    tmp.mkdir()
-    try:
+    check_replaceable(final, flag, "dataset", is_built_dataset)
+    if final.parent.is_dir():
+        remove_stale_builds(final)
+    with replacing_dir(final, flag, "dataset", is_built_dataset) as tmp:
         yield tmp
-    except BaseException:
-        shutil.rmtree(tmp, ignore_errors=True)
-        raise
-    old = final.parent / f".{final.name}.old-{token}"
-    if final.exists():
-        final.rename(old)
-    try:
-        tmp.rename(final)
-    except BaseException:
-        if old.exists() and not final.exists():
-            old.rename(final)
-        shutil.rmtree(tmp, ignore_errors=True)
-        raise
-    shutil.rmtree(old, ignore_errors=True)
 
 
 def write_parquet(rows: list[dict], features: datasets.Features, path: Path) -> int:

@@ -36,6 +36,7 @@ from custom_metrics.topics import Embedder
 from datasets_build import generate
 from datasets_build import globalgroup as gg
 from datasets_build.hub import CardInfo, atomic_dir, write_hub_folder
+from plumbing.checks import first_n
 from plumbing.errors import UserError
 from plumbing.paths import data_root
 
@@ -138,7 +139,7 @@ def matched_globalgroup(
     """The fresh twin of GlobalGroup task ``task``: one game per published test game (the first ``count``)."""
     subset, g, w = globalgroup_setting(task)
     published, taken = published_games(root, subset, g, w)
-    published = published[:count] if count else published
+    published = first_n(published, count, "--count", f"published {subset} {g}x{w} games")
     groupings = gg.read_groupings(root / "Grouping Datasets" / gg.SUBSETS[subset].groupings)
     rng = random.Random(f"{seed}:{subset}_{g}x{w}")  # a str seed is hashed (SHA-512): the same on every run
     out = Matched([], ["groups x words", "culturally related groups per game"])

@@ -26,6 +26,7 @@ from typing import Any
 from datasets_build import clembench as cb
 from datasets_build.clembench_upstream import game_dir, load_instances, read_json, wordle_word_list
 from datasets_build.hub import CardInfo
+from plumbing.checks import first_n
 from plumbing.errors import UserError
 
 WORDLE_BANDS = {"high_frequency": "easy_words.txt", "medium_frequency": "medium_words.txt", "low_frequency": "hard_words.txt"}
@@ -86,7 +87,7 @@ def _pick(rng: random.Random, pool: list, n: int, what: str) -> list:
 
 
 def matched_wordle(seed: int, count: int | None = None) -> list[dict[str, Any]]:
-    published = load_instances("wordle")[:count] if count else load_instances("wordle")
+    published = first_n(load_instances("wordle"), count, "--count", "published Wordle episodes")
     pools, rng = wordle_pools(), random.Random(f"{seed}:wordle")
     bands = [ep["target_word_difficulty"] for ep in published]
     picks = {band: iter(_pick(rng, pools[band], bands.count(band), f"Wordle {band}")) for band in dict.fromkeys(bands)}
@@ -94,7 +95,7 @@ def matched_wordle(seed: int, count: int | None = None) -> list[dict[str, Any]]:
 
 
 def matched_taboo(seed: int, count: int | None = None, related: dict[str, list[str]] | None = None) -> list[dict[str, Any]]:
-    published = load_instances("taboo")[:count] if count else load_instances("taboo")
+    published = first_n(load_instances("taboo"), count, "--count", "published Taboo episodes")
     pools, rng = taboo_pools(related), random.Random(f"{seed}:taboo")
     bands = [ep["experiment"] for ep in published]
     picks = {band: iter(_pick(rng, pools[band], bands.count(band), f"Taboo {band}")) for band in dict.fromkeys(bands)}

@@ -10,13 +10,15 @@ from __future__ import annotations
 
 import argparse
 import math
-from collections.abc import Callable
-from typing import Any
+from collections.abc import Callable, Sequence
+from typing import Any, TypeVar
 
 from plumbing.errors import UserError
 
 #: the largest seed accepted: random generators take an unsigned 32-bit seed (numpy: 0 <= seed < 2**32)
 MAX_SEED = 2**32 - 1
+
+T = TypeVar("T")
 
 
 def _num(x: float) -> str:
@@ -72,3 +74,15 @@ def number_arg(*, integer: bool = False, **bounds: Any) -> Callable[[str], int |
 
 def _bounds(bounds: dict[str, Any]) -> tuple[Any, Any, Any]:
     return bounds.get("minimum"), bounds.get("above"), bounds.get("maximum")
+
+
+def first_n(items: Sequence[T], count: int | None, name: str, what: str) -> list[T]:
+    """The first ``count`` of ``items`` (all when ``count`` is None); ``count`` must be an integer from 1 to
+    ``len(items)`` (one line naming ``name`` and ``what`` the items are), never silently fewer or all."""
+    if count is None:
+        return list(items)
+    try:
+        check_number(count, name, integer=True, minimum=1, maximum=len(items))
+    except UserError as exc:
+        raise UserError(f"{exc} ({what}: {len(items)})") from None
+    return list(items[: int(count)])

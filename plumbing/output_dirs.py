@@ -5,7 +5,8 @@ from __future__ import annotations
 
 import os
 import shutil
-from collections.abc import Iterator
+import uuid
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from pathlib import Path
 
@@ -41,3 +42,69 @@ def new_output_dir(value: str | os.PathLike, flag: str) -> Iterator[Path]:
         if not existed and path.is_dir():
             shutil.rmtree(path, ignore_errors=True)
         raise
+
+
+#: the file that marks a folder triangulate wrote whole (a built dataset, a report): only such a folder, an empty
+#: one or none is replaced by :func:`replacing_dir`
+OWNER_MARKER = ".triangulate-folder"
+
+
+def is_replaceable(path: Path, legacy: Callable[[Path], bool] | None = None) -> bool:
+    """``path`` may be replaced whole: it does not exist, is an empty folder, or a folder triangulate wrote
+    (:data:`OWNER_MARKER`, or ``legacy(path)``: what such a folder held before the marker existed)."""
+    if not path.exists() and not path.is_symlink():
+        return True
+    if path.is_symlink() or not path.is_dir():
+        return False
+    if (path / OWNER_MARKER).is_file() or (legacy is not None and legacy(path)):
+        return True
+    return not any(path.iterdir())
+
+
+def check_replaceable(value: str | os.PathLike, flag: str, what: str, legacy: Callable[[Path], bool] | None = None) -> Path:
+    """``value`` as an absolute path that :func:`replacing_dir` may replace; ``UserError`` naming ``flag`` for a file,
+    a device, a link or a folder holding anything triangulate did not write there (nothing of the user's is removed)."""
+    path = Path(value).expanduser().absolute()
+    if is_replaceable(path, legacy):
+        return path
+    kind = "is not a folder" if path.exists() and not path.is_dir() else "holds files that triangulate did not write"
+    if path.is_symlink():
+        kind = "is a symbolic link"
+    raise UserError(f"{flag} {value} {kind}; a {what} replaces its folder whole: choose a new or empty folder")
+
+
+@contextmanager
+def replacing_dir(value: str | os.PathLike, flag: str, what: str, legacy: Callable[[Path], bool] | None = None) -> Iterator[Path]:
+    """Yield a fresh temporary sibling of ``value``; when the block ends it is marked (:data:`OWNER_MARKER`) and swapped
+    in for ``value`` (the previous folder moved aside first and removed last), so nothing of an earlier output stays
+    beside the new one and a kill leaves the old or the new folder, never a mix. An exception removes the temporary
+    folder and leaves ``value`` untouched. ``value`` must be replaceable (:func:`check_replaceable`)."""
+    final = check_replaceable(value, flag, what, legacy)
+    token = f"{os.getpid()}-{uuid.uuid4().hex[:8]}"
+    tmp = final.parent / f".{final.name}.building-{token}"
+    try:
+        final.parent.mkdir(parents=True, exist_ok=True)
+        tmp.mkdir()
+    except OSError as exc:
+        reason = exc.strerror or type(exc).__name__
+        raise UserError(f"{flag} {value} cannot be written ({reason}); choose another folder") from exc
+    try:
+        yield tmp
+        (tmp / OWNER_MARKER).write_text(f"written by triangulate: {what}\n", encoding="utf-8")
+    except BaseException:
+        shutil.rmtree(tmp, ignore_errors=True)
+        raise
+    old = final.parent / f".{final.name}.old-{token}"
+    if not is_replaceable(final, legacy):  # something of the user's arrived while the block ran: keep it
+        shutil.rmtree(tmp, ignore_errors=True)
+        check_replaceable(final, flag, what, legacy)
+    if final.exists():
+        final.rename(old)
+    try:
+        tmp.rename(final)
+    except BaseException:
+        if old.exists() and not final.exists():
+            old.rename(final)
+        shutil.rmtree(tmp, ignore_errors=True)
+        raise
+    shutil.rmtree(old, ignore_errors=True)
