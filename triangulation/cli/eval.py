@@ -11,6 +11,7 @@ limit, chat template; :func:`unchanged_eval`) is not run again, loads no model a
 from __future__ import annotations
 
 import argparse
+import json
 import os
 import sys
 import time
@@ -29,7 +30,7 @@ from plumbing.jsonio import SURROGATE_COUNT_KEY, clean_surrogates
 from plumbing.logs import install_log_scrubber
 from plumbing.output_dirs import ensure_output_dir
 from plumbing.run_folder import short_folder_name
-from plumbing.secrets import scrub
+from plumbing.secrets import scrub, scrub_tree
 from triangulation.cli.eval_checks import check_task_names
 from triangulation.cli.eval_index import own_task_index
 
@@ -343,6 +344,20 @@ def adopt_default_model_folder(output: Path) -> Path | None:
     return target
 
 
+def _scrubbed_json(text: str, indent: int | None = None) -> str:
+    """One JSON document (a results file, a samples line) with its credentials replaced in its values only
+    (:func:`plumbing.secrets.scrub_tree`): keys are lm-eval's names (``"acc,none"``) and stay as they are, so a
+    short credential value (``api_key=none``) cannot rewrite them; text that is not JSON is scrubbed as text."""
+    try:
+        data = json.loads(text)
+    except ValueError:
+        return scrub_secrets(text)
+    clean = scrub_tree(data)
+    if clean == data:
+        return text
+    return json.dumps(clean, indent=indent, ensure_ascii=False, default=str) + ("\n" if text.endswith("\n") else "")
+
+
 def scrub_written_files(root: Path, since: float) -> list[Path]:
     """Replace credentials (:func:`models.loading.scrub_secrets`) in the ``.json``/``.jsonl`` files lm-eval
     wrote under ``root`` since ``since`` (its results hold ``model_args`` verbatim); rewritten atomically.
@@ -353,7 +368,10 @@ def scrub_written_files(root: Path, since: float) -> list[Path]:
         if path.suffix not in (".json", ".jsonl") or not path.is_file() or path.stat().st_mtime < since - 1:
             continue
         text = path.read_text(encoding="utf-8", errors="surrogateescape")
-        clean = scrub_secrets(text)
+        if path.suffix == ".json":
+            clean = _scrubbed_json(text, indent=2)
+        else:
+            clean = "".join(_scrubbed_json(line) for line in text.splitlines(keepends=True))
         if clean != text:
             atomic.write_text(path, clean, errors="surrogateescape")
             changed.append(path)
