@@ -27,7 +27,7 @@ from multiturn.registry import group_aggregator
 from plumbing import atomic, jsonio
 from plumbing.errors import UserError
 from plumbing.jsonio import read_json
-from plumbing.run_folder import episodes_path, new_results_path, rank_parts, settings_path
+from plumbing.run_folder import EPISODE_IDS_KEY, episodes_path, new_results_path, rank_parts, settings_path
 from plumbing.stats import mean_of_keys
 
 log = logging.getLogger(__name__)
@@ -225,6 +225,8 @@ def results_payload(
         out["n-shot"][task] = 0
         out["higher_is_better"][task] = res.get("higher_is_better", {})
         out["n-samples"][task] = res.get("n_samples", {})
+        if "records" in res:  # the episodes these numbers come from: a reader takes the same ones (issue 39 item 5)
+            out.setdefault(EPISODE_IDS_KEY, {})[task] = [str(r["id"]) for r in res["records"] if not r.get("failed") and "id" in r]
     for group, members in (groups or {}).items():
         present = [m for m in members if m in task_results]
         if present:

@@ -176,6 +176,9 @@ def run_lm_eval(cli: Any, args: argparse.Namespace, model_args: Mapping[str, Any
     started = time.time()
     if embedded:
         name_embedded_model_in_tracker()
+    from models.api import SERVER_ERRORS
+
+    SERVER_ERRORS.clear()
     try:
         with own_task_index(args):  # our tasks only: lm-eval does not index its thousands of others
             cli.execute(args)
@@ -190,7 +193,34 @@ def run_lm_eval(cli: Any, args: argparse.Namespace, model_args: Mapping[str, Any
             scrub_written_files(Path(output), started)
             if embedded:
                 adopt_default_model_folder(Path(output))
-    return 0
+    return fail_on_server_errors(Path(output) if output else None, started)
+
+
+#: the suffix given to the results and samples files of an evaluation whose server answered errors: kept to read,
+#: never read as results (``results_*.json``, ``samples_*.jsonl`` no longer match)
+SERVER_ERRORS_SUFFIX = ".server_errors"
+
+
+def fail_on_server_errors(output: Path | None, since: float) -> int:
+    """0, or 1 with one line when the server answered errors instead of replies (:data:`models.api.SERVER_ERRORS`):
+    lm-eval scored them as empty answers, so the results and samples files it wrote since ``since`` are set aside
+    (:data:`SERVER_ERRORS_SUFFIX`) and the suite's cell is failed, not done; the errors were not cached."""
+    from models.api import SERVER_ERRORS
+
+    if not SERVER_ERRORS:
+        return 0
+    aside = []
+    if output is not None and output.is_dir():
+        for path in output.rglob("*"):
+            if (run_folder.is_results_file(path) or run_folder.is_samples_file(path)) and path.stat().st_mtime >= since - 1:
+                aside.append(path.rename(path.with_name(path.name + SERVER_ERRORS_SUFFIX)))
+    kept = f"; its files were set aside as *{SERVER_ERRORS_SUFFIX}" if aside else ""
+    print(
+        f"triangulate: error: the server answered {len(SERVER_ERRORS)} request(s) with an error instead of a reply "
+        f"({scrub(SERVER_ERRORS[0])}); no result is kept{kept} and no error was cached: run again when the server answers",
+        file=sys.stderr,
+    )
+    return 1
 
 
 class _ScrubbingCache:
@@ -200,6 +230,10 @@ class _ScrubbingCache:
         self._db = db
 
     def __setitem__(self, key: str, value: Any) -> None:
+        from models.api import ErrorReply
+
+        if isinstance(value, ErrorReply):  # a server error is no answer: a rerun asks again
+            return
         self._db[key] = scrub(value) if isinstance(value, str) else value
 
     def __getitem__(self, key: str) -> Any:
@@ -278,7 +312,7 @@ def unchanged_eval(args: argparse.Namespace, embedded: bool, model_args: Mapping
         return {str(k): str(v) for k, v in parse_model_args(model_args).items() if not (k == "model" and v == args.model)}
 
     wanted = comparable(model_args)
-    for path in sorted(run_folder.results_files(folder), key=lambda p: p.stat().st_mtime, reverse=True):
+    for path in reversed(run_folder.oldest_first(run_folder.results_files(folder))):
         data = run_folder.read_results(path)
         if not all(t in data["results"] or t in (data.get("groups") or {}) for t in names):
             continue

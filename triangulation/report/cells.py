@@ -85,14 +85,19 @@ class Cell:
 
 
 def item_records(run: Run, task: str) -> list[Mapping[str, Any]]:
-    """Per item, its metric values: an episode's ``scores`` (failed episodes left out) or an lm-eval sample
-    (filter ``none`` preferred, else the first filter in the file)."""
+    """Per item, its metric values: an episode's ``scores`` (failed episodes left out; only the episodes the run's
+    results name, when they do) or an lm-eval sample (filter ``none`` preferred, else the first filter in the file)."""
     path = run.samples.get(task)
     if path is None:
         return []
     records = list(read_jsonl(path))  # scores are plain values: no need to decode an episode record's replies
     if records and "scores" in records[0] and "doc_id" not in records[0]:
-        return [r["scores"] for r in records if not r.get("failed") and isinstance(r.get("scores"), Mapping)]
+        wanted = run.episode_ids.get(task)  # the episodes the run's score comes from (a smaller --limit rerun: fewer)
+        return [
+            r["scores"]
+            for r in records
+            if not r.get("failed") and isinstance(r.get("scores"), Mapping) and (wanted is None or str(r.get("id")) in wanted)
+        ]
     filters = [r.get("filter") for r in records]
     keep = "none" if "none" in filters else (filters[0] if filters else None)
     return [r for r in records if r.get("filter") == keep]
