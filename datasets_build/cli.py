@@ -17,11 +17,11 @@ from pathlib import Path
 from tqdm import tqdm
 
 from datasets_build import fasttext_vectors, generate, matched, sources, stamps
-from datasets_build.hub import atomic_dir, is_built_dataset, push_folder, remove_stale_builds
+from datasets_build.hub import atomic_dir, is_built_dataset, push_folder
 from datasets_build.manifest import manifest_names
 from datasets_build.registry import builders
 from plumbing.errors import UserError
-from plumbing.output_dirs import check_replaceable, ensure_output_dir
+from plumbing.output_dirs import check_replaceable, ensure_output_dir, remove_stale_builds
 from plumbing.paths import data_root, fasttext_dir
 
 

@@ -12,8 +12,6 @@ Builds are deterministic (same rows -> byte-identical parquet: fixed Arrow schem
 from __future__ import annotations
 
 import contextlib
-import os
-import shutil
 from collections.abc import Iterator, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -24,7 +22,7 @@ import pyarrow.parquet as pq
 import yaml
 
 from plumbing.errors import UserError
-from plumbing.output_dirs import check_replaceable, replacing_dir
+from plumbing.output_dirs import replacing_dir
 
 SHARD_NAME = "{split}-00000-of-00001.parquet"
 
@@ -42,29 +40,6 @@ class CardInfo:
     tags: tuple[str, ...] = ()
     source: str = ""  # upstream repository and pinned commit
     extra_yaml: Mapping[str, object] = field(default_factory=dict)
-
-
-def _pid_alive(pid: int) -> bool:
-    try:
-        os.kill(pid, 0)
-    except ProcessLookupError:
-        return False
-    except PermissionError:  # another user's live process
-        return True
-    return True
-
-
-def remove_stale_builds(final: Path) -> list[Path]:
-    """Delete the ``.<name>.building-<pid>-*`` / ``.<name>.old-<pid>-*`` siblings of ``final`` that a killed build
-    left (their process is gone; a live concurrent build's folder is kept). Returns the folders removed."""
-    removed = []
-    for path in Path(final).parent.glob(f".{Path(final).name}.*-*"):
-        kind, _, rest = path.name[len(Path(final).name) + 2 :].partition("-")
-        pid = rest.split("-", 1)[0]
-        if kind in ("building", "old") and pid.isdigit() and not _pid_alive(int(pid)):
-            shutil.rmtree(path, ignore_errors=True)
-            removed.append(path)
-    return removed
 
 
 def is_built_dataset(path: Path) -> bool:
@@ -89,9 +64,6 @@ def atomic_dir(final: Path, flag: str = "--out") -> Iterator[Path]:
     naming ``flag``, before anything is built.
     """
     final = Path(final)
-    check_replaceable(final, flag, "dataset", is_built_dataset)
-    if final.parent.is_dir():
-        remove_stale_builds(final)
     with replacing_dir(final, flag, "dataset", is_built_dataset) as tmp:
         yield tmp
 

@@ -44,6 +44,29 @@ def new_output_dir(value: str | os.PathLike, flag: str) -> Iterator[Path]:
         raise
 
 
+def _pid_alive(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:  # another user's live process
+        return True
+    return True
+
+
+def remove_stale_builds(final: Path) -> list[Path]:
+    """Delete the ``.<name>.building-<pid>-*`` / ``.<name>.old-<pid>-*`` siblings of ``final`` that a killed build
+    left (their process is gone; a live concurrent build's folder is kept). Returns the folders removed."""
+    removed = []
+    for path in Path(final).parent.glob(f".{Path(final).name}.*-*"):
+        kind, _, rest = path.name[len(Path(final).name) + 2 :].partition("-")
+        pid = rest.split("-", 1)[0]
+        if kind in ("building", "old") and pid.isdigit() and not _pid_alive(int(pid)):
+            shutil.rmtree(path, ignore_errors=True)
+            removed.append(path)
+    return removed
+
+
 #: the file that marks a folder triangulate wrote whole (a built dataset, a report): only such a folder, an empty
 #: one or none is replaced by :func:`replacing_dir`
 OWNER_MARKER = ".triangulate-folder"
@@ -64,7 +87,7 @@ def is_replaceable(path: Path, legacy: Callable[[Path], bool] | None = None) -> 
 def check_replaceable(value: str | os.PathLike, flag: str, what: str, legacy: Callable[[Path], bool] | None = None) -> Path:
     """``value`` as an absolute path that :func:`replacing_dir` may replace; ``UserError`` naming ``flag`` for a file,
     a device, a link or a folder holding anything triangulate did not write there (nothing of the user's is removed)."""
-    path = Path(value).expanduser().absolute()
+    path = Path(os.path.abspath(Path(value).expanduser()))  # "." and "a/.." by their real names
     if is_replaceable(path, legacy):
         return path
     kind = "is not a folder" if path.exists() and not path.is_dir() else "holds files that triangulate did not write"
@@ -80,6 +103,8 @@ def replacing_dir(value: str | os.PathLike, flag: str, what: str, legacy: Callab
     beside the new one and a kill leaves the old or the new folder, never a mix. An exception removes the temporary
     folder and leaves ``value`` untouched. ``value`` must be replaceable (:func:`check_replaceable`)."""
     final = check_replaceable(value, flag, what, legacy)
+    if final.parent.is_dir():
+        remove_stale_builds(final)  # what a killed run left beside it
     token = f"{os.getpid()}-{uuid.uuid4().hex[:8]}"
     tmp = final.parent / f".{final.name}.building-{token}"
     try:

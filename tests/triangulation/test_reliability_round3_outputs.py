@@ -93,16 +93,17 @@ def _play(out: Path) -> list[str]:
 
 
 def test_a_report_is_swapped_in_whole(tmp_path, capsys):
-    """Item 14 (fails on the old main: the earlier report's ``stale.csv`` stayed beside the new report, and a
-    folder of the user's was written into)."""
+    """Item 14 (fails on the old main: the earlier report's ``published_vs_fresh.csv`` stayed beside the new report,
+    and a folder of the user's was written into)."""
     runs = tmp_path / "runs"
     assert main(_play(runs)) == 0
     out = tmp_path / "report"
     assert main(["report", str(runs), "--out", str(out)]) == 0
     (out / "published_vs_fresh.csv").write_text("model,delta\nold,1\n", encoding="utf-8")  # an earlier report's section
+    (tmp_path / ".report.building-999999999-dead").mkdir()  # what a killed report left (its process is gone)
     assert main(["report", str(runs), "--out", str(out)]) == 0
     assert (out / "report.html").is_file() and not (out / "published_vs_fresh.csv").exists()
-    assert sorted(p.name for p in tmp_path.iterdir()) == ["report", "runs"]  # no temporary or old folder left
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["report", "runs"]  # no temporary or old folder left, a killed one's gone
     user = tmp_path / "user"
     user.mkdir()
     _plant(user)
