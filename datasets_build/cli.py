@@ -163,7 +163,7 @@ def run_fasttext(args) -> int:
 def run_matched(args) -> dict:
     """``data generate --matched TASK``: the fresh twin of a published task (:func:`datasets_build.matched.write_matched`)."""
     related = json.loads(Path(args.related).read_text(encoding="utf-8")) if getattr(args, "related", None) else None
-    return matched.write_matched(args.matched, args.seed, args.count, args.out, related)
+    return matched.write_matched(args.matched, args.seed, args.count, args.out, related, getattr(args, "private", False))
 
 
 def run_generate(args) -> int:

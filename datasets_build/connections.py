@@ -30,6 +30,7 @@ from datasets_build.manifest import pinned_source_line
 from datasets_build.prompts import write_connections_prompt
 from datasets_build.registry import register_builder
 from datasets_build.tabular import require_file, source_error
+from plumbing import atomic
 from plumbing.jsonio import read_json
 from plumbing.paths import dataset_dir
 
@@ -238,7 +239,7 @@ def build(out_dir: Path) -> dict:
     summary = write_hub_folder(out_dir, {"default": splits}, FEATURES, card)
     write_connections_prompt(root, out_dir)  # the paper's prompt (Appendix A) travels with the data
     humans = read_human_scores(root)  # §5.2 human baselines, joined to our game ids
-    (Path(out_dir) / HUMAN_SCORES_FILE).write_text(json.dumps(humans, indent=1) + "\n", encoding="utf-8")
+    atomic.write_text(Path(out_dir) / HUMAN_SCORES_FILE, json.dumps(humans, indent=1) + "\n")
     answers = read_published_answers(root)  # §5.1 raw LLM replies, re-scored by the report on the games played
-    (Path(out_dir) / PUBLISHED_ANSWERS_FILE).write_text(json.dumps(answers, ensure_ascii=False) + "\n", encoding="utf-8")
+    atomic.write_text(Path(out_dir) / PUBLISHED_ANSWERS_FILE, json.dumps(answers, ensure_ascii=False) + "\n")
     return summary

@@ -11,12 +11,12 @@ memory when the topic metrics load it.
 from __future__ import annotations
 
 import gzip
-import os
 import re
 import shutil
 from pathlib import Path
 
 from datasets_build.sources import fetch_url
+from plumbing import atomic
 from plumbing.errors import UserError
 from plumbing.paths import cache_root, fasttext_dir
 
@@ -36,7 +36,7 @@ def download_vectors(lang: str, folder: Path, base_url: str = DEFAULT_BASE_URL) 
     if final.is_file():
         return final
     archive = fetch_url(f"{base_url.rstrip('/')}/cc.{lang}.300.bin.gz", folder / f"cc.{lang}.300.bin.gz")
-    part = final.with_name(final.name + ".part")
+    part = atomic.part_path(final)
     try:
         with gzip.open(archive, "rb") as src, part.open("wb") as out:
             shutil.copyfileobj(src, out, 1 << 20)
@@ -44,6 +44,6 @@ def download_vectors(lang: str, folder: Path, base_url: str = DEFAULT_BASE_URL) 
         part.unlink(missing_ok=True)
         archive.unlink(missing_ok=True)
         raise UserError(f"{archive}: not a complete gzip archive ({exc}); removed it, run the command again") from exc
-    os.replace(part, final)
+    atomic.promote(part, final)
     archive.unlink()
     return final

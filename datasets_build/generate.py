@@ -79,6 +79,12 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     )
     parser.add_argument("--seed", type=int, default=0, help="random seed (same seed and flags -> same games)")
     parser.add_argument(
+        "--private",
+        action="store_true",
+        help="with --matched: the seed is the lab's secret; the twin goes to $TRIANGULATE_DATA/fresh/<task>_private, which "
+        "the *_fresh tasks then play, and nothing written names the seed's value",
+    )
+    parser.add_argument(
         "--count",
         type=number_arg(integer=True, minimum=1),
         default=None,
@@ -169,11 +175,22 @@ def game_ari(groups: list[dict], embedder: Embedder | None) -> float | None:
     return None if math.isnan(value) else value
 
 
-def game_row(subset: str, gid: str, number: int, game: list[tuple[gg.Grouping, list[str]]], embedder: Embedder | None) -> dict:
+def game_row(
+    subset: str,
+    gid: str,
+    number: int,
+    game: list[tuple[gg.Grouping, list[str]]],
+    embedder: Embedder | None,
+    tags: dict[str, list[str]] | None = None,
+) -> dict:
     """One fresh game as a dataset row (the builder's schema, split ``test``): ``ari`` from ``embedder``
-    (:func:`game_ari`, null without one), the word-overlap columns null."""
+    (:func:`game_ari`, null without one), the word-overlap columns null, each group's ``tags`` from ``tags``
+    (topic -> the published groups' tags; empty without)."""
     info = gg.SUBSETS[subset]
-    groups = [{"topic": g.topic, "words": words, "tags": [], "culturally_related": g.culturally_related} for g, words in game]
+    groups = [
+        {"topic": g.topic, "words": words, "tags": list((tags or {}).get(g.topic, [])), "culturally_related": g.culturally_related}
+        for g, words in game
+    ]
     return {
         "id": gid,
         "subset": subset,

@@ -21,6 +21,7 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 import yaml
 
+from plumbing import atomic
 from plumbing.errors import UserError
 from plumbing.output_dirs import replacing_dir
 
@@ -201,7 +202,7 @@ def write_hub_folder(
             path = out_dir / "data" / name / SHARD_NAME.format(split=split)
             shard_bytes[name][split] = write_parquet(list(rows), features, path)
             sizes[name][split] = len(rows)
-    (out_dir / "README.md").write_text(card_text(sizes, shard_bytes, features, card), encoding="utf-8")
+    atomic.write_text(out_dir / "README.md", card_text(sizes, shard_bytes, features, card))
     return {"configs": len(sizes), "rows": sum(sum(s.values()) for s in sizes.values()), "sizes": sizes}
 
 

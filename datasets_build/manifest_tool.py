@@ -22,12 +22,13 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from datasets_build.manifest import MANIFEST_DIR, METADATA_FILES, manifest_path
+from plumbing import atomic
 from plumbing.errors import UserError
 from plumbing.paths import upstream_root
 
 
 @dataclass(frozen=True)
-class Group:
+class SourceFolder:
     """Files of the local folder ``local`` that are the repository's folder ``remote`` at ``commit``."""
 
     repo: str
@@ -37,23 +38,26 @@ class Group:
     files: tuple[str, ...] = ()  # paths under ``local``; empty: every file under it
 
 
-def _game(game: str, commit: str, repo_dir: str | None = None) -> Group:
-    return Group("clp-research/clembench", commit, f"{game}/", f"{repo_dir or game}/")
+def _game(game: str, commit: str, repo_dir: str | None = None) -> SourceFolder:
+    return SourceFolder("clp-research/clembench", commit, f"{game}/", f"{repo_dir or game}/")
 
 
-def _runs(path: str, commit: str) -> Group:
-    return Group("clembench/clembench-runs", commit, files=(path,))
+def _runs(path: str, commit: str) -> SourceFolder:
+    return SourceFolder("clembench/clembench-runs", commit, files=(path,))
 
 
 _RUNS_V16 = "v1.6/{model}-t0.0--{model}-t0.0/{game}/{experiment}/episode_0/interactions.json"
 _GPT4T, _LLAMA3 = "gpt-4-turbo-2024-04-09", "Meta-Llama-3-8B-Instruct-hf"
 
 SPEC: dict[str, dict] = {
-    "globalgroup": {"groups": [Group("cgsol/globalgroup", "1fb1f4ff5dea64afe26e52bc61119bfa53b94f03")], "absent_from": "MISSING.txt"},
-    "connections": {"groups": [Group("mustafamariam/LLM-Connections-Solver", "ebde95d6a8ac2bca288f77dde49c74e9ed4cbea9")]},
+    "globalgroup": {
+        "groups": [SourceFolder("cgsol/globalgroup", "1fb1f4ff5dea64afe26e52bc61119bfa53b94f03")],
+        "absent_from": "MISSING.txt",
+    },
+    "connections": {"groups": [SourceFolder("mustafamariam/LLM-Connections-Solver", "ebde95d6a8ac2bca288f77dde49c74e9ed4cbea9")]},
     "splat": {
         "groups": [
-            Group(
+            SourceFolder(
                 "chenqi008/LateralThinking",
                 "723b01bb0c4f1600c851b40267e0f3a528c12275",
                 files=("README.md", "config.yaml", "puzzles.xlsx", "puzzle_arena.py"),
@@ -62,8 +66,8 @@ SPEC: dict[str, dict] = {
     },
     "nback": {
         "groups": [
-            Group("Daniel-Gong/ChatGPT-WM", "1c1467b954687397ce65afd24fa5ec366155aa7c", "ChatGPT-WM/"),
-            Group("Daniel-Gong/n-back-datasets", "33ed10b5ceab5549c4f321f10cb7d0b96bb4de2f", "n-back-datasets/"),
+            SourceFolder("Daniel-Gong/ChatGPT-WM", "1c1467b954687397ce65afd24fa5ec366155aa7c", "ChatGPT-WM/"),
+            SourceFolder("Daniel-Gong/n-back-datasets", "33ed10b5ceab5549c4f321f10cb7d0b96bb4de2f", "n-back-datasets/"),
         ]
     },
     "clembench": {
@@ -76,7 +80,7 @@ SPEC: dict[str, dict] = {
             _game("referencegame_multilingual", "536cf773a7208b3ddd67b0fe097c78be61eba410", "referencegame"),
             _game("imagegame", "945503b1a3639e6b38c9f3438e1d4d3b5fe376dd"),
             _game("privateshared", "6855115d4187399433c66a3e3eb3c31f89a5fefd"),
-            Group("clp-research/clembench", "a717f23808f4865631ffde81c37b60c7da3f5ec3", files=("LICENSE",)),
+            SourceFolder("clp-research/clembench", "a717f23808f4865631ffde81c37b60c7da3f5ec3", files=("LICENSE",)),
         ]
     },
     "clembench-runs": {
@@ -104,10 +108,10 @@ SPEC: dict[str, dict] = {
             ),
         ]
     },
-    "lm_pragmatics": {"groups": [Group("jennhu/lm-pragmatics", "9fd4be5c0e43162c9d6e09b6024cc000e40b3398")]},
-    "cladder": {"groups": [Group("causalNLP/cladder", "3d2d1169b4b939a09048a6a75956c8972a93cc38")]},
-    "natural_plan": {"groups": [Group("google-deepmind/natural-plan", "ca76db336072ff8931db43bc1ca8d381038cf073")]},
-    "simpletom": {"groups": [Group("yulinggu-cs/SimpleToM", "0f054a75c83dbab45276696503a0324f881634b3")]},
+    "lm_pragmatics": {"groups": [SourceFolder("jennhu/lm-pragmatics", "9fd4be5c0e43162c9d6e09b6024cc000e40b3398")]},
+    "cladder": {"groups": [SourceFolder("causalNLP/cladder", "3d2d1169b4b939a09048a6a75956c8972a93cc38")]},
+    "natural_plan": {"groups": [SourceFolder("google-deepmind/natural-plan", "ca76db336072ff8931db43bc1ca8d381038cf073")]},
+    "simpletom": {"groups": [SourceFolder("yulinggu-cs/SimpleToM", "0f054a75c83dbab45276696503a0324f881634b3")]},
 }
 
 
@@ -119,7 +123,7 @@ def sha256_file(path: Path) -> str:
     return digest.hexdigest()
 
 
-def group_files(root: Path, group: Group) -> list[str]:
+def group_files(root: Path, group: SourceFolder) -> list[str]:
     """Paths (under ``group.local``) of the group's files in the local copy, sorted."""
     folder = root / group.local
     if group.files:
@@ -191,7 +195,7 @@ def main(argv: list[str] | None = None) -> int:
                 if not target.is_file() or target.read_text(encoding="utf-8") != text:
                     differ.append(name)
             else:
-                target.write_text(text, encoding="utf-8")
+                atomic.write_text(target, text)
                 print(f"wrote {target} ({text.count('sha256 =')} files)")
     except UserError as exc:
         print(f"manifest_tool: error: {exc}", file=sys.stderr)

@@ -19,8 +19,13 @@ subset and setting on the difficulty measures we can compute here:
 
 No fresh game repeats a published game's groups (dev or test) or another fresh game's.
 
-clembench Wordle and Taboo (seed 002): target words from the game's own frequency bands, one fresh word
-per published episode in the published episode's band (:mod:`datasets_build.matched_clembench`).
+clembench Taboo (seed 002): new target words matched on Zipf frequency and part of speech, with thesaurus related
+words (:mod:`datasets_build.matched_clembench`). Wordle has no twin: :data:`NOT_TWINNED` says why.
+
+Seeds (issue 42): a twin made from public code, public data and a public seed is public as soon as the code is.
+The registered ``*_fresh`` tasks play :func:`fresh_folder`: the lab's private twin when ``data generate --matched
+TASK --seed S --private`` wrote one (its card, rows and the report name "a private seed", never its value), else
+the twin of :data:`DEFAULT_SEED`, generated on first use (reproducible: the tests use it).
 """
 
 from __future__ import annotations
@@ -47,7 +52,16 @@ ARI_CANDIDATES = 6
 MAX_TRIES = 5000
 #: the seed of the fresh twins the registered ``*_fresh`` tasks play
 DEFAULT_SEED = 0
-CLEM_GAMES = ("wordle", "taboo")
+CLEM_GAMES = ("taboo",)
+#: published tasks that have no fresh twin, and why (a one-line error for ``--matched`` and ``contamination:``)
+NOT_TWINNED: dict[str, str] = {
+    "wordle": (
+        "plain Wordle has no fresh twin: every published episode sends the same prompt (nothing of the instance "
+        "reaches the model before it plays), so contamination cannot help a model and a delta would measure only "
+        "the targets' difficulty"
+    )
+}
+PRIVATE = "private"
 #: GlobalGroup subsets with a fresh twin: nyt_seq's test games are the NYT's own consecutive puzzles, whose groups
 #: cannot be recombined into new games with the published culturally related counts (the sampler finds none)
 FRESH_SUBSETS: tuple[str, ...] = tuple(s for s in gg.SUBSET_NAMES if s != "nyt_seq")
@@ -99,12 +113,28 @@ def _as_groups(game: list[tuple[gg.Grouping, list[str]]]) -> list[dict]:
     return [{"topic": g.topic, "words": words, "culturally_related": g.culturally_related} for g, words in game]
 
 
-def published_games(root: Path, subset: str, g: int, w: int) -> tuple[list[dict], set]:
-    """The published test games of a setting, and the group keys of every published game (dev and test)."""
+def _published_splits(root: Path, subset: str, g: int, w: int) -> dict[str, list[dict]]:
     info = gg.SUBSETS[subset]
     flags = gg.cultural_flags(gg.read_groupings(root / "Grouping Datasets" / info.groupings))
-    games = {split: gg.read_setting(root, info, split, g, w, flags) for split in gg.SPLITS}
+    return {split: gg.read_setting(root, info, split, g, w, flags) for split in gg.SPLITS}
+
+
+def published_games(root: Path, subset: str, g: int, w: int) -> tuple[list[dict], set]:
+    """The published test games of a setting, and the group keys of every published game (dev and test)."""
+    games = _published_splits(root, subset, g, w)
     return games["test"], {gg.groups_key(r["groups"]) for rows in games.values() for r in rows}
+
+
+def topic_tags(games: dict[str, list[dict]]) -> dict[str, list[str]]:
+    """topic -> the category tags its groups carry in the published games (the first non-empty; NYT: none), so a
+    fresh game's groups keep them and the per-tag tables can be computed on the fresh side (issue 42)."""
+    out: dict[str, list[str]] = {}
+    for rows in games.values():
+        for row in rows:
+            for group in row["groups"]:
+                if group.get("tags") and group["topic"] not in out:
+                    out[group["topic"]] = list(group["tags"])
+    return out
 
 
 def _draw(groupings: list[gg.Grouping], subset: str, g: int, w: int, rng: random.Random):
@@ -133,13 +163,25 @@ def _candidates(groupings, subset, g, w, rng, want: tuple[int, int], taken: set,
     return found
 
 
+def seed_label(seed: int, private: bool) -> str:
+    """How a twin's seed is named in its rows, card and the report: ``private`` (never the value) or ``seed<N>``."""
+    return PRIVATE if private else f"seed{seed}"
+
+
 def matched_globalgroup(
-    root: Path, task: str, seed: int = DEFAULT_SEED, count: int | None = None, embedder: Embedder | None = None
+    root: Path,
+    task: str,
+    seed: int = DEFAULT_SEED,
+    count: int | None = None,
+    embedder: Embedder | None = None,
+    private: bool = False,
 ) -> Matched:
     """The fresh twin of GlobalGroup task ``task``: one game per published test game (the first ``count``)."""
     subset, g, w = globalgroup_setting(task)
-    published, taken = published_games(root, subset, g, w)
-    published = first_n(published, count, "--count", f"published {subset} {g}x{w} games")
+    splits = _published_splits(root, subset, g, w)
+    taken = {gg.groups_key(r["groups"]) for rows in splits.values() for r in rows}
+    tags = topic_tags(splits)
+    published = first_n(splits["test"], count, "--count", f"published {subset} {g}x{w} games")
     groupings = gg.read_groupings(root / "Grouping Datasets" / gg.SUBSETS[subset].groupings)
     rng = random.Random(f"{seed}:{subset}_{g}x{w}")  # a str seed is hashed (SHA-512): the same on every run
     out = Matched([], ["groups x words", "culturally related groups per game"])
@@ -157,7 +199,9 @@ def matched_globalgroup(
             best = min(range(len(games)), key=lambda i: abs((aris[i] or 0.0) - (target or 0.0)))
             game = games[best]
             out.published.setdefault("ari", []).append(target)
-        row = generate.game_row(subset, f"{config}_fresh{seed}_{index:03d}", pub["game_number"], game, embedder)
+        row = generate.game_row(
+            subset, f"{config}_fresh{PRIVATE if private else seed}_{index:03d}", pub["game_number"], game, embedder, tags
+        )
         out.fresh.setdefault("culturally_related", []).append(cultural_count(row["groups"])[0])
         if embedder is not None:
             out.fresh.setdefault("ari", []).append(row["ari"])
@@ -165,16 +209,17 @@ def matched_globalgroup(
     return out
 
 
-def globalgroup_card(task: str, seed: int, matched: Matched) -> CardInfo:
+def globalgroup_card(task: str, seed: int, matched: Matched, private: bool = False) -> CardInfo:
     subset, g, w = globalgroup_setting(task)
+    made = "a private seed" if private else f"seed {seed}"
     body = (
-        f"# Fresh twin of `{task}` (seed {seed})\n\n"
+        f"# Fresh twin of `{task}` ({made})\n\n"
         f"{len(matched.rows)} GlobalGroup games of {g} groups x {w} words, one per published `{subset}_{g}x{w}` test game "
         f"in the published order, sampled from the `{subset}` grouping spreadsheet by the paper's procedure (seed 000 "
         "§3.2, Appendix C: groupings without replacement, no repeated word or topic within a game"
         + ("; nyt_seq: the 4 groups of one original Connections game, with other words" if subset == "nyt_seq" else "")
         + ") and kept only when no published game (dev or test) and no earlier fresh game has the same groups. "
-        f"Generated with `triangulate data generate --matched {task} --seed {seed}`"
+        f"Generated with `triangulate data generate --matched {task} --seed {'<private>' if private else seed}`"
         + (f" --count {len(matched.rows)}" if matched.rows else "")
         + ".\n\n"
         f"Matched per game on: {'; '.join(matched.matched_on)}. "
@@ -190,7 +235,7 @@ def globalgroup_card(task: str, seed: int, matched: Matched) -> CardInfo:
         f"config `{subset}_{g}x{w}` (split `test`)."
     )
     return CardInfo(
-        pretty_name=f"GlobalGroup fresh twin of {task} (seed {seed})",
+        pretty_name=f"GlobalGroup fresh twin of {task} ({made})",
         license="apache-2.0",
         citation=(gg.CARD_DIR / "globalgroup_citation.txt").read_text(encoding="utf-8"),
         body=body,
@@ -201,26 +246,41 @@ def globalgroup_card(task: str, seed: int, matched: Matched) -> CardInfo:
 # ------------------------------------------------------------------------------------ CLI and the tasks' folders
 
 
-def default_folder(task: str, seed: int = DEFAULT_SEED) -> Path:
-    """Where ``--matched TASK`` writes by default, and where the ``*_fresh`` tasks read: ``$TRIANGULATE_DATA/fresh/``."""
-    return data_root() / "fresh" / f"{task}_seed{seed}"
+def default_folder(task: str, seed: int = DEFAULT_SEED, private: bool = False) -> Path:
+    """Where ``--matched TASK`` writes by default, and where the ``*_fresh`` tasks read: ``$TRIANGULATE_DATA/fresh/``
+    (``<task>_private`` for a private seed: its name holds no seed)."""
+    return data_root() / "fresh" / f"{task}_{seed_label(seed, private)}"
+
+
+def refuse_untwinned(task: str) -> None:
+    if task in NOT_TWINNED:
+        raise UserError(f"--matched {task}: {NOT_TWINNED[task]}")
 
 
 def write_matched(
-    task: str, seed: int = DEFAULT_SEED, count: int | None = None, out: Path | None = None, related: dict | None = None
+    task: str,
+    seed: int = DEFAULT_SEED,
+    count: int | None = None,
+    out: Path | None = None,
+    related: dict | None = None,
+    private: bool = False,
 ) -> dict:
-    """Write the fresh twin of ``task`` as a Hub-ready folder; returns the summary with ``out`` and ``matched_on``."""
+    """Write the fresh twin of ``task`` as a Hub-ready folder; returns the summary with ``out`` and ``matched_on``.
+    ``private``: the seed is the lab's secret: rows, card and folder name say "private", never the value."""
     from datasets_build import matched_clembench
     from datasets_build.sources import source_dir
 
-    out = (out or default_folder(task, seed)).expanduser().resolve()
+    refuse_untwinned(task)
+    out = (out or default_folder(task, seed, private)).expanduser().resolve()
     if task in CLEM_GAMES:
-        rows, card, features, config = matched_clembench.matched_rows(task, seed, count, related)
-        matched_on = ["the game's frequency band"]
+        kind = "a private seed" if private else f"seed {seed}"
+        rows, card, features, config = matched_clembench.matched_rows(task, seed, count, related, kind, seed_label(seed, private))
+        matched_on = ["Zipf frequency (within 0.1, band kept)", "parts of speech"]
     elif task.startswith("globalgroup_"):
         subset, g, w = globalgroup_setting(task)
-        found = matched_globalgroup(source_dir(gg.NAME), task, seed, count, generate.vectors_for(gg.SUBSETS[subset].language))
-        rows, card, features, config = found.rows, globalgroup_card(task, seed, found), gg.FEATURES, f"{subset}_{g}x{w}"
+        vectors = generate.vectors_for(gg.SUBSETS[subset].language)
+        found = matched_globalgroup(source_dir(gg.NAME), task, seed, count, vectors, private)
+        rows, card, features, config = found.rows, globalgroup_card(task, seed, found, private), gg.FEATURES, f"{subset}_{g}x{w}"
         matched_on = found.matched_on
     else:
         known = ", ".join([*(f"globalgroup_{s}[_<g>x<w>]" for s in gg.SUBSET_NAMES), *CLEM_GAMES])
@@ -231,7 +291,11 @@ def write_matched(
 
 
 def fresh_folder(task: str) -> Path:
-    """The folder the registered twin of ``task`` reads (seed :data:`DEFAULT_SEED`), generated on first use."""
+    """The folder the registered twin of ``task`` reads: the private twin when one was written
+    (``--matched TASK --seed S --private``), else the :data:`DEFAULT_SEED` twin, generated on first use."""
+    private = default_folder(task, private=True)
+    if (private / "README.md").is_file():
+        return private
     folder = default_folder(task)
     if not (folder / "README.md").is_file():
         print(f"triangulate: generating the matched fresh set of {task} (seed {DEFAULT_SEED}) into {folder}", file=sys.stderr)

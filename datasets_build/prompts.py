@@ -27,6 +27,7 @@ from collections.abc import Mapping, Sequence
 from functools import cache
 from pathlib import Path
 
+from plumbing import atomic
 from plumbing.errors import UserError
 from plumbing.jsonio import read_json
 from plumbing.paths import BUILD_HINT, dataset_dir
@@ -95,6 +96,12 @@ def globalgroup_doc_to_text(doc: Mapping) -> str:
 def globalgroup_doc_to_target(doc: Mapping) -> str:
     """The gold answer in the prompt's output format (used for few-shot examples from ``dev``)."""
     return format_answer(doc["groups"])
+
+
+def globalgroup_item_text(doc: Mapping) -> str:
+    """A game as published text, prompt then gold answer (what a model trained on the test set has seen): the
+    membership probe's item text (issue 42)."""
+    return globalgroup_doc_to_text(doc) + "\n" + globalgroup_doc_to_target(doc)
 
 
 # -------------------------------------------------------------------- A.3 candidate-proposal prompt
@@ -275,7 +282,7 @@ def write_globalgroup_prompts(upstream_globalgroup: Path, folder: Path) -> Path:
     out = Path(folder) / PROMPT_FILES_DIR / CANPROP_FILE
     out.parent.mkdir(parents=True, exist_ok=True)
     templates = canprop_templates_from_upstream(Path(upstream_globalgroup))
-    out.write_text(json.dumps(templates, ensure_ascii=False, indent=1, sort_keys=True) + "\n", encoding="utf-8")
+    atomic.write_text(out, json.dumps(templates, ensure_ascii=False, indent=1, sort_keys=True) + "\n")
     return out
 
 
@@ -286,7 +293,7 @@ def write_connections_prompt(upstream_connections: Path, folder: Path) -> Path:
         raise UserError(f"{src} is missing: the Connections prompt cannot be stored with the dataset")
     out = Path(folder) / PROMPT_FILES_DIR / CONNECTIONS_PROMPT_FILE
     out.parent.mkdir(parents=True, exist_ok=True)
-    out.write_bytes(src.read_bytes())
+    atomic.write_bytes(out, src.read_bytes())
     return out
 
 

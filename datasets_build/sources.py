@@ -35,6 +35,7 @@ from tqdm import tqdm
 
 from datasets_build.manifest import Manifest, ManifestEntry, load_manifest
 from datasets_build.manifest_tool import sha256_file
+from plumbing import atomic
 from plumbing.errors import UserError
 from plumbing.paths import cache_root as plumbing_cache_root
 from plumbing.paths import upstream_dir, upstream_root
@@ -130,7 +131,7 @@ def fetch_source(manifest: Manifest) -> Path:
             missing.append(pinned)
     download_all([(p, p.url(base_url()), dest / p.path) for p in missing], manifest.name, verify=True)
     if manifest.absent:  # the builders read the copy's list of files no verified copy exists for
-        (dest / "MISSING.txt").write_text("".join(f"absent from snapshot: {p}\n" for p in manifest.absent), encoding="utf-8")
+        atomic.write_text(dest / "MISSING.txt", "".join(f"absent from snapshot: {p}\n" for p in manifest.absent))
     return dest
 
 
@@ -197,7 +198,7 @@ def download_file(
 ) -> None:
     """One file to ``target`` via ``target.part`` (resumed with a Range request); verified, then renamed."""
     target.parent.mkdir(parents=True, exist_ok=True)
-    part = target.with_name(target.name + ".part")
+    part = atomic.part_path(target)
     try:
         if not _retrying(url, part, progress, cancelled, max_bytes=pinned.size if verify else None):
             return
@@ -205,7 +206,7 @@ def download_file(
         raise UserError(f"{pinned.source}: {pinned.repo}@{pinned.commit} has no file {pinned.remote_path} (HTTP 404 from {url})") from exc
     if verify:
         check_file(part, pinned, where="downloaded file")
-    os.replace(part, target)
+    atomic.promote(part, target)
 
 
 def _retrying(
@@ -277,13 +278,13 @@ def fetch_url(url: str, target: Path) -> Path:
     if target.is_file():
         return target
     target.parent.mkdir(parents=True, exist_ok=True)
-    part = target.with_name(target.name + ".part")
+    part = atomic.part_path(target)
     with tqdm(unit="B", unit_scale=True, desc=f"downloading {target.name}", disable=None) as bar:
         try:
             _retrying(url, part, bar.update, hint=f"; run the command again to resume {part.name}")
         except urllib.error.HTTPError as exc:
             raise UserError(f"cannot download {url} (HTTP 404 Not Found)") from exc
-    os.replace(part, target)
+    atomic.promote(part, target)
     return target
 
 
@@ -322,7 +323,7 @@ def fetch_file(pin: PinnedFile, dest: Path, url: str | None = None) -> Path:
         raise UserError(f"no checksum recorded for {pin.owner}/{pin.repo}/{pin.path}: refusing an unverifiable download")
     url = url or pin.url(base_url())
     dest.parent.mkdir(parents=True, exist_ok=True)
-    part = dest.with_name(dest.name + ".part")
+    part = atomic.part_path(dest)
     with tqdm(unit="B", unit_scale=True, desc=f"downloading {dest.name}", disable=None) as bar:
         try:
             _retrying(url, part, bar.update)
@@ -332,5 +333,5 @@ def fetch_file(pin: PinnedFile, dest: Path, url: str | None = None) -> Path:
         if expected is not None and (found := actual(part)) != expected:
             part.unlink(missing_ok=True)
             raise UserError(f"checksum mismatch for {url}: expected {kind} {expected}, got {found}")
-    os.replace(part, dest)
+    atomic.promote(part, dest)
     return dest

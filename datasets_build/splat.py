@@ -26,6 +26,7 @@ from datasets_build.hub import CardInfo, write_hub_folder
 from datasets_build.manifest import pinned_source_line
 from datasets_build.registry import register_builder
 from datasets_build.upstream_literals import message_literals, parse_python, string_assignments
+from plumbing import atomic
 from plumbing.errors import UserError
 from plumbing.paths import dataset_dir
 
@@ -196,7 +197,7 @@ def build_splat(out_dir: Path) -> dict:
     summary = write_hub_folder(out_dir, {"default": {"test": puzzles}}, FEATURES, card)
     (out_dir / "prompts").mkdir(parents=True, exist_ok=True)
     for name, filename in PROMPT_FILES.items():
-        (out_dir / "prompts" / filename).write_text(prompts[name], encoding="utf-8")
+        atomic.write_text(out_dir / "prompts" / filename, prompts[name])
     return summary
 
 

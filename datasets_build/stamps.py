@@ -20,6 +20,7 @@ from importlib.metadata import PackageNotFoundError, version
 from pathlib import Path
 
 from datasets_build.manifest import load_manifest
+from plumbing import atomic
 from plumbing.paths import upstream_root
 
 STAMP_DIR = ".triangulate-build"
@@ -86,11 +87,7 @@ def write_stamp(out_root: Path, name: str, source_names: Iterable[str], code: st
         "code": code,
         "output": _digest(tree_listing(out_root / name)),
     }
-    path = stamp_path(out_root, name)
-    path.parent.mkdir(parents=True, exist_ok=True)
-    tmp = path.with_suffix(".tmp")
-    tmp.write_text(json.dumps(stamp, indent=1), encoding="utf-8")
-    tmp.replace(path)
+    atomic.write_text(stamp_path(out_root, name), json.dumps(stamp, indent=1))
 
 
 def unchanged(out_root: Path, name: str, code: str) -> bool:

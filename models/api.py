@@ -24,6 +24,9 @@ from typing import Any
 
 from lm_eval.models.openai_completions import LocalChatCompletion
 
+from models.args import API_MODEL_NAMES
+from plumbing.checks import DEFAULT_SEED
+
 
 class ServerReplyError(RuntimeError):
     """An HTTP 200 from a chat server whose body holds no reply text (the message quotes what it sent)."""
@@ -67,7 +70,7 @@ class LocalChatCompletionsLM(LocalChatCompletion):
     """``local-chat-completions`` that omits an empty ``stop`` from the request body and reads replies strictly
     (:func:`chat_reply_texts`): a body that is no reply is a backend failure, never an empty answer."""
 
-    def _create_payload(self, messages, generate=False, gen_kwargs=None, seed=1234, eos=None, **kwargs) -> dict:
+    def _create_payload(self, messages, generate=False, gen_kwargs=None, seed=DEFAULT_SEED, eos=None, **kwargs) -> dict:
         payload = super()._create_payload(messages, generate=generate, gen_kwargs=gen_kwargs, seed=seed, eos=eos, **kwargs)
         return without_empty_stop(payload)
 
@@ -121,7 +124,7 @@ def without_empty_stop(payload: Mapping[str, Any]) -> dict[str, Any]:
 
 
 #: registry names the runner serves with its own class instead of lm-eval's
-API_LM_CLASSES: dict[str, type] = {"local-chat-completions": LocalChatCompletionsLM}
+API_LM_CLASSES: dict[str, type] = dict.fromkeys(API_MODEL_NAMES, LocalChatCompletionsLM)
 #: the same names as ``triangulate eval`` gets them from lm-eval's registry
 EVAL_LM_CLASSES: dict[str, type] = {"local-chat-completions": EvalChatCompletionsLM}
 

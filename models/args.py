@@ -33,6 +33,10 @@ def parse_model_args(model_args: str | Mapping[str, Any] | None) -> dict[str, An
 
 #: lm-eval registry names of vLLM whose model_args get ``enable_prefix_caching=True``
 VLLM_MODEL_NAMES: tuple[str, ...] = ("vllm",)
+#: lm-eval registry names of HFLM that the runner upgrades to ``models.prefix_cache.PrefixCacheHFLM``
+HF_MODEL_NAMES: tuple[str, ...] = ("hf", "hf-auto", "huggingface")
+#: registry names the runner serves with its own API class (``models.api.API_LM_CLASSES``)
+API_MODEL_NAMES: tuple[str, ...] = ("local-chat-completions",)
 
 
 def prefix_cache_enabled(flag: bool | None = None) -> bool:
@@ -46,6 +50,21 @@ def runner_model_args(model: str, model_args: Mapping[str, Any], enabled: bool |
     if model in VLLM_MODEL_NAMES and prefix_cache_enabled(enabled):
         out.setdefault("enable_prefix_caching", True)
     return out
+
+
+def play_batch_size(model: str | None, model_args: Mapping[str, Any], device: str | None, live: int) -> int:
+    """``triangulate play``'s default ``--batch_size``: ``live`` (the episodes in flight) for an ``hf`` model on
+    a GPU (``device`` or model_args' ``device`` naming cuda, or neither naming one and CUDA present), else 1.
+    The embedded SmolLM2 (``model`` None) runs on the CPU unless a device is named."""
+    if model is not None and model not in HF_MODEL_NAMES:
+        return 1
+    where = device or model_args.get("device")
+    if where:
+        return max(int(live), 1) if str(where).startswith("cuda") else 1
+    import torch  # only for an hf model with no device named: is CUDA there?
+
+    on_gpu = model is not None and torch.cuda.is_available()
+    return max(int(live), 1) if on_gpu else 1
 
 
 def redact_url(value: str) -> str:

@@ -34,6 +34,7 @@ from lm_eval.api.model import LM
 from lm_eval.api.registry import register_model
 
 from models.forms import CHANCE_WORDS, reply_form_for
+from plumbing.checks import DEFAULT_SEED
 from plumbing.errors import UserError
 
 NAME = "random"
@@ -115,7 +116,7 @@ class RandomLM(LM):
     #: what lm-eval and play pass to every backend besides its model_args (and the keys that only name a run)
     RUNNER_KEYS = frozenset({"batch_size", "max_batch_size", "device", "model", "pretrained"})
 
-    def __init__(self, seed: int = 1234, **kwargs: Any):
+    def __init__(self, seed: int = DEFAULT_SEED, **kwargs: Any):
         """``seed`` is the only model_arg; an unknown one or a seed that is not an integer is a one-line error."""
         super().__init__()
         unknown = sorted(set(kwargs) - self.RUNNER_KEYS)

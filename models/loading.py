@@ -12,8 +12,17 @@ import logging
 from collections.abc import Callable, Mapping
 from typing import Any
 
-from models.args import model_args_string, parse_model_args, register_secrets, runner_model_args, scrub_secrets
+from models.args import (
+    API_MODEL_NAMES,
+    HF_MODEL_NAMES,
+    model_args_string,
+    parse_model_args,
+    register_secrets,
+    runner_model_args,
+    scrub_secrets,
+)
 from models.default_model import DEFAULT_MODEL, default_model_args
+from plumbing.callables import takes_keyword
 from plumbing.errors import UserError
 
 log = logging.getLogger(__name__)
@@ -41,6 +50,20 @@ def resolve_lm_class(model: str):
     except (ValueError, KeyError) as exc:
         known = sorted(set(model_registry.keys()) | set(_LM_CLASS_OVERRIDES))
         raise UserError(f"unknown model {model!r}; lm-eval models: {', '.join(known)}") from exc
+
+
+def _runner_lm_class(model: str, prefix_cache: bool | None):
+    """The runner's own class for ``model`` (prefix-cached hf, the API client), or None: lm-eval's. Each module is
+    imported only for its models (torch for hf, aiohttp for the API), so a chance or scripted player loads neither."""
+    if model in HF_MODEL_NAMES:
+        from models.prefix_cache import runner_lm_class  # torch, transformers
+
+        return runner_lm_class(model, prefix_cache, _LM_CLASS_OVERRIDES)
+    if model in API_MODEL_NAMES:
+        from models.api import api_lm_class  # aiohttp (lm-eval's API models)
+
+        return api_lm_class(model, _LM_CLASS_OVERRIDES)
+    return None
 
 
 def resolve_model(
@@ -75,20 +98,12 @@ def load_lm(
     """
     model, args = resolve_model(model, model_args, device=device, prefix_cache=prefix_cache)
     register_secrets(args)
-    from models.api import api_lm_class
-    from models.prefix_cache import runner_lm_class
-
-    lm_class = (
-        runner_lm_class(model, prefix_cache, _LM_CLASS_OVERRIDES) or api_lm_class(model, _LM_CLASS_OVERRIDES) or resolve_lm_class(model)
-    )
+    lm_class = _runner_lm_class(model, prefix_cache) or resolve_lm_class(model)
     extra = {"batch_size": batch_size, "device": device}
+    if not all(takes_keyword(lm_class, key) for key in extra):  # a backend that does not take batch_size/device
+        extra = {}
     try:
-        try:
-            lm = lm_class.create_from_arg_obj(args, extra)
-        except TypeError as exc:  # a backend that does not take batch_size/device
-            if "unexpected keyword" not in str(exc):
-                raise
-            lm = lm_class.create_from_arg_obj(args, {})
+        lm = lm_class.create_from_arg_obj(args, extra)
     except (TypeError, ValueError, OSError, ImportError) as exc:  # unknown model_args key, bad path, missing extra
         log.debug("loading %s failed", model, exc_info=True)
         detail = scrub_secrets(f"{type(exc).__name__}: {exc}", args)

@@ -98,38 +98,55 @@ def model_id(config: Mapping[str, Any]) -> str:
 
 
 def model_key(config: Mapping[str, Any]) -> str:
-    """The whole name :func:`model_id` shortens: the ``gguf_file`` or first :data:`NAME_KEYS` value as given (a
-    URL login dropped), else ``config.model_name``/``config.model``; two results files of one model share it."""
+    """The model's identity, the whole name :func:`model_id` shortens: the first :data:`NAME_KEYS` value as given (a
+    URL login dropped; a ``gguf_file`` under it: two GGUF files of one name in two folders are two models), else
+    ``config.model_name``/``config.model``, with ``@revision`` when a Hub ``revision`` is pinned. Two results files
+    of one model share it; two weights never do."""
     args = parse_model_args(config.get("model_args"))
-    if args.get("gguf_file"):
-        return redact_url(str(args["gguf_file"]))
     value = _named_value(args)
-    return value.rstrip("/") if value else str(config.get("model_name") or config.get("model") or "")
+    key = value.rstrip("/") if value else ""
+    if args.get("gguf_file"):
+        gguf = redact_url(str(args["gguf_file"]))
+        key = gguf if not key or gguf.startswith("/") else f"{key}/{gguf}"
+    key = key or str(config.get("model_name") or config.get("model") or "")
+    revision = args.get("revision")
+    return f"{key}@{revision}" if revision not in (None, "", "main") else key
 
 
-def unique_model_ids(configs: Sequence[Mapping[str, Any]]) -> tuple[list[str], list[str]]:
+def unique_model_ids(configs: Sequence[Mapping[str, Any]], labels: Sequence[str | None] | None = None) -> tuple[list[str], list[str]]:
     """:func:`model_id` of each config, unique per model: configs with one :func:`model_key` share an id, and
     models with different keys but one id get as many parent folders of their keys as tell them apart
-    (``/models/orgA/Same`` -> ``orgA/Same``). Returns the ids and one line per renamed collision."""
+    (``/models/orgA/Same`` -> ``orgA/Same``; one model at two revisions: ``org/name@rev``). ``labels``: each config's
+    suite label (``name:``), or None: labelled models that share an id are named by their labels (two entries of
+    one weights under two names keep two rows). Returns the ids and one line per renamed collision."""
     ids = [model_id(c) for c in configs]
-    keys = [model_key(c) for c in configs]
-    by_id: dict[str, dict[str, None]] = {}
-    for short, key in zip(ids, keys):
-        by_id.setdefault(short, {})[key] = None
-    renamed: dict[tuple[str, str], str] = {}
+    idents = list(zip((model_key(c) for c in configs), labels if labels is not None else [None] * len(configs)))
+    by_id: dict[str, dict[tuple[str, str | None], None]] = {}
+    for short, ident in zip(ids, idents):
+        by_id.setdefault(short, {})[ident] = None
+    renamed: dict[tuple[str, tuple[str, str | None]], str] = {}
     notes = []
     for short, group in by_id.items():
         if len(group) > 1:
-            names = _distinct_names(short, list(group))
-            renamed.update({(short, key): name for key, name in names.items()})
-            pairs = ", ".join(f"{key} -> {name}" for key, name in names.items())
-            notes.append(f"{len(group)} different models are all named {short!r}; each is named by its folders instead: {pairs}")
-    return [renamed.get((short, key), short) for short, key in zip(ids, keys)], notes
+            names = _group_names(short, list(group))
+            renamed.update({(short, ident): name for ident, name in names.items()})
+            pairs = ", ".join(f"{key if label is None else label} -> {names[(key, label)]}" for key, label in group)
+            notes.append(f"{len(group)} different models are all named {short!r}; each is named apart: {pairs}")
+    return [renamed.get((short, ident), short) for short, ident in zip(ids, idents)], notes
+
+
+def _group_names(short: str, idents: list[tuple[str, str | None]]) -> dict[tuple[str, str | None], str]:
+    """Names for models sharing the id ``short``: a suite label names its model; the others by their keys."""
+    keys = [key for key, label in idents if label is None]
+    by_key = _distinct_names(short, keys) if len(set(keys)) > 1 else {key: short for key in keys}
+    return {(key, label): label if label is not None else by_key[key] for key, label in idents}
 
 
 def _distinct_names(short: str, keys: list[str]) -> dict[str, str]:
     """For models whose keys differ but whose id is ``short``: ``short`` under the fewest parent folders of each
     key that make the names distinct (the whole key when none do)."""
+    if len({key.rsplit("@", 1)[0] for key in keys}) == 1:  # one model at several revisions
+        return {key: f"{short}@{key.rsplit('@', 1)[1]}" if "@" in key else short for key in keys}
     parents = [key.split("/")[:-1] for key in keys]
     for depth in range(1, max(len(p) for p in parents) + 1):
         names = ["/".join([*p[-depth:], short]) if p else short for p in parents]

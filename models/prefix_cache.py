@@ -15,7 +15,7 @@ tokens from the conversation so far and verifies them in one forward pass. Greed
 same tokens as plain ``hf`` (``tests/multiturn/test_perf_prefix_cache.py`` checks it on SmolLM2).
 
 Batching: reuse applies to batch size 1. Padded batches fall back to plain HFLM generation. On a CPU
-batch 1 is the default (:func:`play_batch_size`): batching does not pay on a 2-core CPU (prefill is
+batch 1 is the default (:func:`models.args.play_batch_size`): batching does not pay on a 2-core CPU (prefill is
 compute-bound, DESIGN.md "Performance facts"), reuse does. On a GPU the default is the live episodes
 (``--max_live``): lockstep batching ran 6.3x (16 live) and 15.4x (64) full history at batch 1 on an H100,
 prefix reuse at batch 1 only 2.0-2.2x (benchmarks/README.md, GPU table); reuse still applies wherever a
@@ -42,26 +42,13 @@ import torch
 from lm_eval.api.registry import register_model
 from lm_eval.models.huggingface import HFLM
 
-from models.args import prefix_cache_enabled
+from models.args import HF_MODEL_NAMES, prefix_cache_enabled
 from models.lookup_decoding import DEFAULT_DRAFT_TOKENS, greedy_lookup_generate
 
 log = logging.getLogger(__name__)
 
-#: lm-eval registry names of HFLM that the runner upgrades to :class:`PrefixCacheHFLM`
-HF_MODEL_NAMES: tuple[str, ...] = ("hf", "hf-auto", "huggingface")
 DEFAULT_ENTRIES = 64
 DEFAULT_MB = 2048.0
-
-
-def play_batch_size(model: str | None, model_args: Mapping[str, Any], device: str | None, live: int) -> int:
-    """``triangulate play``'s default ``--batch_size``: ``live`` (the episodes in flight) for an ``hf`` model on
-    a GPU (``device`` or model_args' ``device`` naming cuda, or neither naming one and CUDA present), else 1.
-    The embedded SmolLM2 (``model`` None) runs on the CPU unless a device is named."""
-    if model is not None and model not in HF_MODEL_NAMES:
-        return 1
-    where = device or model_args.get("device")
-    on_gpu = str(where).startswith("cuda") if where else model is not None and torch.cuda.is_available()
-    return max(int(live), 1) if on_gpu else 1
 
 
 def runner_lm_class(model: str, enabled: bool | None = None, overrides: Mapping[str, Any] | None = None):

@@ -18,6 +18,7 @@ from typing import Any
 from lm_eval.api.instance import Instance
 
 from models.args import scrub_secrets
+from plumbing.callables import takes_keyword
 
 log = logging.getLogger(__name__)
 
@@ -123,12 +124,8 @@ def _generate(lm, prompts: list[str], gen_kwargs: dict[str, Any], origin: Origin
         Instance("generate_until", dict(doc), (prompt, dict(gen_kwargs)), i, metadata=(task, None, None))
         for i, prompt in enumerate(prompts)
     ]
-    try:
-        replies = lm.generate_until(requests, disable_tqdm=True)
-    except TypeError as exc:
-        if "disable_tqdm" not in str(exc):
-            raise
-        replies = lm.generate_until(requests)
+    quiet = {"disable_tqdm": True} if takes_keyword(lm.generate_until, "disable_tqdm") else {}
+    replies = lm.generate_until(requests, **quiet)
     if len(replies) != len(prompts):
         raise RuntimeError(f"backend returned {len(replies)} replies for {len(prompts)} requests")
     return ["" if r is None else str(r) for r in replies]

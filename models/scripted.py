@@ -37,7 +37,9 @@ class ScriptedLM(LM):
         for req in requests:
             context = req.args[0]
             self.requests_seen += 1
-            out.append(self.respond(json.loads(context)))
+            reply = self.respond(json.loads(context))
+            self.cache_hook.add_partial("generate_until", req.args, reply)  # request by request, as lm-eval's backends do
+            out.append(reply)
         return out
 
     def loglikelihood(self, requests, disable_tqdm: bool = False):

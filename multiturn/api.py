@@ -9,6 +9,8 @@ plan) uses of ``multiturn``. An import-linter contract in ``pyproject.toml`` hol
 - Stored runs: :func:`read_episodes` (the one episodes reader), :func:`write_results`, :func:`add_group` (a group's
   mean over its members' results, the suite's split cells), :func:`rescore_run` /
   :func:`changed_metrics` / :func:`judge_agreement` / :func:`store_rescored` (``triangulate score``).
+- clembench's two model-level rules, for published tables: :func:`clem_aggregate` (seed 002's clemscore) and
+  :func:`clem_episode_pooled` (seed 003's code's episode-pooled variant).
 - Playing: :func:`select_instances` (``--limit``), :func:`play_episodes` (the lockstep loop), :func:`merged_gen_kwargs`.
 """
 
@@ -20,6 +22,8 @@ from multiturn.engine.results import add_group, write_results
 from multiturn.engine.runner import select_instances
 from multiturn.engine.scheduler import merged_gen_kwargs, play_episodes
 from multiturn.game import EpisodeSummary, TaskSpec, TurnView, transcript_views
+from multiturn.games.clem.scoring import aggregate as clem_aggregate
+from multiturn.games.clem.scoring import episode_pooled as clem_episode_pooled
 from multiturn.registry import TASKS, expand, get_task, group_names, task_names
 
 __all__ = [
@@ -28,6 +32,8 @@ __all__ = [
     "TaskSpec",
     "TurnView",
     "changed_metrics",
+    "clem_aggregate",
+    "clem_episode_pooled",
     "expand",
     "get_task",
     "group_names",

@@ -25,8 +25,13 @@ from models.loading import load_lm
 from models.retry import DEFAULT_MAX_REPLY_CHARS
 from multiturn import registry
 from multiturn.engine import run_loggers
+from multiturn.engine.record import read_episodes
+from multiturn.engine.runner import run_tasks, unchanged_results
+from multiturn.engine.scheduler import is_zero
+from multiturn.engine.settings import PlaySettings
+from multiturn.engine.store import TaskStore
 from plumbing import run_folder
-from plumbing.checks import MAX_SEED, number_arg
+from plumbing.checks import DEFAULT_SEED, MAX_SEED, number_arg
 from plumbing.errors import UserError
 from plumbing.logs import install_log_scrubber
 from plumbing.output_dirs import ensure_output_dir
@@ -81,7 +86,9 @@ def add_parser(subparsers) -> argparse.ArgumentParser:
     parser.add_argument("--output_path", "-o", default=None, help=f"results folder ({run_folder.LAYOUT})")
     parser.add_argument("--limit", "-L", type=POSITIVE, default=None, help="first N episodes per task (a value < 1 is a fraction)")
     parser.add_argument("--batch_size", "-b", default=None, help=BATCH_HELP)
-    parser.add_argument("--seed", type=SEED, default=1234, help="stimuli, episode order and sampling seed (default 1234)")
+    parser.add_argument(
+        "--seed", type=SEED, default=DEFAULT_SEED, help=f"stimuli, episode order and sampling seed (default {DEFAULT_SEED})"
+    )
     parser.add_argument(
         "--gen_kwargs",
         default=None,
@@ -149,8 +156,6 @@ def _add_backend_flags(parser: argparse.ArgumentParser) -> None:
 
 def check_gen_kwargs(kwargs: dict[str, Any] | None, flag: str) -> None:
     """``temperature=0`` means greedy: it cannot go with ``do_sample=True``."""
-    from multiturn.engine.scheduler import is_zero
-
     kwargs = kwargs or {}
     if is_zero(kwargs.get("temperature")) and str(kwargs.get("do_sample", "")).lower() == "true":
         raise UserError(f"{flag}: temperature=0 means greedy decoding; drop do_sample=True or give a positive temperature")
@@ -179,10 +184,6 @@ def run(args: argparse.Namespace) -> int:
     if args.tasks.strip() == "list":
         return _list_tasks()
 
-    from models.retry import RetryPolicy
-    from multiturn.engine.runner import run_tasks
-    from multiturn.engine.settings import PlaySettings
-
     check_gen_kwargs(args.gen_kwargs, "--gen_kwargs")
     check_gen_kwargs(args.judge_gen_kwargs, "--judge_gen_kwargs")
     names = [t.strip() for t in args.tasks.split(",") if t.strip()]
@@ -194,7 +195,7 @@ def run(args: argparse.Namespace) -> int:
     roles = {role for name in expanded for role in registry.get_task(name, task_args).roles}
     settings = PlaySettings.from_args(args, roles)  # built once: every step below reads it
 
-    if args.output_path is not None and (done := nothing_to_play(args, settings)) is not None:
+    if settings.output_path is not None and (done := nothing_to_play(settings)) is not None:
         print(f"triangulate play: nothing left to play; no model loaded, no new results file: {done}")
         return 0
     lms = load_backends(settings)
@@ -203,19 +204,19 @@ def run(args: argparse.Namespace) -> int:
     payload, path = run_tasks(
         list(settings.tasks),
         lms,
-        output_dir=args.output_path,
+        output_dir=settings.output_path,
         model_name=settings.folder(),
         config=config,
         model_settings=settings.model_settings(),
         limit=settings.limit,
         seed=settings.seed,
-        overwrite=args.overwrite,
-        wait_lock=getattr(args, "wait_lock", False),
+        overwrite=settings.overwrite,
+        wait_lock=settings.wait_lock,
         gen_kwargs_override=settings.gen_kwargs or None,
         judge_gen_kwargs=settings.judge_gen_kwargs or None,
         task_args=settings.task_args,
         max_live=settings.max_live,
-        retry=RetryPolicy(attempts=settings.retries, timeout=settings.request_timeout, max_reply_chars=settings.max_reply_chars),
+        retry=settings.retry_policy(),
     )
     if payload is None:  # a non-zero rank of a distributed run
         return 0
@@ -231,16 +232,14 @@ def run(args: argparse.Namespace) -> int:
     return 0
 
 
-def nothing_to_play(args: argparse.Namespace, settings: Any):
+def nothing_to_play(settings: PlaySettings):
     """Check ``--output_path`` (before any model is loaded); then the results file that already holds this run
     when a resume would play nothing (:func:`multiturn.engine.runner.unchanged_results`), else None."""
-    from multiturn.engine.runner import unchanged_results
-
-    ensure_output_dir(args.output_path, "--output_path")
-    return None if args.overwrite else unchanged_results(settings, args.output_path)
+    ensure_output_dir(settings.output_path, "--output_path")
+    return None if settings.overwrite else unchanged_results(settings, settings.output_path)
 
 
-def load_backends(settings: Any) -> dict[str, Any]:
+def load_backends(settings: PlaySettings) -> dict[str, Any]:
     """The backend of every role (:class:`multiturn.engine.settings.PlaySettings`): the player's plays, and also
     ``player_b`` and ``judge`` unless the settings give those roles their own."""
 
@@ -280,12 +279,10 @@ def failure_summary(payload: dict[str, Any], argv: list[str]) -> str | None:
 def log_run(args: argparse.Namespace, payload: dict[str, Any], tasks: list[str], dir_name: str, model: str, model_args: str) -> None:
     """``--wandb_args`` / ``--hf_hub_log_args``: the results and the episodes through lm-eval's loggers
     (:mod:`multiturn.engine.run_loggers`); the episodes are read back from ``--output_path``."""
-    from multiturn.engine.record import read_episodes
-
     episodes = {}
     if args.output_path is not None:
         folder = run_folder.model_dir(args.output_path, dir_name)
-        episodes = {task: read_episodes(run_folder.episodes_path(folder, task)) for task in tasks}
+        episodes = {task: read_episodes(TaskStore(folder, task).episodes) for task in tasks}
     if args.wandb_args:
         run_loggers.log_wandb(payload, episodes, args.wandb_args, args.wandb_config_args)
     if args.hf_hub_log_args:

@@ -28,11 +28,10 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any, ClassVar
 
+from plumbing.checks import DEFAULT_SEED
 from plumbing.stats import mean_of_keys
 
 Message = dict[str, str]  # {"role": "system" | "user" | "assistant", "content": str}
-
-#: filler words a chance reply draws from when it needs words and the prompt offers none
 
 
 @dataclass
@@ -213,7 +212,7 @@ def views_by_replay(task: TaskSpec, record: Mapping[str, Any]) -> list[TurnView]
     views: list[TurnView] = []
     done = 0
     try:
-        game = task.make_game(record["instance"], int(record.get("seed", 1234)))
+        game = task.make_game(record["instance"], int(record.get("seed", DEFAULT_SEED)))
         seen: dict[str, list[Message]] = {}
         for call in calls:
             request = None if game.done else game.next_request()

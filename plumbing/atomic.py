@@ -8,11 +8,17 @@ never share one), is flushed and fsynced, then renamed over the target (``os.rep
 reader sees the old file or the new one, never half of one, and a failed write leaves no temporary file.
 An appended line is written and flushed at once, so a kill loses at most the line being written (the JSONL
 reader, :func:`plumbing.jsonio.read_jsonl`, skips and counts such a torn last line).
+
+Bytes go through :func:`write_bytes`; a streamed download or unpacking writes ``<target>.part``
+(:func:`part_path`) and :func:`promote` fsyncs and renames it over the target; a folder built beside its target
+replaces it through :func:`swap_dir` (the old one moved aside, the new one renamed in, the old one removed; a
+failure puts the old one back).
 """
 
 from __future__ import annotations
 
 import os
+import shutil
 from collections.abc import Iterable
 from pathlib import Path
 
@@ -39,6 +45,54 @@ def write_lines(path: str | os.PathLike, chunks: Iterable[str], *, errors: str =
     finally:
         tmp.unlink(missing_ok=True)
     return path
+
+
+def write_bytes(path: str | os.PathLike, data: bytes) -> Path:
+    """Replace ``path`` with ``data`` atomically (as :func:`write_lines`); parent folders are created."""
+    path = Path(path)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    tmp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
+    try:
+        with tmp.open("wb") as fh:
+            fh.write(data)
+            fh.flush()
+            os.fsync(fh.fileno())
+        os.replace(tmp, path)
+    finally:
+        tmp.unlink(missing_ok=True)
+    return path
+
+
+def part_path(target: str | os.PathLike) -> Path:
+    """Where a streamed write of ``target`` goes until :func:`promote` (``<name>.part``, kept to resume)."""
+    target = Path(target)
+    return target.with_name(target.name + ".part")
+
+
+def promote(part: str | os.PathLike, target: str | os.PathLike) -> Path:
+    """Rename the finished ``part`` over ``target`` after syncing it to disk. Returns ``target``."""
+    with open(part, "rb") as fh:
+        os.fsync(fh.fileno())
+    os.replace(part, target)
+    return Path(target)
+
+
+def swap_dir(new: str | os.PathLike, final: str | os.PathLike, old: str | os.PathLike) -> Path:
+    """Put the finished folder ``new`` in place of ``final``: the previous ``final`` (if any) is renamed to ``old``
+    first and deleted after ``new`` is in place; if the rename of ``new`` fails, ``old`` is put back and ``new``
+    removed. Returns ``final``."""
+    new, final, old = Path(new), Path(final), Path(old)
+    if final.exists():
+        final.rename(old)
+    try:
+        new.rename(final)
+    except BaseException:
+        if old.exists() and not final.exists():
+            old.rename(final)
+        shutil.rmtree(new, ignore_errors=True)
+        raise
+    shutil.rmtree(old, ignore_errors=True)
+    return final
 
 
 class LineAppender:

@@ -17,6 +17,9 @@ from plumbing.errors import UserError
 
 #: the largest seed accepted: random generators take an unsigned 32-bit seed (numpy: 0 <= seed < 2**32)
 MAX_SEED = 2**32 - 1
+#: the default seed: play's stimuli, episode order and sampling, and lm-eval's own default (its few-shot and
+#: sampling seeds, ``simple_evaluate``'s 1234)
+DEFAULT_SEED = 1234
 
 T = TypeVar("T")
 

@@ -10,6 +10,7 @@ from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from pathlib import Path
 
+from plumbing import atomic
 from plumbing.errors import UserError
 
 
@@ -115,7 +116,7 @@ def replacing_dir(value: str | os.PathLike, flag: str, what: str, legacy: Callab
         raise UserError(f"{flag} {value} cannot be written ({reason}); choose another folder") from exc
     try:
         yield tmp
-        (tmp / OWNER_MARKER).write_text(f"written by triangulate: {what}\n", encoding="utf-8")
+        atomic.write_text(tmp / OWNER_MARKER, f"written by triangulate: {what}\n")
     except BaseException:
         shutil.rmtree(tmp, ignore_errors=True)
         raise
@@ -123,13 +124,4 @@ def replacing_dir(value: str | os.PathLike, flag: str, what: str, legacy: Callab
     if not is_replaceable(final, legacy):  # something of the user's arrived while the block ran: keep it
         shutil.rmtree(tmp, ignore_errors=True)
         check_replaceable(final, flag, what, legacy)
-    if final.exists():
-        final.rename(old)
-    try:
-        tmp.rename(final)
-    except BaseException:
-        if old.exists() and not final.exists():
-            old.rename(final)
-        shutil.rmtree(tmp, ignore_errors=True)
-        raise
-    shutil.rmtree(old, ignore_errors=True)
+    atomic.swap_dir(tmp, final, old)

@@ -5,6 +5,8 @@
     DIR/<model>/results_<date>.json           the results JSON (lm-eval's shape), one per run
     DIR/<model>/episodes_<task>.jsonl         play: one record per finished episode (appended as it ends)
     DIR/<model>/episodes_<task>.rank<k>.jsonl play, distributed: rank k's part until rank 0 folds it in
+    DIR/<model>/episodes_<task>.turns.jsonl   play: the answered turns of unfinished episodes (rank parts
+                                              ``.turns.rank<k>.jsonl``); gone when the task's episodes are all done
     DIR/<model>/samples_<task>_<date>.jsonl   lm_eval --log_samples: one logged sample per line
 
 ``<model>`` is the model's folder name (:func:`models.naming.model_folder_name`; lm-eval
@@ -89,6 +91,19 @@ def episodes_path(model_dir: Path, task: str, rank: int | None = None) -> Path:
     """``episodes_<task>.jsonl``; ranks of a distributed run stream to ``episodes_<task>.rank<k>.jsonl`` parts."""
     suffix = "" if rank is None else f".rank{rank}"
     return Path(model_dir) / f"{EPISODES_PREFIX}{task}{suffix}.jsonl"
+
+
+def turns_path(model_dir: Path, task: str, rank: int | None = None) -> Path:
+    """``episodes_<task>.turns.jsonl``: every answered turn of the task's unfinished episodes, appended as it is answered
+    (a killed run resumes mid-episode); ranks of a distributed run write ``episodes_<task>.turns.rank<k>.jsonl``.
+    Neither name is an episodes file (:func:`is_episodes_file`) nor a rank part (:func:`rank_parts`)."""
+    suffix = "" if rank is None else f".rank{rank}"
+    return Path(model_dir) / f"{EPISODES_PREFIX}{task}.turns{suffix}.jsonl"
+
+
+def turn_parts(model_dir: Path, task: str) -> list[Path]:
+    """The ``episodes_<task>.turns.rank<k>.jsonl`` parts a distributed run left in ``model_dir``."""
+    return sorted(Path(model_dir).glob(f"{EPISODES_PREFIX}{task}.turns.rank*.jsonl"))
 
 
 def rank_parts(model_dir: Path, task: str) -> list[Path]:

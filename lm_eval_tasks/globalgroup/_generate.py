@@ -7,6 +7,8 @@ One YAML per task (lm-eval indexes ``*.yaml`` only; the shared ``_*_yaml`` templ
 - ``overlap/globalgroup_overlap_<subset>``  the candidate-proposal prompt (Appendix A.3) on the 4x4 games
   (own folder and utils.py, so a problem there cannot break the main tasks)
 - ``globalgroup``                     group: unweighted mean over the eleven 4x4 tasks
+- ``globalgroup_<subset>_sampled``    the same 4x4 games decoded as seed 000 App. B ran its open models (tag and group
+  ``globalgroup_sampled``): :data:`PAPER_SAMPLING`
 - ``globalgroup_<subset>_fresh``      the matched fresh twin of the 4x4 test games (issue 33; tag
   ``globalgroup_fresh``): ``datasets_build.matched``, generated on first use (seed 0)
 
@@ -28,6 +30,11 @@ from lm_eval_tasks._generated import HEADER, write_generated
 HERE = Path(__file__).resolve().parent
 
 HEADLINE = (4, 4)
+#: seed 000 App. B, "Parameter settings for Llama-3-8B-Instruct and Mistral-7B-Instruct-v0.2": do_sample True,
+#: top_k 50, top_p 0.9, temperature 0.6 ("greedy sampling can generate nonsense responses ... Therefore, we didn't
+#: use it in our open-source tasks"); the template's max_gen_toks 512 new tokens stands for the paper's max_length 512
+#: (prompt included). Aya-23-8B's own setting (temperature 0.3, no top_k/top_p) is not offered as a task.
+PAPER_SAMPLING = "generation_kwargs:\n  until: []\n  do_sample: true\n  temperature: 0.6\n  top_k: 50\n  top_p: 0.9\n  max_gen_toks: 512\n"
 
 
 def _task(name: str, template: str, config: str, tags: list[str], extra: str = "") -> str:
@@ -35,10 +42,10 @@ def _task(name: str, template: str, config: str, tags: list[str], extra: str = "
     return f"{HEADER}include: {template}\ntask: {name}\ntag:\n{tag_lines}{extra}dataset_kwargs:\n  config: {config}\n"
 
 
-def _group() -> str:
-    tasks = "".join(f"  - globalgroup_{s}\n" for s in SUBSET_NAMES)
+def _group(name: str = "globalgroup", suffix: str = "") -> str:
+    tasks = "".join(f"  - globalgroup_{s}{suffix}\n" for s in SUBSET_NAMES)
     aggs = "".join(f"  - metric: {m}\n    aggregation: mean\n    weight_by_size: false\n" for m in METRICS)
-    return f"{HEADER}group: globalgroup\ntask:\n{tasks}aggregate_metric_list:\n{aggs}metadata:\n  version: 1.0\n"
+    return f"{HEADER}group: {name}\ntask:\n{tasks}aggregate_metric_list:\n{aggs}metadata:\n  version: 1.0\n"
 
 
 def expected_files() -> dict[str, str]:
@@ -48,6 +55,13 @@ def expected_files() -> dict[str, str]:
     for subset in SUBSET_NAMES:
         files[f"globalgroup_{subset}.yaml"] = _task(
             f"globalgroup_{subset}", "_globalgroup_template_yaml", f"{subset}_{g0}x{w0}", ["globalgroup_4x4"]
+        )
+        files[f"globalgroup_{subset}_sampled.yaml"] = _task(
+            f"globalgroup_{subset}_sampled",
+            "_globalgroup_template_yaml",
+            f"{subset}_{g0}x{w0}",
+            ["globalgroup_sampled_4x4"],
+            PAPER_SAMPLING,
         )
         if subset in FRESH_SUBSETS:
             files[f"globalgroup_{subset}_fresh.yaml"] = _task(
@@ -68,6 +82,7 @@ def expected_files() -> dict[str, str]:
             f"globalgroup_overlap_{subset}", "_overlap_template_yaml", f"{subset}_{g0}x{w0}", ["globalgroup_overlap"]
         )
     files["globalgroup.yaml"] = _group()
+    files["globalgroup_sampled.yaml"] = _group("globalgroup_sampled", "_sampled")
     return files
 
 

@@ -27,10 +27,11 @@ from typing import Any
 from multiturn import registry
 from multiturn.engine import results as res
 from multiturn.engine.record import read_episodes
+from multiturn.engine.store import TaskStore
 from multiturn.game import Request, TaskSpec
 from plumbing import run_folder
+from plumbing.checks import DEFAULT_SEED
 from plumbing.errors import UserError
-from plumbing.jsonio import read_json, write_json
 from plumbing.locks import lock_all
 
 
@@ -58,7 +59,7 @@ def replay(task: TaskSpec, record: Mapping[str, Any], judge: Callable[[TaskSpec,
         raise ReplayDiverged("the record's calls are not a list of {role, reply} objects (a damaged or foreign record)")
     if not isinstance(record.get("instance"), Mapping):
         raise ReplayDiverged("the record has no instance object (a damaged or foreign record)")
-    game = task.make_game(record["instance"], int(record.get("seed", 1234)))
+    game = task.make_game(record["instance"], int(record.get("seed", DEFAULT_SEED)))
     judged: list[tuple[str, str]] = []
     for number, call in enumerate(calls):
         request = None if game.done else game.next_request()
@@ -141,8 +142,9 @@ def rescore_run(
     reports: list[TaskRescore] = []
     for name in names:
         task = registry.get_task(name, task_args)
-        path = run_folder.episodes_path(model_dir, name)
-        records = list(res.finished_records([path]).values())
+        store = TaskStore(model_dir, name)
+        path = store.episodes
+        records = list(store.finished().values())
         check_intact(path, len(records), old.get("n-samples", {}).get(name, {}).get("effective"))
         finished = {str(r["id"]) for r in records}
         failed = [r for r in read_episodes(path) if r.get("failed") and str(r["id"]) not in finished]
@@ -180,17 +182,16 @@ def store_rescored(model_dir: Path, reports: Sequence[TaskRescore], *, locked: b
 
     written = []
     for report in reports:
-        settings_file = run_folder.settings_path(model_dir, report.task)
-        stored = read_json(settings_file, "run settings") if settings_file.is_file() else None
+        store = TaskStore(model_dir, report.task)
+        stored = store.stored_settings()
         version = scoring_version(registry.get_task(report.task))
         stale = isinstance(stored, dict) and stored.get("scoring_version", version) != version
         if not report.changed_episodes and not stale:
             continue
-        path = run_folder.episodes_path(model_dir, report.task)
-        with nullcontext() if locked else lock_all([path]):
-            res.rewrite_records(path, report.summary["records"])
+        with nullcontext() if locked else lock_all([store.episodes]):
+            store.rewrite(report.summary["records"])
             if isinstance(stored, dict):
-                write_json(settings_file, {**stored, "scoring_version": version}, indent=1, sort_keys=True, default=str)
+                store.set_scoring_version(stored, version)
         written.append(report.task)
     return written
 

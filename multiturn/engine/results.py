@@ -1,12 +1,7 @@
-"""Results of ``triangulate play``: the per-episode JSONL log (with resume), task summaries, the results JSON.
+"""Results of ``triangulate play``: task summaries and the results JSON.
 
-The files (their names: :mod:`plumbing.run_folder`) are the results JSON and one episodes JSONL per
-task in the model's folder. The JSONL gets one record per finished episode, appended and
-flushed as it ends, so a killed run loses only the episodes in flight. On resume a truncated last
-line (the write a kill interrupted) is dropped, and failed episodes (backend errors, not the
-model's fault) are dropped so they are played again (:func:`compact_for_resume`). A distributed run
-streams each rank's records to its own part file and rank 0 folds them into the main
-file (:func:`append_gathered`).
+The task's own files (episodes, turn log, settings, rank parts) belong to :class:`multiturn.engine.store.TaskStore`;
+this module summarises the records and writes the results JSON (:func:`plumbing.run_folder.new_results_path`).
 """
 
 from __future__ import annotations
@@ -20,128 +15,14 @@ from typing import Any
 
 from lm_eval.utils import handle_non_serializable
 
-from multiturn.engine.record import dumps, read_episodes
-from multiturn.engine.settings import same_settings, scoring_version, settings_diff, settings_id
+from multiturn.engine.settings import scoring_version
 from multiturn.game import TaskSpec
 from multiturn.registry import group_aggregator
-from plumbing import atomic, jsonio
-from plumbing.errors import UserError
-from plumbing.jsonio import read_json
-from plumbing.run_folder import EPISODE_IDS_KEY, episodes_path, new_results_path, rank_parts, settings_path
+from plumbing import jsonio
+from plumbing.run_folder import EPISODE_IDS_KEY, new_results_path
 from plumbing.stats import mean_of_keys
 
 log = logging.getLogger(__name__)
-
-
-def finished_records(paths: Iterable[Path]) -> dict[str, dict[str, Any]]:
-    """id -> record over several files, keeping only episodes that finished (not ``failed``); first wins."""
-    done: dict[str, dict[str, Any]] = {}
-    for path in paths:
-        for record in read_episodes(path):
-            if record.get("failed"):
-                continue
-            if not has_numeric_scores(record):
-                log.warning("%s: episode %s has no numeric scores (a damaged record); it is played again", path, record["id"])
-                continue
-            done.setdefault(str(record["id"]), record)
-    return done
-
-
-def has_numeric_scores(record: Mapping[str, Any]) -> bool:
-    """``scores`` is an object of numbers (NaN allowed) or nulls, as every game writes it."""
-    scores = record.get("scores")
-    return isinstance(scores, Mapping) and all(v is None or isinstance(v, (int, float)) for v in scores.values())
-
-
-def rewrite_records(path: Path, records: Iterable[Mapping[str, Any]]) -> None:
-    """Atomically replace ``path`` with exactly ``records`` (used to compact before resuming)."""
-    atomic.write_lines(path, (dumps(record) + "\n" for record in records))
-
-
-def compact_for_resume(model_dir: Path, task: str, *, overwrite: bool = False) -> None:
-    """Before a run (rank 0 only): with ``overwrite`` delete the task's episode files; else fold the rank
-    parts of an interrupted run into the task's episodes file, keeping only finished episodes (a
-    truncated line and failed episodes are dropped, so they are played again)."""
-    main = episodes_path(model_dir, task)
-    parts = rank_parts(model_dir, task)
-    if overwrite:
-        for path in [main, *parts]:
-            path.unlink(missing_ok=True)
-    elif main.exists() or parts:
-        kept = finished_records([main, *parts])
-        rewrite_records(main, kept.values())
-        for path in parts:
-            path.unlink(missing_ok=True)
-
-
-def check_resume_settings(model_dir: Path, task: str, settings: Mapping[str, Any], *, overwrite: bool = False) -> None:
-    """Before a run (rank 0, under the task's lock): stored episodes are resumed only when they were played with
-    the same ``settings`` (:func:`multiturn.engine.settings.episode_settings`: model and its args, task options,
-    seed, gen_kwargs, the task's scoring version; compared by :func:`multiturn.engine.settings.same_settings`);
-    otherwise a one-line ``UserError`` names what changed and offers ``--overwrite`` or a new folder. Without the
-    settings file every stored record's ``seed`` and ``settings_id`` are checked instead
-    (:func:`check_records_settings`). Records the settings for the next run."""
-    path = settings_path(model_dir, task)
-    main = episodes_path(model_dir, task)
-    parts = rank_parts(model_dir, task)
-    has_episodes = main.is_file() and main.stat().st_size > 0 or bool(parts)
-    if has_episodes and not overwrite and path.is_file():
-        old = read_json(path, "run settings")
-        if isinstance(old, dict) and not same_settings(old, settings):
-            _refuse(main, settings_diff(old, settings))
-    elif has_episodes and not overwrite:
-        check_records_settings(main, [main, *parts], settings, path)
-    if overwrite or not path.is_file() or not has_episodes:
-        jsonio.write_json(path, dict(settings), indent=1, sort_keys=True, default=str)
-
-
-def _refuse(main: Path, diff: str) -> None:
-    raise UserError(
-        f"{main} holds episodes played with other settings ({diff}); "
-        "resume with the same settings, pass --overwrite to start this task over, or choose a new --output_path"
-    )
-
-
-def check_records_settings(main: Path, files: Sequence[Path], settings: Mapping[str, Any], settings_file: Path) -> None:
-    """The settings file is gone: every stored record's ``seed`` and ``settings_id`` must be this run's (records
-    from before ``settings_id`` was stored are checked by seed alone), else the one-line refusal."""
-    wanted = settings_id(settings)
-    gone = f"{settings_file.name} is missing"
-    for path in files:
-        for record in read_episodes(path):
-            if record.get("seed") is not None and record.get("seed") != settings.get("seed"):
-                _refuse(main, f"seed: {record.get('seed')} -> {settings.get('seed')}, by the stored records; {gone}")
-            if record.get("settings_id") not in (None, wanted):
-                _refuse(main, f"settings fingerprint {record.get('settings_id')} -> {wanted}, by the stored records; {gone}")
-
-
-def append_gathered(main_path: Path, task: str, records: Iterable[Mapping[str, Any]]) -> None:
-    """Rank 0 after a distributed run: append every rank's new records to the main file, drop the parts."""
-    with EpisodeWriter(main_path) as writer:
-        for record in records:
-            writer.write(record)
-    for path in rank_parts(Path(main_path).parent, task):
-        path.unlink(missing_ok=True)
-
-
-class EpisodeWriter:
-    """Appends one record per finished episode and flushes it at once (:class:`plumbing.atomic.LineAppender`)."""
-
-    def __init__(self, path: Path):
-        self._lines = atomic.LineAppender(path)
-        self.path = self._lines.path
-
-    def write(self, record: Mapping[str, Any]) -> None:
-        self._lines.write(dumps(record))
-
-    def close(self) -> None:
-        self._lines.close()
-
-    def __enter__(self) -> EpisodeWriter:
-        return self
-
-    def __exit__(self, *exc) -> None:
-        self.close()
 
 
 def stderr_of_mean(values: Iterable[float]) -> float | str:

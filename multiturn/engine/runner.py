@@ -1,9 +1,9 @@
 """Runs tasks: ``run_task`` plays one task's episodes and summarises them, ``run_tasks`` writes the results.
 
 The pieces it puts together: :mod:`multiturn.engine.scheduler` plays the episodes in lockstep (with
-:mod:`models.retry` for backend calls), :mod:`multiturn.engine.results` appends each finished episode to
-the task's episodes file (:mod:`plumbing.run_folder`) as it ends, resumes a killed run from that file and builds the results
-JSON, and :mod:`multiturn.engine.distributed` shards the pending episodes over the ranks of an
+:mod:`models.retry` for backend calls), :class:`multiturn.engine.store.TaskStore` owns the task's files (each
+finished episode appended as it ends, each answered turn as it is answered; a killed run resumed from them, mid-episode),
+:mod:`multiturn.engine.results` builds the results JSON, and :mod:`multiturn.engine.distributed` shards the pending episodes over the ranks of an
 ``accelerate launch`` run (rank 0 gathers the records, writes them and computes the metrics).
 """
 
@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import math
 import random
+import sys
 import time
 from collections.abc import Mapping, Sequence
 from pathlib import Path
@@ -23,10 +24,12 @@ from multiturn.engine import settings as settings_rule
 from multiturn.engine.distributed import barrier, gather_to_rank0, rank_and_world, shard
 from multiturn.engine.scheduler import DEFAULT_MAX_LIVE, play_episodes
 from multiturn.engine.settings import PlaySettings, episode_settings
+from multiturn.engine.store import EpisodeWriter, TaskStore
+from multiturn.engine.turns import TurnLog, Turns
 from multiturn.game import TaskSpec
 from plumbing import run_folder
+from plumbing.checks import DEFAULT_SEED
 from plumbing.errors import UserError
-from plumbing.jsonio import read_json
 from plumbing.locks import lock_all
 
 
@@ -48,35 +51,27 @@ def select_instances(instances: Sequence[Mapping[str, Any]], limit: int | float 
 
 
 def _seed_everything(seed: int) -> None:
+    """Seed Python's generator, and numpy's and torch's where they are loaded (by a game or the model, which are
+    imported before an episode starts): a chance or scripted player never pays for importing torch to seed it."""
     random.seed(seed)
-    try:
-        import numpy as np
-
+    if (np := sys.modules.get("numpy")) is not None:
         np.random.seed(seed % (2**32))
-    except ImportError:  # pragma: no cover
-        pass
-    try:
-        import torch
-
+    if (torch := sys.modules.get("torch")) is not None:
         torch.manual_seed(seed)
-    except ImportError:  # pragma: no cover
-        pass
 
 
 def _resume(
-    task: TaskSpec, lm: Any, model_dir: Path, wanted: list[str], settings: Mapping[str, Any], overwrite: bool
-) -> tuple[Path, Path, dict[str, dict[str, Any]]]:
-    """Rank 0 checks the stored episodes' settings and compacts the file; every rank then reads the finished
-    episodes among ``wanted``. Returns (main file, the file this rank writes, id -> finished record)."""
-    rank, world = rank_and_world(lm)
-    main_path = run_folder.episodes_path(model_dir, task.name)
-    if rank == 0:
-        res.check_resume_settings(model_dir, task.name, settings, overwrite=overwrite)
-        res.compact_for_resume(model_dir, task.name, overwrite=overwrite)
+    task: TaskSpec, lm: Any, store: TaskStore, wanted: list[str], settings: Mapping[str, Any], overwrite: bool
+) -> tuple[dict[str, dict[str, Any]], Turns]:
+    """Rank 0 checks the stored episodes' settings and compacts the task's files; every rank then reads the finished
+    episodes among ``wanted`` and the logged turns of the unfinished ones. Returns (id -> finished record, id -> turns)."""
+    if rank_and_world(lm)[0] == 0:
+        store.check_settings(settings, overwrite=overwrite)
+        store.compact(overwrite=overwrite)
     barrier(lm)
-    all_done = res.finished_records([main_path])
-    write_path = main_path if world <= 1 else run_folder.episodes_path(model_dir, task.name, rank)
-    return main_path, write_path, {i: all_done[i] for i in wanted if i in all_done}
+    all_done = store.finished()
+    done = {i: all_done[i] for i in wanted if i in all_done}
+    return done, store.stored_turns(i for i in wanted if i not in done)
 
 
 def run_task(
@@ -84,7 +79,7 @@ def run_task(
     lms: Mapping[str, Any],
     *,
     limit: int | float | None = None,
-    seed: int = 1234,
+    seed: int = DEFAULT_SEED,
     output_dir: str | Path | None = None,
     model_name: str = "model",
     overwrite: bool = False,
@@ -97,10 +92,10 @@ def run_task(
 ) -> dict[str, Any]:
     """Play one task and return its summary (``metrics``, ``stderr``, ``n_samples``, ``records``, ...).
 
-    With ``output_dir`` the records go to the task's episodes file in ``output_dir/model_name`` and an
-    existing file is resumed (finished episodes skipped) unless ``overwrite``, and only when it was played
-    with the same settings (``model_settings`` + the task's config and scoring version, seed and
-    gen_kwargs: :func:`multiturn.engine.results.check_resume_settings`). Under a distributed
+    With ``output_dir`` the records go to the task's episodes file in ``output_dir/model_name``, every answered turn
+    to its turn log, and stored episodes are resumed (finished ones skipped, unfinished ones rebuilt from their logged
+    turns) unless ``overwrite``, and only when they were played with the same settings (``model_settings`` + the
+    task's config and scoring version, seed and gen_kwargs: :meth:`multiturn.engine.store.TaskStore.check_settings`). Under a distributed
     LM every rank must call this; only rank 0's return value holds the metrics (others get
     ``{"task": ..., "rank": r}``).
     """
@@ -115,15 +110,17 @@ def run_task(
     wanted = [str(inst["id"]) for inst in instances]
     _seed_everything(seed + rank)
 
-    main_path, write_path, done, settings_id = None, None, {}, None
+    store, done, resumed, settings_id, writer, turn_log = None, {}, {}, None, None, None
     if output_dir is not None:
         settings = episode_settings(task, seed, gen_kwargs_override, judge_gen_kwargs, model_settings)
         settings_id = settings_rule.settings_id(settings)  # every record carries it: a resume checks it when the settings file is gone
-        main_path, write_path, done = _resume(task, lm, run_folder.model_dir(output_dir, model_name), wanted, settings, overwrite)
+        store = TaskStore(run_folder.model_dir(output_dir, model_name), task.name)
+        done, resumed = _resume(task, lm, store, wanted, settings, overwrite)
+        episodes_file, turns_file = store.write_paths(rank, world)
+        writer, turn_log = EpisodeWriter(episodes_file), TurnLog(turns_file)
 
     pending = [inst for inst in instances if str(inst["id"]) not in done]
     mine = shard(pending, rank, world)
-    writer = res.EpisodeWriter(write_path) if write_path is not None else None
     try:
         new_records = play_episodes(
             task,
@@ -140,29 +137,33 @@ def run_task(
             initial=len(done) if world <= 1 else 0,
             total=len(instances) if world <= 1 else len(mine),
             settings_id=settings_id,
+            turn_log=turn_log,
+            resumed=resumed,
         )
     finally:
-        if writer:
-            writer.close()
+        for log in filter(None, (writer, turn_log)):  # the records and turns written so far stay whole
+            log.close()
 
     if world > 1:
-        new_records = _gather(lm, rank, task.name, new_records, main_path)
+        new_records = _gather(lm, rank, new_records, store)
         if new_records is None:
             return {"task": task.name, "rank": rank}
     by_id = {**done, **{str(r["id"]): r for r in new_records}}
     ordered = [by_id[i] for i in wanted if i in by_id]
+    if store is not None and len(ordered) == len(wanted):
+        store.drop_turns()  # every wanted episode has its record (failed ones are played again from the start)
     return res.summarize(task, ordered, len(all_instances))
 
 
-def _gather(lm: Any, rank: int, task_name: str, new_records: list[dict[str, Any]], main_path: Path | None) -> list[dict[str, Any]] | None:
+def _gather(lm: Any, rank: int, new_records: list[dict[str, Any]], store: TaskStore | None) -> list[dict[str, Any]] | None:
     """Every rank's new records on rank 0 (appended to the task's main episodes file there); None on other ranks."""
     gathered = gather_to_rank0(lm, new_records)
     if rank != 0:
         barrier(lm)
         return None
     records = [r for part in gathered or [] for r in part]
-    if main_path is not None:
-        res.append_gathered(main_path, task_name, records)
+    if store is not None:
+        store.append_gathered(records)
     barrier(lm)
     return records
 
@@ -198,7 +199,7 @@ def run_tasks(
     expanded = registry.expand(list(names))
     rank = rank_and_world(lms["player"])[0]
     locked = (
-        [run_folder.episodes_path(run_folder.model_dir(output_dir, model_name), name) for name in expanded]
+        [TaskStore(run_folder.model_dir(output_dir, model_name), name).episodes for name in expanded]
         if output_dir is not None and rank == 0
         else []
     )
@@ -251,17 +252,17 @@ def unchanged_results(settings: PlaySettings, output_dir: str | Path) -> Path | 
     episode_files = []
     counts: dict[str, int] = {}
     for name in registry.expand(list(settings.tasks)):
-        path, stored = run_folder.episodes_path(model_dir, name), run_folder.settings_path(model_dir, name)
-        if not path.is_file() or not stored.is_file() or run_folder.rank_parts(model_dir, name):
+        store = TaskStore(model_dir, name)
+        if not store.episodes.is_file() or not store.settings_file.is_file() or store.rank_parts():
             return None
         task = registry.get_task(name, settings.task_args)
-        if not settings_rule.same_settings(read_json(stored, "run settings"), settings.episode_settings(task)):
+        if not settings_rule.same_settings(store.stored_settings(), settings.episode_settings(task)):
             return None  # the run goes on, and its resume check names what changed
         wanted = [str(i["id"]) for i in select_instances(task.instances(settings.seed), settings.limit)]
-        done = res.finished_records([path])
+        done = store.finished()
         if any(i not in done for i in wanted):
             return None
-        episode_files.append(path)
+        episode_files.append(store.episodes)
         counts[name] = len(wanted)
     results = _newest_results_of(model_dir, list(counts))
     if results is None or results.stat().st_mtime < max(p.stat().st_mtime for p in episode_files):

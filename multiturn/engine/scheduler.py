@@ -7,6 +7,10 @@ all requests of one role (and one set of generation kwargs) in one ``generate_un
 that finishes leaves the window at once and the next queued episode takes its place, so one long
 episode never holds the others back. An episode whose backend call fails after every retry ends as
 ``failed`` (a backend fault, not the model's) and the others go on.
+
+With a turn log (:class:`multiturn.engine.turns.TurnLog`) every answered turn is stored as it is answered, and an
+episode that has logged turns (a resumed run) is rebuilt before it joins the window by replaying them through a
+fresh game (:func:`rebuild`): only the turns it never got answered are asked of the model.
 """
 
 from __future__ import annotations
@@ -22,18 +26,19 @@ from tqdm.auto import tqdm
 
 from models.retry import BackendFailure, RetryPolicy, call_backend
 from multiturn.engine.record import CUT_KEY, EpisodeRecord, make_record
+from multiturn.engine.turns import TurnHook, TurnLog, Turns, request_digest
 from multiturn.game import Game, Request, TaskSpec
 
 log = logging.getLogger(__name__)
 
 #: roles --gen_kwargs applies to (the evaluated model's turns); the judge gets --judge_gen_kwargs.
 OVERRIDE_ROLES: tuple[str, ...] = ("player", "player_b")
-#: episodes in flight at once by default; a kill loses at most these.
+#: episodes in flight at once by default; a kill loses at most their requests in flight (the turn log keeps the rest).
 DEFAULT_MAX_LIVE = 32
 
 
 @dataclass
-class Episode:
+class LiveEpisode:
     """One episode in flight: its instance, its game, the model calls made so far and a backend error."""
 
     instance: dict[str, Any]
@@ -96,16 +101,21 @@ def play_episodes(
     initial: int = 0,
     total: int | None = None,
     settings_id: str | None = None,
+    turn_log: TurnLog | None = None,
+    resumed: Turns | None = None,
 ) -> list[dict[str, Any]]:
     """Play ``instances`` in lockstep and return their records (in finishing order).
 
     ``on_finish(record)`` is called as each episode ends (the engine uses it to append to the JSONL); every
-    record carries ``settings_id`` when given (the fingerprint of the run's settings).
+    record carries ``settings_id`` when given (the fingerprint of the run's settings). ``turn_log`` stores every
+    answered turn as it is answered; ``resumed`` (episode id -> its logged turns) rebuilds those episodes mid-way.
     """
     retry = retry or RetryPolicy()
+    overrides = (gen_kwargs_override, judge_gen_kwargs)
+    resumed = resumed or {}
     window = len(instances) if not max_live or max_live <= 0 else max_live
     queue = deque(dict(inst) for inst in instances)
-    live: list[Episode] = []
+    live: list[LiveEpisode] = []
     records: list[dict[str, Any]] = []
     bar = tqdm(
         total=total if total is not None else len(instances),
@@ -117,7 +127,7 @@ def play_episodes(
         leave=True,
     )
 
-    def finish(ep: Episode) -> None:
+    def finish(ep: LiveEpisode) -> None:
         record = episode_record(task, ep, seed, settings_id)
         records.append(record)
         if on_finish is not None:
@@ -128,9 +138,9 @@ def play_episodes(
         while queue or live:
             while queue and len(live) < window:
                 inst = queue.popleft()
-                live.append(Episode(inst, task.make_game(inst, seed)))
-            waiting: list[tuple[Episode, Request]] = []
-            still: list[Episode] = []
+                live.append(rebuild(task, inst, seed, resumed.get(str(inst["id"]), []), overrides, retry.max_reply_chars))
+            waiting: list[tuple[LiveEpisode, Request]] = []
+            still: list[LiveEpisode] = []
             for ep in live:
                 request = None if ep.game.done else ep.game.next_request()
                 if request is None:
@@ -141,7 +151,7 @@ def play_episodes(
             live = still
             if not waiting:
                 continue
-            failed = send_step(task, waiting, lms, retry, gen_kwargs_override, judge_gen_kwargs)
+            failed = send_step(task, waiting, lms, retry, gen_kwargs_override, judge_gen_kwargs, turn_log)
             if failed:
                 for ep in live:
                     if id(ep) in failed:
@@ -154,34 +164,93 @@ def play_episodes(
 
 def send_step(
     task: TaskSpec,
-    waiting: Sequence[tuple[Episode, Request]],
+    waiting: Sequence[tuple[LiveEpisode, Request]],
     lms: Mapping[str, Any],
     retry: RetryPolicy,
     gen_kwargs_override: Mapping[str, Any] | None = None,
     judge_gen_kwargs: Mapping[str, Any] | None = None,
+    turn_log: TurnLog | None = None,
 ) -> set[int]:
     """One lockstep step: the waiting requests grouped by role and generation kwargs, each group sent in
-    one backend call, each reply handed to its game; returns ``id()`` of the episodes whose call failed."""
-    groups: dict[tuple[str, str], list[tuple[Episode, Request, dict[str, Any]]]] = {}
+    one backend call, each reply handed to its game (and stored in ``turn_log`` as it comes: :func:`ask`);
+    returns ``id()`` of the episodes whose call failed."""
+    groups: dict[tuple[str, str], list[tuple[LiveEpisode, Request, dict[str, Any]]]] = {}
     for ep, request in waiting:
         kwargs = merged_gen_kwargs(task, request, gen_kwargs_override, judge_gen_kwargs)
         groups.setdefault((request.role, _gen_key(kwargs)), []).append((ep, request, kwargs))
     failed: set[int] = set()
     for (role, _), members in groups.items():
-        lm = lms.get(role) or lms["player"]
-        prompts = [lm.apply_chat_template(request.messages) for _, request, _ in members]
-        replies = call_backend(lm, prompts, members[0][2], retry, task=task.name, role=role)
+        replies = ask(task, lms.get(role) or lms["player"], role, members, retry, turn_log)
         for (ep, request, _), reply in zip(members, replies):
-            last = request.messages[-1]["content"] if request.messages else ""
             if isinstance(reply, BackendFailure):
                 ep.error = reply.message
-                ep.calls.append({"role": role, "prompt": last, "reply": None, "error": reply.message})
+                ep.calls.append({"role": role, "prompt": last_message(request), "reply": None, "error": reply.message})
                 failed.add(id(ep))
             else:
-                call = {"role": role, "prompt": last, **capped_reply(reply, retry.max_reply_chars, task.name)}
-                ep.calls.append(call)
-                ep.game.on_reply(call["reply"])
+                answer(task, ep, request, reply, retry.max_reply_chars)
     return failed
+
+
+def ask(
+    task: TaskSpec,
+    lm: Any,
+    role: str,
+    members: Sequence[tuple[LiveEpisode, Request, dict[str, Any]]],
+    retry: RetryPolicy,
+    turn_log: TurnLog | None,
+) -> list[str | BackendFailure]:
+    """One backend call for the requests of one role and one set of generation kwargs. With ``turn_log`` each reply is
+    logged as the backend hands it to lm-eval's cache hook (:class:`multiturn.engine.turns.TurnHook`), and every reply
+    not logged so (or logged otherwise than returned) when the call returns."""
+    prompts = [lm.apply_chat_template(request.messages) for _, request, _ in members]
+    if turn_log is None:
+        return call_backend(lm, prompts, members[0][2], retry, task=task.name, role=role)
+    digests = [request_digest(request.messages, kwargs) for _, request, kwargs in members]
+    turns = [(prompt, len(ep.calls), ep.id, role, digest) for prompt, (ep, _, _), digest in zip(prompts, members, digests)]
+    with TurnHook(lm, turn_log, turns) as hook:
+        replies = call_backend(lm, prompts, members[0][2], retry, task=task.name, role=role)
+    for (_, turn, episode, _, digest), reply in zip(turns, replies):
+        if not isinstance(reply, BackendFailure) and hook.logged.get(episode) != reply:
+            turn_log.write(episode, turn, role, digest, reply)
+    return replies
+
+
+def last_message(request: Request) -> str:
+    return request.messages[-1]["content"] if request.messages else ""
+
+
+def answer(task: TaskSpec, ep: LiveEpisode, request: Request, reply: str, max_reply_chars: int | None) -> None:
+    """Hand ``reply`` (cut to ``max_reply_chars``) to the episode's game and keep the call."""
+    call = {"role": request.role, "prompt": last_message(request), **capped_reply(reply, max_reply_chars, task.name)}
+    ep.calls.append(call)
+    ep.game.on_reply(call["reply"])
+
+
+def rebuild(
+    task: TaskSpec,
+    instance: Mapping[str, Any],
+    seed: int,
+    turns: Sequence[Mapping[str, Any]],
+    overrides: tuple[Mapping[str, Any] | None, Mapping[str, Any] | None],
+    max_reply_chars: int | None,
+) -> LiveEpisode:
+    """A fresh episode of ``instance`` with its logged ``turns`` replayed through its game (games never call models):
+    each turn is handed back while the game asks the same role for the same request (messages and generation
+    kwargs); from the first that differs on, the model is asked again."""
+    ep = LiveEpisode(dict(instance), task.make_game(instance, seed))
+    for number, turn in enumerate(turns):
+        request = None if ep.game.done else ep.game.next_request()
+        if (
+            request is None
+            or request.role != turn["role"]
+            or turn.get("request") != request_digest(request.messages, merged_gen_kwargs(task, request, *overrides))
+        ):
+            log.warning(
+                "%s: episode %s: %d of %d logged turns fit the game; the rest is asked again", task.name, instance["id"], number, len(turns)
+            )
+            return rebuild(task, instance, seed, turns[:number], overrides, max_reply_chars)  # a fresh game: next_request once per reply
+        answer(task, ep, request, turn["reply"], max_reply_chars)
+    return ep
 
 
 def capped_reply(reply: str, limit: int | None, task: str) -> dict[str, Any]:
@@ -192,7 +261,7 @@ def capped_reply(reply: str, limit: int | None, task: str) -> dict[str, Any]:
     return {"reply": reply[:limit], CUT_KEY: len(reply)}
 
 
-def episode_record(task: TaskSpec, ep: Episode, seed: int, settings_id: str | None = None) -> EpisodeRecord:
+def episode_record(task: TaskSpec, ep: LiveEpisode, seed: int, settings_id: str | None = None) -> EpisodeRecord:
     """The record of one finished (or failed) episode (:func:`multiturn.engine.record.make_record`)."""
     failed = ep.error is not None
     return make_record(

@@ -4,7 +4,7 @@ stored episodes were played with the same settings (:func:`episode_settings`, :f
 ``triangulate play`` builds one ``PlaySettings`` from its command line and the parsed model arguments (each
 ``--model_args*`` is parsed here, once) before any model loads. The three places that compare runs use it:
 "nothing left to play" (:func:`multiturn.engine.runner.unchanged_results`, before loading), the resume check
-(:func:`multiturn.engine.results.check_resume_settings`, under the task's lock) and the settings file it writes
+(:meth:`multiturn.engine.store.TaskStore.check_settings`, under the task's lock) and the settings file it writes
 (``episodes_<task>.settings.json``): each compares :func:`episode_settings` with :func:`same_settings`.
 """
 
@@ -16,10 +16,10 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
-from models.args import check_local_model, model_args_string, parse_model_args
+from models.args import check_local_model, model_args_string, parse_model_args, play_batch_size
 from models.loading import resolve_model
 from models.naming import model_folder_name, model_name
-from models.retry import DEFAULT_MAX_REPLY_CHARS
+from models.retry import DEFAULT_MAX_REPLY_CHARS, RetryPolicy
 from multiturn.game import TaskSpec
 from plumbing.errors import UserError
 from plumbing.secrets import redact_secret_keys
@@ -77,6 +77,11 @@ class PlaySettings:
     prefix_cache: bool | None
     #: ``--max_reply_chars``: a longer reply is cut to this many characters (the cut is recorded); None: no cap
     max_reply_chars: int | None = DEFAULT_MAX_REPLY_CHARS
+    #: ``--output_path`` (None: nothing stored), ``--overwrite`` (start over) and ``--wait_lock`` (wait for another
+    #: process on the same task instead of refusing)
+    output_path: str | None = None
+    overwrite: bool = False
+    wait_lock: bool = False
 
     @classmethod
     def from_args(cls, args: Any, roles: set[str] | frozenset[str]) -> PlaySettings:
@@ -115,7 +120,15 @@ class PlaySettings:
             retries=max(1, int(args.retries)),
             prefix_cache=prefix_cache,
             max_reply_chars=getattr(args, "max_reply_chars", DEFAULT_MAX_REPLY_CHARS),
+            output_path=getattr(args, "output_path", None),
+            overwrite=bool(getattr(args, "overwrite", False)),
+            wait_lock=bool(getattr(args, "wait_lock", False)),
         )
+
+    def retry_policy(self) -> RetryPolicy:
+        """How a failing backend call is retried and how long a reply may be (``--retries``, ``--request_timeout``,
+        ``--max_reply_chars``)."""
+        return RetryPolicy(attempts=self.retries, timeout=self.request_timeout, max_reply_chars=self.max_reply_chars)
 
     def folder(self) -> str:
         """The model's folder under ``--output_path`` (:func:`models.naming.model_folder_name`)."""
@@ -230,8 +243,7 @@ def batch_size_value(value: str) -> int | str:
 
 def default_batch_size(args: Any, model_args: Mapping[str, Any] | None = None) -> int:
     """No ``--batch_size``: batch 1 on a CPU, the live episodes for an hf model on a GPU
-    (:func:`models.prefix_cache.play_batch_size`); ``model_args``: ``args.model_args`` already parsed."""
-    from models.prefix_cache import play_batch_size
+    (:func:`models.args.play_batch_size`); ``model_args``: ``args.model_args`` already parsed."""
     from multiturn.engine.scheduler import DEFAULT_MAX_LIVE
 
     parsed = parse_model_args(args.model_args) if model_args is None else model_args

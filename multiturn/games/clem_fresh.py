@@ -1,10 +1,12 @@
-"""``wordle_fresh`` and ``taboo_fresh``: the clembench games on their matched fresh twins (issue 33).
+"""``taboo_fresh``: clembench Taboo on its matched fresh twin (issues 33, 42).
 
-Each plays the published game's rules and scoring on the episodes of its fresh twin
-(:mod:`datasets_build.matched_clembench`: one new target word per published episode, from the same
-frequency band), generated on first use with seed 0 into ``$TRIANGULATE_DATA/fresh/<game>_seed0``. The task
-option ``instances=FOLDER`` plays another twin (``triangulate data generate --matched wordle --seed 3 --out FOLDER``).
-The report's "Published vs fresh" section compares a model's ``<game>`` and ``<game>_fresh`` results.
+It plays the published game's rules and scoring on the episodes of the fresh twin
+(:mod:`datasets_build.matched_clembench`: one new target word per published episode, matched on Zipf frequency
+and part of speech): the lab's private twin when one was written, else the seed-0 twin generated on first use
+(:func:`datasets_build.matched.fresh_folder`). The task option ``instances=FOLDER`` plays another twin
+(``triangulate data generate --matched taboo --seed 3 --out FOLDER``). The report's "Published vs fresh" section
+compares a model's ``taboo`` and ``taboo_fresh`` results. Wordle has no twin
+(:data:`datasets_build.matched.NOT_TWINNED`).
 """
 
 from __future__ import annotations
@@ -13,7 +15,7 @@ from pathlib import Path
 from typing import Any
 
 from datasets_build.matched import fresh_folder, twin
-from multiturn.games.clem import ClemTask, WordleTask
+from multiturn.games.clem import ClemTask
 from multiturn.games.clem.catalog import ROLES, candidate_instances, check_instances_folder
 from multiturn.registry import register
 
@@ -32,14 +34,6 @@ class _Fresh:
     def instances(self, seed: int) -> list[dict[str, Any]]:
         """The fresh twin's episodes (fixed stimuli: the seed does not change them)."""
         return candidate_instances(self.game, self.fresh_dir or fresh_folder(self.game))
-
-
-@register(twin("wordle"))
-class WordleFreshTask(_Fresh, WordleTask):
-    def __init__(self, *, instances: str | None = None, speed: str = "v1.6"):
-        """``instances``: a ``--matched wordle`` folder (default: the seed-0 twin); ``speed`` as ``wordle``."""
-        super().__init__(twin("wordle"), "wordle", ROLES["wordle"], speed=speed)
-        self._set_folder(instances)
 
 
 @register(twin("taboo"))

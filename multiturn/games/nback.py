@@ -3,7 +3,8 @@
 Protocol (the built ``nback`` dataset, :mod:`datasets_build.nback`: Daniel-Gong/ChatGPT-WM data and
 the notebooks' system prompts): a system prompt, then one stimulus per user turn (a consonant, or
 the notebook's 3x3 grid string); the model answers ``m`` (match with the stimulus n back) or
-``-``; its replies stay in the history; temperature 1. Base set: 50 blocks x 24 trials, 8 matches.
+``-``; its replies stay in the history (as the notebook keeps them: a reply other than exactly ``m``/``-`` as its
+first character, :func:`history_turn`); temperature 1. Base set: 50 blocks x 24 trials, 8 matches.
 
 Metrics per block, averaged over blocks (Gong et al., Sec. "Metrics"): hit rate (``m`` on match
 trials), false-alarm rate (any wrong answer on a non-match trial, an invalid one included, as their
@@ -85,6 +86,17 @@ def parse_exact(reply: str) -> str | None:
     """The Triangulating port's rule: the stripped reply, kept only when it is exactly 'm' or '-'."""
     text = reply.strip()
     return text if text in (MATCH, NON_MATCH) else None
+
+
+def history_turn(reply: str, rule: str) -> str:
+    """The assistant turn kept in the history. Gong et al.'s notebook (``experiments/verbal.ipynb`` cells 5-7,
+    ChatGPT-WM 1c1467b) appends ``chat_response`` after "Rule violation! Extracting the first letter of the
+    response." set ``chat_response = chat_response[0]``: a reply other than exactly ``m`` / ``-`` enters the
+    history as its first character. So with ``parse=notebook`` (``nback_*``); ``strict`` (our variant) and
+    ``exact`` keep the whole reply (seed 003's port keeps none: ``keep_replies=False``)."""
+    if rule != "notebook" or reply in (MATCH, NON_MATCH):
+        return reply
+    return reply[:1]
 
 
 #: parse rules by name: the notebook's (``nback_*``), ours before issue 31, seed 003's port (exact match)
@@ -178,7 +190,7 @@ class NBackGame(Game):
 
     def on_reply(self, reply: str) -> None:
         if self.keep_replies:
-            self.history.append({"role": "assistant", "content": reply})
+            self.history.append({"role": "assistant", "content": history_turn(reply, self.rule)})
         target = self.instance["targets"][self.trial]
         parsed = self.parse(reply)
         self.transcript.append(

@@ -1,5 +1,5 @@
-"""Matched fresh twins (issue 33): difficulty distributions equal the published ones, nothing published is
-reused as a whole, the same seed gives byte-identical folders."""
+"""Matched fresh twins (issues 33, 42): difficulty distributions equal the published ones, nothing published is
+reused, the same seed gives byte-identical folders, a private seed is never written."""
 
 from __future__ import annotations
 
@@ -42,6 +42,10 @@ def test_groups_x_words_and_culturally_related_counts_equal_the_published_exactl
     keys = [gg.groups_key(r["groups"]) for r in found.rows]
     assert len(set(keys)) == len(keys) and not set(keys) & taken  # no published game, no repeat
     assert Counter(found.published["culturally_related"]) == Counter(found.fresh["culturally_related"])
+    if subset == "zh":  # a subset whose published groups carry category tags: the fresh groups keep them
+        by_topic = {gr["topic"]: gr["tags"] for r in published for gr in r["groups"] if gr["tags"]}
+        fresh_groups = [gr for r in found.rows for gr in r["groups"] if gr["topic"] in by_topic]
+        assert fresh_groups and all(gr["tags"] == by_topic[gr["topic"]] for gr in fresh_groups)
 
 
 def test_ari_distribution_matches_the_published_when_vectors_are_present(gg_root, tmp_path, monkeypatch):
@@ -67,25 +71,75 @@ def test_ari_distribution_matches_the_published_when_vectors_are_present(gg_root
     assert matched_gap < unmatched_gap / 2
 
 
-def test_wordle_and_taboo_twins_keep_each_published_episodes_band(upstream):
-    wordle = matched_clembench.matched_wordle(seed=0)
-    published = load_instances("wordle")
-    assert [e["target_word_difficulty"] for e in wordle] == [e["target_word_difficulty"] for e in published]
-    assert Counter(e["target_word_difficulty"] for e in wordle) == {"high_frequency": 10, "medium_frequency": 20}
-    pools = matched_clembench.wordle_pools()
-    for episode in wordle:
-        assert episode["target_word"] in pools[episode["target_word_difficulty"]]  # the game's own band list
-    used = {w for f in matched_clembench.WORDLE_FOLDERS for w in matched_clembench._targets(f, matched_clembench.INSTANCE_FILES)}
-    assert not {e["target_word"] for e in wordle} & used and len({e["target_word"] for e in wordle}) == 30
-    taboo = matched_clembench.matched_taboo(seed=0)
-    published = load_instances("taboo")
-    assert [e["experiment"] for e in taboo] == [e["experiment"] for e in published]
-    assert Counter(e["experiment"] for e in taboo) == {"high_en": 20, "medium_en": 20, "low_en": 20}
-    assert not {e["target_word"] for e in taboo} & {e["target_word"] for e in published}
-    assert all(len(e["related_word"]) == 3 for e in taboo)
+@pytest.fixture(scope="module")
+def taboo(upstream):
+    return matched_clembench.matched_taboo(seed=0), load_instances("taboo")
 
 
-@pytest.mark.parametrize("task, config", [("globalgroup_zh", "zh_4x4"), ("wordle", "wordle"), ("taboo", "taboo")])
+def test_taboo_targets_appear_in_no_clembench_file_and_match_frequency_and_part_of_speech(taboo):
+    """Issue 42, Done means: 0 fresh Taboo targets in any clembench file (any game, any version); Zipf frequencies
+    matched (two-sample KS p > 0.05; each within the tolerance of its published target, so its band is kept); the
+    same parts of speech; no proper nouns or abbreviations; three related words each."""
+    fresh, published = taboo
+    targets = [e["target_word"] for e in fresh]
+    assert len(set(targets)) == len(published) == 60
+    clem_root = matched_clembench.clem_dir()
+    every_file = " ".join(
+        p.read_text(encoding="utf-8", errors="replace").lower()
+        for root in (clem_root, clem_root.parent / "clembench-runs")
+        for p in root.rglob("*")
+        if p.is_file()
+    )
+    import re
+
+    tokens = set(re.findall(r"[a-z]+", every_file))
+    assert not set(targets) & tokens  # computed here from the files, not from the generator's own list
+    for old in ("israel", "yahoo", "responsibility", "limousine"):
+        assert old in tokens  # the scan does see the published words (the check above could fail)
+    assert [e["experiment"] for e in fresh] == [e["experiment"] for e in published]
+    pub_z = [matched_clembench.zipf(e["target_word"]) for e in published]
+    fresh_z = [matched_clembench.zipf(w) for w in targets]
+    assert ks_2samp(pub_z, fresh_z).pvalue > 0.05
+    assert all(abs(a - b) <= matched_clembench.ZIPF_TOLERANCE + 1e-9 for a, b in zip(pub_z, fresh_z))
+    assert [matched_clembench.pos_profile(e["target_word"]) for e in published] == [matched_clembench.pos_profile(w) for w in targets]
+    assert all(matched_clembench.pos_profile(w) and w.isalpha() and w.islower() for w in targets)  # no proper noun, no abbreviation
+    for e in fresh:
+        assert len(e["related_word"]) == 3 and e["target_word"] not in e["related_word"]
+        assert not any(matched_clembench.is_slur(w) for w in [e["target_word"], *e["related_word"]])
+
+
+def test_proper_nouns_and_abbreviations_have_no_part_of_speech():
+    """The 13 of the last round's 60 fresh Taboo words that were names or abbreviations are no candidates now."""
+    assert [matched_clembench.pos_profile(w) for w in ("israel", "vol", "diy", "tv", "usa")] == [()] * 5
+    assert matched_clembench.pos_profile("boy") == ("NOUN",)
+
+
+def test_thesaurus_related_words_follow_the_upstream_rule():
+    """Three related words, mutual synonyms first, none a form of the target (Moby in place of Merriam-Webster)."""
+    related = matched_clembench.thesaurus_related("chance")
+    assert len(related) == 3 and not any(r.startswith("chanc") for r in related)
+    book = matched_clembench.moby()
+    assert all("chance" in book[r] for r in related)
+
+
+def test_wordle_has_no_twin_and_says_why(upstream, tmp_path, capsys):
+    assert main(["data", "generate", "--matched", "wordle", "--out", str(tmp_path / "w")]) == 2
+    assert "same prompt" in capsys.readouterr().err and not (tmp_path / "w").exists()
+    assert "wordle" not in matched.TWINNED
+
+
+def test_a_private_seed_is_named_private_and_played_by_the_fresh_task(upstream, tmp_path, monkeypatch):
+    monkeypatch.setenv("TRIANGULATE_DATA", str(tmp_path))
+    assert main(["data", "generate", "--matched", "taboo", "--seed", "987654", "--private", "--count", "3"]) == 0
+    folder = matched.default_folder("taboo", private=True)
+    assert folder.name == "taboo_private" and matched.fresh_folder("taboo") == folder
+    text = "".join(p.read_bytes().decode("latin-1") for p in folder.rglob("*") if p.is_file())
+    assert "987654" not in text and "private" in text
+    public = matched_clembench.matched_rows("taboo", 0, 3)[0]
+    assert json.loads(public[0]["instance"])["fresh_seed"] == "seed0"
+
+
+@pytest.mark.parametrize("task, config", [("globalgroup_zh", "zh_4x4"), ("taboo", "taboo")])
 def test_same_seed_gives_byte_identical_folders(upstream, tmp_path, task, config):
     args = ["data", "generate", "--matched", task, "--count", "30", "--seed"]
     assert main([*args, "5", "--out", str(tmp_path / "a")]) == 0
@@ -117,11 +171,7 @@ def test_unknown_tasks_are_one_line_errors(upstream, capsys):
     assert main(["data", "generate"]) == 2
 
 
-def test_taboo_related_file_adds_never_used_band_words(upstream):
-    lists = matched_clembench.game_dir("taboo") / "resources" / "target_words" / "en"
-    band_words = matched_clembench._words(lists / "high_freq_100_v1.5.txt")
-    used = set(matched_clembench._targets("taboo", matched_clembench.INSTANCE_FILES))
-    new = [w for w in band_words if w not in used][:3]
-    pools = matched_clembench.taboo_pools({w: ["a", "b", "c"] for w in new})
-    assert {w for w, _ in pools["high_en"]} >= set(new)
-    assert json.dumps(pools) == json.dumps(matched_clembench.taboo_pools({w: ["a", "b", "c"] for w in new}))
+def test_taboo_related_file_gives_related_words_in_place_of_the_thesaurus(upstream, taboo):
+    first = taboo[0][0]["target_word"]
+    fresh = matched_clembench.matched_taboo(seed=0, count=1, related={first: ["a", "b", "c"]})
+    assert fresh[0]["target_word"] == first and fresh[0]["related_word"] == ["a", "b", "c"]

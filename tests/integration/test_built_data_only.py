@@ -36,11 +36,11 @@ PLAY_SCRIPT = textwrap.dedent(
 
 FRESH_SCRIPT = textwrap.dedent(
     """
-    from datasets_build.matched import fresh_folder
+    from datasets_build.matched import CLEM_GAMES, fresh_folder
     from lm_eval_tasks import TASKS_DIR
 
     subsets = sorted(p.name.removesuffix("_fresh.yaml") for p in (TASKS_DIR / "globalgroup").glob("globalgroup_*_fresh.yaml"))
-    for task in ["wordle", "taboo", *subsets]:
+    for task in [*CLEM_GAMES, *subsets]:
         fresh_folder(task)
     """
 )

@@ -18,6 +18,7 @@ SETTING_TASKS = [f"globalgroup_{s}_{g}x{w}" for s in SUBSETS for g in (2, 3, 4) 
 HEADLINE_TASKS = [f"globalgroup_{s}" for s in SUBSETS]
 OVERLAP_TASKS = [f"globalgroup_overlap_{s}" for s in SUBSETS]
 FRESH_TASKS = [f"globalgroup_{s}_fresh" for s in SUBSETS if s != "nyt_seq"]  # matched fresh twins (issue 33; none for nyt_seq)
+SAMPLED_TASKS = [f"globalgroup_{s}_sampled" for s in SUBSETS]  # seed 000 App. B's decoding (issue 41)
 
 
 @pytest.fixture(scope="module")
@@ -30,11 +31,11 @@ def test_expected_counts():
 
 
 def test_every_task_name_resolves(tm):
-    expected = set(SETTING_TASKS + HEADLINE_TASKS + OVERLAP_TASKS + FRESH_TASKS + ["connections"])
+    expected = set(SETTING_TASKS + HEADLINE_TASKS + OVERLAP_TASKS + FRESH_TASKS + SAMPLED_TASKS + ["connections"])
     ours = {n for n in tm.all_subtasks if n.startswith(("globalgroup", "connections"))}
     assert expected - ours == set(), "tasks missing from lm-eval's index (unparseable YAML?)"
     assert ours - expected == set(), "unexpected task names"
-    assert "globalgroup" in tm.all_groups
+    assert "globalgroup" in tm.all_groups and "globalgroup_sampled" in tm.all_groups
     assert {"globalgroup_4x4", "globalgroup_settings", "globalgroup_overlap", "globalgroup_zh_settings", "globalgroup_fresh"} <= set(
         tm.all_tags
     )
@@ -76,6 +77,21 @@ def test_group_is_the_eleven_headline_tasks(tm):
     assert cfg["task"] == HEADLINE_TASKS
     assert {m["metric"] for m in cfg["aggregate_metric_list"]} == {"group_f1", "ctd", "solved", "topic_achieved", "parsed"}
     assert all(m["aggregation"] == "mean" for m in cfg["aggregate_metric_list"])
+
+
+def test_sampled_tasks_decode_as_seed_000_app_b(tm):
+    """App. B, Llama-3-8B-Instruct and Mistral-7B-Instruct-v0.2: do_sample True, top_k 50, top_p 0.9, temperature 0.6."""
+    from lm_eval.tasks._yaml_loader import load_yaml
+
+    for name in SAMPLED_TASKS:
+        cfg = _config(tm, name)
+        greedy = _config(tm, name.removesuffix("_sampled"))
+        assert cfg["dataset_kwargs"] == greedy["dataset_kwargs"] and cfg["doc_to_text"] is greedy["doc_to_text"]
+        gen = cfg["generation_kwargs"]
+        assert (gen["do_sample"], gen["temperature"], gen["top_k"], gen["top_p"]) == (True, 0.6, 50, 0.9), name
+        assert gen["until"] == [] and gen["max_gen_toks"] == greedy["generation_kwargs"]["max_gen_toks"]
+    group = load_yaml(tm.task_index["globalgroup_sampled"].yaml_path, resolve_func=False)
+    assert group["task"] == SAMPLED_TASKS
 
 
 def test_committed_yamls_equal_generator_output(tmp_path):

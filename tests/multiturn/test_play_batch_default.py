@@ -7,7 +7,7 @@ import argparse
 
 import torch
 
-from models.prefix_cache import play_batch_size
+from models.args import play_batch_size
 from multiturn.engine.settings import default_batch_size
 
 

@@ -142,7 +142,7 @@ def test_a_suite_model_stores_its_model_args_parsed_once(parses, tmp_path):
     path.write_text(yaml.safe_dump(data), encoding="utf-8")
     suite = load_suite(path)
     [model] = suite.models
-    assert model.model_args == {"pretrained": "org/a", "dtype": "float32"}
+    assert dict(model.ref.args) == {"pretrained": "org/a", "dtype": "float32"}
     for cell in cells(suite):
         argv = cell_argv(cell, tmp_path, ["triangulate"])
         assert argv[argv.index("--model_args") + 1] == "pretrained=org/a,dtype=float32"  # passed on as written

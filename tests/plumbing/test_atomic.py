@@ -58,6 +58,8 @@ def test_appended_lines_are_flushed_one_by_one(tmp_path):
 #: the modules that once held hand-written temp-file-then-rename writers
 FORMER_SITES = (
     "multiturn/engine/results.py",
+    "multiturn/engine/store.py",
+    "multiturn/engine/turns.py",
     "triangulation/suite/runner.py",
     "triangulation/suite/slurm.py",
     "triangulation/cli/eval.py",

@@ -45,6 +45,7 @@ HEAVY: dict[str, str] = {
     "openpyxl": "0.65 s",
     "matplotlib": "0.62 s",
     "wordfreq": "0.38 s",
+    "lemminflect": "0.06-0.38 s (pulls numpy)",
     "gguf": "0.35 s",
     "numpy": "0.26 s",
     "fasttext": "0.24 s",

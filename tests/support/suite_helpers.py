@@ -12,6 +12,8 @@ hands each answer to lm-eval's cache hook as it comes (``--use_cache``: a killed
 a request is logged only once its answer is in the cache. ``delay=SECONDS`` slows each request (for kill tests),
 ``fail=1`` makes loading the model fail (a model that is down), ``log_args=1`` adds to each work-log line a digest
 of the request and the SLURM leg it was computed in (``$SLURM_RESTART_COUNT``, 0 before any requeue).
+``$SUITE_DIE_AFTER=N`` makes the process SIGKILL itself right after its N-th logged request (a kill mid-batch at a
+known point, without changing the model's arguments, so the run resumes under the same settings).
 """
 
 from __future__ import annotations
@@ -19,6 +21,7 @@ from __future__ import annotations
 import hashlib
 import json
 import os
+import signal
 import sys
 import time
 from pathlib import Path
@@ -42,6 +45,8 @@ class CannedLM(LM):
         self.delay = float(delay)
         self.log_path = os.environ.get("SUITE_WORK_LOG")
         self.log_args = bool(int(log_args))
+        self.die_after = int(os.environ.get("SUITE_DIE_AFTER") or 0)
+        self.answered = 0
 
     @property
     def tokenizer_name(self) -> str:
@@ -82,6 +87,9 @@ class CannedLM(LM):
         if self.log_path:
             with open(self.log_path, "a", encoding="utf-8") as fh:
                 fh.write(f"{self.name} {kind.replace('generate_until', 'generate')}{self._tag(args)}\n")
+        self.answered += 1
+        if self.answered == self.die_after:
+            os.kill(os.getpid(), signal.SIGKILL)
         return answer
 
     def _tag(self, args: tuple) -> str:

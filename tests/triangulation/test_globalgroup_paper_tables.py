@@ -238,3 +238,12 @@ def test_integrated_difficulty_app_k3(upstream):
     assert (combos["integrated_difficulty"] > 1).sum() == 79
     # nyt-shuf (the most word overlap: Table 12's largest C4 count) is the hardest background on average
     assert by_subset.idxmax() == "nyt_shuf"
+
+
+def test_sampled_tasks_are_their_own_rows():
+    """Issue 41 item 4: a model run greedy and with App. B's sampling gets two rows, never one pooled row."""
+    from triangulation.report.analyses.globalgroup import decoding_label
+
+    assert decoding_label("m", "globalgroup_zh") == "m"
+    assert decoding_label("m", "globalgroup_zh_sampled") == "m (sampled)"
+    assert decoding_label("m", "globalgroup_zh_4x2") == "m"

@@ -17,7 +17,7 @@ import pytest
 
 from plumbing.errors import UserError
 from triangulation.suite import split, task_index
-from triangulation.suite.spec import TaskSpec
+from triangulation.suite.spec import TaskEntry
 
 
 def _leaf_payload(name: str, rng: random.Random, metric: str, key: str) -> dict:
@@ -45,7 +45,7 @@ def _merge(group: str, metric: str = "acc", key: str = "none", seed: int = 0) ->
     rng = random.Random(seed)
     payloads = [_leaf_payload(leaf, rng, metric, key) for leaf in task_index.eval_leaves([group])]
     out = split._union(payloads)
-    split._eval_groups(out, TaskSpec(group, "eval", (group,), {"split": True}))
+    split._eval_groups(out, TaskEntry(group, "eval", (group,), {"split": True}))
     return out
 
 
@@ -139,8 +139,8 @@ def test_groups_whose_leaves_would_run_differently_alone_are_refused_in_one_line
         why = task_index.split_refusal(group)
         assert why, group
         with pytest.raises(UserError) as err:
-            split.leaf_tasks(TaskSpec(group, "eval", (group,), {"split": True}))
+            split.leaf_tasks(TaskEntry(group, "eval", (group,), {"split": True}))
         assert "\n" not in str(err.value) and "drop split" in str(err.value)
     assert task_index.split_refusal("mmlu") is None and task_index.split_refusal("leaderboard_bbh") is None
     # unsplit, the same groups are simply run by lm-eval: no refusal
-    assert split.leaf_tasks(TaskSpec("o", "eval", ("openllm",), {})) == task_index.eval_leaves(["openllm"])
+    assert split.leaf_tasks(TaskEntry("o", "eval", ("openllm",), {})) == task_index.eval_leaves(["openllm"])

@@ -45,12 +45,20 @@ def test_dry_run_writes_the_plan_with_counts(tmp_path):
     assert (alpha["name"], alpha["gpus"], alpha["replicas"]) == ("alpha", ["0", "1"], 1)
     assert remote["gpus"] == ["2"] and alpha["expected_start_h"] == remote["expected_start_h"] == 0  # both fit the 3 GPUs at once
     assert alpha["engine"] == "hf" and alpha["engine_reason"].startswith("hf: the default engine")
-    assert plan["expected"]["makespan_h"] >= alpha["expected_end_h"] > 0 and 0 < plan["expected"]["gpu_busy_share"] <= 1
+    assert (
+        plan["expected"]["makespan_h"] >= alpha["expected_end_h"] > 0
+        and 0 < plan["expected"]["busy_work"] <= plan["expected"]["busy_held"] <= 1
+    )
     cells = {c["name"]: c for c in alpha["cells"]}
     assert set(cells) == {"connections", "lnt1", "lnt2", "winogrande"}
     assert all(set(c) >= {"name", "command", "requests", "prompt_tokens", "tokenizer"} for c in cells.values())
     assert cells["connections"]["requests"] == 2 and cells["connections"]["prompt_tokens"] > 2 * 50
     assert cells["connections"]["tokenizer"] == "SmolLM2-135M-Instruct (embedded)"  # "alpha" is no local tokenizer
+    # generated tokens: a generation's gold answer's length, at most its max_gen_toks; a game's well-formed replies
+    conn = cells["connections"]
+    assert conn["kind"] == "generate" and 0 < conn["gen_tokens"] <= conn["max_gen_tokens"] == 2 * 750
+    assert cells["lnt1"]["kind"] == "play" and 0 < cells["lnt1"]["gen_tokens"] <= cells["lnt1"]["max_gen_tokens"]
+    assert plan["expected"]["sources"]["alpha"]["work"].startswith("3 of 4 cells counted")  # winogrande: the table
     # LNT has a fixed number of trials: two episodes are exactly twice one
     assert cells["lnt1"]["requests"] > 1 and cells["lnt2"]["requests"] == 2 * cells["lnt1"]["requests"]
     assert (

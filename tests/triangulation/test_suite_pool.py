@@ -81,7 +81,8 @@ def test_pool_placements_of_the_battery_name_gpus_replicas_and_times():
     for p in placements:
         assert len(p.gpus) == p.model.gpu_count * p.replicas and p.start is not None and p.end > p.start
     run = pool_placements(suite, EIGHT)  # the runner's: from the suite alone
-    assert {p.model.name for p in run if p.start == 0} >= {"Qwen2.5-72B", "Llama-3.3-70B"}
+    longest = max(jobs, key=lambda j: j.duration(1)).name
+    assert longest in {p.model.name for p in run if p.start == 0}
     assert pool_placements(suite, [])[1].gpus is None  # no GPUs: one model after another
 
 

@@ -328,3 +328,45 @@ def test_a_sweep_with_a_one_minute_limit_completes_through_requeues_computing_ea
         before = sum(n for k, n in per_leg.items() if k < leg)
         assert before in [c for c, _ in hits], (leg, per_leg, hits)
     print(f"slurm time: 1 sweep: job {job_id}, {restarts} requeue(s), {elapsed:.0f} s; computed per leg {dict(per_leg)}; {hits}")
+
+
+@pytest.mark.slow
+def test_a_lockstep_play_cell_with_a_two_minute_limit_completes_through_requeues_computing_each_turn_once(cluster, tmp_path):
+    """`time: 2` on a play cell of 24 n-back episodes in lockstep (24 turns each, a batch of 24 requests a step) whose
+    model work (576 requests x 0.25 s) is more than one leg holds: every leg ends with the batch in flight killed, and
+    the next leg resumes mid-episode from the task's turn log (issue 37 item 5; before it, no episode of such a batch
+    ever finished). The sweep completes with no rerun command; the work log (request digest, leg) holds exactly the
+    turns of the stored episodes, each computed once, over two legs or more."""
+    episodes_n, turns_n = 24, 24
+    suite = write_suite(
+        tmp_path,
+        {
+            "models": [{**scripted("slow", delay=0.25, log_args=1), "gpus": 0}],
+            "tasks": [{"play": "nback_verbal_1", "limit": episodes_n, "seed": 1}],
+            "slurm": {"time": 2, "cpus": 1, "mem": "2G", "max_requeues": 8},
+            "retry_wait": 1,
+        },
+    )
+    out = tmp_path / "out"
+    work = tmp_path / "work.log"
+    env = {**suite_env(work), "SLURM_CONF": cluster["SLURM_CONF"]}
+    t0 = time.time()
+    result = _suite_cli(suite, out, env, "--no_check", timeout=1200)
+    elapsed = time.time() - t0
+    assert result.returncode == 0, result.stderr[-3000:]
+    [cell] = cells(load_suite(suite))
+    assert is_done(out, cell)
+    job_id = read_jobs(out)["slow"]["job_id"]
+    shown = subprocess.run(["scontrol", "show", "job", job_id], env=env, capture_output=True, text=True).stdout
+    restarts = int(re.search(r"Restarts=(\d+)", shown).group(1))
+    assert restarts >= 1, shown
+    [episodes_file] = cell_dir(out, cell).rglob("episodes_nback_verbal_1.jsonl")
+    records = [json.loads(line) for line in episodes_file.read_text().splitlines()]
+    assert sorted(r["id"] for r in records) == sorted({r["id"] for r in records}) and len(records) == episodes_n  # each episode once
+    assert all(len(r["calls"]) == turns_n and not r["failed"] for r in records)
+    computed = [ln.split() for ln in work.read_text().splitlines()]  # "slow generate DIGEST leg=N"
+    assert len(computed) == episodes_n * turns_n, len(computed)  # every turn of every stored episode, each computed once
+    per_leg = Counter(int(leg.removeprefix("leg=")) for *_, leg in computed)
+    assert len(per_leg) >= 2, per_leg  # the work spans legs: no leg could have done it all
+    assert not list(cell_dir(out, cell).rglob("*.turns*.jsonl"))  # the turn log went with the last episode
+    print(f"slurm time: 2 play sweep: job {job_id}, {restarts} requeue(s), {elapsed:.0f} s; turns computed per leg {dict(per_leg)}")

@@ -26,9 +26,9 @@ def only_our_tasks(tasks: str | list | None, include_path: list[str] | None) -> 
     names = task_names(tasks)
     if not names or [str(p) for p in include_path or []] != [str(TASKS_DIR)]:
         return False
-    from lm_eval.tasks import TaskManager
+    from triangulation.suite import task_index  # lm-eval's task index: lm_eval
 
-    ours = set(TaskManager(include_path=str(TASKS_DIR), include_defaults=False).all_tasks)
+    ours = task_index.task_manager(False).task_index
     return all(n in ours for n in names)
 
 

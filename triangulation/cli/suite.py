@@ -115,7 +115,7 @@ def run(args: argparse.Namespace) -> int:
         gpus, placements = [], [Placement(m, None, 0) for m in suite.models]
     else:
         gpus = gpu_inventory(args.gpus)
-        placements = pool_placements(suite, gpus)  # a model too big for the node: one line, before anything starts
+        placements = pool_placements(suite, gpus, root=root)  # a model too big for the node: one line, before anything starts
     if args.dry_run:
         print_plan(write_plan(suite, root, placements, launcher, gpus), root)
         return 0

@@ -9,6 +9,7 @@ from typing import Any
 import pandas as pd
 from tqdm.auto import tqdm
 
+from datasets_build.matched import published_of
 from plumbing.csvio import write_csv
 from plumbing.errors import UserError
 from plumbing.jsonio import write_text
@@ -42,11 +43,14 @@ class Scores:
 
 
 def run_scores(runs: list[Run], overrides: dict[str, Any], include_subtasks: bool = False) -> tuple[pd.DataFrame, dict[str, str]]:
-    """Model x task main-metric table from results files; a later run (by date) of a model/task wins."""
+    """Model x task main-metric table from results files; a later run (by date) of a model/task wins. A fresh twin
+    (``<task>_fresh``) is no benchmark of its own: it is the contamination check's other side (issue 42)."""
     cells: dict[str, dict[str, float]] = {}
     metrics: dict[str, str] = {}
     for run in sorted(runs, key=lambda r: r.date):
         for task in run.results if include_subtasks else run.top_level_tasks():
+            if published_of(task) is not None:
+                continue
             name, value = main_metric(task, run, overrides)
             if not name:
                 continue

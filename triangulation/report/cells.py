@@ -34,7 +34,7 @@ Z95 = 1.959963984540054
 
 
 @dataclass
-class Cell:
+class LeaderboardCell:
     """One model x benchmark cell of the leaderboard, from its item-level records."""
 
     scores: list[float] = field(default_factory=list)  # main metric per item (NaN where undefined)
@@ -87,6 +87,11 @@ class Cell:
 def item_records(run: Run, task: str) -> list[Mapping[str, Any]]:
     """Per item, its metric values: an episode's ``scores`` (failed episodes left out; only the episodes the run's
     results name, when they do) or an lm-eval sample (filter ``none`` preferred, else the first filter in the file)."""
+    return [record for _, record in keyed_item_records(run, task)]
+
+
+def keyed_item_records(run: Run, task: str) -> list[tuple[str, Mapping[str, Any]]]:
+    """:func:`item_records` with each item's key: an episode's ``id``, an lm-eval sample's ``doc_id``."""
     path = run.samples.get(task)
     if path is None:
         return []
@@ -94,13 +99,13 @@ def item_records(run: Run, task: str) -> list[Mapping[str, Any]]:
     if records and "scores" in records[0] and "doc_id" not in records[0]:
         wanted = run.episode_ids.get(task)  # the episodes the run's score comes from (a smaller --limit rerun: fewer)
         return [
-            r["scores"]
+            (str(r.get("id")), r["scores"])
             for r in records
             if not r.get("failed") and isinstance(r.get("scores"), Mapping) and (wanted is None or str(r.get("id")) in wanted)
         ]
     filters = [r.get("filter") for r in records]
     keep = "none" if "none" in filters else (filters[0] if filters else None)
-    return [r for r in records if r.get("filter") == keep]
+    return [(str(r.get("doc_id")), r) for r in records if r.get("filter") == keep]
 
 
 def _number(value: Any) -> float:
@@ -117,23 +122,23 @@ def item_score(record: Mapping[str, Any], names: list[str]) -> float:
     return float(np.mean(values)) if values and not any(math.isnan(v) for v in values) else math.nan
 
 
-def run_cell(run: Run, task: str, overrides: Mapping[str, Any]) -> Cell | None:
-    """The :class:`Cell` of ``task`` in ``run``; None when the run wrote no item-level records for it."""
+def run_cell(run: Run, task: str, overrides: Mapping[str, Any]) -> LeaderboardCell | None:
+    """The :class:`LeaderboardCell` of ``task`` in ``run``; None when the run wrote no item-level records for it."""
     metric, _ = main_metric(task, run, overrides)
     records = item_records(run, task)
     if not metric or not records:
         return None
     names = metric.split("+")
-    cell = Cell(scores=[item_score(r, names) for r in records], n_total=run.n_total.get(task))
+    cell = LeaderboardCell(scores=[item_score(r, names) for r in records], n_total=run.n_total.get(task))
     parse_metric = next((m for m in PARSE_METRICS if any(m in r for r in records)), None)
     if parse_metric:
         cell.parsed = [v for v in (_number(r.get(parse_metric)) for r in records) if not math.isnan(v)]
     return cell
 
 
-def cells(runs: list[Run], overrides: Mapping[str, Any], tasks: set[str]) -> dict[tuple[str, str], Cell]:
-    """(model, task) -> :class:`Cell` for the given tasks; the latest run of a model and task wins (as in the scores)."""
-    out: dict[tuple[str, str], Cell] = {}
+def cells(runs: list[Run], overrides: Mapping[str, Any], tasks: set[str]) -> dict[tuple[str, str], LeaderboardCell]:
+    """(model, task) -> :class:`LeaderboardCell` for the given tasks; the latest run of a model and task wins (as in the scores)."""
+    out: dict[tuple[str, str], LeaderboardCell] = {}
     for run in sorted(runs, key=lambda r: r.date):
         for task in run.results:
             if task in tasks:
@@ -143,7 +148,7 @@ def cells(runs: list[Run], overrides: Mapping[str, Any], tasks: set[str]) -> dic
     return out
 
 
-def group_cell(run: Run, group: str, overrides: Mapping[str, Any], depth: int = 0) -> Cell | None:
+def group_cell(run: Run, group: str, overrides: Mapping[str, Any], depth: int = 0) -> LeaderboardCell | None:
     """A group's cell pools its members' items (recursively: lm_pragmatics -> its 7 tests -> 5 seeds each)."""
     members = run.group_subtasks.get(group, [])
     parts = [run_cell(run, m, overrides) or (group_cell(run, m, overrides, depth + 1) if depth < 4 else None) for m in members]
@@ -151,14 +156,14 @@ def group_cell(run: Run, group: str, overrides: Mapping[str, Any], depth: int = 
     if not parts:
         return None
     totals = [c.n_total for c in parts]
-    return Cell(
+    return LeaderboardCell(
         scores=[s for c in parts for s in c.scores],
         parsed=[v for c in parts for v in c.parsed] if all(c.parsed for c in parts) else [],
         n_total=sum(totals) if all(t is not None for t in totals) else None,  # type: ignore[misc]
     )
 
 
-def why_undefined(cell: Cell | None) -> str:
+def why_undefined(cell: LeaderboardCell | None) -> str:
     """Why a cell has no score: "0% parsed" when nothing parsed, else what is known ("no item scored")."""
     if cell is None:
         return ""
@@ -169,7 +174,7 @@ def why_undefined(cell: Cell | None) -> str:
     return "no item scored" if cell.n and all(math.isnan(v) for v in cell.scores) else ""
 
 
-def cell_note(cell: Cell) -> str:
+def cell_note(cell: LeaderboardCell) -> str:
     """The second line of a leaderboard cell: ``n=3/438 (--limit) 95% [0.00, 0.56] · 33% parsed · 0.500 on parsed``."""
     parts = [f"n={cell.n}" + (f"/{cell.n_total} (--limit)" if cell.limited else "")]
     if cell.limited:
@@ -184,7 +189,7 @@ def cell_note(cell: Cell) -> str:
     return " · ".join(parts)
 
 
-def split_half(cells_of: Mapping[tuple[str, str], Cell], task: str) -> tuple[float, int]:
+def split_half(cells_of: Mapping[tuple[str, str], LeaderboardCell], task: str) -> tuple[float, int]:
     """Split-half reliability of ``task`` over the models: Pearson r between the models' odd-item and
     even-item means, Spearman-Brown corrected (2r / (1 + r)); (NaN, k) with fewer than 3 models of at least
     :data:`MIN_ITEMS_SPLIT_HALF` items or a constant half. k = the models used."""

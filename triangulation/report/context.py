@@ -11,7 +11,7 @@ from typing import Any
 import pandas as pd
 
 from triangulation.report.abilities import Taxonomy
-from triangulation.report.cells import Cell
+from triangulation.report.cells import LeaderboardCell
 from triangulation.report.external import External
 from triangulation.runs.results_io import Run
 
@@ -40,7 +40,7 @@ class ReportContext:
     sizes: dict[str, float] = field(default_factory=dict)
     scatter: list[str] | None = None
     episode_pages: dict[str, Path] = field(default_factory=dict)
-    cells: dict[tuple[str, str], Cell] = field(default_factory=dict)  # (model, benchmark) -> item-level facts
+    cells: dict[tuple[str, str], LeaderboardCell] = field(default_factory=dict)  # (model, benchmark) -> item-level facts
 
     @property
     def table(self) -> pd.DataFrame:

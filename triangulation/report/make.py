@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import sys
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -26,10 +26,11 @@ def make_report(
     title: str = "triangulate report",
     judge_model: str | None = None,
     judge_model_args: Any = None,
+    labels: Mapping[Path, str] | None = None,
 ) -> Path:
     """Read every results file under ``results`` and the external tables, write the report into ``out``;
     returns the path of ``report.html``. Torn last lines of episode or sample files (a killed run) are
-    left out and their count printed."""
+    left out and their count printed. ``labels``: folder -> the suite label of the model whose runs it holds."""
     from tqdm.auto import tqdm
 
     from triangulation.report.abilities import load_taxonomy
@@ -43,7 +44,7 @@ def make_report(
     check_replaceable(out, "--out", "report", is_old_report)  # a folder of the user's: refused before any work
     files = [f for root in results for f in run_folder.results_files(root)]
     runs = [read_run(f) for f in tqdm(files, desc="reading results", unit="file", disable=len(files) < 5)]
-    name_models(runs)  # two models whose paths end in the same folder name keep two rows
+    name_models(runs, labels)  # two models whose paths end in the same folder name keep two rows
     with replacing_dir(out, "--out", "report", is_old_report) as tmp:  # no file of an earlier report stays beside it
         path = build_report(
             runs,

@@ -26,6 +26,7 @@ from triangulation.report.analyses import connections_published as analyses_conn
 from triangulation.report.analyses import contamination as analyses_contamination
 from triangulation.report.analyses import figures_triangulating
 from triangulation.report.analyses import globalgroup as analyses_globalgroup
+from triangulation.report.analyses import interactive_score as analyses_interactive_score
 from triangulation.report.analyses.published import references_section
 from triangulation.report.context import ReportContext, Skipped
 from triangulation.report.discriminative import default_pairs, pair_table, parse_pairs, ratio_table
@@ -64,8 +65,14 @@ def abilities(ctx: ReportContext) -> Built:
     """Seed 003 Figure 3 with the paper's sides, then the labelled extended view that adds our tasks."""
     title = "Abilities: static versus interactive (seed 003, Figure 3)"
     models = ctx.models
+    # the Interactive side's two scores (paper's rule, authors' code) on published clembench tables: shown even
+    # where the abilities themselves cannot be computed
+    two_ways = analyses_interactive_score.blocks(ctx.externals)
     if len(models) < 3:
-        return [Skipped(title + " and its extended view", f"needs >= 3 models (a Kendall tau per ability), has {len(models)}")]
+        reason = f"needs >= 3 models (a Kendall tau per ability), has {len(models)}"
+        if two_ways:
+            return [Section(title, [Text(f"Abilities not computed: {reason}.", note=True), *two_ways])]
+        return [Skipped(title + " and its extended view", reason)]
     groups = ctx.groups
     views = (
         (ctx.taxonomy, "", title),
@@ -76,7 +83,11 @@ def abilities(ctx: ReportContext) -> Built:
         abil = static_vs_interactive(models, tax, groups)
         taus = abil[[c for c in abil.columns if c.startswith("tau_")]] if not abil.empty else pd.DataFrame()
         if abil.empty or taus.isna().all().all():
-            out.append(Skipped(heading, "no ability has a Kendall tau: needs >= 3 models scored on an ability's benchmarks and on a side"))
+            reason = "no ability has a Kendall tau: needs >= 3 models scored on an ability's benchmarks and on a side"
+            if not suffix and two_ways:
+                out.append(Section(heading, [Text(f"Abilities not computed: {reason}.", note=True), *two_ways]))
+            else:
+                out.append(Skipped(heading, reason))
             continue
         members = assessment_members(models, tax, groups)
         write_csv(abil, ctx.out / f"abilities_static_vs_interactive{suffix}.csv", index=False)
@@ -88,9 +99,10 @@ def abilities(ctx: ReportContext) -> Built:
             "min-max normalised scores per model. " + MODEL_SET_NOTE
         )
         path = ctx.out / f"abilities_static_vs_interactive{suffix}.png"
-        out.append(
-            Section(heading, [Text(note, note=True), Table(abil.set_index("ability")), Image(plots.ability_bars(abil, path), "abilities")])
-        )
+        blocks = [Text(note, note=True), Table(abil.set_index("ability")), Image(plots.ability_bars(abil, path), "abilities")]
+        if not suffix:
+            blocks += two_ways
+        out.append(Section(heading, blocks))
     return out
 
 
@@ -117,7 +129,9 @@ def abilities_by_benchmark(ctx: ReportContext) -> Built:
 
 def triangulating_figures(ctx: ReportContext) -> Built:
     tau, p, n = ctx.kendall
-    return list(figures_triangulating.build(ctx.models, ctx.taxonomy, tau, p, n, ctx.out, ctx.sizes, ctx.scatter, ctx.groups))
+    return list(
+        figures_triangulating.build(ctx.models, ctx.taxonomy, tau, p, n, ctx.out, ctx.sizes, ctx.scatter, ctx.groups, ctx.externals)
+    )
 
 
 def discriminative(ctx: ReportContext) -> Built:

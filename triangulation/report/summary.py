@@ -2,7 +2,7 @@
 
 "SmolLM2: below chance on 5 of 6 benchmarks (2 measurably), above on 0, level on 1; 4 of the 6 at or below chance because
 under 5% of its replies parsed; at --limit (n <= 3 per benchmark)". A benchmark counts where the chance row (``--model random``)
-has a score (a group once, without its members); "measurably" = the chance score lies outside the model's 95% interval (:meth:`Cell.interval`).
+has a score (a group once, without its members); "measurably" = the chance score lies outside the model's 95% interval (:meth:`LeaderboardCell.interval`).
 """
 
 from __future__ import annotations
@@ -10,12 +10,12 @@ from __future__ import annotations
 import math
 
 from triangulation.html import Section, Text
-from triangulation.report.cells import FORMAT_FAILURE_BELOW, Cell
+from triangulation.report.cells import FORMAT_FAILURE_BELOW, LeaderboardCell
 from triangulation.report.context import ReportContext
 from triangulation.report.leaderboard import CHANCE_MODELS, is_chance
 
 
-def compare(value: float, chance: float, cell: Cell | None) -> tuple[str, bool]:
+def compare(value: float, chance: float, cell: LeaderboardCell | None) -> tuple[str, bool]:
     """("below" | "above" | "level" | "undefined", measurably): the model's score against chance's."""
     if math.isnan(value):
         return "undefined", False

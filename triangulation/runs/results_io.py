@@ -88,10 +88,12 @@ def read_run(path: Path) -> Run:
     return run
 
 
-def name_models(runs: list[Run]) -> None:
+def name_models(runs: list[Run], labels: Mapping[Path, str] | None = None) -> None:
     """Give every run its model's unique name (:func:`models.naming.unique_model_ids`: two models whose paths end
-    in the same folder name keep two rows), saying each renaming on stderr once."""
-    names, notes = unique_model_ids([r.config or {"model": r.model} for r in runs])
+    in the same folder name keep two rows), saying each renaming on stderr once. ``labels``: folder -> the suite
+    label (``name:``) of the model whose runs it holds (two entries of one weights keep two rows)."""
+    found = [next((label for folder, label in (labels or {}).items() if r.path.is_relative_to(folder)), None) for r in runs]
+    names, notes = unique_model_ids([r.config or {"model": r.model} for r in runs], found if labels else None)
     for run, name in zip(runs, names):
         run.model = name
     say_renamed(notes)

@@ -17,6 +17,8 @@ from plumbing import jsonio
 from plumbing.secrets import scrub
 from triangulation.suite.serve import Endpoint, needs_completions
 from triangulation.suite.spec import Cell, ModelSpec, chat_template
+from triangulation.suite.task_stats import Counts, read_plan_counts, table_counts
+from triangulation.suite.throughput import hardware
 
 MARKER = ".suite_done.json"
 
@@ -72,7 +74,7 @@ def cell_argv(
         # the embedded SmolLM2: each command supplies it (`eval` and `play` pick the same file)
         pass
     else:
-        argv += _model_flags(m.model or "hf", m.model_args_given)
+        argv += _model_flags(m.model or "hf", m.model_args)
     if o.get("limit") is not None:
         argv += ["--limit", str(o["limit"])]
     if "seed" in o:
@@ -141,6 +143,8 @@ def is_done(root: Path, cell: Cell) -> bool:
 
 
 def write_marker(root: Path, cell: Cell, results: list[str], seconds: float, attempts: int) -> None:
+    """The done-marker: what :func:`is_done` checks, and what calibration reads (:mod:`triangulation.suite.calibration`):
+    the wall time, when it started, the machine, the model and the cell's work (:func:`cell_counts`)."""
     payload = {
         "cell": cell.label,
         "fingerprint": cell.fingerprint(),
@@ -148,8 +152,42 @@ def write_marker(root: Path, cell: Cell, results: list[str], seconds: float, att
         "seconds": round(seconds, 1),
         "attempts": attempts,
         "finished": time.strftime("%Y-%m-%dT%H:%M:%S"),
+        "started": round(time.time() - seconds, 1),
+        "hardware": hardware(),
+        "model": cell.model.name,
+        "model_key": model_key(cell.model),
+        "work": cell_counts(root, cell).as_json(),
     }
     jsonio.write_json(cell_dir(root, cell) / MARKER, payload, indent=1)
+
+
+def model_key(model: ModelSpec) -> str:
+    """What makes two suite models the same for measured rates: engine, weights, arguments, GPUs."""
+    return json.dumps([model.engine, model.model, model.ref.fingerprint(), model.gpu_count], sort_keys=True, default=str)
+
+
+def cell_counts(root: Path, cell: Cell) -> Counts:
+    """A cell's work: the plan's counts when a ``--dry_run`` into ``root`` counted it (``suite_plan.json``), else
+    the per-task table (:mod:`triangulation.suite.task_stats`). A subtask cell (``entry/leaf``) takes its leaf's."""
+    entry, _, leaf = cell.task.name.partition("/")
+    counted = read_plan_counts(root).get(cell.model.name, {}).get(entry, {})
+    parts = [counted[leaf]] if leaf and leaf in counted else (list(counted.values()) if not leaf else [])
+    if not parts:
+        parts = list(table_counts(entry, [leaf or entry], limit=cell.task.options.get("limit")).values())
+    return sum_counts(parts)
+
+
+def sum_counts(parts: list[Counts]) -> Counts:
+    kinds = {p.kind for p in parts}
+    kind = parts[0].kind if len(kinds) == 1 else "generate"
+    return Counts(
+        kind,
+        sum(p.requests for p in parts),
+        sum(p.prompt_tokens for p in parts),
+        sum(p.gen_tokens for p in parts),
+        sum(p.max_gen_tokens for p in parts),
+        "; ".join(sorted({p.source for p in parts}))[:300],
+    )
 
 
 def replica_args(model: ModelSpec, replicas: int) -> list[str]:

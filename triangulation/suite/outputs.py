@@ -37,7 +37,7 @@ def write_sizes(root: Path, suite: Suite) -> Path:
 def _effective_model_args(m: ModelSpec) -> Any:
     if m.model is None and m.model_args is None:
         return default_model_args(device=None)
-    return m.model_args
+    return dict(m.ref.args)
 
 
 def report_model_name(m: ModelSpec) -> str:
@@ -52,7 +52,8 @@ def report_model_names(models: list[ModelSpec]) -> list[str]:
     """The names the report gives these models' results, unique as the report makes them
     (:func:`models.naming.unique_model_ids`)."""
     try:
-        return unique_model_ids([{"model_args": _effective_model_args(m), "model": m.model or "hf"} for m in models])[0]
+        configs = [{"model_args": _effective_model_args(m), "model": m.model or "hf"} for m in models]
+        return unique_model_ids(configs, [m.name for m in models])[0]
     except UserError:
         return [report_model_name(m) for m in models]
 
@@ -75,6 +76,7 @@ def run_report(root: Path, suite: Suite) -> Path | None:
         sizes=root / "model_sizes.csv",
         subtasks=bool(suite.report.get("subtasks", False)),
         title=str(suite.report.get("title") or f"suite {suite.name}"),
+        labels={runs / m.name: m.name for m in suite.models},
     )
 
 

@@ -21,13 +21,18 @@ import shutil
 import subprocess
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
+from pathlib import Path
 from typing import Any
 
 from plumbing.errors import UserError
 from triangulation.suite import estimate
-from triangulation.suite.pool import Job, choose_replicas, schedule
-from triangulation.suite.spec import ModelSpec, TaskSpec
+from triangulation.suite.calibration import Measured, measured_rates, read_markers
+from triangulation.suite.cells import model_key, sum_counts
+from triangulation.suite.pool import Job, Slot, busy_share, choose_replicas, makespan, schedule
+from triangulation.suite.spec import ModelSpec, TaskEntry
 from triangulation.suite.split import leaf_tasks
+from triangulation.suite.task_stats import Counts, read_plan_counts, table_counts
+from triangulation.suite.throughput import gpu_kind, hardware, table_rates
 
 SMI_LINE = re.compile(r"^GPU (\d+):", re.MULTILINE)
 
@@ -103,42 +108,80 @@ def place(models: Sequence[ModelSpec], gpus: Sequence[str], need: Mapping[str, i
     return [placed[i] for i in range(len(models))]
 
 
-def model_job(
+@dataclass(frozen=True)
+class ModelCost:
+    """One model's cells, how it runs (:class:`estimate.Setup`) and its pool job (seconds with 1, 2, ... replicas)."""
+
+    job: Job
+    cells: list[estimate.CellWork]
+    setup: estimate.Setup
+
+    def breakdown(self, replicas: int = 1) -> estimate.Breakdown:
+        return estimate.breakdown(self.cells, self.setup, self.job.gpus, replicas)
+
+    def sources(self) -> dict[str, str]:
+        """Where each number comes from: the two rates, and how many cells were counted or taken from the table."""
+        counted = sum(1 for c in self.cells if c.counts.source == "counted")
+        return {**self.setup.rates.sources, "work": f"{counted} of {len(self.cells)} cells counted by the plan, the rest from the table"}
+
+
+def model_cost(
     model: ModelSpec,
-    tasks: Sequence[TaskSpec],
+    tasks: Sequence[TaskEntry],
     n_gpus: int,
     leaves: Mapping[str, Sequence[str]] | None = None,
-    tokens: Mapping[str, Mapping[str, int | None]] | None = None,
+    counts: Mapping[str, Mapping[str, Counts]] | None = None,
     need: int | None = None,
     split: bool | None = None,
-) -> Job:
-    """A model's pool job: expected seconds (:mod:`triangulation.suite.estimate`) of ``tasks`` with 1, 2, ...
-    replicas. ``leaves``: each task entry's subtasks, each then its own cell where the entry is split
-    (``split``, default: the entry's ``split:`` option), else they only look up App. H's figures and the
-    entry is one cell;
-    ``tokens``: counted prompt tokens per task entry and leaf (the plan's counts)."""
+    measured: Mapping[str, Measured] | None = None,
+    gpu: str | None = None,
+) -> ModelCost:
+    """A model's expected seconds (:mod:`triangulation.suite.estimate`) of ``tasks`` with 1, 2, ... replicas.
+    ``leaves``: each task entry's subtasks, each then its own cell where the entry is split (``split``, default: the
+    entry's ``split:`` option), else the entry is one cell; ``counts``: the plan's counts per task entry and leaf
+    (else the table's); ``measured``: rates measured on this machine per model key (else the table's); ``gpu``:
+    the table's GPU (default: this machine's, else H100)."""
     gpus = model.gpu_count if need is None else need
     cells: list[estimate.CellWork] = []
     for t in tasks:
         parts = list((leaves or {}).get(t.name) or [t.name])
-        ref = estimate.reference_seconds(_table_key(t), parts, (tokens or {}).get(t.name))
+        work = dict((counts or {}).get(t.name) or {})
+        if set(work) != set(parts) and not (len(parts) == 1 and work):
+            work = table_counts(t.name, parts, limit=t.options.get("limit"))
+        batch = t.options.get("batch_size") or model.batch_size
+        batch = batch if isinstance(batch, int) else 0
         if split if split is not None else bool(t.options.get("split")):
-            cells += [estimate.CellWork(f"{t.name}/{leaf}", t.runner, s) for leaf, s in ref.items()]
+            cells += [estimate.CellWork(f"{t.name}/{leaf}", t.name, t.runner, c, batch) for leaf, c in work.items()]
         else:
-            cells.append(estimate.CellWork(t.name, t.runner, sum(ref.values())))
-    size = model.size or 8.0
+            cells.append(estimate.CellWork(t.name, t.name, t.runner, sum_counts(list(work.values())), batch))
+    setup = model_setup(model, max(gpus, 1), measured, gpu)
     most = n_gpus // gpus if model.engine == "vllm" and gpus and n_gpus else 1
-    seconds = tuple(
-        estimate.model_seconds(cells, model.engine, size, max(gpus, 1), r, model.num_concurrent) for r in range(1, max(most, 1) + 1)
-    )
-    return Job(model.name, gpus, seconds)
+    seconds = tuple(estimate.model_seconds(cells, setup, r) for r in range(1, max(most, 1) + 1))
+    return ModelCost(Job(model.name, gpus, seconds), cells, setup)
 
 
-def _table_key(t: TaskSpec) -> str:
-    """The name App. H's table knows a task entry by: its own name, else its one lm-eval/play task."""
-    if t.name in estimate.APP_H_MINUTES or t.name in estimate.APP_H_SHARED or len(t.tasks) != 1:
-        return t.name
-    return t.tasks[0]
+def model_setup(model: ModelSpec, gpus: int, measured: Mapping[str, Measured] | None = None, gpu: str | None = None) -> estimate.Setup:
+    """The table's rates for the model's engine, size and GPUs, the measured ones where a run measured them."""
+    engine = "hf" if model.engine == "hf" else "vllm"
+    rates = table_rates(engine, gpu or gpu_kind(hardware()), model.size or 8.0, gpus)
+    got = (measured or {}).get(model_key(model))
+    if got is not None:
+        rates = rates.with_measured(got.prefill, got.decode, got.why)
+    start = estimate.HF_LOAD_S if engine == "hf" else estimate.SERVER_START_S
+    return estimate.Setup(engine, rates, start, model.num_concurrent)
+
+
+def model_job(
+    model: ModelSpec,
+    tasks: Sequence[TaskEntry],
+    n_gpus: int,
+    leaves: Mapping[str, Sequence[str]] | None = None,
+    counts: Mapping[str, Mapping[str, Counts]] | None = None,
+    need: int | None = None,
+    split: bool | None = None,
+) -> Job:
+    """:func:`model_cost`'s pool job."""
+    return model_cost(model, tasks, n_gpus, leaves, counts, need, split).job
 
 
 def place_pool(models: Sequence[ModelSpec], gpus: Sequence[str], jobs: Sequence[Job], replicas: bool = True) -> list[Placement]:
@@ -159,15 +202,32 @@ def place_pool(models: Sequence[ModelSpec], gpus: Sequence[str], jobs: Sequence[
     return out
 
 
-def pool_placements(suite: Any, gpus: Sequence[str], replicas: bool = True) -> list[Placement]:
-    """The run's placements: the pool's on a GPU node (expected work from the suite alone: App. H and sizes;
-    play groups' games looked up in App. H; ``split: true`` entries as their subtask cells), else one model
-    after another."""
+def pool_placements(suite: Any, gpus: Sequence[str], replicas: bool = True, root: Path | None = None) -> list[Placement]:
+    """The run's placements: the pool's on a GPU node, else one model after another. Expected work as the plan
+    has it (:func:`suite_costs`): the counts of a ``--dry_run`` into ``root`` and the rates measured there."""
     if not gpus:
         return place(suite.models, [])
-    leaves = {t.name: leaf_tasks(t) for t in suite.tasks if t.runner == "play" or t.options.get("split")}
-    jobs = [model_job(m, suite.tasks, len(gpus), leaves) for m in suite.models]
-    return place_pool(suite.models, gpus, jobs, replicas)
+    costs = suite_costs(suite, len(gpus), root)
+    return place_pool(suite.models, gpus, [c.job for c in costs])
+
+
+def suite_costs(
+    suite: Any,
+    n_gpus: int,
+    root: Path | None = None,
+    counts: Mapping[str, Mapping[str, Mapping[str, Counts]]] | None = None,
+    leaves: Mapping[str, Sequence[str]] | None = None,
+    gpu: str | None = None,
+) -> list[ModelCost]:
+    """Each model's cost, the one estimate of the plan, the runner and ``benchmarks/battery_makespan.py``: the
+    plan's counts (given, else ``root/suite_plan.json``, else the table), each split entry's and play group's
+    leaves (given, else lm-eval's index and the play registry), rates measured by earlier runs into ``root``."""
+    if counts is None:
+        counts = read_plan_counts(root) if root is not None else {}
+    if leaves is None:
+        leaves = {t.name: leaf_tasks(t) for t in suite.tasks if t.runner == "play" or t.options.get("split")}
+    measured = measured_rates(read_markers(root), hardware()) if root is not None else {}
+    return [model_cost(m, suite.tasks, n_gpus, leaves, counts.get(m.name), measured=measured, gpu=gpu) for m in suite.models]
 
 
 def waves(placements: Sequence[Placement]) -> list[list[Placement]]:
@@ -184,3 +244,29 @@ def gpu_env(placement: Placement, base: Mapping[str, str] | None = None) -> dict
     if placement.gpus is not None:  # on a GPU node: its own GPUs only (none for a `gpus: 0` model)
         env["CUDA_VISIBLE_DEVICES"] = ",".join(placement.gpus)
     return env
+
+
+def pool_estimate(models: Sequence[ModelSpec], gpus: Sequence[str], costs: Sequence[ModelCost]) -> tuple[list[Placement], dict[str, Any]]:
+    """The pool's placements of ``costs`` on ``gpus`` and the node's expected figures: makespan, GPU shares (work:
+    prefill and decode at the engine's full rate; held: GPUs held by a model, its start-up and idle included), GPU
+    work by phase and by task entry, and per model where its numbers come from."""
+    placements = place_pool(models, gpus, [c.job for c in costs])
+    n = len(gpus)
+    slots = [Slot(c.job, tuple(range(len(p.gpus or ()))), p.replicas, p.start, p.end) for c, p in zip(costs, placements)]
+    span = makespan(slots)
+    parts = [c.breakdown(p.replicas) for c, p in zip(costs, placements)]
+    phases = {"prefill": sum(b.prefill for b in parts), "decode": sum(b.decode for b in parts), "start-up": sum(b.startup for b in parts)}
+    by_task: dict[str, float] = {}
+    for b in parts:
+        for task, s in b.by_task.items():
+            by_task[task] = by_task.get(task, 0.0) + s
+    work = sum(b.work for b in parts)
+    summary = {
+        "makespan_h": round(span / 3600, 2),
+        "busy_work": round(work / (n * span), 3) if span and n else None,
+        "busy_held": round(busy_share(slots, n), 3),
+        "gpu_hours_by_phase": {k: round(v / 3600, 2) for k, v in phases.items()},
+        "work_share_by_task": estimate.shares(by_task),
+        "sources": {c.job.name: c.sources() for c in costs},
+    }
+    return placements, summary

@@ -1,11 +1,13 @@
 """``triangulate suite --dry_run``: the size of a sweep before it starts, written to ``DIR/suite_plan.json``.
 
 Shape: ``{"models": [{"name", "gpus": [ids], "wave": k, "replicas", "expected_start_h", "expected_end_h", "engine",
-"engine_reason", "server", "cells": [{"name", "command", "requests", "prompt_tokens", "tokenizer", "done", "note",
-"subtasks": {leaf: {"requests", "prompt_tokens"}}}]}], "gpus": [...], "totals": {...}, "expected": {"makespan_h",
-"gpu_busy_share", "model"}}``. On a GPU node the models are placed by the GPU pool
-(:func:`triangulation.suite.placement.place_pool`) from the counted tokens: each model's GPUs, data-parallel
-replicas, expected start and end, and the node's expected GPU-busy share. Counts come from the
+"engine_reason", "server", "cells": [{"name", "command", "kind", "requests", "prompt_tokens", "gen_tokens",
+"max_gen_tokens", "tokenizer", "done", "note", "subtasks": {leaf: {"kind", "requests", "prompt_tokens", "gen_tokens",
+"max_gen_tokens"}}}]}], "gpus": [...], "totals": {...}, "expected": {"makespan_h", "busy_work", "busy_held",
+"gpu_hours_by_phase", "work_share_by_task", "sources", "model"}}``. On a GPU node the models are placed by the GPU
+pool with the run's own estimate (:func:`triangulation.suite.placement.suite_costs`: these counts, else the task
+table; the rates measured by earlier runs into the same folder, else the throughput table; ``sources`` says which):
+each model's GPUs, data-parallel replicas, expected start and end, and the node's GPU shares, working and held. Counts come from the
 data on this machine only (``HF_DATASETS_OFFLINE``/``HF_HUB_OFFLINE`` are forced; nothing is
 downloaded) and are ``null`` where the data is not local (``note`` says why):
 
@@ -34,19 +36,24 @@ from pathlib import Path
 from typing import Any
 
 from models.default_model import GGUF_FILE, smollm2_dir
+from plumbing import jsonio
+from plumbing.checks import DEFAULT_SEED
 from plumbing.secrets import scrub_tree
 from triangulation.suite.cells import cell_argv, cell_dir, is_done, redacted_argv
-from triangulation.suite.placement import Placement, model_job, place_pool
-from triangulation.suite.pool import Slot, busy_share, makespan
+from triangulation.suite.placement import Placement, pool_estimate, suite_costs
 from triangulation.suite.serve import planned_endpoint
-from triangulation.suite.spec import Cell, ModelSpec, Suite, TaskSpec, chat_template
+from triangulation.suite.spec import Cell, ModelSpec, Suite, TaskEntry, chat_template
+from triangulation.suite.split import leaf_tasks as leaf_tasks_of
 from triangulation.suite.task_index import leaf_tasks, task_manager
+from triangulation.suite.task_stats import PLAN_FILE, plan_counts
 
-PLAN_FILE = "suite_plan.json"
 SMOLLM2 = "SmolLM2-135M-Instruct (embedded)"
 Counts = tuple[int | None, int | None, str]  # requests, prompt tokens, note
-#: per subtask of a group cell: {leaf: {"requests", "prompt_tokens"}} (filled by count_eval / count_play)
-Subtasks = dict[str, dict[str, int]]
+#: per subtask of a group cell: {leaf: {"requests", "prompt_tokens", "gen_tokens", "max_gen_tokens", "kind"}}
+#: (filled by count_eval / count_play); the cell's own row sums them
+Subtasks = dict[str, dict[str, Any]]
+#: lm-eval's generation bound when neither the task nor the suite sets max_gen_toks (lm_eval.api.model)
+LM_EVAL_MAX_GEN_TOKS = 256
 #: the note of every cell when neither the model's tokenizer nor the embedded SmolLM2's is on this machine
 NO_TOKENIZER = "not counted: no tokenizer on this machine (neither the model's nor the embedded SmolLM2's)"
 
@@ -82,7 +89,7 @@ class Tokenizers:
 def _tokenizer_source(model: ModelSpec) -> str | None:
     if model.model is None and model.model_args is None:
         return SMOLLM2
-    args = model.model_args or {}  # parsed when the suite file was read
+    args = model.ref.args  # parsed when the suite file was read
     if args.get("gguf_file"):
         return None  # a GGUF's tokenizer: SmolLM2's stands in (the only GGUF we embed)
     source = args.get("tokenizer") or args.get("pretrained") or args.get("model")
@@ -118,7 +125,7 @@ def force_offline() -> None:
         pass
 
 
-def count_eval(task: TaskSpec, model: ModelSpec, tok: Any, subtasks: Subtasks | None = None) -> Counts:
+def count_eval(task: TaskEntry, model: ModelSpec, tok: Any, subtasks: Subtasks | None = None) -> Counts:
     """Requests and prompt tokens of an lm-eval cell, built by lm-eval as a run builds them (per leaf task
     into ``subtasks``)."""
     from lm_eval.evaluator_utils import get_sample_size
@@ -137,7 +144,7 @@ def count_eval(task: TaskSpec, model: ModelSpec, tok: Any, subtasks: Subtasks | 
     for leaf in leaf_tasks(task_dict):
         if "num_fewshot" in o:
             leaf.set_config(key="num_fewshot", value=o["num_fewshot"])
-        leaf.set_fewshot_seed(seed=o.get("seed", 1234))
+        leaf.set_fewshot_seed(seed=o.get("seed", DEFAULT_SEED))
         try:
             leaf.build_all_requests(
                 limit=get_sample_size(leaf, o.get("limit")),
@@ -149,30 +156,41 @@ def count_eval(task: TaskSpec, model: ModelSpec, tok: Any, subtasks: Subtasks | 
         except Exception as exc:  # noqa: BLE001
             return None, None, f"not counted ({leaf.config.task}): {_one_line(exc)}"
         try:
-            n_requests, n_prompt = _count_instances(leaf.instances, tok)
+            row = _count_instances(leaf, tok, (o.get("gen_kwargs") or {}).get("max_gen_toks"))
         except Exception as exc:  # noqa: BLE001  (a tokenizer failing on a prompt: that cell is not counted)
             return None, None, f"not counted ({leaf.config.task}): {_one_line(exc)}"
-        requests, tokens = requests + n_requests, tokens + n_prompt
+        requests, tokens = requests + row["requests"], tokens + row["prompt_tokens"]
         if subtasks is not None:
-            subtasks[str(leaf.config.task)] = {"requests": n_requests, "prompt_tokens": n_prompt}
+            subtasks[str(leaf.config.task)] = row
     return requests, tokens, "lm-eval's requests"
 
 
-def _count_instances(instances: Sequence[Any], tok: Any) -> tuple[int, int]:
-    """Requests and prompt tokens of one lm-eval task's instances (a context shared by several counted once)."""
+def _count_instances(leaf: Any, tok: Any, max_gen: int | None = None) -> dict[str, Any]:
+    """Requests, prompt tokens and generated tokens of one lm-eval task's instances (a context shared by several
+    counted once). A generation's expected length is its gold answer's (``doc_to_target``), at most its bound
+    (``max_gen``, else the request's ``max_gen_toks``, else lm-eval's default)."""
     seen: dict[str, int] = {}
-    tokens = 0
-    for inst in instances:
+    tokens = gen = bound = 0
+    generates = False
+    for inst in leaf.instances:
         context = str(inst.arguments[0])
         if context not in seen:
             seen[context] = n_tokens(tok, context)
         tokens += seen[context]
         if inst.request_type == "loglikelihood":
             tokens += n_tokens(tok, str(inst.arguments[1]))
-    return len(instances), tokens
+        elif inst.request_type == "generate_until":
+            generates = True
+            kwargs = inst.arguments[1] if len(inst.arguments) > 1 and isinstance(inst.arguments[1], dict) else {}
+            most = int(max_gen or kwargs.get("max_gen_toks") or LM_EVAL_MAX_GEN_TOKS)
+            target = leaf.doc_to_target(inst.doc)
+            gen += min(most, n_tokens(tok, str(target))) if isinstance(target, str) else min(most, 1)
+            bound += most
+    kind = "generate" if generates else "loglikelihood"
+    return {"kind": kind, "requests": len(leaf.instances), "prompt_tokens": tokens, "gen_tokens": gen, "max_gen_tokens": bound}
 
 
-def count_play(task: TaskSpec, tok: Any, subtasks: Subtasks | None = None) -> Counts:
+def count_play(task: TaskEntry, tok: Any, subtasks: Subtasks | None = None) -> Counts:
     """Requests and prompt tokens of a play cell, its episodes played by the chance player (per play task
     into ``subtasks``)."""
     from models.chance import RandomLM
@@ -181,14 +199,21 @@ def count_play(task: TaskSpec, tok: Any, subtasks: Subtasks | None = None) -> Co
     o = task.options
     if tok is None:
         return None, None, NO_TOKENIZER
-    seed = int(o.get("seed", 1234))
-    tally = {"requests": 0, "tokens": 0}
+    seed = int(o.get("seed", DEFAULT_SEED))
+    tally = {"requests": 0, "tokens": 0, "gen": 0, "bound": 0}
+    most = int((o.get("task_args") or {}).get("max_tokens") or (o.get("gen_kwargs") or {}).get("max_tokens") or LM_EVAL_MAX_GEN_TOKS)
 
     class Counting(RandomLM):
         def apply_chat_template(self, chat_history: list[dict], add_generation_prompt: bool = True) -> str:
             tally["requests"] += 1
             tally["tokens"] += n_tokens(tok, render(tok, chat_history))
             return super().apply_chat_template(chat_history, add_generation_prompt)
+
+        def generate_until(self, requests, disable_tqdm: bool = False) -> list[str]:
+            replies = super().generate_until(requests, disable_tqdm)
+            tally["gen"] += sum(min(most, n_tokens(tok, r)) for r in replies)  # the game's well-formed reply
+            tally["bound"] += most * len(replies)
+            return replies
 
     lm = Counting(seed=seed)
     try:
@@ -198,8 +223,14 @@ def count_play(task: TaskSpec, tok: Any, subtasks: Subtasks | None = None) -> Co
             episodes = select_instances(spec.instances(seed), o.get("limit"))
             play_episodes(spec, episodes, {"player": lm}, seed=seed, gen_kwargs_override=o.get("gen_kwargs"), max_live=None, progress=False)
             if subtasks is not None:
-                subtasks[name] = {k: tally[k] - before[k] for k in ("requests", "tokens")}
-                subtasks[name]["prompt_tokens"] = subtasks[name].pop("tokens")
+                d = {k: tally[k] - before[k] for k in tally}
+                subtasks[name] = {
+                    "kind": "play",
+                    "requests": d["requests"],
+                    "prompt_tokens": d["tokens"],
+                    "gen_tokens": d["gen"],
+                    "max_gen_tokens": d["bound"],
+                }
     except Exception as exc:  # noqa: BLE001  (data not local, unknown task)
         return None, None, f"not counted: {_one_line(exc)}"
     return tally["requests"], tally["tokens"], "episodes played by the chance player (an estimate)"
@@ -252,12 +283,15 @@ def build_plan(
                 counts = count_eval(task, p.model, tok, subs) if task.runner == "eval" else count_play(task, tok, subs)
                 memo[key] = (counts, subs)
             (requests, tokens, note), subs = memo[key]
+            gen = {k: sum(v.get(k) or 0 for v in subs.values()) if tokens is not None else None for k in ("gen_tokens", "max_gen_tokens")}
             rows.append(
                 {
                     "name": task.name,
                     "command": shlex.join(redacted_argv(cell_argv(cell, cell_dir(root, cell), launcher, endpoint=endpoint))),
+                    "kind": _kind(task.runner, subs),
                     "requests": requests,
                     "prompt_tokens": tokens,
+                    **gen,
                     "tokenizer": tok_name if tokens is not None else None,
                     "done": is_done(root, cell),
                     "note": note,
@@ -266,37 +300,36 @@ def build_plan(
             )
         server = None if endpoint is None else endpoint.base_url
         models.append({"name": m.name, "engine": m.engine, "engine_reason": engine_reason(m, gpus), "server": server, "cells": rows})
-    expected = _place(suite, placements, models, gpus)
+    expected = _place(suite, root, placements, models, gpus)
     plan = {"suite": str(suite.path), "gpus": list(gpus), "models": models, "totals": totals(models), "expected": expected}
     return scrub_tree(plan)  # a served endpoint's URL password, a key in any command: never in the plan
 
 
-def _place(suite: Suite, placements: Sequence[Placement], models: list[dict[str, Any]], gpus: Sequence[str]) -> dict[str, Any]:
-    """Each model's GPUs, replicas, expected start and end (the pool, from the counted tokens, when there
-    are GPUs; else the given placements) into its row; the node's expected makespan and GPU-busy share."""
+def _kind(runner: str, subs: Subtasks) -> str:
+    if runner == "play":
+        return "play"
+    return "generate" if any(v.get("kind") == "generate" for v in subs.values()) else "loglikelihood"
+
+
+def _place(suite: Suite, root: Path, placements: Sequence[Placement], models: list[dict[str, Any]], gpus: Sequence[str]) -> dict[str, Any]:
+    """Each model's GPUs, replicas, expected start and end (on a GPU node: the pool, from this plan's counts and
+    the rates measured by earlier runs into ``root``: :func:`triangulation.suite.placement.suite_costs`, the
+    estimate the run uses) into its row; the node's expected makespan, GPU shares, breakdown and sources."""
+    expected: dict[str, Any] = {"makespan_h": None, "busy_work": None, "busy_held": None, "model": None}
     if gpus and all(p.gpus is not None for p in placements):
-        tokens = {
-            m["name"]: {
-                c["name"]: ({k: v["prompt_tokens"] for k, v in c["subtasks"].items()} or {c["name"]: c["prompt_tokens"]})
-                for c in m["cells"]
-            }
-            for m in models
-        }
+        counts = plan_counts({"models": models})
         leaves = {c["name"]: list(c["subtasks"]) for c in models[0]["cells"] if c["subtasks"]} if models else {}
-        jobs = [model_job(p.model, suite.tasks, len(gpus), leaves, tokens.get(p.model.name)) for p in placements]
-        placements = place_pool([p.model for p in placements], gpus, jobs)
+        full = {t.name: leaf_tasks_of(t) for t in suite.tasks if (t.runner == "play" or t.options.get("split")) and t.name not in leaves}
+        costs = suite_costs(suite, len(gpus), root, counts, {**full, **leaves})
+        placements, expected = pool_estimate([p.model for p in placements], gpus, costs)
+        expected["model"] = (
+            "GPU pool, longest expected work first, replicas where they shorten the sweep; seconds from tokens "
+            "(triangulation/suite/estimate.py: this plan's counts, else the task table; rates measured on this machine, else the throughput table)"
+        )
     for row, p in zip(models, placements):
         row.update(gpus=list(p.gpus or []), wave=p.wave, replicas=p.replicas)
         row.update(expected_start_h=_hours(p.start), expected_end_h=_hours(p.end))
-    slots = [Slot(None, tuple(p.gpus or ()), p.replicas, p.start, p.end) for p in placements if p.start is not None]  # type: ignore[arg-type]
-    if not slots:
-        return {"makespan_h": None, "gpu_busy_share": None, "model": None}
-    return {
-        "makespan_h": _hours(makespan(slots)),
-        "gpu_busy_share": round(busy_share(slots, len(gpus)), 3),
-        "model": "GPU pool, longest expected work first, replicas where they shorten the sweep; expected seconds from "
-        "triangulation/suite/estimate.py (seed 003 App. H scaled by size, engine and GPUs)",
-    }
+    return expected
 
 
 def _hours(seconds: float | None) -> float | None:
@@ -322,8 +355,7 @@ def write_plan(
 ) -> dict[str, Any]:
     """Build the plan and write it to ``root/suite_plan.json``."""
     plan = build_plan(suite, root, placements, launcher, gpus, progress=lambda msg: print(f"suite: {msg}", file=sys.stderr))
-    root.mkdir(parents=True, exist_ok=True)
-    (root / PLAN_FILE).write_text(json.dumps(plan, indent=1, ensure_ascii=False), encoding="utf-8")
+    jsonio.write_json(root / PLAN_FILE, plan, indent=1)
     return plan
 
 
@@ -346,5 +378,10 @@ def print_plan(plan: dict[str, Any], root: Path) -> None:
             print(f"  {c['name']}: {state}: {_fmt(c['requests'])} requests, {_fmt(c['prompt_tokens'])} tokens: {c['command']}")
     e = plan.get("expected") or {}
     if e.get("makespan_h") is not None:
-        print(f"node: expected makespan {e['makespan_h']:.2f} h, GPUs busy {100 * e['gpu_busy_share']:.0f}% of it")
+        print(
+            f"node: expected makespan {e['makespan_h']:.2f} h, GPUs working {100 * e['busy_work']:.0f}% of it, "
+            f"held {100 * e['busy_held']:.0f}%; GPU-hours by phase {e['gpu_hours_by_phase']}"
+        )
+        for name, sources in e.get("sources", {}).items():
+            print(f"  {name}: " + "; ".join(f"{k}: {v[:160]}" for k, v in sources.items()))
     print(f"plan: {root / PLAN_FILE}")

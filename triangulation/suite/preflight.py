@@ -39,7 +39,7 @@ from typing import Any
 from models.args import parse_model_args
 from plumbing.errors import UserError
 from triangulation.runs.model_size import model_size_b
-from triangulation.suite.serve import ServerError, task_index, vllm_command
+from triangulation.suite.serve import ServerError, vllm_command
 from triangulation.suite.slurm import model_gpus
 from triangulation.suite.spec import ModelSpec, Suite
 
@@ -78,25 +78,6 @@ def preflight(suite: Suite, executor: str = "local", gpus: list[str] | None = No
 # --- tasks: Python dependencies and datasets ---------------------------------------------------------
 
 
-def lm_eval_leaves(name: str, index: dict[str, Any], depth: int = 0) -> list[Any] | None:
-    """The task entries (``Kind.TASK``) of a task, group or tag name; None when lm-eval knows no such name."""
-    entry = index.get(name)
-    if entry is None or depth > 8:
-        return None
-    kind = entry.kind.name
-    if kind == "TASK":
-        return [entry]
-    if kind == "TAG":
-        members = [n for n, e in index.items() if name in (e.tags or set()) and n != name]
-    else:
-        members = [t if isinstance(t, str) else t.get("task") for t in (entry.cfg or {}).get("task", [])]
-    out: list[Any] = []
-    for member in members:
-        if isinstance(member, str):
-            out += lm_eval_leaves(member, index, depth + 1) or []
-    return out
-
-
 @functools.cache
 def imported_modules(folder: Path) -> frozenset[str]:
     """Top-level modules the Python files of ``folder`` import (absolute imports, stdlib and ours left out)."""
@@ -133,11 +114,17 @@ def task_checks(suite: Suite, found: Findings) -> None:
     entries = [t for t in suite.tasks if t.runner == "eval"]
     if not entries:
         return
+    from triangulation.suite import task_index  # lm-eval's task index: lm_eval
+
     datasets: dict[str, list[str]] = {}
     for entry in entries:
         missing: set[str] = set()
         for name in entry.tasks:  # our tasks' index first (fast), lm-eval's whole index only for the others
-            leaves = lm_eval_leaves(name, task_index(full=False)) or lm_eval_leaves(name, task_index(full=True))
+            try:
+                leaves = task_index.leaf_entries(name)
+            except task_index.UnbuildableTree as exc:
+                found.problems.append(f"task entry {entry.name}: {name}: {exc}")
+                continue
             if leaves is None:
                 found.problems.append(f"task entry {entry.name}: lm-eval knows no task, group or tag {name!r}")
                 continue
@@ -210,7 +197,7 @@ def hub_problem(repo: str, kind: str) -> str | None:
 
 def model_checks(model: ModelSpec, found: Findings) -> None:
     """Weights and tokenizer of a model (and of its judge and second player) that loads weights itself."""
-    roles = [("", model.model, model.model_args)]
+    roles = [("", model.model, None if model.model_args is None else model.ref.args)]
     roles += [
         (f" ({r})", (v or {}).get("model"), (v or {}).get("model_args")) for r, v in (("judge", model.judge), ("player_b", model.player_b))
     ]
@@ -339,7 +326,7 @@ def model_params_b(model: ModelSpec) -> float | None:
     if model.size is not None:
         return model.size
 
-    return None if model.model_args is None else model_size_b(model.model_args)
+    return None if model.model_args is None else model_size_b(model.ref.args)
 
 
 def memory_problem(model: ModelSpec, gpus: int, gpu_mib: int) -> str | None:
@@ -347,7 +334,7 @@ def memory_problem(model: ModelSpec, gpus: int, gpu_mib: int) -> str | None:
     params = model_params_b(model)
     if params is None:
         return None
-    dtype = str(parse_model_args(model.model_args).get("dtype") or "bfloat16").replace("torch.", "")
+    dtype = str(model.ref.args.get("dtype") or "bfloat16").replace("torch.", "")
     need_gb = params * DTYPE_BYTES.get(dtype, 2) * (1 + KV_HEADROOM)
     usable_gb = GPU_MEMORY_UTILIZATION * gpu_mib * 1.048576 / 1000  # MiB -> GB (1e9 bytes)
     if need_gb <= gpus * usable_gb:

@@ -19,7 +19,6 @@ exit status is 1 when any cell failed or was skipped, else 0.
 
 from __future__ import annotations
 
-import json
 import os
 import shlex
 import signal
@@ -33,7 +32,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TextIO
 
-from plumbing import run_folder
+from plumbing import jsonio, run_folder
 from plumbing.errors import UserError
 from plumbing.locks import RunLock
 from plumbing.secrets import hide_argv_secrets, scrub
@@ -109,13 +108,13 @@ class Sweep:
 
     def _endpoint(self, model: ModelSpec, env: dict[str, str], replicas: int = 1) -> Endpoint:
         if model.engine == "api":
-            endpoint = api_endpoint(model.base_url or "", model.model_args, model.api_key_env)
+            endpoint = api_endpoint(model.base_url or "", model.ref.args, model.api_key_env)
             endpoint.read_max_length()  # None when the endpoint does not say: lm-eval's default then
             self._endpoints.append(endpoint)
             return endpoint
         log = self.root / "logs" / model.name / "server.log"
         serve_args = (*model.serve_args, *replica_args(model, replicas))
-        endpoint = start_vllm(model.model, model.model_args, log, gpus=model.gpu_count, serve_args=serve_args, env=env)
+        endpoint = start_vllm(model.model, model.ref.args, log, gpus=model.gpu_count, serve_args=serve_args, env=env)
         self._endpoints.append(endpoint)
         started = time.monotonic()
         try:
@@ -333,7 +332,7 @@ def run_suite(
     Ctrl-C or SIGTERM stops every cell and server started, then re-raises."""
     from tqdm.auto import tqdm
 
-    placements = pool_placements(suite, gpus or [])  # a model too big for the node: an error before anything runs
+    placements = pool_placements(suite, gpus or [], root=root)  # a model too big for the node: an error before anything runs
     root.mkdir(parents=True, exist_ok=True)
     attempts = 1 + (suite.retries if retries is None else retries)
     result = SuiteResult()
@@ -434,7 +433,7 @@ def _terminate_on_sigterm():
 def write_status(root: Path, suite: Suite, result: SuiteResult) -> Path:
     path = root / "suite_status.json"
     rows = [outcome_row(o) for o in result.outcomes]
-    path.write_text(json.dumps({"suite": str(suite.path), "executor": "local", "cells": rows}, indent=1), encoding="utf-8")
+    jsonio.write_json(path, {"suite": str(suite.path), "executor": "local", "cells": rows}, indent=1)
     return path
 
 

@@ -17,7 +17,6 @@ and the name of an environment variable that holds its key; the key reaches the 
 from __future__ import annotations
 
 import ctypes
-import functools
 import json
 import os
 import re
@@ -34,7 +33,6 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from lm_eval_tasks import TASKS_DIR
 from models.args import parse_model_args
 from models.default_model import DEFAULT_MODEL_NAME, export_transformers_folder
 from models.naming import is_embedded
@@ -331,47 +329,12 @@ def api_endpoint(base_url: str, model_args: Any, api_key_env: str | None) -> End
     return Endpoint(base_url.rstrip("/"), model=str(name), tokenizer=args.pop("tokenizer", None), extra_args=args, api_key_env=api_key_env)
 
 
-def task_index(full: bool = True) -> dict[str, Any]:
-    """lm-eval's task index (name -> entry: kind, yaml_path, cfg, tags) with our tasks; ``full``: lm-eval's too."""
-    return _task_manager(full).task_index
-
-
-@functools.lru_cache(maxsize=2)
-def _task_manager(full: bool):
-    from lm_eval.tasks import TaskManager
-
-    return TaskManager(include_path=str(TASKS_DIR), include_defaults=full)
-
-
-def _output_types(name: str, index: Mapping[str, Any], depth: int = 0) -> set[str] | None:
-    """Output types of a task, group or tag in a TaskManager index (None: not in it)."""
-    entry = index.get(name)
-    if entry is None or depth > 8:
-        return None
-    kind = entry.kind.name
-    cfg = entry.cfg or {}
-    if kind == "TAG":
-        members = [n for n, e in index.items() if name in (e.tags or set()) and n != name]
-    elif kind == "GROUP":
-        members = [t if isinstance(t, str) else t.get("task") for t in cfg.get("task", [])]
-    else:
-        return {str(cfg.get("output_type") or "unknown")}
-    out: set[str] = set()
-    for member in members:
-        if isinstance(member, str):
-            out |= _output_types(member, index, depth + 1) or {"unknown"}
-        else:
-            out.add("unknown")
-    return out
-
-
 def needs_completions(tasks: Iterable[str]) -> bool:
     """Whether lm-eval ``tasks`` need ``/v1/completions`` (a loglikelihood-type task among them, or one whose
     type cannot be told: completions serve generation too, chat cannot score loglikelihoods)."""
+    from triangulation.suite import task_index  # lm-eval's task index: lm_eval
+
     types: set[str] = set()
     for name in tasks:
-        found = _output_types(name, _task_manager(False).task_index)
-        if found is None:
-            found = _output_types(name, _task_manager(True).task_index) or {"unknown"}
-        types |= found
+        types |= task_index.output_types(name) or {"unknown"}
     return bool(types & (LOGPROB_TYPES | {"unknown"}))

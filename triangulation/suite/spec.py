@@ -8,6 +8,7 @@ with limits, seeds and generation kwargs per entry or under ``defaults``. Every 
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
 import json
 import re
@@ -19,8 +20,9 @@ from typing import Any
 
 import yaml
 
-from models.args import parse_model_args
+from models.args import redact_url
 from models.naming import MAX_LABEL_CHARS, model_label
+from models.ref import ModelRef
 from plumbing.checks import MAX_SEED, number_problem
 from plumbing.errors import UserError
 from plumbing.secrets import register_model_args
@@ -49,6 +51,8 @@ MODEL_KEYS |= SERVE_KEYS | {"time"}
 #: model keys that do not change a cell's results (left out of its fingerprint): Figure 1's size, where and
 #: how it is placed and served, its SLURM job's time limit
 NOT_RESULTS = {"size", "gpus", "num_concurrent", "serve_timeout", "api_key_env", "serve_restarts", "time"}
+#: task options that do not change a cell's results: how long a backend call may take
+NOT_RESULTS_OPTIONS = {"timeout"}
 ENV_NAME = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*$")
 #: the ``slurm:`` block (``--executor slurm``): resources of each model's job
 SLURM_KEYS = {"partition", "time", "gpus_per_model", "cpus", "mem", "sbatch", "setup", "max_requeues"}
@@ -82,11 +86,9 @@ LABEL = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._+-]*$")
 class ModelSpec:
     name: str  # folder label inside the suite's output
     model: str | None  # lm-eval registry name; None (with no model_args) = the embedded SmolLM2
-    #: model_args parsed once, when the suite file is read (:func:`models.args.parse_model_args`); None: not given
-    model_args: dict[str, Any] | None = None
-    #: model_args as the suite file wrote them (a string or a mapping): what the cells' command lines pass on
-    #: (``--model_args``) and the fingerprint hashes, so a suite's cells keep their fingerprints
-    model_args_given: str | dict[str, Any] | None = None
+    #: model_args as the suite file wrote them (a string or a mapping; None: not given): what the cells' command
+    #: lines pass on (``--model_args``); every other form comes from :attr:`ref`
+    model_args: str | dict[str, Any] | None = None
     size: float | None = None  # billions of parameters (seed 003 Figure 1)
     apply_chat_template: bool = True
     judge: dict[str, Any] | None = None
@@ -103,6 +105,12 @@ class ModelSpec:
     serve_timeout: float = 1800.0  # seconds to wait for the server's /v1/models
     serve_restarts: int = 2  # a vllm server that dies mid-sweep is started again this many times
     time: int | None = None  # its SLURM job's time limit in minutes (None: the `slurm:` block's)
+    #: the model, parsed once (made from ``model``/``model_args`` when not given): names, identity, fingerprint
+    ref: ModelRef = None  # type: ignore[assignment]
+
+    def __post_init__(self) -> None:
+        if self.ref is None:
+            object.__setattr__(self, "ref", ModelRef.parse(self.model, self.model_args))
 
     @property
     def served(self) -> bool:
@@ -121,7 +129,9 @@ def chat_template(model: ModelSpec, options: Mapping[str, Any]) -> bool:
 
 
 @dataclass(frozen=True)
-class TaskSpec:
+class TaskEntry:
+    """One task entry of a suite file (``eval:`` or ``play:``); a play task itself is ``multiturn``'s ``TaskSpec``."""
+
     name: str  # folder label
     runner: str  # "eval" (lm-eval through `triangulate eval`) or "play" (`triangulate play`)
     tasks: tuple[str, ...]
@@ -133,7 +143,7 @@ class Suite:
     path: Path
     name: str
     models: list[ModelSpec]
-    tasks: list[TaskSpec]
+    tasks: list[TaskEntry]
     retries: int = 1
     timeout: float | None = None
     max_consecutive_failures: int = 3
@@ -146,7 +156,7 @@ class Suite:
 @dataclass(frozen=True)
 class Cell:
     model: ModelSpec
-    task: TaskSpec
+    task: TaskEntry
 
     @property
     def label(self) -> str:
@@ -157,9 +167,15 @@ class Cell:
         labels Figure 1 and ``gpus`` only places the model, so changing them reruns nothing)."""
         defaults = ModelSpec(name="", model=None).__dict__
         model = {k: v for k, v in self.model.__dict__.items() if k not in NOT_RESULTS and not (k in SERVE_KEYS and v == defaults[k])}
-        model["model_args"] = model.pop("model_args_given")  # the file's own form: fingerprints as before parsing
+        model["model_args"] = model.pop("ref").fingerprint()  # credentials and timeouts left out (issue 39, item 13)
+        for role in ("judge", "player_b"):
+            if model.get(role) and "model_args" in model[role]:
+                model[role] = {**model[role], "model_args": ModelRef.parse(None, model[role]["model_args"]).fingerprint()}
+        if model.get("base_url"):
+            model["base_url"] = redact_url(model["base_url"])
+        options = {k: v for k, v in self.task.options.items() if k not in NOT_RESULTS_OPTIONS}
         blob = json.dumps(
-            {"model": model, "task": [self.task.runner, list(self.task.tasks), self.task.options]},
+            {"model": model, "task": [self.task.runner, list(self.task.tasks), options]},
             sort_keys=True,
             default=str,
         )
@@ -250,7 +266,8 @@ def _model(path: Path, i: int, entry: Any) -> ModelSpec:
     args = entry.get("model_args")
     if args is not None and not isinstance(args, (str, Mapping)):
         raise _fail(path, where, "model_args must be a 'k=v,k2=v2' string or a mapping")
-    parsed = None if args is None else parse_model_args(args)  # the one parse of this model's model_args
+    ref = ModelRef.parse(entry.get("model"), args)  # the one parse of this model's model_args
+    parsed = None if args is None else ref.args_dict()
     name = entry.get("name") or model_label(entry.get("model"), parsed)
     if not isinstance(name, str) or not LABEL.match(name) or len(name) > MAX_LABEL_CHARS:
         raise _fail(path, where, f"name {name!r} must be at most {MAX_LABEL_CHARS} letters, digits, '.', '_', '+', '-' (it names a folder)")
@@ -261,8 +278,8 @@ def _model(path: Path, i: int, entry: Any) -> ModelSpec:
     return ModelSpec(
         name=name,
         model=entry.get("model"),
-        model_args=parsed,
-        model_args_given=dict(args) if isinstance(args, Mapping) else args,
+        model_args=dict(args) if isinstance(args, Mapping) else args,
+        ref=ref,
         size=None if size is None else _number(path, where, "size", size),
         apply_chat_template=bool(entry.get("apply_chat_template", True)),
         judge=judge,
@@ -321,7 +338,7 @@ def _serve_args(path: Path, where: str, value: Any) -> tuple[str, ...]:
     raise _fail(path, where, "serve_args must be a list of `vllm serve` flags or one string of them")
 
 
-def _task(path: Path, i: int, entry: Any, defaults: dict[str, Any]) -> TaskSpec:
+def _task(path: Path, i: int, entry: Any, defaults: dict[str, Any]) -> TaskEntry:
     where = f"tasks[{i}]"
     if isinstance(entry, str):
         raise _fail(path, where, f"write `- eval: {entry}` (lm-eval task) or `- play: {entry}` (triangulate play task)")
@@ -339,20 +356,22 @@ def _task(path: Path, i: int, entry: Any, defaults: dict[str, Any]) -> TaskSpec:
     name = entry.get("name") or "+".join(tasks)
     if not isinstance(name, str) or not LABEL.match(name) or len(name) > MAX_LABEL_CHARS:
         raise _fail(path, where, f"name {name!r} must be at most {MAX_LABEL_CHARS} letters, digits, '.', '_', '+', '-' (it names a folder)")
-    return TaskSpec(name=name, runner=runner, tasks=tasks, options={**inherited, **own})
+    return TaskEntry(name=name, runner=runner, tasks=tasks, options={**inherited, **own})
 
 
-def _with_fresh_twins(path: Path, value: Any, tasks: list[TaskSpec], defaults: dict[str, Any]) -> list[TaskSpec]:
+def _with_fresh_twins(path: Path, value: Any, tasks: list[TaskEntry], defaults: dict[str, Any]) -> list[TaskEntry]:
     """``contamination: [globalgroup_zh, wordle, ...]``: each named task (added with the defaults when no entry
     lists it; an eval entry gets ``log_samples``, which the delta resamples) and its fresh twin ``<task>_fresh``
     with the same options, for every model (the report's "Published vs fresh")."""
-    from datasets_build.matched import TWINNED, twin
+    from datasets_build.matched import NOT_TWINNED, TWINNED, twin
 
     for name in _names(path, "contamination", value) if value is not None else ():
+        if name in NOT_TWINNED:
+            raise _fail(path, "contamination", NOT_TWINNED[name])
         if name not in TWINNED:
             raise _fail(path, "contamination", f"{name!r} has no fresh twin; choose from {', '.join(TWINNED)}")
         runner = TWINNED[name]
-        index = next((i for i, t in enumerate(tasks) if name in t.tasks), None)
+        index = _entry_of(name, runner, tasks)
         if index is None:
             tasks.append(_task(path, len(tasks), {runner: name}, defaults))
             index = len(tasks) - 1
@@ -360,8 +379,37 @@ def _with_fresh_twins(path: Path, value: Any, tasks: list[TaskSpec], defaults: d
             raise _fail(path, "contamination", f"{name} is a `{runner}:` task, listed under `{tasks[index].runner}:`")
         if runner == "eval":
             tasks[index] = replace(tasks[index], options={**tasks[index].options, "log_samples": True})
-        tasks.append(replace(tasks[index], name=twin(name), tasks=(twin(name),)))
+        options = {k: v for k, v in tasks[index].options.items() if k != "split"}  # one task: nothing to split
+        tasks.append(replace(tasks[index], name=twin(name), tasks=(twin(name),), options=options))
     return tasks
+
+
+def _entry_of(name: str, runner: str, tasks: list[TaskEntry]) -> int | None:
+    """The index of the entry that runs task ``name``: one that lists it, else a group entry whose group holds it
+    (issue 39 item 9: ``taboo`` under ``play: clembench`` was added again with the defaults and played twice)."""
+    direct = next((i for i, t in enumerate(tasks) if name in t.tasks), None)
+    if direct is not None:
+        return direct
+    return next((i for i, t in enumerate(tasks) if t.runner == runner and name in _members(t)), None)
+
+
+def _members(entry: TaskEntry) -> set[str]:
+    """The tasks an entry's groups hold: play groups by the side runner's registry, lm-eval groups and tags by lm-eval's
+    own task index (loaded only when a ``contamination:`` task is listed by no entry directly)."""
+    if entry.runner == "play":
+        from multiturn.api import expand
+
+        try:
+            return set(expand(list(entry.tasks)))
+        except UserError:
+            return set()
+    from triangulation.suite.task_index import Unsplittable, leaves
+
+    out: set[str] = set()
+    for task in entry.tasks:
+        with contextlib.suppress(Unsplittable):
+            out.update(leaf.name for leaf in leaves(task))
+    return out
 
 
 #: a suite file larger than this is refused unread (suites are a few KB)

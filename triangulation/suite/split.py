@@ -24,7 +24,7 @@ from plumbing import jsonio, run_folder
 from plumbing.errors import UserError
 from triangulation.suite import task_index
 from triangulation.suite.cells import MARKER, Outcome, cell_dir, is_done, write_marker
-from triangulation.suite.spec import Cell, TaskSpec
+from triangulation.suite.spec import Cell, TaskEntry
 
 SPLIT = "split"
 MERGED = "merged"
@@ -39,10 +39,10 @@ def subtask_cells(cell: Cell) -> list[Cell]:
     if len(leaves) <= 1:
         return []
     options = {k: v for k, v in task.options.items() if k != SPLIT}
-    return [Cell(cell.model, TaskSpec(f"{task.name}/{leaf}", task.runner, (leaf,), options)) for leaf in leaves]
+    return [Cell(cell.model, TaskEntry(f"{task.name}/{leaf}", task.runner, (leaf,), options)) for leaf in leaves]
 
 
-def leaf_tasks(task: TaskSpec) -> list[str]:
+def leaf_tasks(task: TaskEntry) -> list[str]:
     if task.runner == "play":
         from multiturn.api import expand
 
@@ -112,7 +112,7 @@ def _union(payloads: Sequence[dict[str, Any]]) -> dict[str, Any]:
     return out
 
 
-def _play_groups(out: dict[str, Any], task: TaskSpec) -> None:
+def _play_groups(out: dict[str, Any], task: TaskEntry) -> None:
     from multiturn.api import add_group, group_names
 
     groups = group_names()
@@ -130,7 +130,7 @@ def _metrics(entry: dict[str, Any]) -> dict[str, Any]:
     return {k.split(",")[0]: v for k, v in entry.items() if k.endswith(",none") and "_stderr" not in k}
 
 
-def _eval_groups(out: dict[str, Any], task: TaskSpec) -> None:
+def _eval_groups(out: dict[str, Any], task: TaskEntry) -> None:
     """The group entries of ``out`` (the union of the leaf cells' results) computed by lm-eval 0.4.13's own
     code over the tree it builds for the entry (:mod:`triangulation.suite.task_index`): ``aggregate_groups``
     (``Group.aggregate``: every leaf below the group, size-weighted or not, the matching stderr) and

@@ -1,4 +1,6 @@
-"""lm-eval's task index as the suite reads it, and its group trees built by lm-eval's own factory.
+"""lm-eval's task index, read once per process, and its group trees built by lm-eval's own factory: the one
+reader of the index and the one GROUP/TAG walker, for the suite's plan, the split merge, the preflight, the
+served endpoint's choice and `triangulate eval`.
 
 A group's tree (its subgroups, TAG members expanded, inline subgroups named ``parent::name``) is built by
 lm-eval 0.4.13's ``TaskFactory`` itself, with one change: a leaf task becomes a :class:`LeafRef` (its name
@@ -44,11 +46,16 @@ def leaf_tasks(task_dict: Any) -> list[Any]:
 
 
 class LeafRef(Task):
-    """A leaf task of a group tree, by name: what lm-eval's factory would build, without building it."""
+    """A leaf task of a group tree, by name: what lm-eval's factory would build, without building it.
+    ``entry``: the index entry it is built from; ``inline``: instead, the config of a task defined inside its
+    group's list (no index entry of its own)."""
 
-    def __init__(self, name: str, overrides: dict[str, Any]) -> None:  # no Task.__init__: it loads the data
+    def __init__(self, name: str, overrides: dict[str, Any], entry: Any = None, inline: dict[str, Any] | None = None) -> None:
+        # no Task.__init__: it loads the data
         self.name = name
         self.overrides = {k: v for k, v in overrides.items() if k not in _NEUTRAL_OVERRIDES}
+        self.entry = entry
+        self.inline = inline
 
     @property
     def task_name(self) -> str:
@@ -61,7 +68,7 @@ class LeafRef(Task):
 LeafRef.__abstractmethods__ = frozenset()  # a stand-in, never evaluated: none of Task's methods is called on it
 
 
-class Unsplittable(Exception):
+class UnbuildableTree(Exception):
     """A group whose leaves, run one by one, would not compute what the group computes."""
 
 
@@ -70,17 +77,18 @@ class _TreeFactory(lm_factory.TaskFactory):
 
     def _build_task(self, entry: Any, overrides: dict[str, Any] | None) -> Task:
         overrides = overrides or {}
-        return LeafRef(str(overrides.get("task") or entry.name), overrides)
+        return LeafRef(str(overrides.get("task") or entry.name), overrides, entry=entry)
 
 
 def _inline_task(config: dict[str, Any]) -> Task:
-    raise Unsplittable(f"its member {config.get('task')!r} is a task defined inline in the group, not a task of its own")
+    return LeafRef(str(config.get("task")), {}, inline=dict(config))
 
 
 @contextlib.contextmanager
 def _leaves_by_reference() -> Iterator[None]:
-    """While a tree is built: an inline task (one defined inside a group's list) raises :class:`Unsplittable`
-    instead of loading its data (lm-eval's factory builds those with ``ConfigurableTask`` directly)."""
+    """While a tree is built: an inline task (one defined inside a group's list) becomes a :class:`LeafRef`
+    holding its config instead of loading its data (lm-eval's factory builds those with ``ConfigurableTask``
+    directly)."""
     original = lm_factory.ConfigurableTask
     lm_factory.ConfigurableTask = _inline_task  # type: ignore[assignment, misc]
     try:
@@ -98,24 +106,28 @@ def _tree_cached(name: str) -> tuple[Any, str | None]:
     try:
         with _leaves_by_reference():
             built = _TreeFactory().build(entry, overrides=None, registry=dict(index))
-    except Unsplittable as exc:
-        return None, str(exc)
     except (ValueError, TypeError, KeyError, OSError) as exc:  # lm-eval cannot build the tree either
         return None, f"lm-eval cannot build its tree ({type(exc).__name__}: {' '.join(str(exc).split())[:200]})"
     return built, None
 
 
 def _index_with(name: str) -> dict[str, Any]:
+    """Our tasks' index when it knows ``name`` (fast), else lm-eval's whole index (its own tasks too)."""
     ours = task_manager(False).task_index
     return ours if name in ours else task_manager(True).task_index
 
 
+def entry(name: str) -> Any:
+    """lm-eval's index entry of a task, group or tag (kind, yaml_path, cfg, tags); None when no index knows it."""
+    return _index_with(name).get(name)
+
+
 def tree(name: str) -> Group | list[Task] | Task | None:
     """The tree lm-eval builds for ``name`` (a Group, a TAG's list of leaves, or one leaf); None when
-    ``name`` is not in the index. Raises :class:`Unsplittable` for a group with an inline task."""
+    ``name`` is not in the index. Raises :class:`UnbuildableTree` when lm-eval cannot build it."""
     built, refusal = _tree_cached(name)
     if refusal:
-        raise Unsplittable(refusal)
+        raise UnbuildableTree(refusal)
     return built
 
 
@@ -137,6 +149,32 @@ def groups(name: str) -> dict[str, Group]:
     return {built.name: built} | {g.name: g for g in built.get_all_groups()}
 
 
+def leaf_entries(name: str) -> list[Any] | None:
+    """The index entries of the named leaf tasks of a task, group or tag (inline tasks have none); None when
+    lm-eval knows no such name. Raises :class:`UnbuildableTree` when lm-eval cannot build its tree."""
+    if entry(name) is None:
+        return None
+    return [leaf.entry for leaf in leaves(name) if leaf.entry is not None]
+
+
+def output_types(name: str) -> set[str] | None:
+    """The ``output_type``s of the leaves of a task, group or tag (``unknown`` where lm-eval's tree cannot
+    tell); None when lm-eval knows no such name."""
+    if entry(name) is None:
+        return None
+    try:
+        found = leaves(name)
+    except UnbuildableTree:
+        return {"unknown"}
+    return {str(_leaf_config(leaf).get("output_type") or "unknown") for leaf in found}
+
+
+def _leaf_config(leaf: LeafRef) -> dict[str, Any]:
+    if leaf.inline is not None:
+        return leaf.inline | leaf.overrides
+    return ((leaf.entry.cfg or {}) if leaf.entry is not None else {}) | leaf.overrides
+
+
 def eval_leaves(tasks: Sequence[str]) -> list[str]:
     """The leaf tasks of lm-eval tasks, groups and tags, from lm-eval's task index (no data is read), each
     once (a leaf in two subgroups is evaluated once, as lm-eval does)."""
@@ -149,9 +187,11 @@ def split_refusal(name: str) -> str | None:
     when the group passes a leaf options of its own (``num_fewshot``, a prompt, ...) or defines a task inline."""
     try:
         found = leaves(name)
-    except Unsplittable as exc:
+    except UnbuildableTree as exc:
         return str(exc)
     for leaf in found:
+        if leaf.inline is not None:
+            return f"its member {leaf.task_name!r} is a task defined inline in the group, not a task of its own"
         if leaf.overrides:
             return f"the group passes its member {leaf.task_name!r} options of its own ({', '.join(sorted(leaf.overrides))})"
     return None

@@ -1,6 +1,6 @@
 """Episodes and samples as conversations: the data model behind the episode viewer (pure functions).
 
-Every record of ``triangulate play`` (``episodes_<task>.jsonl``, :mod:`multiturn.engine.results`) and every
+Every record of ``triangulate play`` (``episodes_<task>.jsonl``, :mod:`multiturn.engine.record`) and every
 lm-eval ``--log_samples`` record (``samples_<task>_<date>.jsonl``) becomes one :class:`Episode`: a
 list of :class:`multiturn.game.TurnView` (who spoke, what, and our parsed reading of it, verdict and
 why), an outcome, a main score and the scores with a sentence saying why.

@@ -24,7 +24,7 @@ from multiturn.game import EpisodeSummary, Game, Request, TaskSpec
 from multiturn.games.clem.catalog import GAMES, ROLES, candidate_instances, check_instances_folder
 from multiturn.games.clem.common import CLEM_GEN_KWARGS, CLEMBENCH_MAX_TOKENS, episode_summary
 from multiturn.games.clem.replay import play_game, replay_episode
-from multiturn.games.clem.scoring import aggregate, game_summary
+from multiturn.games.clem.scoring import aggregate, episode_pooled, game_summary
 from multiturn.games.clem.wordle_rules import SPEED_VERSIONS
 from multiturn.registry import register, register_group
 from plumbing.errors import UserError
@@ -33,6 +33,7 @@ from plumbing.stats import mean_of_keys
 __all__ = [
     "replay_episode",
     "aggregate",
+    "episode_pooled",
     "game_summary",
     "play_game",
     "GAMES",
@@ -86,9 +87,11 @@ class ClemTask(TaskSpec):
         return GAMES[self.game](instance)
 
     def aggregate(self, episode_scores: list[dict[str, float]]) -> dict[str, float]:
-        """Means of the episode metrics (main score over played episodes) plus played / quality / clemscore."""
+        """Means of the episode metrics (main score over played episodes) plus played / quality / clemscore, and
+        the number of episodes scored (``episodes``: the weight of the game in :func:`scoring.episode_pooled`)."""
         out = mean_of_keys(episode_scores)
         out.update(game_summary(episode_scores))
+        out["episodes"] = len(episode_scores)
         return out
 
     def summary(self, record: Mapping[str, Any]) -> EpisodeSummary:
@@ -141,9 +144,15 @@ def _register() -> None:
 
 
 def group_scores(per_task: Mapping[str, Mapping[str, float]]) -> dict[str, float]:
-    """The clembench group's ``played``, ``quality`` and ``clemscore`` from its tasks' metrics (:func:`aggregate`)."""
+    """The clembench group's ``played``, ``quality`` and ``clemscore`` from its tasks' metrics (:func:`aggregate`,
+    seed 002's rule), the episodes in all, and seed 003's code's ``*_episode_pooled`` variant beside them
+    (:func:`scoring.episode_pooled`) when every game reports its ``episodes``."""
     nan = float("nan")
-    return aggregate({task: (m.get("played", nan), m.get("quality", nan)) for task, m in per_task.items()})
+    out = aggregate({task: (m.get("played", nan), m.get("quality", nan)) for task, m in per_task.items()})
+    if per_task and all("episodes" in m for m in per_task.values()):
+        out["episodes"] = sum(int(m["episodes"]) for m in per_task.values())
+        out.update(episode_pooled({t: (m.get("played", nan), m.get("quality", nan), int(m["episodes"])) for t, m in per_task.items()}))
+    return out
 
 
 _register()

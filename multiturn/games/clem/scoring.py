@@ -9,6 +9,9 @@ Per game: ``played`` = 100 x share of episodes not aborted; ``quality`` = mean M
 played episodes (NaN when none was played). Per model over games: the mean ``played`` over the
 games, the mean ``quality`` over the games that have one (games without a played episode are left
 out), and ``clemscore = played / 100 x quality``.
+
+:func:`episode_pooled` is **not** that rule: it is what seed 003's code computed for its Interactive score
+(see its docstring); kept beside the clemscore under its own name, never in its place.
 """
 
 from __future__ import annotations
@@ -53,3 +56,36 @@ def aggregate(per_game: Mapping[str, tuple[float, float]]) -> dict[str, float]:
     played = sum(played_values) / len(played_values) if played_values else float("nan")
     quality = sum(quality_values) / len(quality_values) if quality_values else float("nan")
     return {"played": played, "quality": quality, "clemscore": clemscore(played, quality)}
+
+
+def episode_pooled(per_game: Mapping[str, tuple[float, float, int]]) -> dict[str, float]:
+    """Seed 003's code's Interactive score: one % played and one quality pooled over every episode of every game.
+
+    Seed 003 (Triangulating) Sec. 3.1 names clembench's games as its Interactive assessment and App. E.2.1
+    its "clemscore"; the paper's rule is seed 002's (:func:`aggregate`: "averaging ... by game and then over
+    games"). The authors' code (momentino/playpen_eval ``utils/utils.py`` ``clembench_report(model_name,
+    game_name)`` at bf980808) is called with the task registry's name ``clembench`` and keeps every
+    ``scores.json`` below ``results/clembench/<model>`` with a parent folder of that name, i.e. every episode
+    of every game: ``played = len(scores) / num_episodes`` (episodes whose "Main Score" is not NaN),
+    ``score = sum(scores) / len(scores)``, ``clemscore = score * (played / 100)`` (0-1; here x 100 so it sits
+    on the clemscore's 0-100 scale). A game with more episodes weighs more (v1.6: the reference game has 180
+    of 420).
+
+    ``per_game``: ``{game: (percent_played, quality, episodes)}``; played episodes per game are
+    ``percent_played / 100 x episodes`` (a published table's rounded % played gives them to the nearest
+    episode). Games with NaN ``percent_played`` are left out. Returns ``played_episode_pooled``,
+    ``quality_episode_pooled`` and ``clemscore_episode_pooled`` (0 when nothing was played, as the code)."""
+    kept = [(float(p), q, int(n)) for p, q, n in per_game.values() if not _is_nan(p) and int(n) > 0]
+    episodes = sum(n for _, _, n in kept)
+    if not episodes:
+        nan = float("nan")
+        return {"played_episode_pooled": nan, "quality_episode_pooled": nan, "clemscore_episode_pooled": nan}
+    played = [(round(p / 100.0 * n), q) for p, q, n in kept]
+    n_played = sum(k for k, _ in played)
+    quality = sum(k * float(q) for k, q in played if k) / n_played if n_played else float("nan")
+    share = n_played / episodes
+    return {
+        "played_episode_pooled": 100.0 * share,
+        "quality_episode_pooled": quality,
+        "clemscore_episode_pooled": 0.0 if not n_played else quality * share,
+    }

@@ -19,13 +19,16 @@
   over the models, "a game and a cognitive ability". By default the interactive benchmark x ability
   benchmark pair with the highest tau-b and the pair with the tau-b closest to 0, among pairs
   scored by at least three common models; ``--scatter A,B`` chooses pairs instead.
+
+Figure 1's Interactive bar is seed 002's clemscore (the paper's rule); beside it, on published clembench
+tables, the authors' code's episode-pooled score and the tau between the two (:mod:`.interactive_score`).
 """
 
 from __future__ import annotations
 
 import csv
 import math
-from collections.abc import Mapping
+from collections.abc import Iterable, Mapping
 from pathlib import Path
 
 import numpy as np
@@ -36,7 +39,9 @@ from plumbing.errors import UserError
 from triangulation.html import Image, Section, Table, Text
 from triangulation.report import plots
 from triangulation.report.abilities import Taxonomy, assessment_members, pooled
+from triangulation.report.analyses import interactive_score
 from triangulation.report.discriminative import scale_scores
+from triangulation.report.external import External
 from triangulation.report.kendall import keep_common, kendall_tables
 
 MIN_MODELS = 3
@@ -157,8 +162,10 @@ def build(
     sizes: dict[str, float],
     scatter: list[str] | None = None,
     groups: Mapping[str, list[str]] | None = None,
+    externals: Iterable[External] = (),
 ) -> list[Section]:
-    """The report sections for Figures 1 and 8 (empty when the scores cannot draw them)."""
+    """The report sections for Figures 1 and 8 (empty when the scores cannot draw them). Figure 1's section also
+    shows, for published clembench tables in ``externals``, the Interactive score two ways (:mod:`.interactive_score`)."""
     sections = []
     fig1 = Section("Accuracy by model size (seed 003, Figure 1)")
     table = size_accuracy_table(scores, taxonomy, sizes, groups)
@@ -174,6 +181,7 @@ def build(
         ]
     else:
         fig1.blocks.append(Text("No model with a known size (suite `size:` / --sizes) has scores here.", note=True))
+    fig1.blocks += interactive_score.blocks(externals, out)
     sections.append(fig1)
     plotted = scores
     if not scatter:  # the authors' keep_common over the figure's games and cognitive tests (kendall.keep_common)

@@ -34,6 +34,8 @@ from triangulation.runs.samples import response_text, sample_records
 LANGS = ("es", "zh", "hi", "ar")
 #: GlobalGroup tasks that are not the static grouping task (other prompts and metrics)
 NOT_STATIC = ("globalgroup_interactive", "globalgroup_overlap")
+#: the tasks decoded as seed 000 App. B ran its open models (lm_eval_tasks/globalgroup/_generate.py PAPER_SAMPLING)
+SAMPLED_SUFFIX = "_sampled"
 COLOURS = ("yellow", "green", "blue", "purple")
 #: Table 4's ranges (seed 000 Sec. 6): ARI [-0.5, 0.0], (0.0, 0.5], (0.5, 1.0]; overlap [0, 0.75] ... (2.25, 3.0]
 ARI_EDGES = (-0.5, 0.0, 0.5, 1.0)
@@ -42,6 +44,12 @@ OVERLAP_EDGES = (0.0, 0.75, 1.5, 2.25, 3.0)
 TABLE4_EXCLUDED = ("nyt_seq",)
 #: Tables 3 and 10: "4x4 games ... across all dataset subsets (excluding nyt-seq and nyt-shuf)"
 CULTURE_EXCLUDED = ("nyt_seq", "nyt_shuf")
+
+
+def decoding_label(model: str, task: str) -> str:
+    """The row label of a model's games: ``<model> (sampled)`` for the ``globalgroup_*_sampled`` tasks (seed 000
+    App. B's decoding), so a model run greedy and sampled shows two rows instead of pooling both."""
+    return f"{model} (sampled)" if task.endswith(SAMPLED_SUFFIX) else model
 
 
 def gold_of(doc: dict[str, Any]) -> list[dict[str, Any]]:
@@ -338,7 +346,7 @@ def colour_lookup(runs: Iterable[Run]) -> dict[str, str]:
 
 def build(runs: list[Run], outdir: Path) -> Section | None:
     """Write the GlobalGroup CSVs and PNGs into ``outdir``; the report section, or None without samples."""
-    records = sample_records(runs, "globalgroup", exclude=NOT_STATIC)
+    records = [(decoding_label(m, t), t, r) for m, t, r in sample_records(runs, "globalgroup", exclude=NOT_STATIC)]
     if not records:
         return None
     section = Section("GlobalGroup (seed 000)")

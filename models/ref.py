@@ -1,0 +1,92 @@
+"""One model, named once: :class:`ModelRef`, the registry name plus its parsed, immutable ``model_args``.
+
+A ``ModelRef`` is made at an edge (a command's flags, a suite file's model entry, a stored results ``config``) by
+:meth:`ModelRef.parse`, the one call of :func:`models.args.parse_model_args` for that model. Every form the rest of
+the code needs is derived from it, here:
+
+- :attr:`ModelRef.name`, :attr:`ModelRef.folder`, :attr:`ModelRef.report_id`: the naming rule of :mod:`models.naming`;
+- :attr:`ModelRef.key`: the model's identity, what makes two models different weights (the named value, a GGUF
+  file with its folder, a Hub ``revision``), so two of them never share a report row;
+- :attr:`ModelRef.redacted` / :attr:`ModelRef.args_string`: the forms results and logs store;
+- :meth:`ModelRef.fingerprint`: what changes results only. Credentials (secret-named keys, a URL's password) and
+  :data:`OPERATIONAL_KEYS` (how long to wait, how many requests at once) are left out, so rotating a key or
+  adding a ``timeout`` reruns nothing.
+"""
+
+from __future__ import annotations
+
+import functools
+from collections.abc import Mapping
+from dataclasses import dataclass
+from types import MappingProxyType
+from typing import Any
+
+from models.args import model_args_string, parse_model_args, redact_model_args, redact_url
+from models.naming import is_embedded, model_folder_name, model_id, model_key, model_name
+from plumbing.secrets import SECRET_KEY_PATTERN
+
+#: model_args keys that change how a backend is reached, never what it answers (left out of a fingerprint)
+OPERATIONAL_KEYS = frozenset({"timeout", "max_retries", "num_concurrent", "verify_certificate"})
+
+
+@dataclass(frozen=True)
+class ModelRef:
+    """A model: lm-eval registry name (None with no args: the embedded SmolLM2) and its parsed model_args.
+
+    ``given``: the model_args exactly as the edge received them (a string or a mapping), kept for
+    :meth:`fingerprint` only, so a suite written before ModelRef keeps its cells' fingerprints."""
+
+    model: str | None
+    args: Mapping[str, Any]
+    given: str | Mapping[str, Any] | None = None
+
+    @classmethod
+    def parse(cls, model: str | None, model_args: str | Mapping[str, Any] | None) -> ModelRef:
+        """The one parse of a model's ``model_args`` (at an edge)."""
+        given = dict(model_args) if isinstance(model_args, Mapping) else model_args
+        return cls(model, MappingProxyType(parse_model_args(model_args)), given)
+
+    @property
+    def embedded(self) -> bool:
+        return is_embedded(self.model, self.given if self.given is not None else dict(self.args) or None)
+
+    def args_dict(self) -> dict[str, Any]:
+        """A mutable copy of the parsed model_args."""
+        return dict(self.args)
+
+    @property
+    def config(self) -> dict[str, Any]:
+        """The ``config`` a results file stores for this model (what :mod:`models.naming` reads)."""
+        return {"model": self.model or "hf", "model_args": dict(self.args)}
+
+    @functools.cached_property
+    def name(self) -> str:
+        return model_name(self.model, None if self.embedded else dict(self.args))
+
+    @functools.cached_property
+    def folder(self) -> str:
+        return model_folder_name(self.model, None if self.embedded else dict(self.args))
+
+    @functools.cached_property
+    def report_id(self) -> str:
+        return model_id(self.config)
+
+    @functools.cached_property
+    def key(self) -> str:
+        return model_key(self.config)
+
+    @functools.cached_property
+    def redacted(self) -> dict[str, Any]:
+        return redact_model_args(dict(self.args))
+
+    @functools.cached_property
+    def args_string(self) -> str:
+        return model_args_string(dict(self.args))
+
+    def fingerprint(self) -> str | dict[str, Any] | None:
+        """The model_args as given, less credentials and :data:`OPERATIONAL_KEYS` (unchanged when it has none)."""
+        drop = {k for k in self.args if SECRET_KEY_PATTERN.search(str(k)) or k in OPERATIONAL_KEYS}
+        urls = {k for k, v in self.args.items() if isinstance(v, str) and redact_url(v) != v}
+        if not drop and not urls:
+            return self.given
+        return {k: redact_url(v) if k in urls else v for k, v in self.args.items() if k not in drop}

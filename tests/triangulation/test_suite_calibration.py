@@ -1,0 +1,118 @@
+"""Calibrated by its own runs (issue 37): every done-marker records wall time, machine, model and work; the rates
+measured from them replace the table's in the plan, the runner's pool and the benchmark, which say so; the plan's
+counts (a --dry_run into the same folder) are the runner's."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+
+import pytest
+
+from tests.triangulation.test_suite import ROOT
+from triangulation.suite import calibration
+from triangulation.suite.cells import cell_dir, model_key, read_marker, write_marker
+from triangulation.suite.placement import pool_estimate, pool_placements, suite_costs
+from triangulation.suite.spec import Cell, load_suite
+from triangulation.suite.task_stats import PLAN_FILE
+from triangulation.suite.throughput import hardware
+
+EIGHT = [str(i) for i in range(8)]
+
+
+def small_suite(tmp_path):
+    path = tmp_path / "s.yaml"
+    path.write_text(
+        "name: s\nmodels:\n  - {name: a, model: hf, model_args: 'pretrained=x/y', size: 8, engine: vllm}\n"
+        "  - {name: b, model: hf, model_args: 'pretrained=x/z', size: 8, engine: vllm}\n"
+        "tasks:\n  - eval: winogrande\n  - eval: eq_bench\n"
+    )
+    return load_suite(path)
+
+
+def test_the_marker_records_time_machine_model_and_work(tmp_path):
+    suite = small_suite(tmp_path)
+    c = Cell(suite.models[0], suite.tasks[0])
+    write_marker(tmp_path, c, ["r.json"], 12.5, 1)
+    m = read_marker(tmp_path, c)
+    assert m["hardware"] == hardware() and m["model_key"] == model_key(c.model) and m["started"] <= m["started"] + 12.5
+    assert m["work"]["requests"] == 1_267 * 2 and m["work"]["source"].startswith("table: ")  # no plan here: the table
+    plan = {"models": [{"name": "a", "cells": [{"name": "winogrande", "kind": "loglikelihood", "requests": 7, "prompt_tokens": 700}]}]}
+    (tmp_path / PLAN_FILE).write_text(json.dumps(plan))
+    write_marker(tmp_path, c, ["r.json"], 12.5, 1)
+    assert read_marker(tmp_path, c)["work"] == {
+        "kind": "loglikelihood",
+        "requests": 7,
+        "prompt_tokens": 700,
+        "gen_tokens": 0,
+        "max_gen_tokens": 0,
+        "source": "counted",
+    }
+
+
+def marker(tmp_path, model: str, task: str, start: float, seconds: float, prompt: int, gen: int, key: str = "k") -> None:
+    folder = tmp_path / "runs" / model / task
+    folder.mkdir(parents=True)
+    work = {"kind": "generate" if gen else "loglikelihood", "requests": 1, "prompt_tokens": prompt, "gen_tokens": gen}
+    data = {"hardware": "cpu: test", "model": model, "model_key": key, "started": start, "seconds": seconds, "work": work}
+    (folder / calibration.MARKER).write_text(json.dumps(data))
+
+
+def test_measured_rates_come_from_each_model_busy_span(tmp_path):
+    # model ll: two log-likelihood cells at once, 0-100 s and 50-150 s: 3,000 prompt tokens in a 150 s span
+    marker(tmp_path, "ll", "x", 1000, 100, 1000, 0)
+    marker(tmp_path, "ll", "y", 1050, 100, 2000, 0)
+    # model gen (same weights): 600 prompt tokens (30 s at 20/s) and 900 generated tokens in 120 s: 10/s
+    marker(tmp_path, "gen", "z", 5000, 120, 600, 900)
+    marker(tmp_path, "gen", "merged", 5000, 999, 10**9, 0)  # a merged group's marker: its subtask cell counts
+    (tmp_path / "runs" / "gen" / "merged" / "sub").mkdir()
+    (tmp_path / "runs" / "gen" / "merged" / "sub" / calibration.MARKER).write_text(
+        (tmp_path / "runs" / "gen" / "z" / calibration.MARKER).read_text().replace('"gen"', '"gen2"')
+    )
+    got = calibration.measured_rates(calibration.read_markers(tmp_path), "cpu: test")["k"]
+    assert got.prefill == pytest.approx(3000 / 150) and got.decode == pytest.approx(2 * 900 / (2 * 120 - 2 * 30))
+    assert calibration.measured_rates(calibration.read_markers(tmp_path), "gpu: other") == {}
+
+
+def test_the_runner_places_with_the_plans_counts_and_the_measured_rates(tmp_path):
+    suite = small_suite(tmp_path)
+    before = pool_placements(suite, EIGHT, root=tmp_path)  # nothing there: the table
+    plan = {
+        "models": [
+            {
+                "name": m.name,
+                "cells": [{"name": t.name, "kind": "loglikelihood", "requests": 10, "prompt_tokens": 10**8} for t in suite.tasks],
+            }
+            for m in suite.models
+        ]
+    }
+    (tmp_path / PLAN_FILE).write_text(json.dumps(plan))
+    run = pool_placements(suite, EIGHT, root=tmp_path)
+    costs = suite_costs(suite, 8, tmp_path)
+    planned, summary = pool_estimate(suite.models, EIGHT, costs)
+    assert [(p.gpus, p.replicas, p.start, p.end) for p in run] == [(p.gpus, p.replicas, p.start, p.end) for p in planned]
+    assert run[0].end > before[0].end  # 10^8 counted tokens per cell, not the table's few thousand
+    assert summary["sources"]["a"]["work"].startswith("2 of 2 cells counted")
+    assert summary["sources"]["a"]["prefill"].startswith("table: ")
+    # a finished run of model a on this machine: its measured rate replaces the table's, for a only
+    folder = cell_dir(tmp_path, Cell(suite.models[0], suite.tasks[0]))
+    folder.mkdir(parents=True)
+    data = {"hardware": hardware(), "model": "a", "model_key": model_key(suite.models[0]), "started": 0, "seconds": 10**6}
+    (folder / calibration.MARKER).write_text(json.dumps({**data, "work": {"prompt_tokens": 10**8, "gen_tokens": 0}}))
+    _, measured = pool_estimate(suite.models, EIGHT, suite_costs(suite, 8, tmp_path))
+    assert measured["sources"]["a"]["prefill"].startswith("measured: prefill: 1 log-likelihood cells, 100,000,000 prompt tokens")
+    assert measured["sources"]["b"]["prefill"].startswith("table: ")
+
+
+def test_battery_makespan_prints_the_breakdown_and_a_json_last_line():
+    """CI's smoke run of benchmarks/battery_makespan.py (it failed with an ImportError before issue 37)."""
+    cmd = [sys.executable, str(ROOT / "benchmarks" / "battery_makespan.py")]
+    out = subprocess.run(cmd, cwd=ROOT, capture_output=True, text=True, timeout=600)
+    assert out.returncode == 0, out.stderr[-2000:]
+    last = json.loads(out.stdout.strip().splitlines()[-1])
+    assert {"makespan_h", "busy_work", "busy_held", "work_share_by_task", "gpu_hours_by_phase"} <= set(last)
+    assert last["makespan_h"] > 0 and 0 < last["busy_work"] <= last["busy_held"] <= 1
+    assert set(last["work_share_by_task"]) == {t.name for t in load_suite(ROOT / "suites" / "triangulating.yaml").tasks}
+    assert sum(last["work_share_by_task"].values()) == pytest.approx(1, abs=0.01)
+    assert "prefill" in out.stdout and "start-up" in out.stdout and "mmlu" in out.stdout

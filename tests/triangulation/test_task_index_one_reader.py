@@ -1,0 +1,52 @@
+"""One reader of lm-eval's task index and one GROUP/TAG walker (issue 38, item 4).
+
+The suite's plan and split merge, the preflight, the served endpoint's choice and `triangulate eval` all read
+lm-eval's index through :mod:`triangulation.suite.task_index` (one ``TaskManager`` per process and kind) and walk
+groups with the tree lm-eval's own factory builds. Before, the preflight and serve had walkers of their own that
+skipped inline tasks and TAG members passed with overrides.
+"""
+
+from __future__ import annotations
+
+import ast
+from pathlib import Path
+from types import SimpleNamespace
+
+from triangulation.suite import preflight, task_index
+from triangulation.suite.serve import needs_completions
+from triangulation.suite.spec import TaskEntry
+
+REPO = Path(__file__).resolve().parents[2]
+#: the index reader, and the re-scorer, which loads tasks with a run's own metadata (a manager per run)
+ALLOWED = {"triangulation/suite/task_index.py", "triangulation/runs/rescore_samples.py"}
+
+
+def test_no_other_module_builds_a_task_manager():
+    builders = []
+    for path in sorted(REPO.glob("*/**/*.py")):
+        rel = path.relative_to(REPO).as_posix()
+        if rel.startswith(("tests/", "benchmarks/")) or rel in ALLOWED:
+            continue
+        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+            if isinstance(node, ast.Call) and getattr(node.func, "id", getattr(node.func, "attr", None)) == "TaskManager":
+                builders.append(rel)
+    assert builders == []
+
+
+def test_inline_subgroups_are_walked_by_the_one_tree():
+    # mmlu_generative's categories are inline subgroups (dicts in its task list): the old walkers saw no leaf
+    assert len(task_index.leaf_entries("mmlu_generative")) == 57
+    assert task_index.output_types("mmlu_generative") == {"generate_until"}
+    assert not needs_completions(["mmlu_generative"])  # generation only: the chat endpoint
+    assert task_index.leaf_entries("no_such_task") is None and task_index.output_types("no_such_task") is None
+
+
+def test_preflight_checks_the_leaves_of_the_one_tree(monkeypatch):
+    seen: list[str] = []
+    monkeypatch.setattr(preflight, "missing_modules", lambda folder: [])
+    monkeypatch.setattr(preflight, "dataset_path", lambda leaf: seen.append(leaf.name))
+    suite = SimpleNamespace(tasks=[TaskEntry("g", "eval", ("mmlu_generative", "no_such_task"), {})])
+    found = preflight.Findings()
+    preflight.task_checks(suite, found)
+    assert sorted(seen) == sorted(e.name for e in task_index.leaf_entries("mmlu_generative"))
+    assert found.problems == ["task entry g: lm-eval knows no task, group or tag 'no_such_task'"]
