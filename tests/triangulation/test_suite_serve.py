@@ -129,7 +129,7 @@ def test_served_cells_are_clients_chat_for_generation_and_play_completions_for_l
     )
     endpoint = Endpoint("http://127.0.0.1:9/v1", model="org/m1", tokenizer="org/m1")
     mmlu, conn, wordle = (cell_argv(c, tmp_path / "o", ("T",), endpoint=endpoint) for c in cells(suite))
-    assert mmlu[mmlu.index("--model") + 1] == "local-completions"
+    assert mmlu[mmlu.index("--model") + 1] == "local-completions-onepass"  # issue 40: one request per question
     assert mmlu[mmlu.index("--model_args") + 1] == (
         "model=org/m1,base_url=http://127.0.0.1:9/v1/completions,num_concurrent=4,max_retries=3,tokenizer_backend=huggingface,tokenizer=org/m1"
     )
@@ -137,12 +137,14 @@ def test_served_cells_are_clients_chat_for_generation_and_play_completions_for_l
     assert "base_url=http://127.0.0.1:9/v1/chat/completions" in conn[conn.index("--model_args") + 1]
     assert wordle[wordle.index("--model") + 1] == "local-chat-completions" and wordle[wordle.index("--max_live") + 1] == "4"
     assert not any(flag in argv for argv in (mmlu, conn, wordle) for flag in ("--batch_size", "--device"))
-    assert vllm_argv("org/m1", 8001, {"dtype": "bfloat16"}, 2, ["--max-num-seqs", "8"])[-11:] == [
+    assert vllm_argv("org/m1", 8001, {"dtype": "bfloat16"}, 2, ["--max-num-seqs", "8"])[-13:] == [
         "--host",
         "127.0.0.1",
         "--port",
         "8001",
         "--enable-prefix-caching",
+        "--max-logprobs",
+        "20",
         "--dtype",
         "bfloat16",
         "--tensor-parallel-size",
@@ -151,6 +153,7 @@ def test_served_cells_are_clients_chat_for_generation_and_play_completions_for_l
         "8",
     ]
     assert "--tensor-parallel-size" not in vllm_argv("p", 1, {}, 4, ["--data-parallel-size", "4"])
+    assert vllm_argv("p", 1, {}, 1, ["--max-logprobs=64"]).count("--max-logprobs") == 0  # the user's own wins
 
 
 def test_task_output_types_pick_the_endpoint():
@@ -178,7 +181,7 @@ def test_one_server_for_all_cells_which_run_at_once_then_it_is_stopped(tmp_path,
         "nback_verbal_1": "local-chat-completions",
         "taboo": "local-chat-completions",
         "wordle": "local-chat-completions",
-        "mmlu": "local-completions",
+        "mmlu": "local-completions-onepass",
     }
     assert _pids_gone(fake["workers"])  # the server and its worker stopped by process group
     again = run_suite(suite, out, launcher=LAUNCHER, report=False)

@@ -54,7 +54,7 @@ SUITE = {
     ],
     "tasks": [
         {"eval": "connections", "name": "gen"},  # generate_until: local-chat-completions
-        {"eval": "lm_pragmatics_irony", "name": "ll"},  # multiple_choice: local-completions (prompt logprobs)
+        {"eval": "lm_pragmatics_irony", "name": "ll"},  # multiple_choice: local-completions-onepass
         {"play": "nback_verbal_1", "name": "nback"},
         {"play": "taboo", "name": "taboo", "limit": 3},  # num_concurrent 1: one episode at a time, so the kill lands between two
     ],
@@ -119,7 +119,7 @@ def test_vllm_served_once_for_the_sweep_and_a_rerun_after_the_server_dies_comple
         done[task] = json.loads((folder / marker["results"][-1]).read_text())
     assert {t: r["config"]["model"] for t, r in done.items()} == {
         "gen": "local-chat-completions",
-        "ll": "local-completions",
+        "ll": "local-completions-onepass",
         "nback": "local-chat-completions",
         "taboo": "local-chat-completions",
     }

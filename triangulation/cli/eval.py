@@ -119,6 +119,7 @@ def run_passthrough(argv: list[str]) -> int:
     model_args = command_model_args(args)
     check_before_lm_eval(args, model_args)
     import models.chance  # noqa: F401  (registers ``--model random``, the chance player)
+    import models.onepass  # noqa: F401  (registers ``--model local-completions-onepass``, the suite's served scorer)
     from models.api import install_in_lm_eval_registry
 
     install_in_lm_eval_registry()  # local-chat-completions without an empty `stop` (transformers serve)

@@ -3,7 +3,7 @@
 Shape: ``{"models": [{"name", "gpus": [ids], "wave": k, "replicas", "expected_start_h", "expected_end_h", "engine",
 "engine_reason", "server", "cells": [{"name", "command", "kind", "requests", "prompt_tokens", "gen_tokens",
 "max_gen_tokens", "tokenizer", "done", "note", "subtasks": {leaf: {"kind", "requests", "prompt_tokens", "gen_tokens",
-"max_gen_tokens"}}}]}], "gpus": [...], "totals": {...}, "expected": {"makespan_h", "busy_work", "busy_held",
+"max_gen_tokens", "served_requests"}}, "served_requests", "one_pass", "per_choice"}]}], "gpus": [...], "totals": {...}, "expected": {"makespan_h", "busy_work", "busy_held",
 "gpu_hours_by_phase", "work_share_by_task", "sources", "model"}}``. On a GPU node the models are placed by the GPU
 pool with the run's own estimate (:func:`triangulation.suite.placement.suite_costs`: these counts, else the task
 table; the rates measured by earlier runs into the same folder, else the throughput table; ``sources`` says which):
@@ -13,7 +13,10 @@ downloaded) and are ``null`` where the data is not local (``note`` says why):
 
 - an ``eval:`` cell: lm-eval builds the task's requests exactly as a run would (its few-shot examples,
   chat template, ``limit``); ``requests`` counts them, ``prompt_tokens`` sums the tokens of each
-  request's context (plus the continuation of a log-likelihood request: the model reads both).
+  request's context (plus the continuation of a log-likelihood request: the model reads both). A served
+  model's cells also say ``served_requests``, the requests its ``local-completions-onepass`` client sends (a
+  question's one-token choices in one: :mod:`models.onepass`), and which leaf tasks are ``one_pass`` and
+  which ``per_choice`` (multi-token choices, generation).
 - a ``play:`` cell: its episodes are played by the chance player (:mod:`models.chance`,
   well-formed random replies) and every request of every role is counted as the engine renders it. A
   real model's episodes can end earlier or later than chance's (a Wordle solved early, a game aborted
@@ -35,6 +38,7 @@ from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any
 
+from models.choice_groups import served_requests
 from models.default_model import GGUF_FILE, smollm2_dir
 from plumbing import jsonio
 from plumbing.checks import DEFAULT_SEED
@@ -167,11 +171,14 @@ def count_eval(task: TaskEntry, model: ModelSpec, tok: Any, subtasks: Subtasks |
 
 def _count_instances(leaf: Any, tok: Any, max_gen: int | None = None) -> dict[str, Any]:
     """Requests, prompt tokens and generated tokens of one lm-eval task's instances (a context shared by several
-    counted once). A generation's expected length is its gold answer's (``doc_to_target``), at most its bound
+    counted once), and ``served_requests``: what a served model's one-pass client sends
+    (:func:`models.choice_groups.served_requests`: a question's one-token choices in one request). A generation's expected length is its gold answer's (``doc_to_target``), at most its bound
     (``max_gen``, else the request's ``max_gen_toks``, else lm-eval's default)."""
     seen: dict[str, int] = {}
     tokens = gen = bound = 0
     generates = False
+    pairs: list = []
+    other = 0
     for inst in leaf.instances:
         context = str(inst.arguments[0])
         if context not in seen:
@@ -179,7 +186,10 @@ def _count_instances(leaf: Any, tok: Any, max_gen: int | None = None) -> dict[st
         tokens += seen[context]
         if inst.request_type == "loglikelihood":
             tokens += n_tokens(tok, str(inst.arguments[1]))
-        elif inst.request_type == "generate_until":
+            pairs.append(([context], continuation_tokens(tok, context, str(inst.arguments[1]))))
+        else:
+            other += 1
+        if inst.request_type == "generate_until":
             generates = True
             kwargs = inst.arguments[1] if len(inst.arguments) > 1 and isinstance(inst.arguments[1], dict) else {}
             most = int(max_gen or kwargs.get("max_gen_toks") or LM_EVAL_MAX_GEN_TOKS)
@@ -187,7 +197,24 @@ def _count_instances(leaf: Any, tok: Any, max_gen: int | None = None) -> dict[st
             gen += min(most, n_tokens(tok, str(target))) if isinstance(target, str) else min(most, 1)
             bound += most
     kind = "generate" if generates else "loglikelihood"
-    return {"kind": kind, "requests": len(leaf.instances), "prompt_tokens": tokens, "gen_tokens": gen, "max_gen_tokens": bound}
+    return {
+        "kind": kind,
+        "requests": len(leaf.instances),
+        "prompt_tokens": tokens,
+        "gen_tokens": gen,
+        "max_gen_tokens": bound,
+        "served_requests": served_requests(pairs) + other,
+    }
+
+
+def continuation_tokens(tok: Any, context: str, continuation: str) -> list[int]:
+    """A continuation's tokens as lm-eval splits the pair (``TemplateLM._encode_pair``: the context's trailing
+    spaces moved over, the whole encoded then split), read from the context's last 200 characters (the split
+    never reaches further back in a tokenizer that pre-splits on whitespace; a plan's count, not a score)."""
+    spaces = len(context) - len(context.rstrip())
+    head, tail = context[: len(context) - spaces][-200:], context[len(context) - spaces :] + continuation
+    ids = tok(head + tail, add_special_tokens=False)["input_ids"]
+    return list(ids[len(tok(head, add_special_tokens=False)["input_ids"]) :])
 
 
 def count_play(task: TaskEntry, tok: Any, subtasks: Subtasks | None = None) -> Counts:
@@ -296,6 +323,7 @@ def build_plan(
                     "done": is_done(root, cell),
                     "note": note,
                     "subtasks": subs if len(subs) > 1 else {},
+                    **(one_pass(subs) if m.served and requests is not None else {}),
                 }
             )
         server = None if endpoint is None else endpoint.base_url
@@ -309,6 +337,14 @@ def _kind(runner: str, subs: Subtasks) -> str:
     if runner == "play":
         return "play"
     return "generate" if any(v.get("kind") == "generate" for v in subs.values()) else "loglikelihood"
+
+
+def one_pass(subs: Subtasks) -> dict[str, Any]:
+    """A served cell's ``served_requests`` (what ``local-completions-onepass`` sends) and which of its leaf tasks
+    are scored one request per question (``one_pass``) and which per choice or by generation (``per_choice``)."""
+    served = {leaf: s.get("served_requests", s["requests"]) for leaf, s in subs.items()}
+    faster = sorted(leaf for leaf, n in served.items() if n < subs[leaf]["requests"])
+    return {"served_requests": sum(served.values()), "one_pass": faster, "per_choice": sorted(set(subs) - set(faster))}
 
 
 def _place(suite: Suite, root: Path, placements: Sequence[Placement], models: list[dict[str, Any]], gpus: Sequence[str]) -> dict[str, Any]:
@@ -375,7 +411,12 @@ def print_plan(plan: dict[str, Any], root: Path) -> None:
         print(f"{m['name']}: engine {m['engine_reason']}" + (f"; server at {m['server']}" if m.get("server") else ""))
         for c in m["cells"]:
             state = "done" if c["done"] else "to run"
-            print(f"  {c['name']}: {state}: {_fmt(c['requests'])} requests, {_fmt(c['prompt_tokens'])} tokens: {c['command']}")
+            served = (
+                f" ({_fmt(c['served_requests'])} served one pass: {', '.join(c['one_pass']) or 'none'})"
+                if c.get("one_pass") is not None
+                else ""
+            )
+            print(f"  {c['name']}: {state}: {_fmt(c['requests'])} requests{served}, {_fmt(c['prompt_tokens'])} tokens: {c['command']}")
     e = plan.get("expected") or {}
     if e.get("makespan_h") is not None:
         print(

@@ -9,7 +9,11 @@ the suite's process dies (``PR_SET_PDEATHSIG``), and logs to ``DIR/logs/<model>/
 
 A cell reaches the server through lm-eval's OpenAI-compatible clients: generation tasks and play tasks through
 ``local-chat-completions``, loglikelihood tasks (``output_type`` ``loglikelihood``, ``multiple_choice``, ...)
-through ``local-completions`` (:func:`needs_completions`). ``engine: api`` gives an endpoint's ``base_url``
+through ``local-completions-onepass`` (:func:`needs_completions`; :mod:`models.onepass`: lm-eval's
+``local-completions`` scoring a question's one-token choices from one request, each choice's own request
+otherwise, and everything per choice, said once in the cell's log, on a server that cannot: an ``engine: api``
+endpoint that is not vLLM). The vLLM server is started with ``--max-logprobs`` at least what that client asks
+for. ``engine: api`` gives an endpoint's ``base_url``
 and the name of an environment variable that holds its key; the key reaches the cells as
 ``OPENAI_API_KEY`` in their environment only, never on a command line or in a file.
 """
@@ -34,6 +38,7 @@ from pathlib import Path
 from typing import Any
 
 from models.args import parse_model_args
+from models.choice_groups import DEFAULT_LOGPROBS, ONE_PASS_MODEL
 from models.default_model import DEFAULT_MODEL_NAME, export_transformers_folder
 from models.naming import is_embedded
 from plumbing.errors import UserError
@@ -252,7 +257,7 @@ class Endpoint:
         return out
 
     def client(self, completions: bool, num_concurrent: int) -> tuple[str, str]:
-        """``(--model, --model_args)`` for a cell: ``local-completions`` when it scores loglikelihoods."""
+        """``(--model, --model_args)`` for a cell: ``local-completions-onepass`` when it scores loglikelihoods."""
         args: dict[str, Any] = {"model": self.model, **self.extra_args}
         args["base_url"] = f"{self.base_url}/completions" if completions else f"{self.base_url}/chat/completions"
         args["num_concurrent"] = num_concurrent
@@ -262,7 +267,7 @@ class Endpoint:
         if completions and self.tokenizer:
             args.update(tokenizer_backend="huggingface", tokenizer=self.tokenizer)
         text = ",".join(f"{k}={v}" for k, v in args.items())
-        return ("local-completions" if completions else "local-chat-completions"), text
+        return (ONE_PASS_MODEL if completions else "local-chat-completions"), text
 
 
 def embedded_model_folder(export: bool = True) -> Path:
@@ -272,10 +277,13 @@ def embedded_model_folder(export: bool = True) -> Path:
 
 
 def vllm_argv(path: str, port: int, model_args: Mapping[str, Any], gpus: int, serve_args: Iterable[str]) -> list[str]:
-    """``vllm serve PATH`` on 127.0.0.1:PORT: prefix caching on, ``gpus`` as the tensor-parallel size (unless
+    """``vllm serve PATH`` on 127.0.0.1:PORT: prefix caching on, the top-k logprobs the one-pass client asks for
+    allowed (unless ``serve_args`` sets ``--max-logprobs``), ``gpus`` as the tensor-parallel size (unless
     ``serve_args`` sets a parallel size), dtype/revision/max_length from ``model_args``, then ``serve_args``."""
     extra = list(serve_args)
     argv = [*vllm_command(), "serve", path, "--host", "127.0.0.1", "--port", str(port), "--enable-prefix-caching"]
+    if not any(a.split("=", 1)[0] == "--max-logprobs" for a in extra):
+        argv += ["--max-logprobs", str(DEFAULT_LOGPROBS)]
     for key, flag in SERVE_FLAGS.items():
         if model_args.get(key) not in (None, "", "auto") and flag not in extra:
             argv += [flag, str(model_args[key])]
