@@ -403,11 +403,11 @@ def _members(entry: TaskEntry) -> set[str]:
             return set(expand(list(entry.tasks)))
         except UserError:
             return set()
-    from triangulation.suite.task_index import Unsplittable, leaves
+    from triangulation.suite.task_index import UnbuildableTree, leaves
 
     out: set[str] = set()
     for task in entry.tasks:
-        with contextlib.suppress(Unsplittable):
+        with contextlib.suppress(UnbuildableTree):
             out.update(leaf.name for leaf in leaves(task))
     return out
 
