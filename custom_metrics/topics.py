@@ -11,8 +11,8 @@ segmented into words with jieba first, as the paper did (seed 000 App. J: gensim
 from __future__ import annotations
 
 import re
+import sys
 import threading
-import warnings
 from collections.abc import Sequence
 from functools import lru_cache
 from pathlib import Path
@@ -157,13 +157,11 @@ def _warn_missing(lang: str, path: Path | None) -> None:
             return
         _warned.add(lang)
     where = f"{path} does not exist" if path else f"${FASTTEXT_ENV} is not set"
-    warnings.warn_explicit(  # no file and line: the warning is about the machine, not about a line of code
-        f"fastText vectors for '{lang}' not found ({where}); topic scores are NaN. Run "
+    print(  # one line per language and process, about the machine (not a line of code, so no warnings.warn)
+        f"triangulate: note: no fastText vectors for '{lang}' ({where}): topic scores are NaN. For them run "
         f"`triangulate data fasttext {lang}` (cc.{lang}.300.bin, about 7 GB of disk and memory; see {DOWNLOAD_URL}) "
         f"and set {FASTTEXT_ENV} to its folder.",
-        RuntimeWarning,
-        filename="triangulate",
-        lineno=0,
+        file=sys.stderr,
     )
 
 

@@ -130,6 +130,10 @@ def run_build(args) -> int:
         print(
             f"{name:14s} configs={summary.get('configs', '?'):>4} rows={summary.get('rows', '?'):>7} {seconds:7.1f} s  -> {out_root / name}"
         )
+    if out_root == data_root().expanduser().resolve():  # the folder the registered *_fresh tasks read from
+        rebuilt = [name for name, summary, _ in results if not summary.get("skipped")]
+        for folder in matched.write_default_twins([name for name, _, _ in results], rebuilt):
+            print(f"fresh twin     (seed {matched.DEFAULT_SEED}) -> {folder}")
     skipped = sum(1 for _, summary, _ in results if summary.get("skipped"))
     print(
         f"built {len(results) - skipped} dataset(s) in {time.perf_counter() - start:.1f} s wall time"

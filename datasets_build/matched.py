@@ -32,6 +32,7 @@ from __future__ import annotations
 
 import random
 import sys
+from collections.abc import Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -67,6 +68,10 @@ PRIVATE = "private"
 FRESH_SUBSETS: tuple[str, ...] = tuple(s for s in gg.SUBSET_NAMES if s != "nyt_seq")
 #: published task -> runner of the headline tasks that have a fresh twin (a suite's ``contamination:`` list)
 TWINNED: dict[str, str] = {**{f"globalgroup_{s}": "eval" for s in FRESH_SUBSETS}, **{g: "play" for g in CLEM_GAMES}}
+
+
+#: the built dataset each twinned task's source is (``data build`` writes the default twins once it built it)
+SOURCE_DATASET: dict[str, str] = {**{f"globalgroup_{s}": gg.NAME for s in FRESH_SUBSETS}, **{g: "clembench" for g in CLEM_GAMES}}
 
 
 def twin(task: str) -> str:
@@ -301,6 +306,18 @@ def fresh_folder(task: str) -> Path:
         print(f"triangulate: generating the matched fresh set of {task} (seed {DEFAULT_SEED}) into {folder}", file=sys.stderr)
         write_matched(task, DEFAULT_SEED, None, folder)
     return folder
+
+
+def write_default_twins(built: Iterable[str], rebuilt: Iterable[str] = ()) -> list[Path]:
+    """The default-seed twins (:data:`DEFAULT_SEED`) of the tasks made from the datasets ``built`` (those ``data
+    build`` just built or found unchanged): each written where the registered ``*_fresh`` task reads it, when it
+    is missing or its source dataset was ``rebuilt``. So the ``*_fresh`` tasks read built data only, and need no
+    upstream sources at run time (as every other task; issue 43 item 3). Returns the folders written."""
+    have, fresh = set(built), set(rebuilt)
+    todo = [t for t, src in SOURCE_DATASET.items() if src in have and (src in fresh or not (default_folder(t) / "README.md").is_file())]
+    for task in tqdm(todo, desc="writing fresh twins", unit="twin", disable=not todo):
+        write_matched(task, DEFAULT_SEED, None, default_folder(task))
+    return [default_folder(t) for t in todo]
 
 
 def load_globalgroup_fresh(config: str = "zh_4x4", **kwargs):

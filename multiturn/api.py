@@ -17,7 +17,7 @@ plan) uses of ``multiturn``. An import-linter contract in ``pyproject.toml`` hol
 from __future__ import annotations
 
 from multiturn.engine.record import read_episodes
-from multiturn.engine.rescore import changed_metrics, judge_agreement, rescore_run, store_rescored
+from multiturn.engine.rescore import changed_metrics, judge_agreement, rescore_run, rescore_runs, store_rescored
 from multiturn.engine.results import add_group, write_results
 from multiturn.engine.runner import select_instances
 from multiturn.engine.scheduler import merged_gen_kwargs, play_episodes
@@ -43,6 +43,7 @@ __all__ = [
     "play_episodes",
     "read_episodes",
     "rescore_run",
+    "rescore_runs",
     "select_instances",
     "store_rescored",
     "task_names",

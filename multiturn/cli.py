@@ -16,6 +16,7 @@ import json
 import logging
 import shlex
 import sys
+from pathlib import Path
 from typing import Any
 
 from lm_eval._cli.utils import MergeDictAction
@@ -34,7 +35,7 @@ from plumbing import run_folder
 from plumbing.checks import DEFAULT_SEED, MAX_SEED, number_arg
 from plumbing.errors import UserError
 from plumbing.logs import install_log_scrubber
-from plumbing.output_dirs import ensure_output_dir
+from plumbing.output_dirs import ensure_output_dir, remove_if_empty
 
 log = logging.getLogger(__name__)
 #: the argparse types of the numeric flags (plumbing.checks: one line at parse time for nan, inf, 0, 1e400, ...)
@@ -166,7 +167,8 @@ def _list_tasks() -> int:
     for name in registry.task_names():
         options = registry.task_options(name)
         shown = f"  (--task_args {', '.join(f'{k}={v}' for k, v in options.items())})" if options else ""
-        print(f"  {name}{shown}")
+        summary = registry.task_summary(name)
+        print(f"  {name}{shown}" + (f"\n      {summary}" if summary else ""))
     groups = registry.group_names()
     if groups:
         print("groups:")
@@ -195,10 +197,16 @@ def run(args: argparse.Namespace) -> int:
     roles = {role for name in expanded for role in registry.get_task(name, task_args).roles}
     settings = PlaySettings.from_args(args, roles)  # built once: every step below reads it
 
+    created = settings.output_path is not None and not Path(settings.output_path).expanduser().exists()
     if settings.output_path is not None and (done := nothing_to_play(settings)) is not None:
         print(f"triangulate play: nothing left to play; no model loaded, no new results file: {done}")
         return 0
-    lms = load_backends(settings)
+    try:
+        lms = load_backends(settings)
+    except BaseException:  # a model that cannot load (a Hub id offline, ...) leaves no empty output folder
+        if created:
+            remove_if_empty(Path(settings.output_path).expanduser())
+        raise
     install_log_scrubber()  # again: loading a backend may have added log handlers
     config = {**settings.config(), **decoding_config(lms["player"])}
     payload, path = run_tasks(

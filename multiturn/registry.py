@@ -22,6 +22,7 @@ import importlib.util
 import inspect
 import pkgutil
 import random
+import re
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from functools import cache
@@ -148,6 +149,17 @@ def task_options(name: str) -> dict[str, Any]:
     return {
         p.name: (None if p.default is inspect.Parameter.empty else p.default) for p in params if p.kind is inspect.Parameter.KEYWORD_ONLY
     }
+
+
+def task_summary(name: str) -> str:
+    """The first sentence of a task's own docstring (its class's, not inherited), else of its module's,
+    for ``--tasks list``."""
+    factory = TASKS.get(expand([name])[0])
+    target = _factory_class(factory) or getattr(factory, "func", factory)
+    doc = target.__dict__.get("__doc__") if inspect.isclass(target) else getattr(target, "__doc__", None)
+    doc = doc or getattr(inspect.getmodule(target), "__doc__", None) or ""
+    first = " ".join(inspect.cleandoc(doc).split("\n\n")[0].split())
+    return re.sub(r":\w+:`", "`", first.split(". ")[0].rstrip(".:").replace("``", "`"))
 
 
 def check_task_args(names: list[str], task_args: Mapping[str, Any] | None) -> None:

@@ -4,6 +4,7 @@
 from __future__ import annotations
 
 import logging
+import warnings
 
 from plumbing.secrets import LogScrubber
 
@@ -40,15 +41,33 @@ class UnretrievedTaskFilter(logging.Filter):
         return not str(record.msg).startswith("Task exception was never retrieved")
 
 
+class NoiseFilter(logging.Filter):
+    """Drops lines that say nothing to a triangulate user: lm-eval's ``--metadata`` hint (printed for every
+    task that builds its own dataset, ours among them: they take no such kwargs) and its upper-case ``--limit``
+    warning (``triangulate eval`` says what ``--limit`` means in one line of its own)."""
+
+    DROPPED = ("Custom kwargs can be passed to `--metadata`", "--limit SHOULD ONLY BE USED FOR TESTING")
+
+    def filter(self, record: logging.LogRecord) -> bool:
+        return not str(record.msg).startswith(self.DROPPED)
+
+
+#: library warnings about the libraries' own calls, not the user's (transformers deprecates an argument that
+#: lm-eval 0.4.13's ``hf`` model passes to ``generate`` itself)
+NOISY_WARNINGS = ((FutureWarning, r"`past_key_values` is deprecated"),)
+
+
 def install_log_scrubber() -> None:
-    """Put the secret scrubber (:class:`plumbing.secrets.LogScrubber`) and :class:`OnceFilter` on every handler of
-    the root, ``lm_eval`` and ``transformers`` loggers (idempotent)."""
+    """Put the secret scrubber (:class:`plumbing.secrets.LogScrubber`), :class:`OnceFilter` and
+    :class:`NoiseFilter` on every handler of the root, ``lm_eval`` and ``transformers`` loggers, and silence
+    :data:`NOISY_WARNINGS` (idempotent)."""
     for logger in (logging.getLogger(), logging.getLogger("lm_eval"), logging.getLogger("transformers")):
         for handler in logger.handlers:
-            if not any(isinstance(f, LogScrubber) for f in handler.filters):
-                handler.addFilter(LogScrubber())
-            if not any(isinstance(f, OnceFilter) for f in handler.filters):
-                handler.addFilter(OnceFilter())
+            for kind in (LogScrubber, OnceFilter, NoiseFilter):
+                if not any(isinstance(f, kind) for f in handler.filters):
+                    handler.addFilter(kind())
+    for category, message in NOISY_WARNINGS:
+        warnings.filterwarnings("ignore", message=message, category=category)
     asyncio_log = logging.getLogger("asyncio")
     if not any(isinstance(f, UnretrievedTaskFilter) for f in asyncio_log.filters):
         asyncio_log.addFilter(UnretrievedTaskFilter())

@@ -45,6 +45,14 @@ def new_output_dir(value: str | os.PathLike, flag: str) -> Iterator[Path]:
         raise
 
 
+def remove_if_empty(folder: Path) -> None:
+    """Remove ``folder`` when it is empty (a failed run leaves no empty output folder behind); else nothing."""
+    try:
+        Path(folder).rmdir()  # only an empty folder
+    except OSError:
+        pass
+
+
 def _pid_alive(pid: int) -> bool:
     try:
         os.kill(pid, 0)

@@ -250,6 +250,20 @@ def read_results(path: Path) -> dict[str, Any]:
     return data
 
 
+def results_by_source(model_dir: Path, tasks: Sequence[str]) -> list[tuple[dict[str, Any], list[str]]]:
+    """``tasks`` grouped by the results file each was last reported in (:func:`latest_results` per task):
+    ``[(that file's payload, its tasks)]``, newest file first. Runs of one model share its folder, each
+    with its own settings (``--task_args``, metadata): a task is re-read with the settings of its own run,
+    never another's. Tasks no readable file reports are left out."""
+    groups: dict[str, tuple[dict[str, Any], list[str]]] = {}
+    for task in tasks:
+        data = latest_results(model_dir, [task])
+        if data:
+            key = f"{data.get('date')}|{sorted(data.get('results', {}))}"
+            groups.setdefault(key, (data, []))[1].append(task)
+    return sorted(groups.values(), key=lambda g: str(g[0].get("date", "")), reverse=True)
+
+
 def latest_results(model_dir: Path, tasks: Sequence[str] | None = None) -> dict[str, Any]:
     """The newest ``results_*.json`` of ``model_dir`` that reports any of ``tasks`` (any task when None);
     {} if none. lm-eval and play runs of one model share the folder; a file that is not lm-eval's

@@ -27,9 +27,10 @@ table{border-collapse:collapse;margin:.5em 0 1em;font-size:.85em}th,td{border:1p
 th{background:#f4f4f4}td.l,th.l{text-align:left}img{max-width:100%;border:1px solid #eee;margin:.5em 0}
 p.note{color:#555;font-size:.9em}.scroll{overflow-x:auto}
 caption{text-align:left;font-weight:600;padding:.2em 0}table.sortable th{cursor:pointer}table.sortable th a{color:#1a56b0}tr.ref th,tr.ref td{font-style:italic;background:#fbf7e9}
-table.board{table-layout:fixed;width:100%}table.board th{overflow-wrap:break-word;vertical-align:bottom}table.board td{overflow-wrap:break-word}
-table.board th{font-size:.9em}table.board th.l{position:sticky;left:0;z-index:1;background:#f4f4f4;width:9em;text-align:left}table.board tr.ref th.l{background:#fbf7e9}
-td .se,td .cell{color:#777;font-size:.85em}td .cell{display:block;white-space:normal}td.why{color:#a33;font-size:.85em}
+td{white-space:nowrap}td.l{white-space:normal}th{overflow-wrap:normal;word-break:normal}thead th{vertical-align:bottom}
+.scroll tbody th.l{position:sticky;left:0;z-index:1;background:#f4f4f4;min-width:8em;max-width:16em}.scroll thead th.l:first-child{position:sticky;left:0;z-index:2}
+table.board{min-width:100%}table.board th{font-size:.9em;min-width:4.5em}table.board th.l{text-align:left}table.board tr.ref th.l{background:#fbf7e9}
+td .se,td .cell{color:#777;font-size:.85em}td .cell{display:block;white-space:normal;min-width:9em}td.why{color:#a33;font-size:.85em}
 p.verdict{font-size:1.05em;margin:.3em 0}details{margin:.5em 0 1em}details>summary{cursor:pointer;font-weight:600}p.warn{background:#fff4e0;border-left:4px solid #e8a200;padding:.3em .6em}
 """
 
@@ -78,7 +79,7 @@ class Leaderboard:
     """A sortable model x benchmark table: value with its standard error per cell, benchmark headers
     linked (``links``: column -> relative URL), ``reference`` rows (chance levels) set apart.
     ``notes`` (model, column) -> a second line in the cell (n, parse share, ...); ``why`` (model, column)
-    -> the reason shown instead of a blank when the value is undefined ("0% parsed")."""
+    -> the text shown instead of a blank when the value is undefined ("unparsed", "undefined: no item scored")."""
 
     values: pd.DataFrame
     errors: pd.DataFrame
@@ -87,7 +88,7 @@ class Leaderboard:
     caption: str = ""
     digits: int = 3
     notes: dict[tuple[str, str], str] = field(default_factory=dict)
-    why: dict[tuple[str, str], str] = field(default_factory=dict)
+    why: dict[tuple[str, str], str] = field(default_factory=dict)  # the text shown instead of the value
     headers: dict[str, str] = field(default_factory=dict)  # column -> a shorter header (the full name is its title)
 
 
@@ -150,19 +151,46 @@ COUNT_COLUMNS = frozenset({"n", "games", "episodes", "items", "models", "models 
 
 
 def is_count(column: Any, value: Any) -> bool:
-    return str(column).lower() in COUNT_COLUMNS and isinstance(value, float) and math.isfinite(value) and value.is_integer()
+    """A whole number in a column of counts (any level of a tuple column: ``('count', 'GPT-4o')``)."""
+    names = [str(c).lower() for c in (column if isinstance(column, tuple) else (column,))]
+    counting = any(n in COUNT_COLUMNS or n.startswith("n_") or n.endswith(("_count", " count")) for n in names)
+    return counting and isinstance(value, float) and math.isfinite(value) and value.is_integer()
+
+
+#: a cell that is text but reads as a number or a range ("2.2e-05", "1-2", "45%"): right-aligned, never wrapped
+NUMBER_TEXT = re.compile(r"[-+]?\d[\d.,]*(?:[eE][-+]?\d+)?%?(?:-\d[\d.,]*)?")
+
+
+def label(value: Any) -> str:
+    """A header or row name as text: a pandas tuple (MultiIndex) joined with " · ", never shown as ``('a', 'b')``."""
+    if isinstance(value, tuple):
+        return " · ".join(str(v) for v in value if str(v) != "")
+    return str(value)
+
+
+def breakable(text: str) -> str:
+    """``text`` as HTML that a narrow column breaks after ``_`` and ``/`` (and at spaces), never inside a word."""
+    return esc(text).replace("_", "_<wbr>").replace("/", "/<wbr>")
+
+
+def note_html(note: str) -> str:
+    """A cell's second line (n, interval, parse share), breaking at spaces only (never inside a number)."""
+    return f"<span class='cell'>{esc(note)}</span>" if note else ""
 
 
 def render_table(table: Table) -> str:
     frame = table.frame
-    head = f"<th class='l'>{esc(frame.index.name or '')}</th>" + "".join(f"<th>{esc(c)}</th>" for c in frame.columns)
+    index_name = label(tuple(n for n in frame.index.names if n)) if frame.index.nlevels > 1 else label(frame.index.name or "")
+    head = f"<th class='l'>{breakable(index_name)}</th>" + "".join(
+        f"<th title='{esc(label(c))}'>{breakable(label(c))}</th>" for c in frame.columns
+    )
     rows = []
     for idx, row in frame.iterrows():
         cells = "".join(
-            f"<td{' class=l' if isinstance(v, str) else ''}>{esc(fmt(v, 0 if is_count(c, v) else table.digits))}</td>"
+            f"<td{' class=l' if isinstance(v, str) and not NUMBER_TEXT.fullmatch(v) else ''}>{esc(fmt(v, 0 if is_count(c, v) else table.digits))}</td>"
             for c, v in zip(frame.columns, row.tolist())
         )
-        rows.append(f"<tr><th class='l'>{esc(idx)}</th>{cells}</tr>")
+        rows.append(f"<tr><th class='l'>{breakable(label(idx))}</th>{cells}</tr>")
     caption = f"<caption>{esc(table.caption)}</caption>" if table.caption else ""
     return f"<div class='scroll'><table>{caption}<thead><tr>{head}</tr></thead><tbody>{''.join(rows)}</tbody></table></div>"
 
@@ -176,7 +204,7 @@ def render_leaderboard(board: Leaderboard) -> str:
     values, errors = board.values, board.errors
     heads = [f"<th class='l'>{esc(values.index.name or 'model')}</th>"]
     for col in values.columns:
-        shown = esc(board.headers.get(col, str(col))).replace("_", "_<wbr>").replace("/", "/<wbr>")  # wraps at its parts
+        shown = breakable(board.headers.get(col, str(col)))
         name = f"<a href='{esc(board.links[col])}'>{shown}</a>" if col in board.links else shown
         heads.append(f"<th title='{esc(col)}'>{name}</th>")
     rows = []
@@ -188,14 +216,12 @@ def render_leaderboard(board: Leaderboard) -> str:
             note = board.notes.get((model, col), "")
             if v is None or (isinstance(v, float) and math.isnan(v)):
                 why = board.why.get((model, col), "")
-                extra = f"<span class='cell'>{esc(note)}</span>" if note else ""
-                cells.append(f"<td data-v='' class='why'>{esc('undefined: ' + why)}{extra}</td>" if why else "<td data-v=''></td>")
+                cells.append(f"<td data-v='' class='why'>{esc(why)}{note_html(note)}</td>" if why else "<td data-v=''></td>")
                 continue
             err = "" if se is None or math.isnan(float(se)) else f" <span class='se'>&plusmn; {esc(fmt(float(se), board.digits))}</span>"
-            extra = f"<span class='cell'>{esc(note)}</span>" if note else ""
-            cells.append(f"<td data-v='{float(v)!r}'>{esc(fmt(float(v), board.digits))}{err}{extra}</td>")
+            cells.append(f"<td data-v='{float(v)!r}'>{esc(fmt(float(v), board.digits))}{err}{note_html(note)}</td>")
         cls = " class='ref'" if model in board.reference else ""
-        rows.append(f"<tr{cls}><th class='l'>{esc(model)}</th>{''.join(cells)}</tr>")
+        rows.append(f"<tr{cls}><th class='l'>{breakable(model)}</th>{''.join(cells)}</tr>")
     caption = f"<caption>{esc(board.caption)}</caption>" if board.caption else ""
     return (
         f"<div class='scroll'><table class='sortable board'>{caption}<thead><tr>{''.join(heads)}</tr></thead>"

@@ -126,17 +126,29 @@ def same_value(a: Any, b: Any, tol: float = 1e-9) -> bool:
     return a == b
 
 
-def rescore_run(
+def rescore_runs(
     model_dir: Path, tasks: Sequence[str] | None = None, judge=None
-) -> tuple[dict[str, Any], list[TaskRescore], dict[str, Any]]:
-    """Re-score every play task of ``model_dir`` (or ``tasks``); returns ``(new payload, per-task reports, old payload)``.
-
-    The tasks are rebuilt with the run's ``--task_args`` (from its newest results file) and their
-    groups are aggregated again where the run asked for a group.
-    """
+) -> list[tuple[dict[str, Any], list[TaskRescore], dict[str, Any]]]:
+    """Re-score every play task of ``model_dir`` (or ``tasks``), one :func:`rescore_run` per results file
+    that last reported them (each run of the folder with its own ``--task_args``)."""
     names = [t for t in run_folder.play_tasks(model_dir) if tasks is None or t in tasks]
     check_newest_results(model_dir)
-    old = run_folder.latest_results(model_dir, names)
+    return [rescore_run(model_dir, group, judge, old) for old, group in run_folder.results_by_source(model_dir, names)]
+
+
+def rescore_run(
+    model_dir: Path, tasks: Sequence[str] | None = None, judge=None, old: Mapping[str, Any] | None = None
+) -> tuple[dict[str, Any], list[TaskRescore], dict[str, Any]]:
+    """Re-score the play tasks ``tasks`` (every one when None) of ``model_dir`` as the results payload ``old``
+    reported them (default: the newest file reporting any); returns ``(new payload, per-task reports, old payload)``.
+
+    The tasks are rebuilt with that run's ``--task_args`` and their groups are aggregated again where the
+    run asked for a group.
+    """
+    names = [t for t in run_folder.play_tasks(model_dir) if tasks is None or t in tasks]
+    if old is None:
+        check_newest_results(model_dir)
+        old = run_folder.latest_results(model_dir, names)
     config = dict(old.get("config", {}))
     task_args = dict(config.get("task_args") or {})
     reports: list[TaskRescore] = []

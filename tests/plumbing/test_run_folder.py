@@ -72,3 +72,29 @@ def test_the_committed_old_run_folder_is_discovered():
     model = RUN_V1 / "random"
     assert run_folder.model_dirs(RUN_V1) == [model]
     assert "wcst" in run_folder.play_tasks(model) and run_folder.latest_results(model, ["wcst"])["config"]["model"] == "random"
+
+
+def test_a_released_lock_leaves_no_lock_file_and_a_waiter_locks_the_new_file(tmp_path):
+    """Issue 43 item 11: run folders keep no ``*.lock`` files; the unlink-while-locked protocol stays exclusive."""
+    import threading
+    import time
+
+    from plumbing.locks import RunLock
+
+    target = tmp_path / "episodes.jsonl"
+    held = RunLock(target).acquire()
+    order: list[str] = []
+
+    def waiter():
+        with RunLock(target, wait=True) as lock:
+            order.append("waiter")
+            assert lock.path.is_file() and lock._names_file(lock._fh)  # it holds the file the path names
+
+    thread = threading.Thread(target=waiter)
+    thread.start()
+    time.sleep(0.3)  # the waiter blocks on the first holder's file
+    order.append("holder")
+    held.release()
+    thread.join(timeout=30)
+    assert order == ["holder", "waiter"]
+    assert not list(tmp_path.glob("*.lock"))

@@ -252,3 +252,13 @@ def test_inspect_view_bundle_shows_the_conversation_and_its_score_escaped(logs, 
     assert "alert(1)" not in scripts
     assert "Group these: [a1, a2, b1, b2]" in gg and "Group X: [a1, b1]" in gg  # the prompt and the reply
     assert "A: a1, a2" in gg and "group_f1" in gg.lower() and "Group X: a1, b1; Group Y: a2, b2" in gg  # gold, score, our reading
+
+
+@pytest.mark.parametrize("game", ["taboo", "wordle"])
+def test_a_clem_games_headline_is_the_clemscore_the_report_shows(logs, runs, game):
+    """Inspect shows a log's first score as its headline: for clembench games the clemscore (issue 43 item 4),
+    not the Main Score, which is NaN when no episode was played."""
+    log = log_of(logs, game, "random")
+    results = json.loads(next(p for p in (runs / "random").glob("results_*.json") if game in p.read_text()).read_text())["results"][game]
+    assert log.results.scores[0].name == "clemscore"
+    assert log.results.scores[0].metrics["clemscore"].value == results["clemscore,none"]

@@ -31,7 +31,8 @@ def test_chance_from_our_chance_row_else_zero_never_the_ideal_learner():
     assert chance_level(table, "wcst") == (0.3, "chance (random player)")
     assert chance_level(table, "lnt") == (0.0, NONE)  # the ideal learner's 0.857 is a ceiling, not chance
     assert chance_level(table, "mmlu") == (0.25, "chance (random player)")
-    rows, bounds = leaderboard_frames(table, ["wcst", "lnt", "mmlu", "nback_dprime"], ["org/a", "org/b"])
+    metrics = {"wcst": "accuracy", "lnt": "accuracy", "mmlu": "acc", "nback_dprime": "dprime"}
+    rows, bounds = leaderboard_frames(table, metrics, ["org/a", "org/b"])
     assert list(rows.columns) == [
         "eval_name",
         "fullname",
@@ -85,3 +86,16 @@ def test_report_writes_the_leaderboard_and_reads_it_back_as_external(tmp_path):
     assert run_report(["--external", f"lb={out / 'leaderboard.csv'}", "--out", str(again)]) == 0
     table = pd.read_csv(again / "scores.csv", index_col="model")
     assert table.loc["scripted/oracle", "lb/wcst_triangulating/raw"] == 0.7 and "lb/average" in table.columns
+
+
+def test_bounds_come_from_the_metrics_known_range_not_the_scores_seen():
+    """Issue 43 item 2: a clemscore of 0.8 is 0.8 of 100 (clembench's scale, seed 002 Sec. 2), not 80 %: the
+    old bound was guessed from the scores seen (all <= 1 -> max 1)."""
+    table = pd.DataFrame({"taboo": [0.8, 0.0], "wordle": [0.0, 0.0], "mmlu": [0.5, 0.25]}, index=["org/a", "random"])
+    metrics = {"taboo": "clemscore", "wordle": "clemscore", "mmlu": "acc,none"}
+    rows, bounds = leaderboard_frames(table, metrics, ["org/a"])
+    assert bounds.set_index("benchmark")["max"].to_dict() == {"taboo": 100.0, "wordle": 100.0, "mmlu": 1.0}
+    a = rows.set_index("fullname").loc["org/a"]
+    assert a["taboo"] == pytest.approx(0.8) and a["wordle"] == 0.0
+    assert a["mmlu"] == pytest.approx(100 * 0.25 / 0.75)
+    assert a[AVERAGE] == pytest.approx((0.8 + 0.0 + 100 * 0.25 / 0.75) / 3)

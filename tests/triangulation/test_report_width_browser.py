@@ -1,5 +1,6 @@
-"""The report's first screen at 1,400 px (issue 32), in headless Chromium: a 16-benchmark leaderboard fits
-without horizontal scrolling, its model column is sticky, and each header carries the full name on hover."""
+"""The report's first screen at 1,400 px (issue 32), in headless Chromium: a 16-benchmark leaderboard fits the
+window (the page never scrolls sideways; since issue 43 a board wider than the window scrolls in its own box,
+numbers unwrapped), its model column is sticky, and each header carries the full name on hover."""
 
 from __future__ import annotations
 
@@ -14,7 +15,7 @@ DATE = "2026-01-01T00-00-00.000001"
 GROUPS = {g: [f"{g}_indirect_speech_variant_{i}" for i in range(7)] for g in ("lm_pragmatics_like_group_a", "lm_pragmatics_like_group_b")}
 MEMBERS = [m for members in GROUPS.values() for m in members]
 MEASURE = """JSON.stringify({page: document.documentElement.scrollWidth, view: window.innerWidth,
-board: document.querySelector('table.board').getBoundingClientRect().right,
+board: document.querySelector('table.board').parentElement.getBoundingClientRect().right,
 sticky: getComputedStyle(document.querySelector('table.board tbody th')).position,
 titles: [...document.querySelectorAll('table.board thead th')].map(th => th.title)})"""
 
@@ -62,14 +63,15 @@ def report(tmp_path_factory) -> Path:
 def test_the_leaderboard_fits_1400_px_with_a_sticky_model_column_and_full_names_on_hover(report):
     seen = json.loads(page_text(report.as_uri() + "#Leaderboard", until="{", expression=MEASURE, window_size="1400,900"))
     assert seen["view"] == 1400
-    assert seen["page"] <= seen["view"] and seen["board"] <= seen["view"]  # no horizontal scrolling
+    # the page never scrolls sideways; a board wider than the window scrolls in its own box (issue 43 item 6)
+    assert seen["page"] <= seen["view"] and seen["board"] <= seen["view"]
     assert seen["sticky"] == "sticky"
     assert len(seen["titles"]) == 17 and all(name in " ".join(seen["titles"]) for name in [*MEMBERS, *GROUPS])
 
 
 def test_the_verdict_says_why_it_counts_fewer_benchmarks_than_columns(report):
     text = report.read_text(encoding="utf-8")
-    assert "below chance on" in text or "above on" in text
+    assert "chance on" in text
     assert "of the leaderboard&#x27;s 16 columns here, 14 are members shown beside their group" in text or (
         "of the leaderboard's 16 columns here, 14 are members shown beside their group" in text
     )

@@ -221,3 +221,28 @@ def test_score_on_a_folder_without_runs_is_a_one_line_error(tmp_path, capsys):
     assert main(["score", str(tmp_path)]) == 2
     err = capsys.readouterr().err
     assert err.count("\n") == 1 and "no results with episodes_*.jsonl or samples_*.jsonl" in err
+
+
+@pytest.mark.slow
+def test_score_on_real_eval_and_play_runs_of_one_folder_changes_nothing(upstream, tmp_path, capsys):
+    """Issue 43 item 1, on what the real commands write (the chance player: no model to load): lm_pragmatics'
+    logged multiple-choice answers (lm-eval logs them as strings) re-score to the stored values; two play runs
+    of one folder with their own settings are each compared with their own results file (was: None -> 1.0);
+    a second score changes nothing either; `--tasks lm_pragmatics` (the group) re-scores its members; a name
+    nothing is stored under is one line."""
+    out = str(tmp_path / "out")
+    assert main(["eval", "--model", "random", "--tasks", "lm_pragmatics", "--limit", "1", "--log_samples", "--output_path", out]) == 0
+    assert main(["play", "--model", "random", "--tasks", "nback_verbal_1", "--limit", "1", "--output_path", out]) == 0
+    assert main(["play", "--model", "random", "--tasks", "taboo", "--limit", "1", "--output_path", out]) == 0
+    before = sorted(p.name for p in (tmp_path / "out").rglob("results_*.json"))
+    capsys.readouterr()
+    for _ in range(2):
+        assert main(["score", out]) == 0
+        text = capsys.readouterr().out
+        assert "0 metric value(s) changed" in text and "None ->" not in text, text[-2000:]
+    assert sorted(p.name for p in (tmp_path / "out").rglob("results_*.json")) == before
+    assert main(["score", out, "--tasks", "lm_pragmatics"]) == 0
+    assert "no metric changed" in capsys.readouterr().out
+    assert main(["score", out, "--tasks", "lm_pragmaticz"]) == 2
+    err = capsys.readouterr().err.strip()
+    assert len(err.splitlines()) == 1 and "lm_pragmaticz" in err and "... " in err

@@ -117,3 +117,54 @@ def test_memory_fit_and_the_shipped_battery_sizes():
     suite = load_suite(ROOT / "suites" / "triangulating.yaml")
     for model in suite.models:  # the shipped sizes fit their gpus: on 80 GB GPUs
         assert memory_problem(model, model.gpu_count, h100) is None, model.name
+
+
+def test_check_loads_custom_datasets_as_lm_eval_will(tmp_path, upstream):
+    """Issue 43 item 8: CLadder, SimpleToM and NATURAL PLAN build their data from the Hub or a pinned download
+    (``custom_dataset``); `--check` passed them and the run failed 27 s in, offline. Now each is loaded as lm-eval
+    will load it and an unloadable one is one line; our tasks on built data load and pass."""
+    from tests.support.built_data import built_data_root
+
+    data = {
+        "models": [{"name": "chance", "model": "random"}],
+        "tasks": [{"eval": "cladder"}, {"eval": "natural_plan"}, {"eval": "connections"}],
+    }
+    cmd = [sys.executable, "-m", "triangulation", "suite", str(_write(tmp_path, data)), "-o", str(tmp_path / "out"), "--check"]
+    env = {**_env(tmp_path), "TRIANGULATE_DATA": str(built_data_root(str(upstream))), "TRIANGULATE_CACHE": str(tmp_path / "cache")}
+    env.pop("TRIANGULATE_UPSTREAM", None)
+    result = subprocess.run(cmd, cwd=ROOT, env=env, capture_output=True, text=True, timeout=600)
+    assert result.returncode == 2, result.stderr[-3000:]
+    lines = [ln.strip() for ln in result.stderr.splitlines()]
+    for task in ("cladder", "natural_plan_trip", "natural_plan_calendar"):
+        [line] = [ln for ln in lines if ln.startswith(f"task {task} (entry ") and "its data cannot be loaded" in ln]
+        assert len(line) < 500
+    assert not any(ln.startswith("task connections ") for ln in lines)  # built data: loads
+
+
+def test_memory_fit_counts_quantized_weights():
+    """Issue 43 item 8: an FP8 405B on 8 x 80 GB was refused (the check read bf16 whatever the quantization)."""
+    h100 = 81559
+    for args, serve in (
+        ("pretrained=meta-llama/Llama-3.1-405B-Instruct", ("--quantization", "fp8")),
+        ("pretrained=meta-llama/Llama-3.1-405B-Instruct-FP8", ()),
+        ("pretrained=x,quantization=fp8", ()),
+    ):
+        model = ModelSpec(name="l405", model="hf", model_args=args, size=405, gpus=8, engine="vllm", serve_args=serve)
+        assert memory_problem(model, 8, h100) is None, (args, serve)
+    awq = ModelSpec(name="q", model="hf", model_args="pretrained=org/Qwen2.5-72B-Instruct-AWQ", size=72)
+    assert memory_problem(awq, 1, h100) is None  # 72B x 0.5 bytes + 20% = 43 GB
+    assert "x 2 bytes (bfloat16)" in memory_problem(ModelSpec(name="b", model="hf", model_args="pretrained=x", size=405), 8, h100)
+
+
+def test_a_slurm_sweep_is_judged_against_the_partitions_gpus(tmp_path, monkeypatch):
+    from triangulation.suite.preflight import slurm_gpu_memory_mib
+
+    sinfo = tmp_path / "sinfo"
+    sinfo.write_text("#!/bin/sh\nprintf 'gpu:h200:8(S:0-1)\\n'\n")
+    sinfo.chmod(0o755)
+    monkeypatch.setenv("PATH", f"{tmp_path}{os.pathsep}{os.environ['PATH']}")
+    [mib] = slurm_gpu_memory_mib("gpu").values()
+    big = ModelSpec(name="l405", model="hf", model_args="pretrained=x,dtype=bfloat16", size=405, gpus=8)
+    assert memory_problem(big, 8, 81559) and memory_problem(big, 8, mib) is None  # fits 8 x H200, not 8 x H100
+    sinfo.write_text("#!/bin/sh\nprintf 'gpu:mystery:8\\n'\n")
+    assert slurm_gpu_memory_mib("gpu") == {}  # an unknown type: not judged (a note), never the submitting host's GPUs

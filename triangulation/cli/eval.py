@@ -27,7 +27,7 @@ from plumbing.checks import number_problem
 from plumbing.errors import UserError
 from plumbing.jsonio import SURROGATE_COUNT_KEY, clean_surrogates
 from plumbing.logs import install_log_scrubber
-from plumbing.output_dirs import ensure_output_dir
+from plumbing.output_dirs import ensure_output_dir, remove_if_empty
 from plumbing.run_folder import short_folder_name
 from triangulation.cli.eval_checks import check_task_names
 from triangulation.cli.eval_index import own_task_index
@@ -90,10 +90,31 @@ def with_chance_name(argv: list[str]) -> list[str]:
     return out
 
 
+#: what ``triangulate eval`` adds to ``lm_eval run``, printed above lm-eval's own help of ``run``
+EXTRAS = """usage: triangulate eval [lm_eval run arguments] [--rerun]
+
+Runs lm-eval's `lm_eval run` with this package's task folder on --include_path (globalgroup_*,
+connections, lm_pragmatics, natural_plan, cladder, simpletom_*; `triangulate tasks-dir` prints it).
+What triangulate adds:
+  --rerun          run again even when --output_path already holds results of the same tasks and settings
+                   (by default a finished run is found and nothing is recomputed)
+  no --model       the embedded SmolLM2-135M-Instruct (`triangulate model-args` prints its --model_args)
+  --model random   the chance player (a random well-formed reply to each prompt; the report's chance row)
+  secrets          api keys and URL passwords in --model_args never reach the results, logs or samples
+Example: triangulate eval --tasks globalgroup_zh --limit 2 --apply_chat_template --output_path out
+
+lm-eval's own arguments (`lm_eval run --help`):
+"""
+
+
 def run_passthrough(argv: list[str]) -> int:
     """Run lm-eval's CLI on ``argv`` with ``include_path`` extended; returns the exit code."""
     from lm_eval._cli import HarnessCLI
     from lm_eval.utils import setup_logging
+
+    if argv in ([], ["-h"], ["--help"]):
+        print(EXTRAS)
+        argv = ["run", "--help"]
 
     rerun = "--rerun" in argv
     named = with_default_model([a for a in argv if a != "--rerun"])
@@ -113,6 +134,8 @@ def run_passthrough(argv: list[str]) -> int:
     if limit is not None:
         if number_problem(float(limit), above=0) is not None:  # nan, inf (1e400) and <= 0 alike
             raise UserError(f"--limit must be positive and finite (a count, or a fraction below 1), got {limit:g}")
+        shown = f"{float(limit):g}" + (" of each task's items" if float(limit) < 1 else " item(s) per task")
+        print(f"triangulate eval: --limit {shown}: a sample for testing; its scores are not the benchmark's", file=sys.stderr)
     if hasattr(args, "include_path"):
         args.include_path = include_paths(getattr(args, "include_path", None))
     model_args = command_model_args(args)
@@ -133,6 +156,8 @@ def run_passthrough(argv: list[str]) -> int:
     code = 1
     try:
         code = run_lm_eval(cli, args, model_args, rerun=rerun, embedded=embedded)
+    except OSError as exc:  # a Hub id not cached offline, unreachable files: transformers' OSError, one line
+        raise UserError(f"lm-eval stopped: {' '.join(str(exc).split())[:400]}") from None
     finally:
         if code != 0 and created is not None:  # a failed run leaves no empty output folder behind
             remove_if_empty(created)
@@ -152,13 +177,6 @@ def check_before_lm_eval(args: argparse.Namespace, model_args: Mapping[str, Any]
     if getattr(args, "tasks", None) and hasattr(args, "include_path"):
         check_task_names(args.tasks, list(args.include_path))
     check_local_model(model_args)
-
-
-def remove_if_empty(folder: Path) -> None:
-    try:
-        folder.rmdir()  # only an empty folder
-    except OSError:
-        pass
 
 
 def run_lm_eval(cli: Any, args: argparse.Namespace, model_args: Mapping[str, Any], *, rerun: bool, embedded: bool) -> int:

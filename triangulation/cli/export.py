@@ -37,12 +37,13 @@ def add_parser(subparsers) -> argparse.ArgumentParser:
 
 def run_inspect(args: argparse.Namespace) -> int:
     from triangulation.export.inspect_logs import export_inspect, require_inspect
+    from triangulation.report.abilities import load_taxonomy
 
     require_inspect()
     for folder in args.runs:
         if not folder.exists():
             raise UserError(f"no such folder: {folder}")
     with new_output_dir(args.out, "--out"):  # a failed export leaves no empty --out behind
-        logs = export_inspect(args.runs, args.out)
+        logs = export_inspect(args.runs, args.out, load_taxonomy().main_metrics)  # the report's main metric leads
     print(f"inspect logs: {len(logs)} .eval files in {args.out} (view them: inspect view --log-dir {args.out})")
     return 0

@@ -11,6 +11,7 @@ Sub-commands register themselves through ``add_parser(subparsers)`` and run thro
 - ``view``   -> :mod:`triangulation.cli.view`  (episode viewer: one HTML page per task)
 - ``export`` -> :mod:`triangulation.cli.export` (Inspect AI ``.eval`` logs of runs)
 - ``tasks-dir`` -> :mod:`triangulation.cli.tasks_dir` (our task folder, for ``lm_eval --include_path``)
+- ``model-args`` -> :mod:`triangulation.cli.model_args` (the embedded SmolLM2's ``--model_args``)
 """
 
 from __future__ import annotations
@@ -18,6 +19,7 @@ from __future__ import annotations
 import argparse
 import importlib
 import sys
+from importlib.metadata import PackageNotFoundError, version
 
 from plumbing.errors import UserError
 from plumbing.secrets import install_stream_scrubber, reveal_argv_secrets
@@ -33,6 +35,7 @@ SUBCOMMANDS: dict[str, str] = {
     "probe": "triangulation.cli.probe",
     "export": "triangulation.cli.export",
     "tasks-dir": "triangulation.cli.tasks_dir",
+    "model-args": "triangulation.cli.model_args",
 }
 #: one-line help of each sub-command, so ``triangulate --help`` imports none of them (they pull in
 #: datasets, lm-eval, scipy and pandas: seconds of start-up)
@@ -47,6 +50,7 @@ SUMMARIES: dict[str, str] = {
     "probe": "membership probe (Min-K% Prob) of published items against their fresh twins (contamination)",
     "export": "write runs in other tools' formats (Inspect AI .eval logs: inspect view, samples_df)",
     "tasks-dir": 'print the lm-eval task folder, for lm_eval --include_path "$(triangulate tasks-dir)"',
+    "model-args": 'print the embedded SmolLM2\'s --model_args, for lm_eval --model hf --model_args "$(triangulate model-args)"',
 }
 
 
@@ -63,6 +67,7 @@ def build_parser(command: str | None = None) -> argparse.ArgumentParser:
         prog="triangulate",
         description="Abstract-reasoning and interactive evaluation on top of lm-evaluation-harness.",
     )
+    parser.add_argument("--version", action="version", version=f"%(prog)s {_version()}")
     sub = parser.add_subparsers(dest="command", metavar="{" + ",".join(SUBCOMMANDS) + "}")
     sub.required = True
     for name, module_name in SUBCOMMANDS.items():
@@ -70,7 +75,31 @@ def build_parser(command: str | None = None) -> argparse.ArgumentParser:
             importlib.import_module(module_name).add_parser(sub)
         else:
             sub.add_parser(name, help=SUMMARIES[name])
+    _plain_help(parser)
     return parser
+
+
+def _plain_help(parser: argparse.ArgumentParser) -> None:
+    """Help texts as a terminal shows them: the docstrings' reST ````code```` marks become `code`."""
+    if parser.description:
+        parser.description = parser.description.replace("``", "`")
+    for action in parser._actions:
+        if action.help:
+            action.help = action.help.replace("``", "`")
+        for child in (getattr(action, "choices", None) or {}).values() if isinstance(action, argparse._SubParsersAction) else ():
+            _plain_help(child)
+
+
+def _version() -> str:
+    """This package's version and the lm-eval it runs on (from the installed metadata; nothing imported)."""
+
+    def of(name: str) -> str:
+        try:
+            return version(name)
+        except PackageNotFoundError:
+            return "not installed"
+
+    return f"{of('triangulate')} (lm-eval {of('lm_eval')})"
 
 
 def main(argv: list[str] | None = None) -> int:

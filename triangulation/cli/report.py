@@ -81,8 +81,10 @@ def add_parser(subparsers) -> argparse.ArgumentParser:
         action=MergeDictAction,
         help="model_args for --judge_model (alone: the embedded SmolLM2 with these args)",
     )
-    p.add_argument("--title", default="triangulate report")
-    p.add_argument("--out", type=Path, required=True, metavar="DIR")
+    p.add_argument("--title", default="triangulate report", help="the report's title (its page heading and <title>)")
+    p.add_argument(
+        "--out", type=Path, required=True, metavar="DIR", help="folder for report.html, its tables (CSV), figures and episode pages"
+    )
     p.set_defaults(func=run)
     return p
 

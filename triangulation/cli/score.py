@@ -22,6 +22,7 @@ from lm_eval._cli.utils import MergeDictAction
 from models.args import parse_model_args
 from models.loading import load_lm
 from plumbing import run_folder
+from plumbing.errors import UserError
 from plumbing.locks import lock_all
 from triangulation.runs.rescore_samples import rescore_lm_eval_run
 
@@ -46,51 +47,105 @@ def add_parser(subparsers) -> argparse.ArgumentParser:
 
 
 def run(args: argparse.Namespace) -> int:
-    tasks = [t.strip() for t in args.tasks.split(",") if t.strip()] if args.tasks else None
+    asked = [t.strip() for t in args.tasks.split(",") if t.strip()] if args.tasks else None
     judge = _judge(args, parse_model_args(args.judge_model_args)) if args.judge_model or args.judge_model_args else None
-    total_changes = sum(rescore_folder(args, model_dir, tasks, judge) for model_dir in run_folder.model_dirs(Path(args.run_dir)))
+    model_dirs = run_folder.model_dirs(Path(args.run_dir))
+    tasks = _leaf_tasks(asked, model_dirs) if asked else None
+    total_changes = sum(rescore_folder(args, model_dir, tasks, judge) for model_dir in model_dirs)
     print(f"{total_changes} metric value(s) changed")
     if torn := run_folder.torn_lines([Path(args.run_dir)], tasks):
         print(f"triangulate score: {torn.describe()}", file=sys.stderr)
     return 0
 
 
-def rescore_folder(args: argparse.Namespace, model_dir: Path, tasks: list[str] | None, judge) -> int:
-    """Re-score one model folder's play and lm-eval tasks, write the new results; returns the metric values changed."""
-    from multiturn.api import changed_metrics, get_task, judge_agreement, rescore_run, store_rescored, write_results
+def _leaf_tasks(asked: list[str], model_dirs: list[Path]) -> list[str]:
+    """``--tasks`` as the stored tasks they name: a group (``lm_pragmatics``, ``cognitive_flexibility``) is
+    its members, as the run's results list them (``group_subtasks``) or the play registry groups them; a
+    name no run of RUN_DIR holds is a one-line error (re-scoring nothing in silence hides a typo)."""
+    from multiturn.api import group_names
 
-    changes = 0
+    stored: set[str] = set()
+    groups: dict[str, list[str]] = dict(group_names())
+    for model_dir in model_dirs:
+        stored |= set(run_folder.play_tasks(model_dir)) | set(run_folder.samples_files(model_dir, None))
+        for path in sorted(model_dir.glob(run_folder.RESULTS_GLOB)):
+            groups.update(_group_subtasks(path))
+    out: list[str] = []
+    for name in asked:
+        members = _expand(name, groups, 0)
+        found = [m for m in members if m in stored]
+        if not found:
+            shown = sorted(stored)[:8] + ([f"... {len(stored) - 8} more"] if len(stored) > 8 else [])
+            raise UserError(
+                f"--tasks {name}: no stored episodes or samples of it under the run folder (stored: {', '.join(shown) or 'none'})"
+            )
+        out += [m for m in found if m not in out]
+    return out
+
+
+def _group_subtasks(path: Path) -> dict[str, list[str]]:
+    try:
+        return {g: list(m) for g, m in (run_folder.read_results(path).get("group_subtasks") or {}).items() if m}
+    except UserError:
+        return {}
+
+
+def _expand(name: str, groups: dict[str, list[str]], depth: int) -> list[str]:
+    if name not in groups or depth > 8:
+        return [name]
+    return [leaf for member in groups[name] for leaf in _expand(member, groups, depth + 1)]
+
+
+def rescore_folder(args: argparse.Namespace, model_dir: Path, tasks: list[str] | None, judge) -> int:
+    """Re-score one model folder's play and lm-eval tasks, each with the settings of the run that last
+    reported it; a new results file only where a metric changed. Every task is re-scored before anything is
+    written, so a task that cannot be re-scored leaves the folder as it was. Returns the metric values changed."""
+    from multiturn.api import changed_metrics, rescore_runs, store_rescored, write_results
+
     print(f"== {model_dir}")
     play_tasks = [t for t in run_folder.play_tasks(model_dir) if tasks is None or t in tasks]
+    lm_tasks = list(run_folder.samples_files(model_dir, tasks))
+    rescored_lm = [(old, rescore_lm_eval_run(model_dir, old, names)) for old, names in run_folder.results_by_source(model_dir, lm_tasks)]
+    changes = 0
     if play_tasks:
         with lock_all([run_folder.episodes_path(model_dir, t) for t in play_tasks], wait=getattr(args, "wait_lock", False)):
-            payload, reports, old = rescore_run(model_dir, tasks, judge=judge)
-            changed = changed_metrics(old, payload) if reports else []
-            # the episodes' own scores too (the viewer shows what results say), before a waiting `play` may go on
-            rewritten = store_rescored(model_dir, reports, locked=True) if reports else []
-            versions = old.get("versions", {})
-            new_file = changed or rewritten or versions != {**versions, **payload.get("versions", {})}
-            written = write_results(model_dir, payload) if reports and new_file else None
-        if reports:
-            changes += _print_changes(changed, written)
-            for report in reports:
-                print(f"  {report.task}: {report.changed_episodes} episode(s) scored differently", end="")
-                print(
-                    f"; {len(report.diverged)} kept their stored scores (replay diverged: {next(iter(report.diverged.values()))})"
-                    if report.diverged
-                    else ""
-                )
-                if judge is not None and report.judged:
-                    agreement = judge_agreement(report.judged, get_task(report.task).judge_label)
-                    print(
-                        f"  {report.task}: judges agree on {agreement['agreement']:.3f} of {agreement['n_parsed']} verdicts (Cohen's kappa {agreement['cohen_kappa']:.3f}; stored judge vs {args.judge_model or 'the new judge'})"
-                    )
-    lm_tasks = list(run_folder.samples_files(model_dir, tasks))
-    if lm_tasks:
-        old = run_folder.latest_results(model_dir, lm_tasks)
-        payload = rescore_lm_eval_run(model_dir, old, lm_tasks)
-        changed = changed_metrics({"results": {t: old.get("results", {}).get(t, {}) for t in lm_tasks}}, payload)
+            for payload, reports, old in rescore_runs(model_dir, play_tasks, judge=judge):
+                changed = changed_metrics(_only(old, [r.task for r in reports]), payload) if reports else []
+                # the episodes' own scores too (the viewer shows what results say), before a waiting `play` may go on
+                rewritten = store_rescored(model_dir, reports, locked=True) if reports else []
+                changes += _report_play(args, model_dir, payload, reports, old, changed, rewritten, judge)
+    for old, payload in rescored_lm:
+        changed = changed_metrics(_only(old, list(payload["results"])), payload)
         changes += _print_changes(changed, write_results(model_dir, payload) if changed else None)
+    return changes
+
+
+def _only(payload: dict[str, Any], tasks: list[str]) -> dict[str, Any]:
+    return {"results": {t: (payload.get("results") or {}).get(t, {}) for t in tasks}}
+
+
+def _report_play(args, model_dir: Path, payload, reports, old, changed, rewritten, judge) -> int:
+    """Write a re-scored play run's new results file where anything changed and print what did."""
+    from multiturn.api import get_task, judge_agreement, write_results
+
+    versions = old.get("versions", {})
+    new_file = changed or rewritten or versions != {**versions, **payload.get("versions", {})}
+    written = write_results(model_dir, payload) if reports and new_file else None
+    if not reports:
+        return 0
+    changes = _print_changes(changed, written)
+    for report in reports:
+        print(f"  {report.task}: {report.changed_episodes} episode(s) scored differently", end="")
+        print(
+            f"; {len(report.diverged)} kept their stored scores (replay diverged: {next(iter(report.diverged.values()))})"
+            if report.diverged
+            else ""
+        )
+        if judge is not None and report.judged:
+            agreement = judge_agreement(report.judged, get_task(report.task).judge_label)
+            print(
+                f"  {report.task}: judges agree on {agreement['agreement']:.3f} of {agreement['n_parsed']} verdicts (Cohen's kappa {agreement['cohen_kappa']:.3f}; stored judge vs {args.judge_model or 'the new judge'})"
+            )
     return changes
 
 

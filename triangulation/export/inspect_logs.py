@@ -32,7 +32,7 @@ from typing import Any
 from multiturn.api import TurnView
 from plumbing import run_folder
 from plumbing.errors import UserError
-from triangulation.runs.results_io import Run, metric_values, read_run
+from triangulation.runs.results_io import Run, main_metric, metric_values, read_run
 from triangulation.viewer.episodes import Episode
 from triangulation.viewer.pages import file_episodes, find_episode_files
 
@@ -130,14 +130,20 @@ def json_safe(value: Any) -> Any:
     return str(value)
 
 
-def eval_results(run: Run | None, task: str, n: int):
-    """The task's aggregate metrics (``results[task]`` of the results JSON) as Inspect ``EvalResults``."""
+def eval_results(run: Run | None, task: str, n: int, main_metrics: Mapping[str, Any] | None = None):
+    """The task's aggregate metrics (``results[task]`` of the results JSON) as Inspect ``EvalResults``, the report's
+    main metric first (Inspect shows the first score as the log's headline: clembench's clemscore, not the
+    Main Score that is NaN when no episode was played). ``main_metrics``: task pattern -> metric, as the report's
+    ``abilities.yaml`` (:func:`~triangulation.runs.results_io.main_metric`)."""
     from inspect_ai.log import EvalMetric, EvalResults, EvalScore
 
     scores = []
     task_results: Mapping[str, Any] = run.results.get(task, {}) if run else {}
     stderrs = {k.partition(",")[0].removesuffix("_stderr"): finite(v) for k, v in task_results.items() if "_stderr" in k}
-    for name, value in metric_values(task_results).items():
+    values = metric_values(task_results)
+    headline = main_metric(task, run, main_metrics)[0].split("+")[0] if run else ""
+    ordered = sorted(values.items(), key=lambda item: item[0] != headline)  # stable: the rest keep their order
+    for name, value in ordered:
         metrics = {name: EvalMetric(name=name, value=value)}
         if stderrs.get(name) is not None:
             metrics["stderr"] = EvalMetric(name="stderr", value=stderrs[name])
@@ -154,7 +160,7 @@ def latest_run_with(folder: Path, task: str) -> Run | None:
     return None
 
 
-def build_log(task: str, model: str, episodes: list[Episode], run: Run | None, source: Path):
+def build_log(task: str, model: str, episodes: list[Episode], run: Run | None, source: Path, main_metrics: Mapping[str, Any] | None = None):
     """One :class:`~inspect_ai.log.EvalLog` for ``model`` x ``task`` (sample ids made unique in order)."""
     from inspect_ai.log import EvalConfig, EvalDataset, EvalLog, EvalPlan, EvalSpec, EvalStats
 
@@ -183,7 +189,7 @@ def build_log(task: str, model: str, episodes: list[Episode], run: Run | None, s
         status="success",
         eval=spec,
         plan=EvalPlan(),
-        results=eval_results(run, task, len(samples)),
+        results=eval_results(run, task, len(samples), main_metrics),
         stats=EvalStats(started_at=created, completed_at=created),
         samples=samples,
     )
@@ -245,7 +251,7 @@ def member_episodes(name: str, task: str, model: str, kind: str, path: Path) -> 
     return episodes
 
 
-def export_inspect(run_dirs: Iterable[Path], out: Path) -> list[Path]:
+def export_inspect(run_dirs: Iterable[Path], out: Path, main_metrics: Mapping[str, Any] | None = None) -> list[Path]:
     """Write one ``.eval`` log per model x task found under ``run_dirs`` (the newest run of each) into ``out``;
     returns their paths."""
     require_inspect()
@@ -258,7 +264,7 @@ def export_inspect(run_dirs: Iterable[Path], out: Path) -> list[Path]:
     written = []
     for (model, name), members in sorted(log_units(latest_sources(found)).items()):
         episodes = [ep for task, kind, path, _ in members for ep in member_episodes(name, task, model, kind, path)]
-        log = build_log(name, model, episodes, members[0][3], members[0][2])
+        log = build_log(name, model, episodes, members[0][3], members[0][2], main_metrics)
         stem = f"{log.eval.created[:19].replace(':', '-')}_{slug(name)}_{slug(model)}"
         target = out / f"{run_folder.short_folder_name(stem)}.eval"  # a 300-character model name still fits
         write_eval_log(log, str(target))

@@ -17,25 +17,7 @@ from typing import Any
 import pandas as pd
 
 from plumbing.errors import UserError
-
-#: the known range of a main metric, when it is not [0, 1] (``None``: unbounded, shown as it is).
-#: clembench's scores are 0-100 (seed 002 Sec. 2), as are EQ-Bench's and SPLAT's O/A (seed 004 eq. 5);
-#: Connections' clustering scores are 0-4 and 0-10 (seed 001 eq. 1-2).
-METRIC_RANGES: dict[str, tuple[float, float] | None] = {
-    "clemscore": (0.0, 100.0),
-    "quality": (0.0, 100.0),
-    "played": (0.0, 100.0),
-    "main_score": (0.0, 100.0),
-    "eqbench": (0.0, 100.0),
-    "overall": (0.0, 100.0),
-    "unweighted_clustering": (0.0, 4.0),
-    "weighted_clustering": (0.0, 10.0),
-    "dprime": None,
-    "dprime_valid": None,
-    "abs_dprime_notebook": None,
-    "rounds": None,
-    "perseverative_errors": None,
-}
+from triangulation.report.ranges import METRIC_RANGES, metric_range
 
 
 def metric_of(benchmark: str, metrics: Mapping[str, str], defaults: Mapping[str, Any]) -> str:
@@ -57,7 +39,7 @@ def percent_scale(column: pd.Series, metric: str = "") -> pd.Series:
     metric is a fraction in [0, 1]); an unbounded metric is left as it is. The values seen decide only
     when the metric is unknown (an external table's column): all within [0, 1] -> fractions."""
     if metric:
-        bounds = METRIC_RANGES.get(metric, (0.0, 1.0))
+        bounds = metric_range(metric)
         if bounds is None:
             return column
         low, high = bounds

@@ -14,8 +14,10 @@ normalized to 0", shown on a 0-100 scale; the average is the mean of the normali
 player's score on the benchmark (the ``random`` model's row,
 :data:`~triangulation.report.leaderboard.CHANCE_MODELS`), else a chance level a task states
 (``TaskSpec.reference_levels`` labelled chance; an ideal learner's level is a ceiling and is never used), else 0 (as the leaderboard does for generative
-tasks). ``max`` is 1 for a metric whose scores all lie in [0, 1], 100 for one in [0, 100]; a benchmark on
-another scale (d', counts) keeps its raw column and has no normalised one. ``Average ⬆️`` is the mean of a
+tasks). ``max`` is the top of the benchmark's main metric's known range (:mod:`triangulation.report.ranges`:
+100 for clembench's clemscore, EQ-Bench; 1 for a fraction), never guessed from the scores seen (a clemscore
+of 0.8 is 0.8 of 100); a benchmark on an unbounded scale (d', counts) keeps its raw column and has no
+normalised one. ``Average ⬆️`` is the mean of a
 model's normalised scores (over the benchmarks it has). ``leaderboard_bounds.csv`` lists each benchmark's
 chance, its source and max. External tables' columns are not ours to normalise and are left out.
 
@@ -33,6 +35,7 @@ import pandas as pd
 
 from plumbing.csvio import write_csv
 from triangulation.report.leaderboard import CHANCE_MODELS, reference_levels
+from triangulation.report.ranges import metric_range
 
 AVERAGE = "Average ⬆️"  # the Open LLM Leaderboard's column name (the --external reader knows it)
 RAW_SUFFIX = " Raw"  # "IFEval Raw" next to "IFEval" in the leaderboard's contents table
@@ -54,12 +57,11 @@ def chance_level(table: pd.DataFrame, benchmark: str, analytic: Mapping[str, flo
     return 0.0, "none known (0, as for generative tasks)"
 
 
-def max_score(values: pd.Series) -> float:
-    """1 when every score lies in [0, 1], 100 when in [0, 100], else NaN (no normalised column)."""
-    finite = values[values.notna()].astype(float)
-    if finite.empty or finite.min() < 0:
-        return math.nan
-    return 1.0 if finite.max() <= 1.0 else 100.0 if finite.max() <= 100.0 else math.nan
+def max_score(metric: str) -> float:
+    """The top of ``metric``'s known range (:func:`~triangulation.report.ranges.metric_range`); NaN when
+    it is unbounded (no normalised column)."""
+    bounds = metric_range(metric)
+    return math.nan if bounds is None else bounds[1]
 
 
 def normalise(raw: float, chance: float, top: float) -> float:
@@ -70,15 +72,20 @@ def normalise(raw: float, chance: float, top: float) -> float:
 
 
 def leaderboard_frames(
-    table: pd.DataFrame, benchmarks: list[str], models: list[str], analytic: Mapping[str, float] | None = None
+    table: pd.DataFrame,
+    metrics: Mapping[str, str],
+    models: list[str],
+    analytic: Mapping[str, float] | None = None,
 ) -> tuple[pd.DataFrame, pd.DataFrame]:
-    """(the leaderboard rows, the bounds per benchmark) for ``models`` x ``benchmarks`` of the score table."""
+    """(the leaderboard rows, the bounds per benchmark) for ``models`` x the benchmarks of ``metrics``
+    (benchmark -> its main metric) of the score table."""
     bounds = []
     columns: dict[str, list[float]] = {}
+    benchmarks = list(metrics)
     for bench in benchmarks:
         chance, source = chance_level(table, bench, analytic)
-        top = max_score(pd.concat([table[bench], pd.Series([chance])]))
-        bounds.append({"benchmark": bench, "chance": chance, "chance_source": source, "max": top})
+        top = max_score(metrics[bench])
+        bounds.append({"benchmark": bench, "metric": metrics[bench], "chance": chance, "chance_source": source, "max": top})
         raw = [float(table.at[m, bench]) for m in models]
         columns[bench + RAW_SUFFIX] = raw
         if math.isfinite(top):
@@ -99,10 +106,10 @@ def write_leaderboard_files(
     """Write ``leaderboard.csv``, ``leaderboard.parquet`` and ``leaderboard_bounds.csv`` into ``out`` for the run
     models (not the chance players, not external rows) and our benchmarks (a non-empty metric); returns the paths."""
     models = sorted(m for m in table.index if m in run_models and m not in CHANCE_MODELS)
-    benchmarks = [b for b in table.columns if metrics.get(b)]
-    if not models or not benchmarks:
+    ours = {b: metrics[b] for b in table.columns if metrics.get(b)}
+    if not models or not ours:
         return []
-    rows, bounds = leaderboard_frames(table, benchmarks, models, analytic)
+    rows, bounds = leaderboard_frames(table, ours, models, analytic)
     paths = [out / "leaderboard.csv", out / "leaderboard.parquet", out / "leaderboard_bounds.csv"]
     write_csv(rows, paths[0], index=False)
     rows.to_parquet(paths[1], index=False)

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import math
+import textwrap
 from pathlib import Path
 
 import matplotlib
@@ -11,6 +12,7 @@ matplotlib.use("Agg")
 import matplotlib.pyplot as plt  # noqa: E402
 import numpy as np  # noqa: E402
 import pandas as pd  # noqa: E402
+from matplotlib.text import Text as MplText  # noqa: E402
 
 DPI = 110
 #: CJK-capable families tried after the default (fonts-noto-cjk); only the installed ones are named, so a
@@ -78,7 +80,7 @@ def ability_bars(table: pd.DataFrame, path: Path) -> Path:
         for yi, t, pv in zip(y + offset, taus, table[f"p_{side}"]):
             text = "n/a" if math.isnan(t) else f"{t:.2f}{'*' if pv < 0.05 else ''}"
             ax.text(0 if math.isnan(t) else t, yi, " " + text, va="center", fontsize=8)
-    ax.set_yticks(y, [_short(n, 32) for n in table["name"]])
+    ax.set_yticks(y, [_wrapped(n, 32) for n in table["name"]])
     ax.axvline(0, color="grey", lw=0.8)
     ax.set_xlim(-1.15, 1.15)
     ax.set_xlabel("Kendall tau-b")
@@ -97,30 +99,72 @@ def pair_scatter(pair: pd.DataFrame, model_a: str, model_b: str, path: Path) -> 
     for name, row in pair.iterrows():
         ratio = "*" if math.isnan(row["ratio"]) else f"{row['ratio']:.2f}"
         at.setdefault((round(float(row["a"]), 1), round(float(row["b"]), 1)), []).append(f"{name} ({ratio})")
+    texts = []
     for (x, y), names in at.items():
         text = "\n".join(names) if len(names) <= 6 else "\n".join(names[:5] + [f"+{len(names) - 5} more"])
-        ax.annotate(text, (x, y), fontsize=7, xytext=(4, 4), textcoords="offset points", va="bottom")
+        line = {"arrowstyle": "-", "lw": 0.4, "color": "grey", "shrinkA": 0, "shrinkB": 2}
+        label = ax.annotate(text, (x, y), fontsize=7, xytext=(4, 4), textcoords="offset points", va="bottom", arrowprops=line)
+        label.set_in_layout(False)  # kept inside the axes by spread_labels: the layout need not make room
+        texts.append(label)
     hi = max(100.0, float(np.nanmax(pair[["a", "b"]].to_numpy())) if len(pair) else 100.0)
     ax.set_xlim(0, hi * 1.02)
     ax.set_ylim(0, hi * 1.02)
-    ax.set_xlabel(_short(model_a, 40))
-    ax.set_ylabel(_short(model_b, 40))
+    ax.set_xlabel(_wrapped(model_a, 60))
+    ax.set_ylabel(_wrapped(model_b, 60))
     ax.set_title("Discriminative power (ratio = B / A; * undefined)")
+    fig.tight_layout()
+    spread_labels(fig, texts)
     return _save(fig, path)
+
+
+def spread_labels(fig, texts: list) -> list:
+    """Move annotation labels (``textcoords="offset points"``) so that no two overlap and each stays inside its axes
+    (clear of the title and the axis labels):
+    each label, lowest point first, takes the nearest free place on its right or left, going up and down by
+    steps of a fifth of its height (its line to the point shows where it belongs). Returns the final boxes of the
+    texts (display pixels, without the lines), for the tests."""
+    renderer = fig.canvas.get_renderer()
+    scale = fig.dpi / 72
+    placed: list = []
+    for text in sorted(texts, key=lambda t: (t.xy[1], t.xy[0])):
+        frame = text.axes.bbox
+        x0, y0 = text.get_position()
+        text.update_positions(renderer)
+        start = MplText.get_window_extent(text, renderer)  # the label alone, not its line to the point
+        step = max(start.height / 5, 2.0)
+        shifts = [(dx, k * sign * step) for k in range(400) for sign in (1, -1) for dx in (0.0, -start.width - 8 * scale)]
+        best = shifts[0]
+        for dx, dy in shifts:
+            box = start.translated(dx, dy)
+            inside = box.x0 >= frame.x0 and box.x1 <= frame.x1 and box.y0 >= frame.y0 and box.y1 <= frame.y1
+            if inside and not any(box.overlaps(b) for b in placed):
+                best = (dx, dy)
+                break
+        text.set_position((x0 + best[0] / scale, y0 + best[1] / scale))
+        text.update_positions(renderer)
+        placed.append(MplText.get_window_extent(text, renderer))
+    return placed
 
 
 def grouped_bars(table: pd.DataFrame, path: Path, title: str, ylabel: str = "") -> Path:
     """Rows = groups on the x axis, columns = one bar series each (e.g. models)."""
-    fig, ax = plt.subplots(figsize=(max(5.0, 0.6 * len(table) * max(1, len(table.columns)) ** 0.5 + 3), 4))
+    per_group = max(1.0, 0.6 * max(1, len(table.columns)) ** 0.5)  # inches: room for a label of 16 characters a line
+    fig, ax = plt.subplots(figsize=(max(5.0, per_group * len(table) + 3), 4))
     x = np.arange(len(table))
     width = 0.8 / max(1, len(table.columns))
     for i, col in enumerate(table.columns):
-        ax.bar(x + (i - (len(table.columns) - 1) / 2) * width, table[col].to_numpy(dtype=float), width=width, label=_short(col, 30))
-    ax.set_xticks(x, [_short(i, 20) for i in table.index], rotation=30, ha="right", fontsize=8)
+        ax.bar(x + (i - (len(table.columns) - 1) / 2) * width, table[col].to_numpy(dtype=float), width=width, label=_wrapped(col, 30))
+    ax.set_xticks(x, [_wrapped(i, 16) for i in table.index], fontsize=8)
     ax.set_ylabel(ylabel)
     ax.set_title(title)
     ax.legend(fontsize=7, loc="upper left", bbox_to_anchor=(1.01, 1))
     return _save(fig, path)
+
+
+def _wrapped(label: object, width: int) -> str:
+    """``label`` on lines of about ``width`` characters, broken at spaces, ``/`` and ``_`` (never cut short)."""
+    text = str(label).replace("/", "/ ").replace("_", "_ ")
+    return "\n".join(line.replace("/ ", "/").replace("_ ", "_") for line in textwrap.wrap(text, width, break_long_words=False))
 
 
 def pca_scatter(coords: pd.DataFrame, path: Path, title: str) -> Path:

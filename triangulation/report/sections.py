@@ -30,6 +30,7 @@ from triangulation.report.analyses import interactive_score as analyses_interact
 from triangulation.report.analyses.published import references_section
 from triangulation.report.context import ReportContext, Skipped
 from triangulation.report.discriminative import default_pairs, pair_table, parse_pairs, ratio_table
+from triangulation.report.leaderboard import is_chance
 from triangulation.report.top import external_leaderboards, kendall_section, leaderboard_section, overview_section
 
 Built = list[Section | Skipped]
@@ -137,9 +138,10 @@ def triangulating_figures(ctx: ReportContext) -> Built:
 def discriminative(ctx: ReportContext) -> Built:
     """Seed 003 Figure 2 for the chosen model pairs."""
     title = "Discriminative power (seed 003, Figure 2)"
-    chosen = parse_pairs(ctx.pairs, list(ctx.table.index)) or default_pairs(ctx.run_models)
+    evaluated = [m for m in ctx.run_models if not is_chance(m)]  # the chance player is a reference, never model A or B
+    chosen = parse_pairs(ctx.pairs, list(ctx.table.index)) or default_pairs(evaluated)
     if not chosen:
-        return [Skipped(title, f"needs >= 2 evaluated models (a pair), has {len(ctx.run_models)}")]
+        return [Skipped(title, f"needs >= 2 evaluated models (a pair; the chance player is none), has {len(evaluated)}")]
     sec = Section(title)
     ratios = ratio_table(ctx.table, chosen)
     write_csv(ratios, ctx.out / "discriminative_ratios.csv")

@@ -18,12 +18,16 @@ import pandas as pd
 from plumbing.csvio import write_csv
 from triangulation.html import Image, Leaderboard, Section, Table, Text
 from triangulation.report import plots
-from triangulation.report.cells import MIN_ITEMS_SPLIT_HALF, cell_note, split_half, why_undefined
+from triangulation.report.cells import MIN_ITEMS_SPLIT_HALF, LeaderboardCell, cell_note, item_records, run_cell, split_half, why_undefined
 from triangulation.report.context import ReportContext, Skipped
 from triangulation.report.kendall import MIN_MODELS, WARN_BELOW, kendall_pairs
 from triangulation.report.leaderboard import CHANCE_MODELS, leaderboard, reference_levels, stderr_table
 from triangulation.runs.results_io import Run, main_metric, seed_replicas
 
+#: what a leaderboard cell reads when none of the model's replies parsed (its score, 0 or undefined, says nothing)
+UNPARSED = "unparsed"
+#: a seed spread over replicas of fewer items than this reads "n too small"
+MIN_ITEMS_SEED_SPREAD = 10
 #: rows of the benchmark-pair table on the page (kendall_pairs.csv has all)
 MAX_PAIRS_SHOWN = 60
 #: a benchmark whose split-half reliability is below this marks its Kendall pairs "unreliable"
@@ -54,7 +58,8 @@ def leaderboard_note(ctx: ReportContext, reference: list[str]) -> str:
         "Main metric of each benchmark (its metric is listed under Sources and models), ± the standard error lm-eval or "
         "triangulate play reported. Under it: n (items or episodes scored; `n/N (--limit)` and a 95% interval when the "
         "run scored part of the task), the share of replies that parsed, and the score on items with a parsed reply "
-        "(our variant, shown when some replies did not parse). An undefined cell says why. Click a header to sort; a "
+        "(our variant, shown when some replies did not parse). An undefined cell says why; a cell where none of the "
+        "model's replies parsed reads 'unparsed', whatever its score. Click a header to sort; a "
         f"linked benchmark opens its episodes. Italic rows are reference points: {', '.join(reference) or 'none'}{chance_hint}; "
         "they are left out of the correlations."
         + (
@@ -71,12 +76,19 @@ def board(ctx: ReportContext, columns: list[str], caption: str, links: dict[str,
     values, errors, reference = leaderboard(ctx.table, stderr_table(ctx.runs, ctx.taxonomy.main_metrics, ctx.table), set(ctx.run_models))
     label = {CHANCE_MODELS.get(m, m): m for m in ctx.table.index}
     notes, why = {}, {}
+    values = values.copy()
     for shown in values.index:
         for col in columns:
-            cell = ctx.cells.get((label.get(shown, shown), col))
-            if cell is not None:
-                notes[(shown, col)] = cell_note(cell)
-                why[(shown, col)] = why_undefined(cell)
+            model = label.get(shown, shown)
+            cell = ctx.cells.get((model, col))
+            if cell is None:
+                continue
+            notes[(shown, col)] = with_clem_interval(ctx, model, col, cell, cell_note(cell))
+            if cell.parsed and cell.parse_share == 0:  # nothing parsed: one reading, whatever the score says
+                values.loc[shown, col] = math.nan
+                why[(shown, col)] = UNPARSED
+            elif reason := why_undefined(cell):
+                why[(shown, col)] = f"undefined: {reason}"
     rows = [m for m in values.index if values.loc[m, columns].notna().any() or any(why.get((m, c)) for c in columns)]
     if not rows:
         return None
@@ -90,6 +102,22 @@ def board(ctx: ReportContext, columns: list[str], caption: str, links: dict[str,
         why=why,
         headers=scale_marked(ctx, columns, member_headers(ctx, columns)),
     )
+
+
+def with_clem_interval(ctx: ReportContext, model: str, task: str, cell: LeaderboardCell, note: str) -> str:
+    """A ``--limit`` clemscore cell's note with its 95% interval (0-100), from the episodes' shares of the
+    clemscore (:func:`~triangulation.report.analyses.clembench.clemscore_items`); other notes unchanged."""
+    from triangulation.report.analyses.clembench import clemscore_items
+
+    if ctx.scores.metrics.get(task) != "clemscore" or not cell.limited or " 95% [" in note:
+        return note
+    run = next((r for r in sorted(ctx.runs, key=lambda r: r.date, reverse=True) if r.model == model and r.samples.get(task)), None)
+    if run is None:
+        return note
+    lo, hi = LeaderboardCell(scores=clemscore_items(item_records(run, task))).interval()
+    if math.isnan(lo):
+        return note
+    return note.replace("(--limit)", f"(--limit) 95% [{100 * lo:.0f}, {100 * hi:.0f}]", 1)
 
 
 def scale_marked(ctx: ReportContext, columns: list[str], headers: dict[str, str]) -> dict[str, str]:
@@ -190,21 +218,28 @@ def reliability_table(ctx: ReportContext) -> pd.DataFrame:
     return pd.DataFrame(rows).set_index("benchmark") if rows else pd.DataFrame()
 
 
-def seed_spread(ctx: ReportContext, task: str) -> float:
+def seed_spread(ctx: ReportContext, task: str) -> float | str:
     """Largest max - min of the main metric over the seed replicas of ``task`` in one model's results
-    (``<task>_seed_<k>`` members, or results files of ``task`` run with different seeds); NaN without repeats."""
+    (``<task>_seed_<k>`` members, or results files of ``task`` run with different seeds); NaN without repeats.
+    "n too small" when a replica scored fewer than :data:`MIN_ITEMS_SEED_SPREAD` items (one item per prompt order
+    scores 0 or 1: a spread of 1.000 would say nothing about the seeds)."""
     by_model: dict[str, dict[str, float]] = {}
+    items: list[int] = []
     for run in ctx.runs:
         members = run.group_subtasks.get(task, [])
-        if seed_replicas(task, members):
-            for member in members:
-                if member in run.results:
-                    by_model.setdefault(run.model, {})[member] = main_metric(member, run, ctx.taxonomy.main_metrics)[1]
-        elif task in run.results:
-            seed = str((run.configs.get(task) or {}).get("seed", run.date))
-            by_model.setdefault(run.model, {})[f"run {seed}"] = main_metric(task, run, ctx.taxonomy.main_metrics)[1]
+        replicas = members if seed_replicas(task, members) else [task] if task in run.results else []
+        for member in (m for m in replicas if m in run.results):
+            label = member if replicas == members else f"run {(run.configs.get(task) or {}).get('seed', run.date)}"
+            by_model.setdefault(run.model, {})[label] = main_metric(member, run, ctx.taxonomy.main_metrics)[1]
+            cell = run_cell(run, member, ctx.taxonomy.main_metrics)
+            if cell is not None:
+                items.append(cell.n)
     spreads = [max(v.values()) - min(v.values()) for v in by_model.values() if len(v) > 1]
-    return max(spreads) if spreads else math.nan
+    if not spreads:
+        return math.nan
+    if items and min(items) < MIN_ITEMS_SEED_SPREAD:
+        return f"n too small ({min(items)} item{'s' if min(items) != 1 else ''} per seed)"
+    return max(spreads)
 
 
 def benchmark_reliability(ctx: ReportContext) -> dict[str, float]:
@@ -273,7 +308,8 @@ def heatmaps(ctx: ReportContext, tau: pd.DataFrame, p: pd.DataFrame, pairs: pd.D
         prefix = caption.removeprefix("--external ").removesuffix(": model x benchmark")
         labels = [c.removeprefix(f"{prefix}/") for c in shown]
         sub_tau.index = sub_tau.columns = sub_p.index = sub_p.columns = labels
-        title = f"Kendall tau-b, {prefix} (* p < 0.05)"
+        external = not prefix.startswith("evaluated here")
+        title = f"Kendall tau-b, {prefix}{' (an --external table only)' if external else ''} (* p < 0.05)"
         name = (
             "kendall_heatmap.png"
             if prefix.startswith("evaluated here")
@@ -281,6 +317,48 @@ def heatmaps(ctx: ReportContext, tau: pd.DataFrame, p: pd.DataFrame, pairs: pd.D
         )
         images.append(Image(plots.heatmap(sub_tau, sub_p, ctx.out / name, title=title), title))
     return images
+
+
+def source_of(ctx: ReportContext, benchmark: str) -> str:
+    """ "evaluated here", or the ``--external`` label a benchmark column comes from."""
+    return next((label for label in ctx.external_labels if str(benchmark).startswith(f"{label}/")), "evaluated here")
+
+
+def pair_source(ctx: ReportContext, a: str, b: str) -> str:
+    """Where a Kendall pair's two benchmarks come from: "external only (clem10, clem16)", "evaluated here" or both."""
+    sources = sorted({source_of(ctx, a), source_of(ctx, b)})
+    if "evaluated here" not in sources:
+        return f"external only ({', '.join(sources)})"
+    return (
+        "evaluated here" if sources == ["evaluated here"] else f"evaluated here + {', '.join(s for s in sources if s != 'evaluated here')}"
+    )
+
+
+def who_enters(ctx: ReportContext) -> str:
+    """Which models the correlations run over, and why the benchmarks evaluated here enter no pair when they
+    have fewer than :data:`MIN_MODELS` models."""
+    ours = [m for m in ctx.run_models if m in ctx.models.index]
+    external = [m for m in ctx.models.index if m not in ours]
+    line = (
+        f"Models entering the correlations: {len(ctx.models.index)} (chance rows left out): {len(ours)} evaluated here"
+        + (f" ({', '.join(ours)})" if ours else "")
+        + f" and {len(external)} from --external tables."
+    )
+    here = [c for c in ctx.models.columns if source_of(ctx, c) == "evaluated here"]
+    if not here:
+        return line
+    scored = ctx.models[here].notna().sum()
+    few = [c for c in here if scored[c] < MIN_MODELS]
+    if len(few) == len(here):
+        most = int(scored.max()) if len(scored) else 0
+        line += (
+            f" The benchmarks evaluated here enter no pair: a correlation needs >= {MIN_MODELS} models, and they have at most "
+            f"{most} (the chance player is a reference, not a model); the pairs below are between published (--external) "
+            "benchmarks only. Add results of more models to correlate your own benchmarks."
+        )
+    elif few:
+        line += f" {len(few)} of the {len(here)} benchmarks evaluated here have fewer than {MIN_MODELS} models and enter no pair."
+    return line
 
 
 def kendall_section(ctx: ReportContext, n_boot: int = 1000) -> Section | Skipped:
@@ -309,6 +387,7 @@ def kendall_section(ctx: ReportContext, n_boot: int = 1000) -> Section | Skipped
         most = int(common.max()) if common.size else 0
         return Skipped(title, f"needs >= {MIN_MODELS} models common to two benchmarks, has {most}")
     sec = Section(title)
+    sec.blocks.append(Text(who_enters(ctx), note=True))
     sec.blocks.append(
         Text(
             "Pairwise over the models both benchmarks scored (scipy.stats.kendalltau, tau-b); the interval is a "
@@ -328,9 +407,10 @@ def kendall_section(ctx: ReportContext, n_boot: int = 1000) -> Section | Skipped
             )
         )
     sec.blocks += heatmaps(ctx, tau, p, pairs)
+    pairs.insert(2, "from", [pair_source(ctx, a, b) for a, b in zip(pairs["a"], pairs["b"])])
     ordered = pairs.assign(abs_tau=pairs["tau"].abs()).sort_values(["abs_tau", "n"], ascending=False).drop(columns="abs_tau")
     ordered["p"] = [f"{v:.2g}" for v in ordered["p"]]  # p spans orders of magnitude: two significant digits
-    caption = "benchmark pairs: tau-b, 95% bootstrap interval over models, p-value (strongest first"
+    caption = "benchmark pairs: where they come from, tau-b, 95% bootstrap interval over models, p-value (strongest first"
     caption += f"; the {MAX_PAIRS_SHOWN} strongest of {len(ordered)}, all in kendall_pairs.csv)" if len(ordered) > MAX_PAIRS_SHOWN else ")"
     sec.blocks.append(Table(ordered.head(MAX_PAIRS_SHOWN).set_index("a"), caption))
     return sec

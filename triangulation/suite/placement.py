@@ -31,7 +31,7 @@ from triangulation.suite.cells import model_key, sum_counts
 from triangulation.suite.pool import Job, Slot, busy_share, choose_replicas, makespan, schedule
 from triangulation.suite.spec import ModelSpec, TaskEntry
 from triangulation.suite.split import leaf_tasks
-from triangulation.suite.task_stats import Counts, read_plan_counts, table_counts
+from triangulation.suite.task_stats import DEFAULT_PATH, ONE_PASS, Counts, read_plan_counts, table_counts
 from triangulation.suite.throughput import gpu_kind, hardware, table_rates
 
 SMI_LINE = re.compile(r"^GPU (\d+):", re.MULTILINE)
@@ -147,7 +147,8 @@ def model_cost(
         parts = list((leaves or {}).get(t.name) or [t.name])
         work = dict((counts or {}).get(t.name) or {})
         if set(work) != set(parts) and not (len(parts) == 1 and work):
-            work = table_counts(t.name, parts, limit=t.options.get("limit"))
+            path = ONE_PASS if model.served and t.runner == "eval" else DEFAULT_PATH  # served: the one-pass client
+            work = table_counts(t.name, parts, path=path, limit=t.options.get("limit"))
         batch = t.options.get("batch_size") or model.batch_size
         batch = batch if isinstance(batch, int) else 0
         if split if split is not None else bool(t.options.get("split")):

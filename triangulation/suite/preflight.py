@@ -52,6 +52,34 @@ PIP_NAMES = {"sklearn": "scikit-learn", "yaml": "pyyaml", "PIL": "pillow", "cv2"
 KV_HEADROOM = 0.2
 GPU_MEMORY_UTILIZATION = 0.9  # vLLM's default --gpu-memory-utilization
 DTYPE_BYTES = {"float32": 4, "fp32": 4, "float": 4, "bfloat16": 2, "bf16": 2, "float16": 2, "fp16": 2, "half": 2, "int8": 1, "fp8": 1}
+#: bytes per weight of a quantization scheme (vLLM's ``--quantization``, transformers' ``load_in_8bit``/``load_in_4bit``,
+#: or the scheme in the checkpoint's name: ``...-FP8``, ``...-AWQ``): 8-bit schemes 1 byte, 4-bit schemes half a byte
+QUANT_BYTES = {
+    "fp8": 1.0,
+    "int8": 1.0,
+    "w8a8": 1.0,
+    "fbgemm_fp8": 1.0,
+    "awq": 0.5,
+    "gptq": 0.5,
+    "int4": 0.5,
+    "w4a16": 0.5,
+    "mxfp4": 0.5,
+    "nvfp4": 0.5,
+    "bitsandbytes": 0.5,
+}
+#: memory per GPU of the GPU types SLURM names in its generic resources (``gpu:h100:8``): the vendors' datasheets
+SLURM_GPU_GB = {
+    "h100": 80,
+    "h200": 141,
+    "b200": 180,
+    "gh200": 96,
+    "l40s": 48,
+    "l40": 48,
+    "a10": 24,
+    "a6000": 48,
+    "a100_80gb": 80,
+    "a100-80gb": 80,
+}
 OURS = {"lm_eval", "lm_eval_tasks", "plumbing", "custom_metrics", "datasets_build", "models", "multiturn", "triangulation"}
 WEIGHT_FILES = ("*.safetensors", "*.bin", "*.gguf", "*.pt")
 TOKENIZER_FILES = ("tokenizer.json", "tokenizer_config.json", "tokenizer.model", "vocab.json")
@@ -117,6 +145,7 @@ def task_checks(suite: Suite, found: Findings) -> None:
     from triangulation.suite import task_index  # lm-eval's task index: lm_eval
 
     datasets: dict[str, list[str]] = {}
+    loaded: dict[str, str | None] = {}  # one load per custom_dataset call (a group's leaves often share one)
     for entry in entries:
         missing: set[str] = set()
         for name in entry.tasks:  # our tasks' index first (fast), lm-eval's whole index only for the others
@@ -132,6 +161,8 @@ def task_checks(suite: Suite, found: Findings) -> None:
                 missing |= set(missing_modules(Path(leaf.yaml_path).parent))
                 if (path := dataset_path(leaf)) is not None:
                     datasets.setdefault(path, []).append(leaf.name)
+                elif (problem := custom_dataset_problem(leaf, loaded)) is not None:
+                    found.problems.append(f"task {leaf.name} (entry {entry.name}): its data cannot be loaded: {problem}")
         if missing:
             found.problems.append(
                 f"task entry {entry.name}: Python packages missing: {', '.join(sorted(missing))}: {install_hint(missing)}"
@@ -152,6 +183,31 @@ def dataset_path(leaf: Any) -> str | None:
         return None
     path = cfg.get("dataset_path")
     return None if "custom_dataset" in cfg or not isinstance(path, str) else path
+
+
+def custom_dataset_problem(leaf: Any, loaded: dict[str, str | None]) -> str | None:
+    """Why a ``custom_dataset`` task's data cannot be loaded, found by loading it as lm-eval will: its YAML's
+    function called with the task's metadata and ``dataset_kwargs`` (lm-eval's ``ConfigurableTask.download``).
+    Our tasks on built data load in a moment; CLadder, SimpleToM and NATURAL PLAN read the Hub or a pinned
+    download, which offline or unreachable fails here, before the run, in one line. None: it loads."""
+    from lm_eval.tasks._yaml_loader import load_yaml
+
+    try:
+        cfg = load_yaml(leaf.yaml_path, resolve_func=True)
+    except Exception:  # noqa: BLE001  (a YAML lm-eval itself would refuse: the run says so)
+        return None
+    load = cfg.get("custom_dataset")
+    if not callable(load):
+        return None
+    kwargs = {**(cfg.get("metadata") or {}), **(cfg.get("dataset_kwargs") or {})}
+    key = f"{getattr(load, '__module__', '')}.{getattr(load, '__qualname__', load)}:{sorted(kwargs.items())!r}"
+    if key not in loaded:
+        try:
+            load(**kwargs)
+            loaded[key] = None
+        except Exception as exc:  # noqa: BLE001  (any failure of the loader is the run's failure: one line)
+            loaded[key] = " ".join(f"{type(exc).__name__}: {exc}".split())[:300]
+    return loaded[key]
 
 
 def offline() -> bool:
@@ -292,6 +348,23 @@ def slurm_node_gpus(partition: str | None) -> int | None:
     return max([int(n) for n in SINFO_GPUS.findall(out)], default=0)
 
 
+def slurm_gpu_memory_mib(partition: str | None) -> dict[str, int]:
+    """{GPU type: MiB} of the partition's nodes from ``sinfo``'s generic resources (``gpu:h100:8``) and the
+    datasheet table :data:`SLURM_GPU_GB`; {} when ``sinfo`` is missing or a type is not known (then nothing is judged)."""
+    exe = shutil.which("sinfo")
+    if exe is None:
+        return {}
+    argv = [exe, "-h", "-o", "%G", *(["-p", partition] if partition else [])]
+    try:
+        out = subprocess.run(argv, capture_output=True, text=True, timeout=30, check=False).stdout
+    except (OSError, subprocess.TimeoutExpired):
+        return {}
+    types = {m.lower() for m in re.findall(r"gpu:([A-Za-z0-9_.-]+):\d+", out)}
+    if not types or not types <= set(SLURM_GPU_GB):
+        return {}
+    return {t: int(SLURM_GPU_GB[t] * 1000 / 1.048576) for t in types}
+
+
 def gpu_checks(suite: Suite, executor: str, gpus: list[str], found: Findings) -> None:
     need = {m.name: model_gpus(suite, m) for m in suite.models}
     if executor == "slurm":
@@ -310,7 +383,10 @@ def gpu_checks(suite: Suite, executor: str, gpus: list[str], found: Findings) ->
                 found.problems.append(
                     f"model {m.name} needs {need[m.name]} GPUs but this node has {len(gpus)} ({','.join(gpus)}); lower its `gpus:`"
                 )
-    memory = gpu_memory_mib(gpus)
+    memory = slurm_gpu_memory_mib(suite.slurm.get("partition")) if executor == "slurm" else gpu_memory_mib(gpus)
+    if executor == "slurm" and not memory:
+        found.notes.append("memory fit not checked: the partition's GPU type is not named in `sinfo` (gpu:TYPE:N) or not known here")
+        return
     if not memory:
         found.notes.append("memory fit not checked: no `nvidia-smi` answer here (on a CPU machine, or a SLURM login node)")
         return
@@ -329,19 +405,44 @@ def model_params_b(model: ModelSpec) -> float | None:
     return None if model.model_args is None else model_size_b(model.ref.args)
 
 
+def weight_bytes(model: ModelSpec) -> tuple[float, str]:
+    """(bytes per weight, what says so): a quantization in ``serve_args`` (``--quantization fp8``) or ``model_args``
+    (``quantization=``, ``load_in_8bit``/``load_in_4bit``) or the checkpoint's name (``...-FP8``), else its dtype."""
+    args = model.ref.args
+    flags = list(model.serve_args)
+    for i, flag in enumerate(flags):
+        name, eq, value = flag.partition("=")
+        if name in ("--quantization", "-q"):
+            scheme = (value if eq else (flags[i + 1] if i + 1 < len(flags) else "")).lower()
+            if scheme in QUANT_BYTES:
+                return QUANT_BYTES[scheme], f"--quantization {scheme}"
+    scheme = str(args.get("quantization") or "").lower()
+    if scheme in QUANT_BYTES:
+        return QUANT_BYTES[scheme], f"quantization={scheme}"
+    for key, size in (("load_in_4bit", 0.5), ("load_in_8bit", 1.0)):
+        if str(args.get(key, "")).lower() in ("true", "1"):
+            return size, key
+    name = str(args.get("pretrained") or args.get("model") or "").lower()
+    for scheme in QUANT_BYTES:
+        if re.search(rf"(^|[-_./]){re.escape(scheme)}($|[-_./])", name):
+            return QUANT_BYTES[scheme], f"{scheme} checkpoint"
+    dtype = str(args.get("dtype") or "bfloat16").replace("torch.", "")
+    return float(DTYPE_BYTES.get(dtype, 2)), dtype
+
+
 def memory_problem(model: ModelSpec, gpus: int, gpu_mib: int) -> str | None:
     """A one-line problem when ``model`` (params x dtype bytes x (1 + KV headroom)) does not fit ``gpus`` GPUs."""
     params = model_params_b(model)
     if params is None:
         return None
-    dtype = str(model.ref.args.get("dtype") or "bfloat16").replace("torch.", "")
-    need_gb = params * DTYPE_BYTES.get(dtype, 2) * (1 + KV_HEADROOM)
+    per_weight, dtype = weight_bytes(model)
+    need_gb = params * per_weight * (1 + KV_HEADROOM)
     usable_gb = GPU_MEMORY_UTILIZATION * gpu_mib * 1.048576 / 1000  # MiB -> GB (1e9 bytes)
     if need_gb <= gpus * usable_gb:
         return None
     least = math.ceil(need_gb / usable_gb)
     return (
-        f"model {model.name} does not fit: {params:g}B parameters x {DTYPE_BYTES.get(dtype, 2)} bytes ({dtype}) + {KV_HEADROOM:.0%} "
+        f"model {model.name} does not fit: {params:g}B parameters x {per_weight:g} bytes ({dtype}) + {KV_HEADROOM:.0%} "
         f"KV headroom = {need_gb:.0f} GB > {gpus} GPU(s) x {usable_gb:.0f} GB ({GPU_MEMORY_UTILIZATION:.0%} of {gpu_mib} MiB); "
         f"it needs at least {least} GPUs (`gpus: {least}`)"
     )

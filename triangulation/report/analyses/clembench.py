@@ -27,6 +27,25 @@ METRICS = ("played", "quality", "clemscore")
 SCALES = {"played": "% of episodes played, 0-100", "quality": "0-100", "clemscore": "played / 100 x quality, 0-100"}
 
 
+def clemscore_items(records: list) -> list[float]:
+    """Each episode's share of the clemscore, on 0-1: 0 for an aborted episode, else its Main Score / 100.
+
+    clemscore = % played / 100 x quality, quality the mean Main Score of the played episodes (seed 002 Sec. 2),
+    so clemscore / 100 = (played episodes / all) x (their Main Score sum / played / 100) = the mean of these values:
+    a mean of per-episode values in [0, 1], which gives a ``--limit`` cell its 95% interval
+    (:meth:`~triangulation.report.cells.LeaderboardCell.interval`). NaN where an episode has neither."""
+    out = []
+    for record in records:
+        aborted, score = record.get("aborted"), record.get("main_score")
+        if aborted:
+            out.append(0.0)
+        elif isinstance(score, (int, float)) and not math.isnan(float(score)):
+            out.append(float(score) / 100)
+        else:
+            out.append(math.nan)
+    return out
+
+
 def is_game(task: str) -> bool:
     return task in GAMES or task.startswith("referencegame_")
 

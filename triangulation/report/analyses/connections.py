@@ -188,7 +188,8 @@ def human_comparison(games: pd.DataFrame, humans: list[dict[str, Any]], label: s
     if not columns:
         return pd.DataFrame()
     columns[label] = human["unweighted_clustering"].astype(int)
-    table = pd.DataFrame({name: values.value_counts().reindex(range(5), fill_value=0) for name, values in columns.items()})
+    counts = pd.DataFrame({name: values.value_counts().reindex(range(5), fill_value=0) for name, values in columns.items()})
+    table = counts.astype(object)  # counts stay whole numbers beside the float "mean" row (no dtype upcast)
     table.loc["games"] = [len(v) for v in columns.values()]
     table.loc["mean"] = [float(v.mean()) for v in columns.values()]
     table.index.name = "unweighted clustering score"
