@@ -17,11 +17,11 @@ from pathlib import Path
 from tqdm import tqdm
 
 from datasets_build import fasttext_vectors, generate, matched, sources, stamps
-from datasets_build.hub import atomic_dir, push_folder, remove_stale_builds
+from datasets_build.hub import atomic_dir, is_built_dataset, push_folder
 from datasets_build.manifest import manifest_names
 from datasets_build.registry import builders
 from plumbing.errors import UserError
-from plumbing.output_dirs import ensure_output_dir
+from plumbing.output_dirs import check_replaceable, ensure_output_dir, remove_stale_builds
 from plumbing.paths import data_root, fasttext_dir
 
 
@@ -172,6 +172,10 @@ def run_matched(args) -> dict:
 
 def run_generate(args) -> int:
     start = time.perf_counter()
+    if getattr(args, "matched", None) and args.benchmark:
+        raise UserError("give --matched TASK or --benchmark NAME, not both (--matched writes a published task's twin)")
+    if args.out is not None:  # a folder of the user's, a file or a device: one line before any game is drawn
+        check_replaceable(args.out, "--out", "dataset", is_built_dataset)
     summary = run_matched(args) if getattr(args, "matched", None) else generate.run_generator(args)
     print(f"generated {summary['rows']} games ({summary['configs']} config) -> {summary['out']} in {time.perf_counter() - start:.1f} s")
     if summary.get("matched_on"):

@@ -31,6 +31,7 @@ from custom_metrics.difficulty import kmeans_ari
 from custom_metrics.topics import Embedder, fasttext_path, get_embedder
 from datasets_build import globalgroup as gg
 from datasets_build.hub import CardInfo, atomic_dir, write_hub_folder
+from plumbing.checks import number_arg
 from plumbing.errors import UserError
 from plumbing.paths import data_root
 from plumbing.registry import Registry
@@ -47,6 +48,10 @@ class Generator:
 
 
 GENERATORS: Registry[Generator] = Registry("generator", GENERATOR_MODULES)
+
+
+#: ``--count`` of ``--benchmark``: the paper's test size
+DEFAULT_COUNT = 300
 
 
 def register_generator(name: str, add_arguments: Callable | None = None, help: str = ""):
@@ -79,7 +84,12 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         help="with --matched: the seed is the lab's secret; the twin goes to $TRIANGULATE_DATA/fresh/<task>_private, which "
         "the *_fresh tasks then play, and nothing written names the seed's value",
     )
-    parser.add_argument("--count", type=int, default=300, help="number of games (default 300, the paper's test size)")
+    parser.add_argument(
+        "--count",
+        type=number_arg(integer=True, minimum=1),
+        default=None,
+        help=f"number of games (default {DEFAULT_COUNT}, the paper's test size; --matched: the first N published, default all)",
+    )
     parser.add_argument("--out", type=Path, help="output folder (default: under $TRIANGULATE_DATA/generated/)")
     for gen in gens.values():
         if gen.add_arguments is not None:
@@ -93,8 +103,8 @@ def run_generator(args: argparse.Namespace) -> dict:
     gens = generators()
     if args.benchmark not in gens:
         raise UserError(f"unknown benchmark {args.benchmark!r}; available: {', '.join(sorted(gens))}")
-    if args.count < 1:
-        raise UserError("--count must be at least 1")
+    if args.count is None:
+        args.count = DEFAULT_COUNT
     return gens[args.benchmark].run(args)
 
 

@@ -12,9 +12,6 @@ Builds are deterministic (same rows -> byte-identical parquet: fixed Arrow schem
 from __future__ import annotations
 
 import contextlib
-import os
-import shutil
-import uuid
 from collections.abc import Iterator, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -26,6 +23,7 @@ import yaml
 
 from plumbing import atomic
 from plumbing.errors import UserError
+from plumbing.output_dirs import replacing_dir
 
 SHARD_NAME = "{split}-00000-of-00001.parquet"
 
@@ -45,48 +43,30 @@ class CardInfo:
     extra_yaml: Mapping[str, object] = field(default_factory=dict)
 
 
-def _pid_alive(pid: int) -> bool:
+def is_built_dataset(path: Path) -> bool:
+    """A dataset folder written before folders were marked (:data:`plumbing.output_dirs.OWNER_MARKER`): a card whose
+    YAML header holds ``dataset_info`` and a ``data/`` folder."""
+    card = Path(path) / "README.md"
     try:
-        os.kill(pid, 0)
-    except ProcessLookupError:
+        head = card.read_text(encoding="utf-8", errors="replace")[:200_000] if card.is_file() else ""
+    except OSError:
         return False
-    except PermissionError:  # another user's live process
-        return True
-    return True
-
-
-def remove_stale_builds(final: Path) -> list[Path]:
-    """Delete the ``.<name>.building-<pid>-*`` / ``.<name>.old-<pid>-*`` siblings of ``final`` that a killed build
-    left (their process is gone; a live concurrent build's folder is kept). Returns the folders removed."""
-    removed = []
-    for path in Path(final).parent.glob(f".{Path(final).name}.*-*"):
-        kind, _, rest = path.name[len(Path(final).name) + 2 :].partition("-")
-        pid = rest.split("-", 1)[0]
-        if kind in ("building", "old") and pid.isdigit() and not _pid_alive(int(pid)):
-            shutil.rmtree(path, ignore_errors=True)
-            removed.append(path)
-    return removed
+    return head.startswith("---\n") and "\ndataset_info:" in head.split("\n---", 1)[0] and (Path(path) / "data").is_dir()
 
 
 @contextlib.contextmanager
-def atomic_dir(final: Path) -> Iterator[Path]:
-    """Yield a fresh temporary sibling of ``final``; on success it replaces ``final``, on failure it is removed.
+def atomic_dir(final: Path, flag: str = "--out") -> Iterator[Path]:
+    """Yield a fresh temporary sibling of ``final``; on success it replaces ``final``, on failure it is removed
+    (:func:`plumbing.output_dirs.replacing_dir`).
 
     The previous ``final`` (if any) is only moved aside after the new folder is complete, and
-    deleted after the new one is in place, so an exception inside the block leaves it untouched.
+    deleted after the new one is in place, so an exception inside the block leaves it untouched. A ``final``
+    that is not a dataset folder triangulate wrote (a user's files, a file, a device) is refused in one line
+    naming ``flag``, before anything is built.
     """
     final = Path(final)
-    final.parent.mkdir(parents=True, exist_ok=True)
-    remove_stale_builds(final)
-    token = f"{os.getpid()}-{uuid.uuid4().hex[:8]}"
-    tmp = final.parent / f".{final.name}.building-{token}"
-    tmp.mkdir()
-    try:
+    with replacing_dir(final, flag, "dataset", is_built_dataset) as tmp:
         yield tmp
-    except BaseException:
-        shutil.rmtree(tmp, ignore_errors=True)
-        raise
-    atomic.swap_dir(tmp, final, final.parent / f".{final.name}.old-{token}")
 
 
 def write_parquet(rows: list[dict], features: datasets.Features, path: Path) -> int:

@@ -42,6 +42,7 @@ from custom_metrics.topics import Embedder
 from datasets_build import generate
 from datasets_build import globalgroup as gg
 from datasets_build.hub import CardInfo, atomic_dir, write_hub_folder
+from plumbing.checks import first_n
 from plumbing.errors import UserError
 from plumbing.paths import data_root
 
@@ -185,7 +186,7 @@ def matched_globalgroup(
     splits = _published_splits(root, subset, g, w)
     taken = {gg.groups_key(r["groups"]) for rows in splits.values() for r in rows}
     tags = topic_tags(splits)
-    published = splits["test"][:count] if count else splits["test"]
+    published = first_n(splits["test"], count, "--count", f"published {subset} {g}x{w} games")
     groupings = gg.read_groupings(root / "Grouping Datasets" / gg.SUBSETS[subset].groupings)
     rng = random.Random(f"{seed}:{subset}_{g}x{w}")  # a str seed is hashed (SHA-512): the same on every run
     out = Matched([], ["groups x words", "culturally related groups per game"])

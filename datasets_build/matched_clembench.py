@@ -42,6 +42,7 @@ from typing import Any
 from datasets_build import clembench as cb
 from datasets_build.clembench_upstream import clem_dir, game_dir, load_instances, read_json
 from datasets_build.hub import CardInfo
+from plumbing.checks import first_n
 from plumbing.errors import UserError
 
 TABOO_BANDS = ("high_en", "medium_en", "low_en")
@@ -175,7 +176,7 @@ def _pick(rng: random.Random, pool: list[tuple[float, str]], target: str, taken:
 
 
 def matched_taboo(seed: int, count: int | None = None, related: dict[str, list[str]] | None = None) -> list[dict[str, Any]]:
-    published = load_instances("taboo")[:count] if count else load_instances("taboo")
+    published = first_n(load_instances("taboo"), count, "--count", "published Taboo episodes")
     rng = random.Random(f"{seed}:taboo")
     lowest = min(zipf(ep["target_word"]) for ep in published) - ZIPF_MARGIN
     pools, taken, out = taboo_candidates(lowest), set(), []

@@ -84,11 +84,31 @@ class LocalChatCompletionsLM(LocalChatCompletion):
         return replies
 
 
+class ErrorReply(str):
+    """The empty sample lm-eval makes of a server error (an HTTP 200 whose body is ``{"error": ...}`` or holds no
+    ``choices``): ``triangulate eval``'s request cache never stores one (a healthy rerun asks again)."""
+
+
+#: what the servers of this process answered instead of replies (:class:`EvalChatCompletionsLM`); ``triangulate
+#: eval`` fails when it holds any (the results would score errors as the model's answers)
+SERVER_ERRORS: list[str] = []
+
+
 class EvalChatCompletionsLM(LocalChatCompletionsLM):
     """What ``triangulate eval`` gets for ``local-chat-completions``: no empty ``stop``, replies read as lm-eval
-    reads them (a body that is no reply becomes an empty sample; lm-eval has no failed sample)."""
+    reads them (lm-eval has no failed sample), except that a body that is a server error, not a reply, becomes an
+    :class:`ErrorReply` (never cached) and is counted in :data:`SERVER_ERRORS`."""
 
-    parse_generations = LocalChatCompletion.parse_generations
+    def parse_generations(self, outputs: Any, **kwargs) -> list[str]:
+        replies: list[str] = []
+        for body in outputs if isinstance(outputs, list) else [outputs]:
+            error = isinstance(body, dict) and body.get("error") is not None
+            if error or not isinstance(body, dict) or not isinstance(body.get("choices"), list) or not body["choices"]:
+                SERVER_ERRORS.append(f"the server answered HTTP 200 with no reply: {_excerpt(body)}")
+                replies.append(ErrorReply(""))
+                continue
+            replies += LocalChatCompletion.parse_generations(self, [body], **kwargs)  # content null: lm-eval's reading
+        return replies
 
 
 def without_empty_stop(payload: Mapping[str, Any]) -> dict[str, Any]:

@@ -10,8 +10,8 @@ from __future__ import annotations
 
 import argparse
 import math
-from collections.abc import Callable
-from typing import Any
+from collections.abc import Callable, Sequence
+from typing import Any, TypeVar
 
 from plumbing.errors import UserError
 
@@ -20,6 +20,8 @@ MAX_SEED = 2**32 - 1
 #: the default seed: play's stimuli, episode order and sampling, and lm-eval's own default (its few-shot and
 #: sampling seeds, ``simple_evaluate``'s 1234)
 DEFAULT_SEED = 1234
+
+T = TypeVar("T")
 
 
 def _num(x: float) -> str:
@@ -75,3 +77,15 @@ def number_arg(*, integer: bool = False, **bounds: Any) -> Callable[[str], int |
 
 def _bounds(bounds: dict[str, Any]) -> tuple[Any, Any, Any]:
     return bounds.get("minimum"), bounds.get("above"), bounds.get("maximum")
+
+
+def first_n(items: Sequence[T], count: int | None, name: str, what: str) -> list[T]:
+    """The first ``count`` of ``items`` (all when ``count`` is None); ``count`` must be an integer from 1 to
+    ``len(items)`` (one line naming ``name`` and ``what`` the items are), never silently fewer or all."""
+    if count is None:
+        return list(items)
+    try:
+        check_number(count, name, integer=True, minimum=1, maximum=len(items))
+    except UserError as exc:
+        raise UserError(f"{exc} ({what}: {len(items)})") from None
+    return list(items[: int(count)])

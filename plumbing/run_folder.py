@@ -41,6 +41,9 @@ SAMPLES_GLOB = f"{SAMPLES_PREFIX}*.jsonl"
 #: the layout in one line, for help texts and error messages
 LAYOUT = f"DIR/<model>/{RESULTS_PREFIX}<date>.json, {EPISODES_PREFIX}<task>.jsonl (play), {SAMPLES_PREFIX}<task>_<date>.jsonl (lm_eval --log_samples)"
 #: the files a run's per-sample records live in, as a phrase for messages
+#: a play results JSON's ``{task: [episode id, ...]}``: the finished episodes each task's numbers come from (the
+#: episodes file keeps every episode ever played; a smaller ``--limit`` rerun reports a subset of them)
+EPISODE_IDS_KEY = "episode_ids"
 RECORD_FILES = f"{EPISODES_GLOB} or {SAMPLES_GLOB}"
 
 _SAMPLES_NAME = re.compile(rf"^{SAMPLES_PREFIX}(?P<task>.+)_(?P<date>\d{{4}}-\d{{2}}-\d{{2}}T[0-9.\-]+)\.jsonl$")
@@ -126,6 +129,13 @@ def is_episodes_file(path: Path) -> bool:
 def results_date(path: Path) -> str:
     """The ``<date>`` of ``results_<date>.json``."""
     return Path(path).stem.removeprefix(RESULTS_PREFIX)
+
+
+def oldest_first(files: Iterable[Path]) -> list[Path]:
+    """Results files in the order they were written: by the date in their names (lm-eval's and play's ISO time),
+    which a copy keeps (``cp`` without ``-p``, a sync, an unpacked archive give every file a new mtime); the
+    modification time breaks a tie only."""
+    return sorted((Path(p) for p in files), key=lambda p: (results_date(p), p.stat().st_mtime))
 
 
 # --- discovery ---------------------------------------------------------------------------------
@@ -258,7 +268,7 @@ def latest_results(model_dir: Path, tasks: Sequence[str] | None = None) -> dict[
     """The newest ``results_*.json`` of ``model_dir`` that reports any of ``tasks`` (any task when None);
     {} if none. lm-eval and play runs of one model share the folder; a file that is not lm-eval's
     shape is skipped with a warning."""
-    files = sorted(Path(model_dir).glob(RESULTS_GLOB), key=lambda p: p.stat().st_mtime)
+    files = oldest_first(Path(model_dir).glob(RESULTS_GLOB))
     for path in reversed(files):
         try:
             data = read_results(path)

@@ -33,9 +33,25 @@ from typing import Any, TextIO
 from urllib.parse import unquote, urlsplit
 
 REDACTED = "<redacted>"
+#: what a ``*_token`` key holding a credential is named for (``hf_token``, ``api_token``, ``auth_token``, ...);
+#: ``token`` alone is one too (Hugging Face's ``token=``). Other ``*_token`` keys name a vocabulary token, a
+#: model setting (lm-eval's ``add_bos_token``, ``think_end_token``): never secrets (issue 39 item 2)
+_AUTH_TOKEN = r"(?:hf|hub|api|access|auth|bearer|session|refresh|oauth|id|github|gh|gitlab|openai|private|personal|secret|user|bot|jwt|csrf|xsrf)_token"
 #: keys whose values are credentials: never written to results, logs or folder names.
-SECRET_KEY_PATTERN = re.compile(r"(api[_-]?key|secret|password|passwd|credential|bearer|auth(?!or)|(^|_)token$)", re.IGNORECASE)
-_KEY = r"[\w.-]*(?:api[_-]?key|secret|password|passwd|credential|auth(?!or)[\w-]*)[\w.-]*|[\w.-]*_token|token"
+SECRET_KEY_PATTERN = re.compile(
+    rf"(api[_-]?key|secret|password|passwd|credential|bearer|auth(?!or)|(^|_){_AUTH_TOKEN}$|^token$)", re.IGNORECASE
+)
+#: environment variables: any ``*_TOKEN`` there is a credential (``HF_TOKEN``, ``CI_JOB_TOKEN``, ``SLACK_BOT_TOKEN``)
+ENV_SECRET_PATTERN = re.compile(r"(api[_-]?key|secret|password|passwd|credential|bearer|auth(?!or)|(^|_)token$)", re.IGNORECASE)
+_KEY = rf"[\w.-]*(?:api[_-]?key|secret|password|passwd|credential|auth(?!or)[\w-]*)[\w.-]*|[\w.-]*{_AUTH_TOKEN}|token"
+#: values that hold no credential though a secret-named key carries them (``api_key=EMPTY`` for a local server):
+#: replacing them wherever they occur would rewrite ordinary text and lm-eval's own keys (``"filter": "none"``);
+#: they are still redacted as the value of a secret-named key (issue 39 item 3)
+PLACEHOLDERS = frozenset(
+    "none null nil empty dummy test testing fake false true unused placeholder example default changeme anything "
+    "no-key nokey no_key not-needed not_needed sk-no-key-required sk-dummy sk-fake sk-test token key secret password "
+    "local localhost vllm ollama lm-studio lmstudio openai".split()
+)
 #: ``key=value`` (model_args, command lines); the value runs to a comma, space, quote or bracket
 _KEY_EQ = re.compile(rf"(?<![\w.-])({_KEY})(\s*=\s*)(?!{REDACTED})([^,\s'\"}}\])]+)", re.IGNORECASE)
 #: ``"key": "value"`` (JSON) and ``'key': 'value'`` (a Python dict's repr)
@@ -48,7 +64,15 @@ _KNOWN: set[str] = set()
 
 
 def is_secret_key(key: Any) -> bool:
+    """A model_args, JSON or kwargs key whose value is a credential (:data:`SECRET_KEY_PATTERN`)."""
     return bool(SECRET_KEY_PATTERN.search(str(key)))
+
+
+def is_credential_value(value: Any) -> bool:
+    """A value worth replacing wherever it occurs: 4+ characters, not one repeated character, not a
+    :data:`PLACEHOLDERS` word (``none``, ``EMPTY``, ``dummy``, ...)."""
+    text = str(value)
+    return len(text) >= 4 and len(set(text)) > 1 and text.strip().lower() not in PLACEHOLDERS
 
 
 def url_password(value: str) -> str | None:
@@ -81,7 +105,7 @@ def secret_values_of(pairs: Iterable[tuple[Any, Any]]) -> list[str]:
         elif isinstance(value, str) and (password := url_password(value)):
             values.add(password)
             values.update(_basic_auth(value))
-    return sorted((v for v in values if len(v) >= 4), key=len, reverse=True)
+    return sorted((v for v in values if is_credential_value(v)), key=len, reverse=True)
 
 
 def args_pairs(model_args: Any) -> list[tuple[Any, Any]]:
@@ -101,12 +125,12 @@ def register_model_args(*model_args: Any) -> None:
 
 def register_secret_values(values: Iterable[str]) -> None:
     """Remember credential values for every later :func:`scrub` in this process."""
-    _KNOWN.update(v for v in values if v and len(v) >= 4)
+    _KNOWN.update(v for v in values if v and is_credential_value(v))
 
 
 def env_secret_values(min_length: int = 8) -> list[str]:
     """Values of environment variables whose names look like credentials (short values are ignored)."""
-    return [v for k, v in os.environ.items() if is_secret_key(k) and len(v) >= min_length]
+    return [v for k, v in os.environ.items() if ENV_SECRET_PATTERN.search(k) and len(v) >= min_length and is_credential_value(v)]
 
 
 def scrub(text: str, values: Iterable[str] = ()) -> str:
@@ -119,7 +143,8 @@ def scrub(text: str, values: Iterable[str] = ()) -> str:
 
 def _known_values(values: Iterable[str] = ()) -> list[str]:
     """Registered, environment and given credential values, longest first (a value inside another goes after it)."""
-    return sorted(set(values) | _KNOWN | set(env_secret_values()), key=len, reverse=True)
+    given = {v for v in values if v and is_credential_value(v)}
+    return sorted(given | _KNOWN | set(env_secret_values()), key=len, reverse=True)
 
 
 def _scrub_known(text: str, known: Iterable[str]) -> str:
@@ -143,8 +168,8 @@ def scrub_tree(value: Any, values: Iterable[str] = ()) -> Any:
     def walk(item: Any) -> Any:
         if isinstance(item, str):
             return _scrub_known(item, known) if item else item
-        if isinstance(item, dict):
-            return {key: walk(v) for key, v in item.items()}
+        if isinstance(item, dict):  # keys are names (lm-eval's "acc,none"), never scrubbed; a secret-named key's value is
+            return {key: REDACTED if is_secret_key(key) and isinstance(v, str) and v else walk(v) for key, v in item.items()}
         if isinstance(item, (list, tuple)):
             return [walk(v) for v in item]
         return item

@@ -176,7 +176,7 @@ def rescore_run(
 def check_newest_results(model_dir: Path) -> None:
     """A one-line ``UserError`` naming the newest ``results_*.json`` of ``model_dir`` when it cannot be read: re-scoring
     would otherwise start from an older file, or from none, and write a newer results file without the run's config."""
-    files = sorted(Path(model_dir).glob(run_folder.RESULTS_GLOB), key=lambda p: p.stat().st_mtime)
+    files = run_folder.oldest_first(Path(model_dir).glob(run_folder.RESULTS_GLOB))
     if files:
         try:
             run_folder.read_results(files[-1])

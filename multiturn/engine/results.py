@@ -19,7 +19,7 @@ from multiturn.engine.settings import scoring_version
 from multiturn.game import TaskSpec
 from multiturn.registry import group_aggregator
 from plumbing import jsonio
-from plumbing.run_folder import new_results_path
+from plumbing.run_folder import EPISODE_IDS_KEY, new_results_path
 from plumbing.stats import mean_of_keys
 
 log = logging.getLogger(__name__)
@@ -106,6 +106,8 @@ def results_payload(
         out["n-shot"][task] = 0
         out["higher_is_better"][task] = res.get("higher_is_better", {})
         out["n-samples"][task] = res.get("n_samples", {})
+        if "records" in res:  # the episodes these numbers come from: a reader takes the same ones (issue 39 item 5)
+            out.setdefault(EPISODE_IDS_KEY, {})[task] = [str(r["id"]) for r in res["records"] if not r.get("failed") and "id" in r]
     for group, members in (groups or {}).items():
         present = [m for m in members if m in task_results]
         if present:

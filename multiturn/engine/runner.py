@@ -276,7 +276,7 @@ def _newest_results_of(model_dir: Path, tasks: Sequence[str]) -> Path | None:
     the folder), or None."""
     if not run_folder.has_results(model_dir):
         return None
-    for results in sorted(run_folder.results_files(model_dir), key=lambda p: p.stat().st_mtime, reverse=True):
+    for results in reversed(run_folder.oldest_first(run_folder.results_files(model_dir))):
         try:
             data = run_folder.read_results(results)
         except UserError:

@@ -163,8 +163,10 @@ class PlaySettings:
         return {key: model_args_string(value) if key.endswith("model_args") else value for key, value in self.models().items()}
 
     def model_settings(self) -> dict[str, Any]:
-        """The models' part of the resume rule (:func:`model_settings`)."""
-        return model_settings(self.models())
+        """The models' part of the resume rule (:func:`model_settings`), with the reply cap when it is not the default
+        (a cut reply is stored and scored cut; runs played at the default keep their settings)."""
+        capped = {} if self.max_reply_chars == DEFAULT_MAX_REPLY_CHARS else {"max_reply_chars": self.max_reply_chars}
+        return {**model_settings(self.models()), **capped}
 
     def config(self) -> dict[str, Any]:
         """The run's ``config`` for the results JSON (the backend's decoding switches are added by the caller)."""

@@ -9,6 +9,7 @@ import yaml
 from datasets_build import registry
 from datasets_build.cli import build_all
 from datasets_build.hub import CardInfo, atomic_dir, read_card_sizes, write_hub_folder
+from plumbing.output_dirs import OWNER_MARKER
 
 FEATURES = datasets.Features(
     {
@@ -90,11 +91,11 @@ def test_atomic_dir_failure_leaves_nothing_and_keeps_previous(tmp_path):
             (tmp / "new.txt").write_text("new")
             raise RuntimeError("second build crashed")
     assert [p.name for p in tmp_path.iterdir()] == ["ds"]
-    assert [p.name for p in final.iterdir()] == ["good.txt"]
+    assert sorted(p.name for p in final.iterdir()) == [OWNER_MARKER, "good.txt"]
 
     with atomic_dir(final) as tmp:
         (tmp / "new.txt").write_text("new")
-    assert [p.name for p in final.iterdir()] == ["new.txt"]
+    assert sorted(p.name for p in final.iterdir()) == [OWNER_MARKER, "new.txt"]
     assert [p.name for p in tmp_path.iterdir()] == ["ds"]
 
 

@@ -19,19 +19,19 @@ from pathlib import Path
 from typing import Any
 
 from lm_eval_tasks import TASKS_DIR
-from models.args import check_local_model, parse_model_args, register_secrets, scrub_secrets
+from models.args import check_local_model, parse_model_args, register_secrets
 from models.default_model import DEFAULT_MODEL, DEFAULT_MODEL_NAME, default_model_args
 from models.naming import NAME_KEYS, model_folder_name
-from plumbing import atomic, jsonio, run_folder
+from plumbing import jsonio, run_folder
 from plumbing.checks import number_problem
 from plumbing.errors import UserError
 from plumbing.jsonio import SURROGATE_COUNT_KEY, clean_surrogates
 from plumbing.logs import install_log_scrubber
 from plumbing.output_dirs import ensure_output_dir, remove_if_empty
 from plumbing.run_folder import short_folder_name
-from plumbing.secrets import scrub
 from triangulation.cli.eval_checks import check_task_names
 from triangulation.cli.eval_index import own_task_index
+from triangulation.cli.eval_outputs import fail_on_server_errors, install_scrubbing_request_cache, scrub_written_files
 
 MODEL_FLAGS = ("--model", "-M", "--model_args", "-a", "--config", "-C")
 NON_RUN = ("ls", "validate", "-h", "--help")
@@ -194,6 +194,9 @@ def run_lm_eval(cli: Any, args: argparse.Namespace, model_args: Mapping[str, Any
     started = time.time()
     if embedded:
         name_embedded_model_in_tracker()
+    from models.api import SERVER_ERRORS
+
+    SERVER_ERRORS.clear()
     try:
         with own_task_index(args):  # our tasks only: lm-eval does not index its thousands of others
             cli.execute(args)
@@ -208,45 +211,7 @@ def run_lm_eval(cli: Any, args: argparse.Namespace, model_args: Mapping[str, Any
             scrub_written_files(Path(output), started)
             if embedded:
                 adopt_default_model_folder(Path(output))
-    return 0
-
-
-class _ScrubbingCache:
-    """lm-eval's request cache (a ``SqliteDict``) storing every text response through the one scrubber."""
-
-    def __init__(self, db: Any):
-        self._db = db
-
-    def __setitem__(self, key: str, value: Any) -> None:
-        self._db[key] = scrub(value) if isinstance(value, str) else value
-
-    def __getitem__(self, key: str) -> Any:
-        return self._db[key]
-
-    def __contains__(self, key: object) -> bool:
-        return key in self._db
-
-    def __getattr__(self, name: str) -> Any:  # commit, close, ...
-        return getattr(self._db, name)
-
-
-def install_scrubbing_request_cache() -> None:
-    """``--use_cache`` (the suite's eval cells): lm-eval's ``CachingLM`` pickles every response into a SQLite file;
-    a key the server echoes into a reply would sit there raw. Its store (and the hook the model writes through)
-    goes through :func:`plumbing.secrets.scrub`, as the samples file does; a rerun reads the scrubbed reply."""
-    from lm_eval.api.model import CachingLM
-
-    if getattr(CachingLM, "_scrubbing", False):
-        return
-    init = CachingLM.__init__
-
-    def scrubbing_init(self, lm: Any, cache_db: str) -> None:
-        init(self, lm, cache_db)
-        self.dbdict = _ScrubbingCache(self.dbdict)
-        lm.set_cache_hook(self.get_cache_hook())
-
-    CachingLM.__init__ = scrubbing_init
-    CachingLM._scrubbing = True
+    return fail_on_server_errors(Path(output) if output else None, started)
 
 
 def install_surrogate_safe_tracker() -> None:
@@ -296,7 +261,7 @@ def unchanged_eval(args: argparse.Namespace, embedded: bool, model_args: Mapping
         return {str(k): str(v) for k, v in parse_model_args(model_args).items() if not (k == "model" and v == args.model)}
 
     wanted = comparable(model_args)
-    for path in sorted(run_folder.results_files(folder), key=lambda p: p.stat().st_mtime, reverse=True):
+    for path in reversed(run_folder.oldest_first(run_folder.results_files(folder))):
         data = run_folder.read_results(path)
         if not all(t in data["results"] or t in (data.get("groups") or {}) for t in names):
             continue
@@ -360,23 +325,6 @@ def adopt_default_model_folder(output: Path) -> Path | None:
         os.replace(path, target / path.name)
     source.rmdir()
     return target
-
-
-def scrub_written_files(root: Path, since: float) -> list[Path]:
-    """Replace credentials (:func:`models.loading.scrub_secrets`) in the ``.json``/``.jsonl`` files lm-eval
-    wrote under ``root`` since ``since`` (its results hold ``model_args`` verbatim); rewritten atomically.
-    Returns the files changed."""
-    candidates = [root] if root.is_file() else root.rglob("*") if root.is_dir() else []
-    changed = []
-    for path in candidates:
-        if path.suffix not in (".json", ".jsonl") or not path.is_file() or path.stat().st_mtime < since - 1:
-            continue
-        text = path.read_text(encoding="utf-8", errors="surrogateescape")
-        clean = scrub_secrets(text)
-        if clean != text:
-            atomic.write_text(path, clean, errors="surrogateescape")
-            changed.append(path)
-    return changed
 
 
 def add_parser(subparsers: argparse._SubParsersAction) -> argparse.ArgumentParser:

@@ -22,12 +22,13 @@ import shlex
 import sys
 from pathlib import Path
 
+from plumbing.checks import check_number
 from plumbing.errors import UserError
 from triangulation.suite.cells import DEFAULT_LAUNCHER
 from triangulation.suite.placement import Placement, gpu_inventory, pool_placements
 from triangulation.suite.plan import print_plan, write_plan
 from triangulation.suite.runner import run_suite, summary
-from triangulation.suite.spec import load_suite
+from triangulation.suite.spec import MAX_RETRIES, load_suite
 
 HELP = "run a models x tasks suite (lm-eval and play tasks), resumable, then the report"
 
@@ -86,8 +87,8 @@ def add_parser(subparsers) -> argparse.ArgumentParser:
 
 def run(args: argparse.Namespace) -> int:
     suite = load_suite(args.suite)
-    if args.retries is not None and args.retries < 0:
-        raise UserError("--retries must be >= 0")
+    if args.retries is not None:
+        check_number(args.retries, "--retries", integer=True, minimum=0, maximum=MAX_RETRIES)
     launcher = tuple(shlex.split(args.launcher)) if args.launcher else DEFAULT_LAUNCHER
     root = args.output_path
     if root.exists() and not root.is_dir():

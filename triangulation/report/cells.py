@@ -85,8 +85,8 @@ class LeaderboardCell:
 
 
 def item_records(run: Run, task: str) -> list[Mapping[str, Any]]:
-    """Per item, its metric values: an episode's ``scores`` (failed episodes left out) or an lm-eval sample
-    (filter ``none`` preferred, else the first filter in the file)."""
+    """Per item, its metric values: an episode's ``scores`` (failed episodes left out; only the episodes the run's
+    results name, when they do) or an lm-eval sample (filter ``none`` preferred, else the first filter in the file)."""
     return [record for _, record in keyed_item_records(run, task)]
 
 
@@ -97,7 +97,12 @@ def keyed_item_records(run: Run, task: str) -> list[tuple[str, Mapping[str, Any]
         return []
     records = list(read_jsonl(path))  # scores are plain values: no need to decode an episode record's replies
     if records and "scores" in records[0] and "doc_id" not in records[0]:
-        return [(str(r.get("id")), r["scores"]) for r in records if not r.get("failed") and isinstance(r.get("scores"), Mapping)]
+        wanted = run.episode_ids.get(task)  # the episodes the run's score comes from (a smaller --limit rerun: fewer)
+        return [
+            (str(r.get("id")), r["scores"])
+            for r in records
+            if not r.get("failed") and isinstance(r.get("scores"), Mapping) and (wanted is None or str(r.get("id")) in wanted)
+        ]
     filters = [r.get("filter") for r in records]
     keep = "none" if "none" in filters else (filters[0] if filters else None)
     return [(str(r.get("doc_id")), r) for r in records if r.get("filter") == keep]

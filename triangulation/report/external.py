@@ -121,7 +121,15 @@ def leaderboard_table(frame: pd.DataFrame) -> pd.DataFrame:
     cols = {c: cols[c] for c in frame.columns if c in cols}  # the file's column order
     if not cols:
         raise UserError("Open LLM Leaderboard export has none of the score columns " + ", ".join(LEADERBOARD_SCORES))
-    out = frame[[key, *cols]].rename(columns=cols).drop_duplicates(subset=key, keep="first")
+    out = frame[[key, *cols]].rename(columns=cols).drop_duplicates()  # a row repeated as is says nothing new
+    clash = out[key][out[key].duplicated()]
+    if len(clash):
+        names = list(dict.fromkeys(map(str, clash)))
+        raise UserError(
+            f"Open LLM Leaderboard export: {len(names)} {key} value(s) on several rows with different scores "
+            f"({', '.join(repr(n) for n in names[:3])}{', ...' if len(names) > 3 else ''}); keep one row per model "
+            "(e.g. one precision or revision) so that no row is dropped silently"
+        )
     return out.set_index(key).apply(pd.to_numeric, errors="coerce")
 
 

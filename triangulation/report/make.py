@@ -9,7 +9,7 @@ from typing import Any
 
 from plumbing import run_folder
 from plumbing.errors import UserError
-from plumbing.output_dirs import ensure_output_dir
+from plumbing.output_dirs import check_replaceable, replacing_dir
 from triangulation.runs.results_io import name_models, read_run
 
 
@@ -41,25 +41,32 @@ def make_report(
     if not results and not externals:
         raise UserError("give at least one results folder or --external table")
     taxonomy = load_taxonomy(abilities)
-    ensure_output_dir(out, "--out")
+    check_replaceable(out, "--out", "report", is_old_report)  # a folder of the user's: refused before any work
     files = [f for root in results for f in run_folder.results_files(root)]
     runs = [read_run(f) for f in tqdm(files, desc="reading results", unit="file", disable=len(files) < 5)]
     name_models(runs, labels)  # two models whose paths end in the same folder name keep two rows
-    path = build_report(
-        runs,
-        read_externals(list(externals)),
-        taxonomy,
-        out,
-        pairs=list(pairs),
-        include_subtasks=subtasks,
-        title=title,
-        judge=connections_judge(judge_model, judge_model_args),
-        sizes=read_sizes(sizes),
-        scatter=list(scatter) or None,
-    )
+    with replacing_dir(out, "--out", "report", is_old_report) as tmp:  # no file of an earlier report stays beside it
+        path = build_report(
+            runs,
+            read_externals(list(externals)),
+            taxonomy,
+            tmp,
+            pairs=list(pairs),
+            include_subtasks=subtasks,
+            title=title,
+            judge=connections_judge(judge_model, judge_model_args),
+            sizes=read_sizes(sizes),
+            scatter=list(scatter) or None,
+        )
+    path = Path(out) / path.relative_to(tmp)
     if torn := run_folder.torn_lines(results):  # the episode pages and the analyses left those lines out
         print(f"report: {torn.describe()}", file=sys.stderr)
     return path
+
+
+def is_old_report(folder: Path) -> bool:
+    """A report folder written before folders were marked: ``report.html`` beside ``scores.csv``."""
+    return (folder / "report.html").is_file() and (folder / "scores.csv").is_file()
 
 
 def connections_judge(model: str | None, model_args: Any):

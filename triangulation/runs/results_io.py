@@ -38,6 +38,7 @@ class Run:
     samples: dict[str, Path] = field(default_factory=dict)  # task -> its samples / episodes JSONL
     n_samples: dict[str, int] = field(default_factory=dict)  # task -> samples scored (lm-eval's ``n-samples``, effective)
     n_total: dict[str, int] = field(default_factory=dict)  # task -> samples of the whole task (``n-samples``, original)
+    episode_ids: dict[str, set[str]] = field(default_factory=dict)  # task -> the episodes its numbers come from (play)
     config: dict[str, Any] = field(default_factory=dict)  # the results file's ``config`` (the model's whole name)
 
     def top_level_tasks(self, max_members: int = 12) -> list[str]:
@@ -77,6 +78,7 @@ def read_run(path: Path) -> Run:
         group_subtasks={str(k): list(v) for k, v in (data.get("group_subtasks") or {}).items() if isinstance(v, list)},
         n_samples=_n_samples(data.get("n-samples")),
         n_total=_n_samples(data.get("n-samples"), "original"),
+        episode_ids=_episode_ids(data.get(run_folder.EPISODE_IDS_KEY)),
         config=dict(config) if isinstance(config, dict) else {},
     )
     for task in run.results:
@@ -107,6 +109,13 @@ def say_renamed(notes: list[str]) -> None:
         if note not in _SAID:
             _SAID.add(note)
             print(f"triangulate: {note}", file=sys.stderr)
+
+
+def _episode_ids(entry: Any) -> dict[str, set[str]]:
+    """A play results file's ``episode_ids`` ({task: [id, ...]}) as sets; {} for lm-eval's files and older play ones."""
+    if not isinstance(entry, dict):
+        return {}
+    return {str(task): {str(i) for i in ids} for task, ids in entry.items() if isinstance(ids, list)}
 
 
 def _n_samples(entry: Any, which: str = "effective") -> dict[str, int]:

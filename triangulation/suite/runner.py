@@ -203,7 +203,7 @@ class Sweep:
                 return Outcome(cell, "failed", attempt - 1, time.time() - started, self._server_died(endpoint))
             t0 = time.time()
             code = self._run_process(argv, log, attempt, env, limit)
-            results = run_folder.results_since(folder, t0)
+            results = run_folder.results_since(folder, t0) or (finished_results(folder, cell) if code == 0 else [])
             if code == 0 and results:
                 write_marker(root, cell, results, time.time() - started, attempt)
                 return Outcome(cell, "done", attempt, time.time() - started)
@@ -287,6 +287,22 @@ class Sweep:
 
     def _say(self, line: str) -> None:
         (self.bar.write if self.bar is not None else print)(line)
+
+
+def finished_results(folder: Path, cell: Cell) -> list[str]:
+    """For a play cell whose child exited 0 and wrote no results file (it found every episode played, by a run whose
+    marker a kill kept from being written): the newest results file under ``folder`` that reports every task of the
+    cell, relative to ``folder`` (play exits 0 so only when that file covers the stored episodes); [] for eval."""
+    if cell.task.runner != "play":
+        return []
+    for path in reversed(run_folder.oldest_first(folder.rglob(run_folder.RESULTS_GLOB))):
+        try:
+            data = run_folder.read_results(path)
+        except UserError:
+            continue
+        if all(t in data["results"] or t in (data.get("groups") or {}) for t in cell.task.tasks):
+            return [str(path.relative_to(folder))]
+    return []
 
 
 def scrub_output(proc: subprocess.Popen, log: TextIO) -> threading.Thread:

@@ -202,6 +202,12 @@ def _names(path: Path, where: str, value: Any) -> tuple[str, ...]:
     return tuple(t.strip() for t in items)
 
 
+#: bounds of ``retries`` and ``retry_wait`` (seconds): the longest wait, ``retry_wait`` x 2^(retries - 1), stays a
+#: wait a timer can take (a 1e10 s wait, or 31+ retries at the default, overflowed it: issue 39 item 15)
+MAX_RETRIES = 20
+MAX_RETRY_WAIT = 3600.0
+
+
 def _number(path: Path, where: str, key: str, value: Any, kind=float, minimum: float | None = 0, **bounds: Any) -> Any:
     """``value`` checked by the one number check (:func:`plumbing.checks.number_problem`: finite, in range)."""
     problem = number_problem(value, integer=kind is int, minimum=minimum, **bounds)
@@ -397,11 +403,11 @@ def _members(entry: TaskEntry) -> set[str]:
             return set(expand(list(entry.tasks)))
         except UserError:
             return set()
-    from triangulation.suite.task_index import Unsplittable, leaves
+    from triangulation.suite.task_index import UnbuildableTree, leaves
 
     out: set[str] = set()
     for task in entry.tasks:
-        with contextlib.suppress(Unsplittable):
+        with contextlib.suppress(UnbuildableTree):
             out.update(leaf.name for leaf in leaves(task))
     return out
 
@@ -483,13 +489,13 @@ def load_suite(path: Path | str) -> Suite:
         name=str(data.get("name") or path.stem),
         models=models,
         tasks=tasks,
-        retries=_number(path, "top level", "retries", data.get("retries", 1), int),
+        retries=_number(path, "top level", "retries", data.get("retries", 1), int, maximum=MAX_RETRIES),
         timeout=None if data.get("timeout") is None else _number(path, "top level", "timeout", data["timeout"], minimum=None, above=0),
         max_consecutive_failures=_number(path, "top level", "max_consecutive_failures", data.get("max_consecutive_failures", 3), int, 1),
         sizes={str(k): _number(path, "sizes", str(k), v) for k, v in sizes.items()},
         report=report,
         slurm=slurm,
-        retry_wait=_number(path, "top level", "retry_wait", data.get("retry_wait", 10.0)),
+        retry_wait=_number(path, "top level", "retry_wait", data.get("retry_wait", 10.0), maximum=MAX_RETRY_WAIT),
     )
 
 

@@ -15,6 +15,7 @@ leaves, run alone, would not compute what they compute inside it is refused at p
 
 from __future__ import annotations
 
+import shutil
 from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
@@ -22,7 +23,7 @@ from typing import Any
 from plumbing import jsonio, run_folder
 from plumbing.errors import UserError
 from triangulation.suite import task_index
-from triangulation.suite.cells import Outcome, cell_dir, is_done, write_marker
+from triangulation.suite.cells import MARKER, Outcome, cell_dir, is_done, write_marker
 from triangulation.suite.spec import Cell, TaskEntry
 
 SPLIT = "split"
@@ -71,22 +72,43 @@ def merge(folder: Path, cell: Cell, subcells: Sequence[Cell], sub_folder) -> lis
     return [str(target.relative_to(folder))]
 
 
+def marked_results(folder: Path) -> Path:
+    """The results file a finished subtask cell's done-marker names (the newest by name when it names several): what
+    that cell's configuration wrote, whatever other results files the folder holds and whatever their mtimes."""
+    marker = jsonio.read_json(folder / MARKER, "done-marker")
+    named = [folder / f for f in (marker.get("results") or [] if isinstance(marker, dict) else [])]
+    if not named or not all(p.is_file() for p in named):
+        raise UserError(f"{folder / MARKER} names no results file that is there; run the suite again to rerun the subtask")
+    return run_folder.oldest_first(named)[-1]
+
+
 def _latest(folder: Path) -> dict[str, Any]:
-    files = sorted(folder.rglob(run_folder.RESULTS_GLOB), key=lambda p: p.stat().st_mtime)
-    return run_folder.read_results(files[-1])
+    return run_folder.read_results(marked_results(folder))
 
 
 def _model_folder(folder: Path) -> str:
-    files = sorted(folder.rglob(run_folder.RESULTS_GLOB), key=lambda p: p.stat().st_mtime)
-    return files[-1].parent.name if files[-1].parent != folder else "model"
+    path = marked_results(folder)
+    return path.parent.name if path.parent != folder else "model"
 
 
 def _union(payloads: Sequence[dict[str, Any]]) -> dict[str, Any]:
     out = {k: v for k, v in payloads[0].items() if not isinstance(v, dict) or k == "config"}
-    for key in ("results", "groups", "group_subtasks", "configs", "versions", "n-shot", "higher_is_better", "n-samples"):
+    for key in (
+        "results",
+        "groups",
+        "group_subtasks",
+        "configs",
+        "versions",
+        "n-shot",
+        "higher_is_better",
+        "n-samples",
+        run_folder.EPISODE_IDS_KEY,
+    ):
         out[key] = {}
         for p in payloads:
             out[key].update(p.get(key) or {})
+    if not out[run_folder.EPISODE_IDS_KEY]:  # lm-eval's subtasks: no episodes
+        del out[run_folder.EPISODE_IDS_KEY]
     return out
 
 
@@ -159,6 +181,8 @@ def expand(root: Path, todo: Sequence[Cell]) -> tuple[list[Cell], dict[str, list
         subs = subtask_cells(cell)
         if subs:
             groups[cell.label] = subs
+            if not is_done(root, cell):  # an earlier configuration's merged group: never shown beside new subtasks
+                shutil.rmtree(cell_dir(root, cell) / MERGED, ignore_errors=True)
             work += [s for s in subs if not is_done(root, s)]
         else:
             work.append(cell)
