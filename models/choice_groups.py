@@ -24,7 +24,7 @@ Pair = tuple[Sequence[int], Sequence[int]]  # (context tokens, continuation toke
 
 
 @dataclass(frozen=True)
-class Group:
+class ChoiceGroup:
     """Continuations scored together: lm-eval's requests ``members`` (indices) share ``prompt``; ``nodes`` are
     the continuation prefixes after which a next-token distribution is needed (``()``: at the prompt's end;
     one request each). A member's loglikelihood is the sum of its tokens' logprobs at the nodes along it."""
@@ -54,7 +54,7 @@ def prompt_before(context: Sequence[int], max_length: int) -> tuple[int, ...]:
     return tuple(context[-(max_length - 1) :]) if len(context) + 1 > max_length else tuple(context)
 
 
-def group_requests(pairs: Sequence[Pair], max_length: int) -> tuple[list[Group], list[int]]:
+def group_requests(pairs: Sequence[Pair], max_length: int) -> tuple[list[ChoiceGroup], list[int]]:
     """The groups the one-pass path scores and the indices it leaves to the per-choice path: continuations are
     grouped by the prompt before them (a one-token one as the parent truncates it; a longer one only when the
     parent would not truncate it), and a group whose trie needs more requests than it has members goes per
@@ -72,7 +72,7 @@ def group_requests(pairs: Sequence[Pair], max_length: int) -> tuple[list[Group],
     for prompt, members in by_prompt.items():
         nodes = trie_nodes(pairs[i][1] for i in members)
         if len(nodes) <= len(members):
-            groups.append(Group(prompt, tuple(members), nodes))
+            groups.append(ChoiceGroup(prompt, tuple(members), nodes))
         else:
             rest.extend(members)
     return groups, sorted(rest)

@@ -36,7 +36,8 @@ from lm_eval.api.registry import register_model
 from lm_eval.models.openai_completions import LocalCompletionsAPI
 from tenacity import retry, stop_after_attempt, wait_exponential
 
-from models.choice_groups import DEFAULT_LOGPROBS, ONE_PASS_MODEL, Group, group_requests
+from models.choice_groups import DEFAULT_LOGPROBS, ONE_PASS_MODEL, ChoiceGroup, group_requests
+from plumbing.checks import DEFAULT_SEED
 
 log = logging.getLogger(__name__)
 
@@ -105,7 +106,7 @@ class OnePassCompletionsLM(LocalCompletionsAPI):
         self._supported: bool | None = None  # unknown until the first one-pass request
         self.onepass_stats = OnePassStats()
 
-    def _create_payload(self, messages, generate=False, gen_kwargs=None, seed=1234, eos=None, **kwargs) -> dict:
+    def _create_payload(self, messages, generate=False, gen_kwargs=None, seed=DEFAULT_SEED, eos=None, **kwargs) -> dict:
         if kwargs.get("onepass"):
             return {
                 "model": self.model,
@@ -177,7 +178,7 @@ class OnePassCompletionsLM(LocalCompletionsAPI):
             log.warning(note)
         return ok, top
 
-    def _fill_missing(self, groups: list[Group], tops: list[dict[tuple[int, ...], dict[int, float] | None]], pairs) -> None:
+    def _fill_missing(self, groups: list[ChoiceGroup], tops: list[dict[tuple[int, ...], dict[int, float] | None]], pairs) -> None:
         """Add the logprob of each choice token outside its node's top-k, one request each with that token the only
         one allowed (vLLM's ``allowed_token_ids``): the sampled token's logprob is reported raw, over the whole
         vocabulary (vLLM's default ``--logprobs-mode raw_logprobs``: before the allowed-token mask), so it is the

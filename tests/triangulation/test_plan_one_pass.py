@@ -19,16 +19,23 @@ def ll(context: str, continuation: str) -> SimpleNamespace:
     return SimpleNamespace(arguments=(context, continuation), request_type="loglikelihood")
 
 
+def counted(instances: list) -> tuple[int, int]:
+    """(requests, served requests) of one leaf task's instances, as the plan counts them."""
+    leaf = SimpleNamespace(instances=instances, doc_to_target=lambda doc: "hi")
+    row = _count_instances(leaf, words)
+    return row["requests"], row["served_requests"]
+
+
 def test_one_token_choices_are_one_request_per_question():
     letters = [ll(f"Q{q}\nAnswer:", f" {c}") for q in range(3) for c in "ABCD"]
     digits = [ll(f"Q{q}\nAnswer: ", c) for q in range(2) for c in "1234"]  # " " + digit: a trie of 2 nodes
     shared = [ll("Q8\nAnswer:", c) for c in (" exactly seven", " exactly eight", " exactly nine")]
     phrases = [ll("Q9\nAnswer:", c) for c in (" seven apples", " eight pears")]
-    generation = [SimpleNamespace(arguments=("Say hi", {}), request_type="generate_until")]
-    assert _count_instances(letters, words)[::2] == (12, 3)
-    assert _count_instances(digits, words)[::2] == (8, 4)
-    assert _count_instances(shared, words)[::2] == (3, 2)
-    assert _count_instances(phrases + generation, words)[::2] == (3, 3)  # 3 trie nodes > 2 choices: per choice
+    generation = [SimpleNamespace(arguments=("Say hi", {}), request_type="generate_until", doc={})]
+    assert counted(letters) == (12, 3)
+    assert counted(digits) == (8, 4)
+    assert counted(shared) == (3, 2)
+    assert counted(phrases + generation) == (3, 3)  # 3 trie nodes > 2 choices: per choice
     assert continuation_tokens(words, "Answer: ", "A") == [" A"]  # the context's trailing space moves over, as lm-eval does
     subs = {
         "mmlu_x": {"requests": 12, "prompt_tokens": 90, "served_requests": 3},

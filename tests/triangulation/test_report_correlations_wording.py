@@ -38,7 +38,7 @@ def one_model_and_a_published_table() -> pd.DataFrame:
 
 
 def test_the_kendall_section_says_who_enters_and_why_our_benchmarks_do_not(tmp_path):
-    from triangulation.report.top import kendall_section
+    from triangulation.report.kendall_section import kendall_section
 
     ctx = context(one_model_and_a_published_table(), tmp_path)
     ctx.run_models  # noqa: B018 (cached)

@@ -16,7 +16,8 @@ from pathlib import Path
 import tomllib
 import yaml
 
-from triangulation.suite.preflight import BATTERY, BATTERY_EXTRA, imported_modules, memory_problem
+from triangulation.suite.gpu_fit import memory_problem
+from triangulation.suite.preflight import BATTERY, BATTERY_EXTRA, imported_modules
 from triangulation.suite.spec import ModelSpec, load_suite
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -157,7 +158,7 @@ def test_memory_fit_counts_quantized_weights():
 
 
 def test_a_slurm_sweep_is_judged_against_the_partitions_gpus(tmp_path, monkeypatch):
-    from triangulation.suite.preflight import slurm_gpu_memory_mib
+    from triangulation.suite.gpu_fit import slurm_gpu_memory_mib
 
     sinfo = tmp_path / "sinfo"
     sinfo.write_text("#!/bin/sh\nprintf 'gpu:h200:8(S:0-1)\\n'\n")

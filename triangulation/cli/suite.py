@@ -26,7 +26,8 @@ from plumbing.checks import check_number
 from plumbing.errors import UserError
 from triangulation.suite.cells import DEFAULT_LAUNCHER
 from triangulation.suite.placement import Placement, gpu_inventory, pool_placements
-from triangulation.suite.plan import print_plan, write_plan
+from triangulation.suite.plan import write_plan
+from triangulation.suite.plan_print import print_plan
 from triangulation.suite.runner import run_suite, summary
 from triangulation.suite.spec import MAX_RETRIES, load_suite
 

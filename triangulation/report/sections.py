@@ -30,8 +30,9 @@ from triangulation.report.analyses import interactive_score as analyses_interact
 from triangulation.report.analyses.published import references_section
 from triangulation.report.context import ReportContext, Skipped
 from triangulation.report.discriminative import default_pairs, pair_table, parse_pairs, ratio_table
+from triangulation.report.kendall_section import kendall_section
 from triangulation.report.leaderboard import is_chance
-from triangulation.report.top import external_leaderboards, kendall_section, leaderboard_section, overview_section
+from triangulation.report.top import external_leaderboards, leaderboard_section, overview_section
 
 Built = list[Section | Skipped]
 #: how the seed 003 figures choose their models (triangulation.report.kendall.keep_common)
