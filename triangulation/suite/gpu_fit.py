@@ -64,31 +64,28 @@ def gpu_memory_mib(ids: list[str]) -> dict[str, int]:
     return {i: memory[i] for i in ids if i in memory} if ids else memory
 
 
-def slurm_node_gpus(partition: str | None) -> int | None:
-    """GPUs of the partition's largest node (``sinfo``'s generic resources), None when ``sinfo`` is missing."""
+def sinfo_gres(partition: str | None) -> str | None:
+    """``sinfo``'s generic resources of the partition's nodes (``gpu:h100:8(S:0-1)`` lines); None without ``sinfo``."""
     exe = shutil.which("sinfo")
     if exe is None:
         return None
     argv = [exe, "-h", "-o", "%G", *(["-p", partition] if partition else [])]
     try:
-        out = subprocess.run(argv, capture_output=True, text=True, timeout=30, check=False).stdout
+        return subprocess.run(argv, capture_output=True, text=True, timeout=30, check=False).stdout
     except (OSError, subprocess.TimeoutExpired):
         return None
-    return max([int(n) for n in SINFO_GPUS.findall(out)], default=0)
+
+
+def slurm_node_gpus(partition: str | None) -> int | None:
+    """GPUs of the partition's largest node (``sinfo``'s generic resources), None when ``sinfo`` is missing."""
+    out = sinfo_gres(partition)
+    return None if out is None else max([int(n) for n in SINFO_GPUS.findall(out)], default=0)
 
 
 def slurm_gpu_memory_mib(partition: str | None) -> dict[str, int]:
     """{GPU type: MiB} of the partition's nodes from ``sinfo``'s generic resources (``gpu:h100:8``) and the
     datasheet table :data:`SLURM_GPU_GB`; {} when ``sinfo`` is missing or a type is not known (then nothing is judged)."""
-    exe = shutil.which("sinfo")
-    if exe is None:
-        return {}
-    argv = [exe, "-h", "-o", "%G", *(["-p", partition] if partition else [])]
-    try:
-        out = subprocess.run(argv, capture_output=True, text=True, timeout=30, check=False).stdout
-    except (OSError, subprocess.TimeoutExpired):
-        return {}
-    types = {m.lower() for m in re.findall(r"gpu:([A-Za-z0-9_.-]+):\d+", out)}
+    types = {m.lower() for m in re.findall(r"gpu:([A-Za-z0-9_.-]+):\d+", sinfo_gres(partition) or "")}
     if not types or not types <= set(SLURM_GPU_GB):
         return {}
     return {t: int(SLURM_GPU_GB[t] * 1000 / 1.048576) for t in types}
