@@ -47,7 +47,7 @@ SUMMARIES: dict[str, str] = {
     "suite": "run a models x tasks suite (lm-eval and play tasks), resumable, then the report",
     "score": "recompute a run's metrics from its stored transcripts and samples with the current code (no model calls)",
     "view": "HTML pages of every episode and logged sample (conversations, parsed replies, scores)",
-    "probe": "membership probe (Min-K% Prob) of published items against their fresh twins (contamination)",
+    "probe": "membership probe (Min-K%% Prob) of published items against their fresh twins (contamination)",
     "export": "write runs in other tools' formats (Inspect AI .eval logs: inspect view, samples_df)",
     "tasks-dir": 'print the lm-eval task folder, for lm_eval --include_path "$(triangulate tasks-dir)"',
     "model-args": 'print the embedded SmolLM2\'s --model_args, for lm_eval --model hf --model_args "$(triangulate model-args)"',

@@ -30,7 +30,7 @@ PROBED = {f"globalgroup_{s}": f"{s}_4x4" for s in FRESH_SUBSETS}
 def add_parser(subparsers) -> argparse.ArgumentParser:
     p = subparsers.add_parser(
         "probe",
-        help="membership probe (Min-K% Prob) of published items against their fresh twins",
+        help="membership probe (Min-K%% Prob) of published items against their fresh twins",
         description=__doc__,
         formatter_class=argparse.RawDescriptionHelpFormatter,
     )
