@@ -134,8 +134,6 @@ def run_passthrough(argv: list[str]) -> int:
     if limit is not None:
         if number_problem(float(limit), above=0) is not None:  # nan, inf (1e400) and <= 0 alike
             raise UserError(f"--limit must be positive and finite (a count, or a fraction below 1), got {limit:g}")
-        shown = f"{float(limit):g}" + (" of each task's items" if float(limit) < 1 else " item(s) per task")
-        print(f"triangulate eval: --limit {shown}: a sample for testing; its scores are not the benchmark's", file=sys.stderr)
     if hasattr(args, "include_path"):
         args.include_path = include_paths(getattr(args, "include_path", None))
     model_args = command_model_args(args)
@@ -156,6 +154,9 @@ def run_passthrough(argv: list[str]) -> int:
     code = 1
     try:
         code = run_lm_eval(cli, args, model_args, rerun=rerun, embedded=embedded)
+        if code == 0 and limit is not None:  # one line of ours after the run, for lm-eval's upper-case warning
+            shown = f"{float(limit):g}" + (" of each task's items" if float(limit) < 1 else " item(s) per task")
+            print(f"triangulate eval: note: --limit {shown}: a sample for testing; its scores are not the benchmark's", file=sys.stderr)
     except OSError as exc:  # a Hub id not cached offline, unreachable files: transformers' OSError, one line
         raise UserError(f"lm-eval stopped: {' '.join(str(exc).split())[:400]}") from None
     finally:
