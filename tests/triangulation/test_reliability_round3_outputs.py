@@ -113,7 +113,7 @@ def test_a_report_is_swapped_in_whole(tmp_path, capsys):
     assert _intact(user) and not (user / "report.html").exists()
 
 
-def test_user_files_survive_every_command_with_an_out(upstream, tmp_path, capsys):
+def test_user_files_survive_every_command_with_an_out(upstream, built_data, tmp_path, capsys):
     """Done means: a user's files in one folder, every command with an ``--out``/``--output_path`` run at it."""
     user = tmp_path / "user"
     user.mkdir()

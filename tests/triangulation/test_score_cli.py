@@ -224,7 +224,7 @@ def test_score_on_a_folder_without_runs_is_a_one_line_error(tmp_path, capsys):
 
 
 @pytest.mark.slow
-def test_score_on_real_eval_and_play_runs_of_one_folder_changes_nothing(upstream, tmp_path, capsys):
+def test_score_on_real_eval_and_play_runs_of_one_folder_changes_nothing(upstream, built_data, tmp_path, capsys):
     """Issue 43 item 1, on what the real commands write (the chance player: no model to load): lm_pragmatics'
     logged multiple-choice answers (lm-eval logs them as strings) re-score to the stored values; two play runs
     of one folder with their own settings are each compared with their own results file (was: None -> 1.0);
