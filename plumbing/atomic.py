@@ -32,29 +32,23 @@ def write_text(path: str | os.PathLike, text: str, *, errors: str = "strict") ->
 def write_lines(path: str | os.PathLike, chunks: Iterable[str], *, errors: str = "strict") -> Path:
     """Replace ``path`` with the concatenation of ``chunks`` (e.g. JSONL lines, each ending in a newline) atomically,
     without building the whole text in memory."""
-    path = Path(path)
-    path.parent.mkdir(parents=True, exist_ok=True)
-    tmp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
-    try:
-        with tmp.open("w", encoding="utf-8", errors=errors) as fh:
-            for chunk in chunks:
-                fh.write(chunk)
-            fh.flush()
-            os.fsync(fh.fileno())
-        os.replace(tmp, path)
-    finally:
-        tmp.unlink(missing_ok=True)
-    return path
+    return _replace(path, (chunk.encode("utf-8", errors) for chunk in chunks))
 
 
 def write_bytes(path: str | os.PathLike, data: bytes) -> Path:
     """Replace ``path`` with ``data`` atomically (as :func:`write_lines`); parent folders are created."""
+    return _replace(path, [data])
+
+
+def _replace(path: str | os.PathLike, chunks: Iterable[bytes]) -> Path:
+    """Write ``chunks`` to a temporary sibling, flush it to disk and rename it over ``path`` (parents created)."""
     path = Path(path)
     path.parent.mkdir(parents=True, exist_ok=True)
     tmp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
     try:
         with tmp.open("wb") as fh:
-            fh.write(data)
+            for chunk in chunks:
+                fh.write(chunk)
             fh.flush()
             os.fsync(fh.fileno())
         os.replace(tmp, path)
