@@ -184,6 +184,9 @@ def run_lm_eval(cli: Any, args: argparse.Namespace, model_args: Mapping[str, Any
     """lm-eval's own run of ``args`` (after our checks), unless the same evaluation is already stored;
     ``model_args``: the command's, parsed (:func:`command_model_args`)."""
     output = getattr(args, "output_path", None)
+    from lm_eval_tasks.index_cache import install_index_cache  # lm_eval
+
+    install_index_cache()  # lm-eval's index of its 14,683 task YAMLs, built once per installation
     install_surrogate_safe_tracker()
     install_short_folder_tracker()
     install_scrubbing_request_cache()  # a suite cell's --use_cache: no echoed key in its .db

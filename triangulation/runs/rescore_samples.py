@@ -51,6 +51,9 @@ def _task_manager(metadata_json: str, full: bool):
     thousands of YAML files too with ``full``)."""
     from lm_eval.tasks import TaskManager
 
+    from lm_eval_tasks.index_cache import install_index_cache
+
+    install_index_cache()
     metadata = json.loads(metadata_json)
     return TaskManager(include_path=str(TASKS_DIR), metadata=metadata or None, include_defaults=full)
 

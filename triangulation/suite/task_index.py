@@ -23,6 +23,7 @@ from lm_eval.tasks import TaskManager
 from lm_eval.tasks import _factory as lm_factory
 
 from lm_eval_tasks import TASKS_DIR
+from lm_eval_tasks.index_cache import install_index_cache
 
 # keys a group may pass its leaves that change nothing a leaf computes or reports (its name, metadata, tags)
 _NEUTRAL_OVERRIDES = frozenset({"task", "metadata", "tag"})
@@ -32,6 +33,7 @@ _NEUTRAL_OVERRIDES = frozenset({"task", "metadata", "tag"})
 def task_manager(full: bool = True) -> Any:
     """lm-eval's task index with our task folder (as `triangulate eval` builds it), once per process;
     ``full``: lm-eval's own tasks too."""
+    install_index_cache()
     return TaskManager(include_path=[str(TASKS_DIR)], include_defaults=full)
 
 
