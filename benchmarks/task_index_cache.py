@@ -44,7 +44,9 @@ def main() -> None:
         kept = [timed(True, cache)[0] for _ in range(args.repeat)]
     b, k = statistics.median(built), statistics.median(kept)
     print(f"tasks indexed: {n}; load average {os.getloadavg()[0]:.1f}")
-    print(f"process making lm-eval's TaskManager, median of {args.repeat}: built {b:.2f} s, kept {k:.2f} s (first, writing it: {first:.2f} s)")
+    print(
+        f"process making lm-eval's TaskManager, median of {args.repeat}: built {b:.2f} s, kept {k:.2f} s (first, writing it: {first:.2f} s)"
+    )
     print(f"ratio built/kept: {b / k:.2f}x")
 
 

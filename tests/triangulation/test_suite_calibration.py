@@ -51,11 +51,12 @@ def test_the_marker_records_time_machine_model_and_work(tmp_path):
     }
 
 
-def marker(tmp_path, model: str, task: str, start: float, seconds: float, prompt: int, gen: int, key: str = "k") -> None:
+def marker(tmp_path, model: str, task: str, start: float, seconds: float, prompt: int, gen: int, key: str = "k", first=None) -> None:
     folder = tmp_path / "runs" / model / task
     folder.mkdir(parents=True)
     work = {"kind": "generate" if gen else "loglikelihood", "requests": 1, "prompt_tokens": prompt, "gen_tokens": gen}
     data = {"hardware": "cpu: test", "model": model, "model_key": key, "started": start, "seconds": seconds, "work": work}
+    data["first_request"] = first
     (folder / calibration.MARKER).write_text(json.dumps(data))
 
 
@@ -73,6 +74,35 @@ def test_measured_rates_come_from_each_model_busy_span(tmp_path):
     got = calibration.measured_rates(calibration.read_markers(tmp_path), "cpu: test")["k"]
     assert got.prefill == pytest.approx(3000 / 150) and got.decode == pytest.approx(2 * 900 / (2 * 120 - 2 * 30))
     assert calibration.measured_rates(calibration.read_markers(tmp_path), "gpu: other") == {}
+
+
+def test_a_cells_start_up_is_measured_apart_from_its_work(tmp_path):
+    # three cells start together on 2 cores, each sends its first request after 30 s (alone: 30 x 2/3 = 20 s) and
+    # ends at 130 s: 3,000 prompt tokens in the 100 s of work, not in the 130 s span
+    for task in "xyz":
+        marker(tmp_path, "ll", task, 1000, 130, 1000, 0, first=1030)
+    marker(tmp_path, "late", "w", 9000, 50, 500, 0, first=9040)  # another run of the same weights: alone, 40 s
+    got = calibration.measured_rates(calibration.read_markers(tmp_path), "cpu: test", cores=2)["k"]
+    assert got.prefill == pytest.approx((3000 + 500) / (100 + 10))
+    assert got.cell_start == pytest.approx(20)  # the median of 20, 20, 20 and 40
+    assert "cell start-up 20 s" in got.why
+    older = calibration.measured_rates([dict(m, first_request=None) for m in calibration.read_markers(tmp_path)], "cpu: test", 2)["k"]
+    assert older.cell_start is None and older.prefill == pytest.approx(3500 / 180)  # markers without it: the whole span
+
+
+@pytest.mark.slow
+def test_an_eval_cell_records_its_first_request_inside_its_span(tmp_path, built_data):
+    """A real cell (`triangulate eval`, the chance player): its marker says when its first request went out; the
+    stamp file it wrote is gone."""
+    suite = tmp_path / "s.yaml"
+    suite.write_text("name: s\nmodels:\n  - {name: chance, model: random}\ntasks:\n  - {eval: connections, limit: 2}\n")
+    argv = [sys.executable, "-m", "triangulation", "suite", str(suite), "--output_path", str(tmp_path / "out"), "--no_report"]
+    done = subprocess.run(argv, cwd=ROOT, capture_output=True, text=True, timeout=900)
+    assert done.returncode == 0, done.stdout[-2000:] + done.stderr[-2000:]
+    (folder,) = [p.parent for p in (tmp_path / "out" / "runs" / "chance").rglob(calibration.MARKER)]
+    m = json.loads((folder / calibration.MARKER).read_text())
+    assert m["started"] < m["first_request"] <= m["started"] + m["seconds"] + 0.1, m
+    assert not list(folder.glob(".first_request*"))
 
 
 def test_the_runner_places_with_the_plans_counts_and_the_measured_rates(tmp_path):

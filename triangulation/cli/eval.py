@@ -31,7 +31,12 @@ from plumbing.output_dirs import ensure_output_dir, remove_if_empty
 from plumbing.run_folder import short_folder_name
 from triangulation.cli.eval_checks import check_task_names
 from triangulation.cli.eval_index import own_task_index
-from triangulation.cli.eval_outputs import fail_on_server_errors, install_scrubbing_request_cache, scrub_written_files
+from triangulation.cli.eval_outputs import (
+    fail_on_server_errors,
+    install_first_request_stamp,
+    install_scrubbing_request_cache,
+    scrub_written_files,
+)
 
 MODEL_FLAGS = ("--model", "-M", "--model_args", "-a", "--config", "-C")
 NON_RUN = ("ls", "validate", "-h", "--help")
@@ -101,10 +106,25 @@ What triangulate adds:
   no --model       the embedded SmolLM2-135M-Instruct (`triangulate model-args` prints its --model_args)
   --model random   the chance player (a random well-formed reply to each prompt; the report's chance row)
   secrets          api keys and URL passwords in --model_args never reach the results, logs or samples
+  --first_request_file F   write the time of the first model request to F (the suite's cells: start-up vs work)
 Example: triangulate eval --tasks globalgroup_zh --limit 2 --apply_chat_template --output_path out
 
 lm-eval's own arguments (`lm_eval run --help`):
 """
+
+
+#: the suite's eval cells: a file to write the time of the first model request to (its start-up ends there)
+FIRST_REQUEST_FLAG = "--first_request_file"
+
+
+def without_option(argv: list[str], flag: str) -> tuple[list[str], str | None]:
+    """``argv`` without ``flag VALUE`` (or ``flag=VALUE``), and the value (None when absent)."""
+    for i, item in enumerate(argv):
+        if item == flag and i + 1 < len(argv):
+            return argv[:i] + argv[i + 2 :], argv[i + 1]
+        if item.startswith(flag + "="):
+            return argv[:i] + argv[i + 1 :], item.split("=", 1)[1]
+    return argv, None
 
 
 def run_passthrough(argv: list[str]) -> int:
@@ -117,8 +137,9 @@ def run_passthrough(argv: list[str]) -> int:
         argv = ["run", "--help"]
 
     rerun = "--rerun" in argv
-    named = with_default_model([a for a in argv if a != "--rerun"])
-    embedded = named != [a for a in argv if a != "--rerun"]
+    argv, stamp = without_option([a for a in argv if a != "--rerun"], FIRST_REQUEST_FLAG)
+    named = with_default_model(argv)
+    embedded = named != argv
     argv = with_chance_name(named)
     setup_logging()
     cli = HarnessCLI()
@@ -138,6 +159,8 @@ def run_passthrough(argv: list[str]) -> int:
         args.include_path = include_paths(getattr(args, "include_path", None))
     model_args = command_model_args(args)
     check_before_lm_eval(args, model_args)
+    if stamp:
+        install_first_request_stamp(Path(stamp))
     import models.chance  # noqa: F401  (registers ``--model random``, the chance player)
     import models.onepass  # noqa: F401  (registers ``--model local-completions-onepass``, the suite's served scorer)
     from models.api import install_in_lm_eval_registry

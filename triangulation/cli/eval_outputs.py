@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import json
 import sys
+import time
 from pathlib import Path
 from typing import Any
 
@@ -62,6 +63,36 @@ class _ScrubbingCache:
 
     def __getattr__(self, name: str) -> Any:  # commit, close, ...
         return getattr(self._db, name)
+
+
+#: the model's request methods lm-eval's evaluator calls
+REQUEST_METHODS = ("loglikelihood", "loglikelihood_rolling", "generate_until")
+
+
+def install_first_request_stamp(path: Path) -> None:
+    """Write the time (``time.time()``) of the run's first model request to ``path``: where a suite cell's start-up
+    (imports, task index, data, model load, request building) ends and its work begins, for the calibration
+    (:mod:`triangulation.suite.calibration`)."""
+    import lm_eval.evaluator as evaluator
+
+    evaluate = evaluator.evaluate
+
+    def stamped_evaluate(*args: Any, **kwargs: Any) -> Any:
+        lm = kwargs["lm"] if "lm" in kwargs else args[0]
+        for name in REQUEST_METHODS:
+            setattr(lm, name, _stamping(getattr(lm, name), path))
+        return evaluate(*args, **kwargs)
+
+    evaluator.evaluate = stamped_evaluate
+
+
+def _stamping(method: Any, path: Path) -> Any:
+    def first_stamped(*args: Any, **kwargs: Any) -> Any:
+        if not path.exists():
+            atomic.write_text(path, f"{time.time():.3f}")
+        return method(*args, **kwargs)
+
+    return first_stamped
 
 
 def install_scrubbing_request_cache() -> None:

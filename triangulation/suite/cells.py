@@ -21,6 +21,8 @@ from triangulation.suite.task_stats import Counts, read_plan_counts, table_count
 from triangulation.suite.throughput import hardware
 
 MARKER = ".suite_done.json"
+#: an eval cell's ``--first_request_file`` in its folder: when its work began (read into the marker, then removed)
+FIRST_REQUEST = ".first_request"
 
 
 USAGE_ERROR = 2  # `triangulate`'s exit status for a UserError (and argparse's for a usage mistake)
@@ -98,6 +100,7 @@ def cell_argv(
         if o.get("log_samples"):
             argv += ["--log_samples"]
         argv += ["--use_cache", str(request_cache(output_dir, cell))]
+        argv += ["--first_request_file", str(output_dir / FIRST_REQUEST)]
     else:
         if endpoint is not None:
             argv += ["--max_live", str(m.num_concurrent)]  # lockstep: every live episode's turn in flight
@@ -153,12 +156,22 @@ def write_marker(root: Path, cell: Cell, results: list[str], seconds: float, att
         "attempts": attempts,
         "finished": time.strftime("%Y-%m-%dT%H:%M:%S"),
         "started": round(time.time() - seconds, 1),
+        "first_request": first_request(root, cell),
         "hardware": hardware(),
         "model": cell.model.name,
         "model_key": model_key(cell.model),
         "work": cell_counts(root, cell).as_json(),
     }
     jsonio.write_json(cell_dir(root, cell) / MARKER, payload, indent=1)
+    (cell_dir(root, cell) / FIRST_REQUEST).unlink(missing_ok=True)
+
+
+def first_request(root: Path, cell: Cell) -> float | None:
+    """When the cell's last attempt sent its first model request (``--first_request_file``; None: not recorded)."""
+    try:
+        return round(float((cell_dir(root, cell) / FIRST_REQUEST).read_text(encoding="utf-8")), 1)
+    except (OSError, ValueError):
+        return None
 
 
 def model_key(model: ModelSpec) -> str:

@@ -122,7 +122,14 @@ class ModelCost:
     def sources(self) -> dict[str, str]:
         """Where each number comes from: the two rates, and how many cells were counted or taken from the table."""
         counted = sum(1 for c in self.cells if c.counts.source == "counted")
-        return {**self.setup.rates.sources, "work": f"{counted} of {len(self.cells)} cells counted by the plan, the rest from the table"}
+        start = self.setup.cell_start_s
+        return {
+            **self.setup.rates.sources,
+            "cell_start": f"measured: {start:.0f} s before a cell's first request"
+            if start
+            else "table: 0 s (a GPU node's cells start in seconds)",
+            "work": f"{counted} of {len(self.cells)} cells counted by the plan, the rest from the table",
+        }
 
 
 def model_cost(
@@ -169,7 +176,8 @@ def model_setup(model: ModelSpec, gpus: int, measured: Mapping[str, Measured] | 
     if got is not None:
         rates = rates.with_measured(got.prefill, got.decode, got.why)
     start = estimate.HF_LOAD_S if engine == "hf" else estimate.SERVER_START_S
-    return estimate.Setup(engine, rates, start, model.num_concurrent)
+    cell_start = got.cell_start if got is not None and got.cell_start is not None else 0.0
+    return estimate.Setup(engine, rates, start, model.num_concurrent, cell_start_s=cell_start, cores=os.cpu_count() or 1)
 
 
 def model_job(
@@ -227,7 +235,7 @@ def suite_costs(
         counts = read_plan_counts(root) if root is not None else {}
     if leaves is None:
         leaves = {t.name: leaf_tasks(t) for t in suite.tasks if t.runner == "play" or t.options.get("split")}
-    measured = measured_rates(read_markers(root), hardware()) if root is not None else {}
+    measured = measured_rates(read_markers(root), hardware(), os.cpu_count() or 1) if root is not None else {}
     return [model_cost(m, suite.tasks, n_gpus, leaves, counts.get(m.name), measured=measured, gpu=gpu) for m in suite.models]
 
 

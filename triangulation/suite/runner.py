@@ -40,6 +40,7 @@ from triangulation.suite import split
 from triangulation.suite.cells import (
     CELLS_AT_ONCE,
     DEFAULT_LAUNCHER,
+    FIRST_REQUEST,
     USAGE_ERROR,
     Outcome,
     cell_argv,
@@ -202,6 +203,7 @@ class Sweep:
             if endpoint is not None and not endpoint.alive():
                 return Outcome(cell, "failed", attempt - 1, time.time() - started, self._server_died(endpoint))
             t0 = time.time()
+            (folder / FIRST_REQUEST).unlink(missing_ok=True)  # this attempt's start-up ends at its own first request
             code = self._run_process(argv, log, attempt, env, limit)
             results = run_folder.results_since(folder, t0) or (finished_results(folder, cell) if code == 0 else [])
             if code == 0 and results:
