@@ -20,6 +20,8 @@ from typing import Any
 from models.forms import CHANCE_WORDS
 from multiturn.game import Request
 from multiturn.games.clem.common import NAN, PLAYER_A, PLAYER_B, ClemGame, MasterLoop, outcome_scores
+from multiturn.games.clem.task import CLEMBENCH, ClemTask, clem_cost
+from multiturn.registry import register
 
 DESCRIBER = "Player 1"
 GUESSER = "Player 2"
@@ -241,3 +243,13 @@ class TabooGame(ClemGame):
         else:
             main = 100.0 / n_turns if won else 0.0
         return outcome_scores(invalid, won, main, requests, parsed, violated)
+
+
+@register("taboo")
+class TabooTask(ClemTask):
+    """clembench's Taboo: the describer clues a target word without it or its related words, the guesser guesses it."""
+
+    game = TabooGame
+    roles = (PLAYER_A, PLAYER_B)
+    groups = (CLEMBENCH,)
+    cost = clem_cost(episodes=60, turns=360, prompt_tokens=78_016)
