@@ -14,7 +14,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any, ClassVar
 
-from datasets_build.matched import fresh_folder, twin
+from datasets_build.fresh_names import twin
 from multiturn.games.clem.catalog import candidate_instances, check_instances_folder
 from multiturn.games.clem.common import PLAYER_A, PLAYER_B, ClemGame
 from multiturn.games.clem.taboo import TabooGame
@@ -35,6 +35,8 @@ class _Fresh:
 
     def instances(self, seed: int) -> list[dict[str, Any]]:
         """The fresh twin's episodes (fixed stimuli: the seed does not change them)."""
+        from datasets_build.matched import fresh_folder  # the generator (datasets, fastText) only when episodes are read
+
         return candidate_instances(self.game.game_name, self.fresh_dir or fresh_folder(self.game.game_name))
 
 

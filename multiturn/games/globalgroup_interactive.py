@@ -15,7 +15,7 @@ from __future__ import annotations
 from functools import partial
 from typing import Any
 
-from datasets_build.globalgroup import SUBSET_NAMES
+from datasets_build.globalgroup_names import SUBSET_NAMES
 from multiturn.games.connections_interactive import ConnectionsInteractiveTask
 from multiturn.registry import register, register_group
 

@@ -47,7 +47,7 @@ from collections.abc import Mapping, Sequence
 from statistics import NormalDist
 from typing import Any
 
-from datasets_build.nback import KINDS, MATCH, NON_MATCH, load_nback
+from datasets_build.nback_names import KINDS, MATCH, NON_MATCH
 from multiturn.game import DRY_RUN_COUNT, CostHints, EpisodeSummary, Game, Request, TaskSpec, TurnView
 from multiturn.registry import register, register_group
 from plumbing.errors import UserError
@@ -252,6 +252,8 @@ class NBackTask(TaskSpec):
     def instances(self, seed: int) -> list[dict[str, Any]]:
         """The 50 blocks of the built ``nback`` dataset in upstream order (stimuli are fixed data; the seed
         only drives sampling)."""
+        from datasets_build.nback import load_nback  # the data loader (datasets) only when episodes are read
+
         return [{"id": f"{self.name}_block{row['block']:02d}", **row} for row in load_nback(self.kind, self.n)]
 
     def make_game(self, instance: Mapping[str, Any], seed: int) -> Game:
