@@ -7,10 +7,13 @@ and at most), each row with its source. Read by :mod:`triangulation.suite.estima
 one log-likelihood request per choice, the only path today); another path (one request per question) adds
 its own key and :meth:`TaskStats.requests` picks it, falling back to ``per_choice``.
 
+A play task's row is what its game declares (``cost``, a :class:`multiturn.game.CostHints` on its class, read from
+the registry: :func:`row`), a play group's the sum of its members'; this module keeps lm-eval tasks' rows.
+
 Token counts depend on the tokenizer; the ``measured`` rows were counted by ``triangulate suite
-suites/triangulating.yaml --dry_run`` (this module's script: the plan's counters) with the embedded SmolLM2's
-tokenizer on 2026-11-28, the ``issue 37`` rows with Llama-3's (the issue's count), the ``assumed`` rows are
-round figures from the prompt's shape (no data here: the Hub is unreachable).
+suites/triangulating.yaml --dry_run`` (the plan's counters) with the embedded SmolLM2's tokenizer on 2026-11-28
+(:data:`multiturn.game.DRY_RUN_COUNT`), the ``issue 37`` rows with Llama-3's (the issue's count), the ``assumed``
+rows are round figures from the prompt's shape (no data here: the Hub is unreachable).
 """
 
 from __future__ import annotations
