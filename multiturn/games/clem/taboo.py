@@ -21,6 +21,7 @@ from models.forms import CHANCE_WORDS
 from multiturn.game import Request
 from multiturn.games.clem.common import NAN, PLAYER_A, PLAYER_B, ClemGame, MasterLoop, outcome_scores
 from multiturn.games.clem.task import CLEMBENCH, ClemTask, clem_cost
+from multiturn.games.clem.wordle import legal_words
 from multiturn.registry import register
 
 DESCRIBER = "Player 1"
@@ -136,8 +137,6 @@ class TabooGame(ClemGame):
     @staticmethod
     def chance_reply(request: Request, rng: random.Random) -> str:
         """The describer: three random filler words as its clue; the guesser: a random legal Wordle word."""
-        from multiturn.games.clem.wordle import legal_words
-
         if request.role == PLAYER_A:
             return "CLUE: " + " ".join(rng.sample(CHANCE_WORDS, 3))
         return f"GUESS: {rng.choice(legal_words())}"
