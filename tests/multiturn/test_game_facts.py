@@ -126,5 +126,6 @@ def test_the_clembench_games_declare_their_facts():
     for game in CLEMBENCH_GAMES:
         hints = task_facts(game).cost
         assert hints is not None and hints.turns >= hints.episodes > 0 and hints.max_reply_tokens == 250
+    assert all(GAMES[game].game_name == game for game in CLEMBENCH_GAMES)  # a game plays its own dataset config
     assert GAMES["referencegame_de"] is ReferenceGame and "referencegame_de" not in clembench_games()
     assert task_facts("referencegame_de").cost is None
