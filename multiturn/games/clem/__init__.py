@@ -4,7 +4,9 @@ Tasks: ``taboo``, ``wordle``, ``wordle_withclue``, ``wordle_withcritic``, ``refe
 ``imagegame``, ``privateshared`` (group ``clembench``) and ``referencegame_<lang>`` for every
 language of the multilingual reference game upstream. Per episode: ``main_score`` (NaN when
 aborted), ``aborted``, ``lose``, ``success`` and request counts; per task also ``played``,
-``quality`` and ``clemscore``. See README.md in this folder.
+``quality`` and ``clemscore``. Each game module registers its own task (a :class:`~multiturn.games.clem.task.ClemTask`
+subclass with its facts on the class); ``GAMES`` and ``CLEMBENCH_GAMES`` are read from the registry. See README.md in
+this folder.
 
 Episodes come from the built ``clembench`` dataset (``triangulate data build``); the task option
 ``instances=FOLDER`` (``--task_args instances=./fresh_wordle``) plays the episodes of another built
