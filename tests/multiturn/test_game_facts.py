@@ -95,7 +95,7 @@ def test_a_game_in_one_module_is_in_the_catalogue_the_group_and_the_cost_model(t
         "max_gen_tokens": 45,
         "source": seen["toy"]["source"],
     }
-    assert "counted by hand" in seen["toy"]["source"]
+    assert "3 numbers per episode" in seen["toy"]["source"]
     assert (seen["toy_one"]["requests"], seen["toy_one"]["prompt_tokens"]) == (3, 30)  # --limit 1: one of three episodes
     # the clem game joined the clembench group: the catalogue, the report's list and the group's cost row
     assert "echo" in seen["clembench"] and set(CLEMBENCH_GAMES) < set(seen["clembench"])
