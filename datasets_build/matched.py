@@ -41,12 +41,12 @@ from tqdm import tqdm
 from custom_metrics.topics import Embedder
 from datasets_build import generate
 from datasets_build import globalgroup as gg
+from datasets_build.fresh_names import twin  # noqa: F401  (suite/spec.py reads it here)
 from datasets_build.hub import CardInfo, atomic_dir, write_hub_folder
 from plumbing.checks import first_n
 from plumbing.errors import UserError
 from plumbing.paths import data_root
 
-FRESH_SUFFIX = "_fresh"
 #: candidate games drawn per published game when the ARI is matched (the nearest ARI is kept)
 ARI_CANDIDATES = 6
 #: draws allowed per published game before giving up
@@ -72,15 +72,6 @@ TWINNED: dict[str, str] = {**{f"globalgroup_{s}": "eval" for s in FRESH_SUBSETS}
 
 #: the built dataset each twinned task's source is (``data build`` writes the default twins once it built it)
 SOURCE_DATASET: dict[str, str] = {**{f"globalgroup_{s}": gg.NAME for s in FRESH_SUBSETS}, **{g: "clembench" for g in CLEM_GAMES}}
-
-
-def twin(task: str) -> str:
-    return task + FRESH_SUFFIX
-
-
-def published_of(task: str) -> str | None:
-    """``globalgroup_zh`` for ``globalgroup_zh_fresh``; None for a task that is no fresh twin."""
-    return task[: -len(FRESH_SUFFIX)] if task.endswith(FRESH_SUFFIX) else None
 
 
 def globalgroup_setting(task: str) -> tuple[str, int, int]:

@@ -12,7 +12,7 @@ per trial), ``targets``, ``messages`` (the user message of each trial: the lette
 string for a grid position) and ``system_prompt``. The runner (:mod:`multiturn.games.nback`) plays these
 rows and reads nothing else.
 
-Adding a variant: add it to :data:`KINDS` and its files upstream; the builder and the loader follow.
+Adding a variant: add it to :data:`~datasets_build.nback_names.KINDS` and its files upstream; the builder and the loader follow.
 """
 
 from __future__ import annotations
@@ -26,6 +26,7 @@ import datasets
 from datasets_build.hub import CardInfo, write_hub_folder
 from datasets_build.load import load_config
 from datasets_build.manifest import pinned_source_line
+from datasets_build.nback_names import KINDS, MATCH, NON_MATCH
 from datasets_build.registry import register_builder
 from datasets_build.sources import source_dir
 from datasets_build.upstream_literals import message_literals, notebook_cells, string_assignments
@@ -34,12 +35,6 @@ from plumbing.errors import UserError
 NAME = "nback"
 N_BLOCKS = 50
 LEVELS = (1, 2, 3)
-MATCH, NON_MATCH = "m", "-"
-#: variant -> its upstream block folder (under ChatGPT-WM/datasets) and system-prompt file name
-KINDS: dict[str, dict[str, str]] = {
-    "verbal": {"folder": "letters", "prompt": "verbal_{n}back.txt"},
-    "spatial": {"folder": "grids_3*3", "prompt": "spatial_3x3_{n}back.txt"},
-}
 
 FEATURES = datasets.Features(
     {

@@ -129,6 +129,39 @@ class Game(abc.ABC):
         return TurnView(request.role, reply)
 
 
+#: where the cost hints of the games in this repository come from (``turns`` and ``prompt_tokens``): the suite's plan
+#: counted them, playing the chance player through the task and counting its prompts with the embedded SmolLM2's
+#: tokenizer. A new game counts its own the same way (``triangulate suite <a suite with the game> --dry_run``).
+DRY_RUN_COUNT = "measured: `triangulate suite suites/triangulating.yaml --dry_run` (chance player, SmolLM2 tokenizer), 2026-11-28"
+
+
+@dataclass(frozen=True)
+class CostHints:
+    """What a full run of a task costs, declared by the task (``TaskSpec.cost``) for the suite's cost model where
+    the plan cannot count it (no built data or no tokenizer on the machine).
+
+    ``episodes``: the episodes a full run plays; ``turns``: its model requests (every turn of every role) and
+    ``prompt_tokens`` its prompt tokens, over all episodes; ``reply_tokens``: the tokens of one reply, expected, and
+    ``max_reply_tokens`` at most (the protocol's max tokens). ``source`` says where each number comes from (counted
+    by a dry run, or assumed).
+    """
+
+    episodes: int
+    turns: int
+    prompt_tokens: int
+    reply_tokens: float
+    max_reply_tokens: float
+    source: str
+
+    @property
+    def turns_per_episode(self) -> float:
+        return self.turns / self.episodes
+
+    @property
+    def prompt_tokens_per_turn(self) -> float:
+        return self.prompt_tokens / self.turns
+
+
 class TaskSpec(abc.ABC):
     """A named test: its episodes, how to play one, how to aggregate them.
 
@@ -152,6 +185,11 @@ class TaskSpec(abc.ABC):
     #: levels a paper states analytically for this task's main metric: row label -> value (the report
     #: shows each as a reference row; e.g. an ideal learner's accuracy). Not a model, never correlated.
     reference_levels: ClassVar[dict[str, float]] = {}
+    #: the groups this task joins (e.g. ``("clembench",)``): a group registered elsewhere (``register_group``) then
+    #: lists it without an edit there; read from the class, so listing groups builds no task and loads no data.
+    groups: ClassVar[tuple[str, ...]] = ()
+    #: what a full run costs (:class:`CostHints`), for the suite's cost model; None: the cost model assumes a row.
+    cost: ClassVar[CostHints | None] = None
 
     @abc.abstractmethod
     def instances(self, seed: int) -> list[dict[str, Any]]:

@@ -29,7 +29,7 @@ from functools import cache
 from typing import Any
 
 from models.forms import register_reply_form
-from multiturn.game import Request, TaskSpec
+from multiturn.game import CostHints, Request, TaskSpec
 from plumbing.errors import UserError, unknown_names
 from plumbing.registry import Registry
 
@@ -40,10 +40,12 @@ ENTRY_POINT_GROUP = "triangulate.games"
 
 
 def family_modules() -> list[str]:
-    """Every module of :data:`GAMES_PACKAGE` (sorted), then the modules of the ``triangulate.games`` entry points."""
+    """Every module of :data:`GAMES_PACKAGE` and of its packages (sorted; a name part starting with ``_`` is
+    skipped), then the modules of the ``triangulate.games`` entry points."""
     spec = importlib.util.find_spec(GAMES_PACKAGE)
     folders = list(spec.submodule_search_locations or []) if spec else []
-    builtin = sorted(f"{GAMES_PACKAGE}.{m.name}" for m in pkgutil.iter_modules(folders) if not m.name.startswith("_"))
+    found = pkgutil.walk_packages(folders, prefix=f"{GAMES_PACKAGE}.")
+    builtin = sorted(m.name for m in found if not any(part.startswith("_") for part in m.name.split(".")))
     plugins = [ep.module for ep in importlib.metadata.entry_points(group=ENTRY_POINT_GROUP)]
     return builtin + [m for m in plugins if m not in builtin]
 
@@ -123,7 +125,31 @@ def task_names() -> list[str]:
 
 
 def group_names() -> dict[str, list[str]]:
-    return {name: list(group.members) for name, group in GROUPS.items().items()}
+    """Each group's members: those it was registered with, then the tasks that declare it (``TaskSpec.groups``)."""
+    joined: dict[str, list[str]] = {}
+    for task in task_names():
+        for group in task_facts(task).groups:
+            joined.setdefault(group, []).append(task)
+    return {name: list(dict.fromkeys([*group.members, *joined.get(name, [])])) for name, group in GROUPS.items().items()}
+
+
+@dataclass(frozen=True)
+class TaskFacts:
+    """What a task declares on its class, read without building it (no data loaded): its name, the roles it sends
+    requests for, the groups it joins, its cost hints (``None``: none declared) and its class."""
+
+    name: str
+    roles: tuple[str, ...]
+    groups: tuple[str, ...]
+    cost: CostHints | None
+    task_class: type[TaskSpec] | None
+
+
+def task_facts(name: str) -> TaskFacts:
+    """The facts task ``name`` declares (its class's attributes; a factory that is a plain function declares the
+    contract's defaults)."""
+    cls = _factory_class(TASKS.get(name)) or TaskSpec
+    return TaskFacts(name, tuple(cls.roles), tuple(cls.groups), cls.cost, None if cls is TaskSpec else cls)
 
 
 def expand(names: list[str]) -> list[str]:

@@ -12,33 +12,40 @@ compares a model's ``taboo`` and ``taboo_fresh`` results. Wordle has no twin
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Any
+from typing import Any, ClassVar
 
-from datasets_build.matched import fresh_folder, twin
-from multiturn.games.clem import ClemTask
-from multiturn.games.clem.catalog import ROLES, candidate_instances, check_instances_folder
+from datasets_build.fresh_names import twin
+from multiturn.games.clem.catalog import candidate_instances, check_instances_folder
+from multiturn.games.clem.common import PLAYER_A, PLAYER_B, ClemGame
+from multiturn.games.clem.taboo import TabooGame
+from multiturn.games.clem.task import ClemTask
 from multiturn.registry import register
 
 
 class _Fresh:
-    """Mixin: episodes from the fresh twin folder of ``self.game``."""
+    """Mixin: episodes from the fresh twin folder of the game ``game`` plays."""
 
-    game: str
+    game: ClassVar[type[ClemGame]]
     fresh_dir: Path | None
 
     def _set_folder(self, instances: str | None) -> None:
         self.fresh_dir = Path(instances).expanduser() if instances else None
         if self.fresh_dir is not None:
-            check_instances_folder(self.game, self.fresh_dir)
+            check_instances_folder(self.game.game_name, self.fresh_dir)
 
     def instances(self, seed: int) -> list[dict[str, Any]]:
         """The fresh twin's episodes (fixed stimuli: the seed does not change them)."""
-        return candidate_instances(self.game, self.fresh_dir or fresh_folder(self.game))
+        from datasets_build.matched import fresh_folder  # the generator (datasets, fastText) only when episodes are read
+
+        return candidate_instances(self.game.game_name, self.fresh_dir or fresh_folder(self.game.game_name))
 
 
 @register(twin("taboo"))
 class TabooFreshTask(_Fresh, ClemTask):
+    game = TabooGame
+    roles = (PLAYER_A, PLAYER_B)
+
     def __init__(self, *, instances: str | None = None):
         """``instances``: a ``--matched taboo`` folder (default: the seed-0 twin)."""
-        super().__init__(twin("taboo"), "taboo", ROLES["taboo"])
+        super().__init__(twin("taboo"))
         self._set_folder(instances)

@@ -29,7 +29,7 @@ from collections.abc import Mapping
 from functools import partial
 from typing import Any
 
-from multiturn.game import Request
+from multiturn.game import DRY_RUN_COUNT, CostHints, Request
 from multiturn.games.flexibility import SwitchingGame, cognitive_flexibility
 from multiturn.games.lnt import LNTGame, LNTTask
 from multiturn.games.wcst import WCSTGame, WCSTTask
@@ -77,8 +77,13 @@ def _protocol(cfg: dict[str, Any]) -> dict[str, Any]:
     return cfg
 
 
+#: the flexibility games' replies, for the cost model
+_CARD_REPLY = "expected reply 10 tokens (a card choice), at most 100: assumed"
+
+
 class WCSTTriangulatingTask(WCSTTask):
     game_class = WCSTTriangulatingGame
+    cost = CostHints(8, 200, 205_564, 10, 100, f"{DRY_RUN_COUNT}; {_CARD_REPLY}")
 
     def config(self) -> dict[str, Any]:
         return _protocol(super().config())
@@ -86,6 +91,7 @@ class WCSTTriangulatingTask(WCSTTask):
 
 class LNTTriangulatingTask(LNTTask):
     game_class = LNTTriangulatingGame
+    cost = CostHints(8, 200, 79_054, 10, 100, f"{DRY_RUN_COUNT}; {_CARD_REPLY}")
 
     def config(self) -> dict[str, Any]:
         return _protocol(super().config())

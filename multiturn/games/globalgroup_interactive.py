@@ -12,9 +12,10 @@ the subsets' one home), and the group ``globalgroup_interactive`` over them.
 
 from __future__ import annotations
 
+from functools import partial
 from typing import Any
 
-from datasets_build.globalgroup import SUBSET_NAMES
+from datasets_build.globalgroup_names import SUBSET_NAMES
 from multiturn.games.connections_interactive import ConnectionsInteractiveTask
 from multiturn.registry import register, register_group
 
@@ -45,5 +46,5 @@ def task_names() -> list[str]:
 
 
 for _subset in SUBSET_NAMES:
-    register(f"{GROUP}_{_subset}")(lambda s=_subset: GlobalGroupInteractiveTask(s))
+    register(f"{GROUP}_{_subset}")(partial(GlobalGroupInteractiveTask, _subset))
 register_group(GROUP, task_names())

@@ -47,8 +47,8 @@ from collections.abc import Mapping, Sequence
 from statistics import NormalDist
 from typing import Any
 
-from datasets_build.nback import KINDS, MATCH, NON_MATCH, load_nback
-from multiturn.game import EpisodeSummary, Game, Request, TaskSpec, TurnView
+from datasets_build.nback_names import KINDS, MATCH, NON_MATCH
+from multiturn.game import DRY_RUN_COUNT, CostHints, EpisodeSummary, Game, Request, TaskSpec, TurnView
 from multiturn.registry import register, register_group
 from plumbing.errors import UserError
 
@@ -252,6 +252,8 @@ class NBackTask(TaskSpec):
     def instances(self, seed: int) -> list[dict[str, Any]]:
         """The 50 blocks of the built ``nback`` dataset in upstream order (stimuli are fixed data; the seed
         only drives sampling)."""
+        from datasets_build.nback import load_nback  # the data loader (datasets) only when episodes are read
+
         return [{"id": f"{self.name}_block{row['block']:02d}", **row} for row in load_nback(self.kind, self.n)]
 
     def make_game(self, instance: Mapping[str, Any], seed: int) -> Game:
@@ -316,7 +318,18 @@ def _factory(kind: str, n: int, **fixed):
 for _kind in KINDS:
     for _n in (1, 2, 3):
         register(f"nback_{_kind}_{_n}")(_factory(_kind, _n))
-register("nback_verbal_3_triangulating")(_factory("verbal", 3, keep_replies=False, parse="exact"))
+
+
+@register("nback_verbal_3_triangulating")
+class NBackTriangulatingTask(NBackTask):
+    """The verbal 3-back as seed 003 ran it: its exact-match parse, the model's replies dropped from the history."""
+
+    cost = CostHints(50, 1_200, 229_200, 3, 10, f"{DRY_RUN_COUNT}; expected reply 3 tokens (one letter or 'no'), at most 10: assumed")
+
+    def __init__(self, *, parse: str = "exact", greedy: bool = False):
+        super().__init__("verbal", 3, keep_replies=False, parse=parse, greedy=greedy)
+
+
 register_group("nback_verbal", [f"nback_verbal_{n}" for n in (1, 2, 3)])
 register_group("nback_spatial", [f"nback_spatial_{n}" for n in (1, 2, 3)])
 register_group("nback", [f"nback_{k}_{n}" for k in KINDS for n in (1, 2, 3)])

@@ -17,7 +17,7 @@ from datasets_build import matched, matched_clembench
 from datasets_build.clembench import playable
 from datasets_build.clembench_upstream import load_instances
 from datasets_build.prompts import globalgroup_doc_to_target
-from multiturn.games.clem.catalog import GAMES
+from multiturn.games.clem import GAMES
 from multiturn.games.clem.common import PLAYER_A, PLAYER_B
 from multiturn.games.clem.replay import play_game
 from plumbing.stats import benjamini_hochberg, paired_delta

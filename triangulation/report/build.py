@@ -9,7 +9,7 @@ from typing import Any
 import pandas as pd
 from tqdm.auto import tqdm
 
-from datasets_build.matched import published_of
+from datasets_build.fresh_names import published_of
 from plumbing.csvio import write_csv
 from plumbing.errors import UserError
 from plumbing.jsonio import write_text

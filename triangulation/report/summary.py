@@ -15,7 +15,7 @@ from __future__ import annotations
 
 import math
 
-from datasets_build.matched import published_of
+from datasets_build.fresh_names import published_of
 from triangulation.html import Section, Text
 from triangulation.report.cells import FORMAT_FAILURE_BELOW, LeaderboardCell
 from triangulation.report.context import ReportContext

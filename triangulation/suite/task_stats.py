@@ -7,10 +7,13 @@ and at most), each row with its source. Read by :mod:`triangulation.suite.estima
 one log-likelihood request per choice, the only path today); another path (one request per question) adds
 its own key and :meth:`TaskStats.requests` picks it, falling back to ``per_choice``.
 
+A play task's row is what its game declares (``cost``, a :class:`multiturn.game.CostHints` on its class, read from
+the registry: :func:`row`), a play group's the sum of its members'; this module keeps lm-eval tasks' rows.
+
 Token counts depend on the tokenizer; the ``measured`` rows were counted by ``triangulate suite
-suites/triangulating.yaml --dry_run`` (this module's script: the plan's counters) with the embedded SmolLM2's
-tokenizer on 2026-11-28, the ``issue 37`` rows with Llama-3's (the issue's count), the ``assumed`` rows are
-round figures from the prompt's shape (no data here: the Hub is unreachable).
+suites/triangulating.yaml --dry_run`` (the plan's counters) with the embedded SmolLM2's tokenizer on 2026-11-28
+(:data:`multiturn.game.DRY_RUN_COUNT`), the ``issue 37`` rows with Llama-3's (the issue's count), the ``assumed``
+rows are round figures from the prompt's shape (no data here: the Hub is unreachable).
 """
 
 from __future__ import annotations
@@ -18,8 +21,11 @@ from __future__ import annotations
 import json
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
+from functools import cache
 from pathlib import Path
 from typing import Any
+
+from multiturn.api import DRY_RUN_COUNT, CostHints, group_names, is_play_task, task_facts
 
 PLAN_FILE = "suite_plan.json"
 DEFAULT_PATH = "per_choice"
@@ -37,6 +43,7 @@ class TaskStats:
     max_gen_tokens: float = 0.0  # at most, per request (max_gen_toks, a game's max_tokens)
     source: str = ""
     requests_per_item: Mapping[str, float] = field(default_factory=lambda: {DEFAULT_PATH: 1.0})
+    episodes: int = 0  # a play row: the episodes of a full run (0: not known)
 
     def requests(self, path: str = DEFAULT_PATH) -> float:
         return self.items * self.requests_per_item.get(path, self.requests_per_item[DEFAULT_PATH])
@@ -47,14 +54,15 @@ def _mc(items: int, choices: float, prompt: float, source: str, one_pass: float 
     return TaskStats("loglikelihood", items, prompt, source=source, requests_per_item=paths)
 
 
-def _play(requests: int, prompt_tokens: int, gen: float, max_gen: float, source: str) -> TaskStats:
-    return TaskStats("play", requests, prompt_tokens / requests, gen, max_gen, source)
+def _play(hints: CostHints) -> TaskStats:
+    """A play task's row: the cost hints its class declares (:class:`multiturn.game.CostHints`)."""
+    return TaskStats(
+        "play", hints.turns, hints.prompt_tokens_per_turn, hints.reply_tokens, hints.max_reply_tokens, hints.source, episodes=hints.episodes
+    )
 
 
-_DRY = "measured: `triangulate suite suites/triangulating.yaml --dry_run` (chance player, SmolLM2 tokenizer), 2026-11-28"
-_CLEM_GEN = "expected reply 30 tokens (assumed: one clue, guess or grid line), at most max_tokens 250 (the suite's task_args)"
-
-#: keys: suite task entries (a group's row is split equally over its leaves) or leaves (play groups, counted)
+#: keys: suite task entries of lm-eval (a group's row is split equally over its leaves); a play task's row is the
+#: cost hints its class declares, a play group's the sum of its members' (:func:`row`)
 STATS: dict[str, TaskStats] = {
     "mmlu": _mc(
         14_042,
@@ -115,30 +123,17 @@ STATS: dict[str, TaskStats] = {
         "2,500 prompt tokens (5-shot) and a 150-token plan: assumed",
     ),
     "lm_pragmatics": _mc(
-        3_205, 1, 563_325 / 3_205, f"3,205 requests, 563,325 prompt tokens ({_DRY}; lm-eval's requests of the built data)"
+        3_205, 1, 563_325 / 3_205, f"3,205 requests, 563,325 prompt tokens ({DRY_RUN_COUNT}; lm-eval's requests of the built data)"
     ),
     "simpletom_mental_state": _mc(1_147, 2, 250, "1,147 questions (lm_eval_tasks/simpletom/README.md) x 2 choices; 250 tokens: assumed"),
     "simpletom_attribution_judgment": _mc(
         2 * 1_147, 2, 250, "behavior + judgment, 1,147 questions each (lm_eval_tasks/simpletom/README.md) x 2 choices; 250 tokens: assumed"
     ),
-    "nback_verbal_3_triangulating": _play(
-        1_200, 229_200, 3, 10, f"{_DRY}; expected reply 3 tokens (one letter or 'no'), at most 10: assumed"
-    ),
-    "wcst_triangulating": _play(200, 205_564, 10, 100, f"{_DRY}; expected reply 10 tokens (a card choice), at most 100: assumed"),
-    "lnt_triangulating": _play(200, 79_054, 10, 100, f"{_DRY}; expected reply 10 tokens (a card choice), at most 100: assumed"),
-    "imagegame": _play(468, 217_530, 30, 250, f"{_DRY}; {_CLEM_GEN}"),
-    "privateshared": _play(4_800, 1_938_648, 30, 250, f"{_DRY}; {_CLEM_GEN}"),
-    "referencegame": _play(360, 104_631, 30, 250, f"{_DRY}; {_CLEM_GEN}"),
-    "taboo": _play(360, 78_016, 30, 250, f"{_DRY}; {_CLEM_GEN}"),
-    "wordle": _play(180, 70_955, 30, 250, f"{_DRY}; {_CLEM_GEN}"),
-    "wordle_withclue": _play(180, 78_835, 30, 250, f"{_DRY}; {_CLEM_GEN}"),
-    "wordle_withcritic": _play(540, 331_372, 30, 250, f"{_DRY}; {_CLEM_GEN}"),
 }
 
 
-def _group(names: Sequence[str]) -> TaskStats:
+def _group(rows: Sequence[TaskStats], names: Sequence[str]) -> TaskStats:
     """A play group's row: the sum of its games' rows."""
-    rows = [STATS[n] for n in names]
     n = sum(r.items for r in rows)
     return TaskStats(
         "play",
@@ -147,11 +142,24 @@ def _group(names: Sequence[str]) -> TaskStats:
         sum(r.items * r.gen_tokens for r in rows) / n,
         sum(r.items * r.max_gen_tokens for r in rows) / n,
         f"the sum of {', '.join(names)}",
+        episodes=sum(r.episodes for r in rows),
     )
 
 
-STATS["clembench"] = _group(["imagegame", "privateshared", "referencegame", "taboo", "wordle", "wordle_withclue", "wordle_withcritic"])
-STATS["cognitive_flexibility_triangulating"] = _group(["wcst_triangulating", "lnt_triangulating"])
+@cache
+def row(name: str) -> TaskStats | None:
+    """The row of a task or group: the eval table's (:data:`STATS`), else a play task's declared cost hints, else the
+    sum of a play group's members' rows when each declares them; None when none of these knows it."""
+    if name in STATS:
+        return STATS[name]
+    if is_play_task(name):
+        hints = task_facts(name).cost
+        return _play(hints) if hints is not None else None
+    members = group_names().get(name)
+    rows = [row(m) for m in members or []]
+    return _group(rows, members) if members and all(rows) else None
+
+
 #: a task the table does not know (assumed): 1,000 requests of 300 prompt tokens, log-likelihood
 UNKNOWN = _mc(1_000, 1, 300, "not in the table: 1,000 requests of 300 prompt tokens (assumed)")
 
@@ -184,15 +192,26 @@ def table_counts(entry: str, leaves: Sequence[str], path: str = DEFAULT_PATH, li
     out = {}
     for leaf in leaves:
         share = 1.0
-        row = STATS.get(leaf) or STATS.get(leaf.split("/")[-1])
-        if row is None:
-            row, share = STATS.get(entry, UNKNOWN), 1 / len(leaves)
-        items = row.items * share
-        if limit is not None and row.kind != "play":  # a play row counts turns, not episodes: not scaled
-            items = items * limit if limit < 1 else min(items, limit)
-        n = items * row.requests(path) / row.items
-        out[leaf] = Counts(row.kind, n, n * row.prompt_tokens, n * row.gen_tokens, n * row.max_gen_tokens, f"table: {row.source}")
+        stats = row(leaf) or row(leaf.split("/")[-1])
+        if stats is None:
+            stats, share = row(entry) or UNKNOWN, 1 / len(leaves)
+        items = stats.items * share
+        if limit is not None:
+            items = _limited(stats, items, limit)
+        n = items * stats.requests(path) / stats.items
+        out[leaf] = Counts(stats.kind, n, n * stats.prompt_tokens, n * stats.gen_tokens, n * stats.max_gen_tokens, f"table: {stats.source}")
     return out
+
+
+def _limited(stats: TaskStats, items: float, limit: float) -> float:
+    """``items`` of a row under ``limit`` (items per leaf, or a fraction of them below 1) as the runner applies it:
+    lm-eval caps questions; ``play --limit N`` plays the first N episodes (a play row's items are turns: scaled by
+    the episodes played, unscaled where the row does not know its episodes)."""
+    if stats.kind != "play":
+        return items * limit if limit < 1 else min(items, limit)
+    if not stats.episodes:
+        return items
+    return items * (limit if limit < 1 else min(stats.episodes, limit) / stats.episodes)
 
 
 def counts_from_json(data: Mapping[str, Any], source: str = "counted") -> Counts | None:

@@ -1,43 +1,38 @@
-"""The clembench games by task name, and the episodes each task plays (from built datasets)."""
+"""The episodes each clembench task plays (from built datasets, or a folder given as the ``instances`` option).
+
+The catalogue of games by task name is the registry's (:func:`multiturn.games.clem.task.games`)."""
 
 from __future__ import annotations
 
-from collections.abc import Callable
-from functools import partial
+import re
+from collections.abc import Iterable, Mapping
 from pathlib import Path
 from typing import Any
 
-from datasets_build.clembench import load_clembench
-from datasets_build.clembench_names import MULTILINGUAL_LANGUAGES
-from multiturn.games.clem.common import PLAYER_A, PLAYER_B, ClemGame
-from multiturn.games.clem.imagegame import ImageGame
-from multiturn.games.clem.privateshared import PrivateSharedGame
-from multiturn.games.clem.referencegame import ReferenceGame, multilingual_patterns
-from multiturn.games.clem.taboo import TabooGame
-from multiturn.games.clem.wordle import WordleGame
 from plumbing.errors import UserError
 
-GameFactory = Callable[..., ClemGame]
+_TAG = re.compile(r'["「]([^"「」]+?[:：])\s*["」]')
 
-GAMES: dict[str, GameFactory] = {
-    "taboo": TabooGame,
-    "wordle": partial(WordleGame, game_name="wordle"),
-    "wordle_withclue": partial(WordleGame, game_name="wordle_withclue"),
-    "wordle_withcritic": partial(WordleGame, game_name="wordle_withcritic"),
-    "referencegame": ReferenceGame,
-    "imagegame": ImageGame,
-    "privateshared": PrivateSharedGame,
-}
 
-ROLES: dict[str, tuple[str, ...]] = {
-    "taboo": (PLAYER_A, PLAYER_B),
-    "wordle": (PLAYER_A,),
-    "wordle_withclue": (PLAYER_A,),
-    "wordle_withcritic": (PLAYER_A, PLAYER_B),
-    "referencegame": (PLAYER_A, PLAYER_B),
-    "imagegame": (PLAYER_A, PLAYER_B),
-    "privateshared": (PLAYER_A,),
-}
+def prompt_tag(prompt: str) -> str:
+    """The response tag a prompt asks for: the last quoted ``word:`` in its last line."""
+    lines = prompt.strip().split("\n")
+    for line in reversed(lines):
+        found = _TAG.findall(line)
+        if found:
+            return found[-1]
+    raise ValueError("no quoted response tag found in the prompt")
+
+
+def multilingual_patterns(instance: Mapping[str, Any], labels: Iterable[str]) -> dict[str, str]:
+    """Response patterns for an instance without them, in the shape of the English v1.6 ones."""
+    tag1 = re.escape(prompt_tag(instance["player_1_prompt_header"]))
+    tag2 = re.escape(prompt_tag(instance["player_2_prompt_header"]))
+    choices = "|".join(re.escape(x) for x in sorted(set(labels), key=lambda s: (-len(s), s)))
+    return {
+        "player_1_response_pattern": rf"^{tag1}\s*(?P<content>.+)\n*(?P<remainder>.*)",
+        "player_2_response_pattern": rf"^{tag2}\s*(?P<content>{choices})\n*(?P<remainder>.*)",
+    }
 
 
 def with_patterns(episodes: list[dict[str, Any]]) -> list[dict[str, Any]]:
@@ -54,6 +49,8 @@ def candidate_instances(game: str, data_dir: Path | None = None) -> list[dict[st
     of the built ``clembench`` dataset."""
     if data_dir is not None:
         check_instances_folder(game, data_dir)
+    from datasets_build.clembench import load_clembench  # the data loader (datasets) only when episodes are read
+
     episodes = load_clembench(game, data_dir)
     return with_patterns(episodes) if game.startswith("referencegame_") else episodes
 
@@ -67,6 +64,3 @@ def check_instances_folder(game: str, data_dir: Path) -> None:
             f"({'it holds: ' + ', '.join(held) if held else 'not a built or generated clembench folder'}); "
             f"generate them with `triangulate data generate --benchmark clembench --game {game} --out DIR`, or play only the games it holds"
         )
-
-
-GAMES.update({f"referencegame_{lang}": ReferenceGame for lang in MULTILINGUAL_LANGUAGES})

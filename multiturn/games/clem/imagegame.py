@@ -22,6 +22,8 @@ import regex  # the instances' patterns, re-compatible (VERSION0); ~4x faster th
 
 from multiturn.game import Request
 from multiturn.games.clem.common import NAN, PLAYER_A, PLAYER_B, ClemGame, MasterLoop, outcome_scores
+from multiturn.games.clem.task import CLEMBENCH, ClemTask, clem_cost
+from multiturn.registry import register
 
 GIVER = "Player 1"
 FOLLOWER = "Player 2"
@@ -154,3 +156,13 @@ class ImageGame(ClemGame):
         played = not self.aborted
         scores.update(precision=precision if played else NAN, recall=recall if played else NAN, f1=f1 if played else NAN)
         return scores
+
+
+@register("imagegame")
+class ImageGameTask(ClemTask):
+    """clembench's image game: the instruction giver describes a letter grid, the drawer draws it."""
+
+    game = ImageGame
+    roles = (PLAYER_A, PLAYER_B)
+    groups = (CLEMBENCH,)
+    cost = clem_cost(episodes=40, turns=468, prompt_tokens=217_530)

@@ -22,7 +22,9 @@ from typing import Any
 
 from models.forms import CHANCE_WORDS
 from multiturn.game import Request
-from multiturn.games.clem.common import NAN, ClemGame, MasterLoop, outcome_scores
+from multiturn.games.clem.common import NAN, PLAYER_A, ClemGame, MasterLoop, outcome_scores
+from multiturn.games.clem.task import CLEMBENCH, ClemTask, clem_cost
+from multiturn.registry import register
 
 ANSWERER = "Player 1"
 QUESTIONER = "Player 2"
@@ -216,3 +218,13 @@ class PrivateSharedGame(ClemGame):
         scores = outcome_scores(False, success, bench_score(sf_acc, trunc), requests, parsed, violated)
         scores.update(accuracy=float(acc), kappa=float(kappa), slot_filling_accuracy=float(sf_acc))
         return scores
+
+
+@register("privateshared")
+class PrivateSharedTask(ClemTask):
+    """clembench's Private/Shared: the answerer fills a form while a programmatic questioner probes what it knows."""
+
+    game = PrivateSharedGame
+    roles = (PLAYER_A,)
+    groups = (CLEMBENCH,)
+    cost = clem_cost(episodes=50, turns=4_800, prompt_tokens=1_938_648)

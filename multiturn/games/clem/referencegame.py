@@ -10,43 +10,24 @@ Main score: 100 when Player 2 picks the target, else 0; NaN when aborted.
 
 The multilingual instances (``referencegame_<lang>``) carry no regular expressions: we build them
 from the tags their prompts ask for (the quoted ``Ausdruck:`` / ``Antwort:`` ...) and the answer
-labels their instances use (``erstes``, ``zweites``, ``drittes``, 1, 2, 3).
+labels their instances use (``erstes``, ``zweites``, ``drittes``, 1, 2, 3):
+:func:`multiturn.games.clem.catalog.multilingual_patterns`.
 """
 
 from __future__ import annotations
 
 import random
 import re
-from collections.abc import Iterable, Mapping
-from typing import Any
+from functools import partial
 
+from datasets_build.clembench_names import MULTILINGUAL_LANGUAGES
 from multiturn.game import Request
 from multiturn.games.clem.common import NAN, PLAYER_A, PLAYER_B, ClemGame, MasterLoop, outcome_scores
+from multiturn.games.clem.task import CLEMBENCH, ClemTask, clem_cost
+from multiturn.registry import register
 
 GIVER = "Player 1"
 FOLLOWER = "Player 2"
-_TAG = re.compile(r'["「]([^"「」]+?[:：])\s*["」]')
-
-
-def prompt_tag(prompt: str) -> str:
-    """The response tag a prompt asks for: the last quoted ``word:`` in its last line."""
-    lines = prompt.strip().split("\n")
-    for line in reversed(lines):
-        found = _TAG.findall(line)
-        if found:
-            return found[-1]
-    raise ValueError("no quoted response tag found in the prompt")
-
-
-def multilingual_patterns(instance: Mapping[str, Any], labels: Iterable[str]) -> dict[str, str]:
-    """Response patterns for an instance without them, in the shape of the English v1.6 ones."""
-    tag1 = re.escape(prompt_tag(instance["player_1_prompt_header"]))
-    tag2 = re.escape(prompt_tag(instance["player_2_prompt_header"]))
-    choices = "|".join(re.escape(x) for x in sorted(set(labels), key=lambda s: (-len(s), s)))
-    return {
-        "player_1_response_pattern": rf"^{tag1}\s*(?P<content>.+)\n*(?P<remainder>.*)",
-        "player_2_response_pattern": rf"^{tag2}\s*(?P<content>{choices})\n*(?P<remainder>.*)",
-    }
 
 
 def match(pattern: str, text: str) -> re.Match | None:
@@ -106,3 +87,24 @@ class ReferenceGame(ClemGame):
         aborted = not self.p1_valid or not (self.p2_valid or self.p2_rematched)
         success = self.answer is not None and self.answer.lower() in self.instance["target_grid_name"]
         return outcome_scores(aborted, success, NAN if aborted else 100.0 * success, requests, parsed)
+
+
+@register("referencegame")
+class ReferenceGameTask(ClemTask):
+    """clembench's reference game: the describer refers to one of three grids, the chooser picks it."""
+
+    game = ReferenceGame
+    roles = (PLAYER_A, PLAYER_B)
+    groups = (CLEMBENCH,)
+    cost = clem_cost(episodes=180, turns=360, prompt_tokens=104_631)
+
+
+class MultilingualReferenceTask(ReferenceGameTask):
+    """The multilingual reference game (seed 002 Table 2), one task per language, outside the clembench group."""
+
+    groups = ()
+    cost = None
+
+
+for _lang in MULTILINGUAL_LANGUAGES:
+    register(f"referencegame_{_lang}")(partial(MultilingualReferenceTask, f"referencegame_{_lang}"))

@@ -13,8 +13,9 @@ from collections.abc import Callable, Mapping
 from typing import Any
 
 from multiturn.game import Message
-from multiturn.games.clem.catalog import GAMES, candidate_instances
+from multiturn.games.clem.catalog import candidate_instances
 from multiturn.games.clem.common import ClemGame
+from multiturn.games.clem.task import games
 from plumbing.errors import UserError
 
 Player = Callable[[list[Message]], str]
@@ -107,7 +108,7 @@ def _recorded_target(interactions: Mapping[str, Any]) -> str | None:
 def _replay(game: str, instance: Mapping[str, Any], interactions: Mapping[str, Any]) -> tuple[ClemGame, dict, list[str]]:
     """Our master on ``instance`` with the recorded replies as scripted players: (game, unused replies, exhausted)."""
     replies = recorded_replies(interactions)
-    ours = GAMES[game](dict(instance), model_names=model_names(interactions))
+    ours = games()[game](dict(instance), model_names=model_names(interactions))
     exhausted: list[str] = []
     pending = ours.next_request()
     while pending is not None and not ours.done and not exhausted:
@@ -139,7 +140,7 @@ def recover_instance(game: str, interactions: Mapping[str, Any]) -> dict[str, An
     for instance in candidate_instances(game):
         if target is not None and instance.get("target_word") != target:
             continue
-        if _sent_messages(GAMES[game](instance).log.turns)[:1] == recorded[:1]:
+        if _sent_messages(games()[game](instance).log.turns)[:1] == recorded[:1]:
             candidates.append(instance)
     if not candidates:
         raise UserError(f"no upstream {game} instance matches the recorded first prompt")
@@ -158,8 +159,9 @@ def replay_episode(game: str, interactions: Mapping[str, Any], instance: Mapping
     ``differences`` (empty when every recorded game-master decision was reproduced),
     ``unused_replies`` (recorded replies our master never asked for) and ``instance``.
     """
-    if game not in GAMES:
-        raise UserError(f"unknown clembench game {game!r}; known: {', '.join(sorted(GAMES))}")
+    catalogue = games()
+    if game not in catalogue:
+        raise UserError(f"unknown clembench game {game!r}; known: {', '.join(sorted(catalogue))}")
     inst = dict(instance) if instance is not None else recover_instance(game, interactions)
     ours, replies, exhausted = _replay(game, inst, interactions)
     log = ours.log.as_dict()

@@ -20,6 +20,9 @@ from typing import Any
 from models.forms import CHANCE_WORDS
 from multiturn.game import Request
 from multiturn.games.clem.common import NAN, PLAYER_A, PLAYER_B, ClemGame, MasterLoop, outcome_scores
+from multiturn.games.clem.task import CLEMBENCH, ClemTask, clem_cost
+from multiturn.games.clem.wordle import legal_words
+from multiturn.registry import register
 
 DESCRIBER = "Player 1"
 GUESSER = "Player 2"
@@ -134,8 +137,6 @@ class TabooGame(ClemGame):
     @staticmethod
     def chance_reply(request: Request, rng: random.Random) -> str:
         """The describer: three random filler words as its clue; the guesser: a random legal Wordle word."""
-        from multiturn.games.clem.wordle import legal_words
-
         if request.role == PLAYER_A:
             return "CLUE: " + " ".join(rng.sample(CHANCE_WORDS, 3))
         return f"GUESS: {rng.choice(legal_words())}"
@@ -241,3 +242,13 @@ class TabooGame(ClemGame):
         else:
             main = 100.0 / n_turns if won else 0.0
         return outcome_scores(invalid, won, main, requests, parsed, violated)
+
+
+@register("taboo")
+class TabooTask(ClemTask):
+    """clembench's Taboo: the describer clues a target word without it or its related words, the guesser guesses it."""
+
+    game = TabooGame
+    roles = (PLAYER_A, PLAYER_B)
+    groups = (CLEMBENCH,)
+    cost = clem_cost(episodes=60, turns=360, prompt_tokens=78_016)

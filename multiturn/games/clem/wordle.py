@@ -27,9 +27,19 @@ from collections.abc import Mapping
 from typing import Any
 
 from multiturn.game import Request, TurnView
-from multiturn.games.clem.common import NAN, PLAYER_A, PLAYER_B, ClemGame, MasterLoop, outcome_scores
+from multiturn.games.clem.common import CLEMBENCH_MAX_TOKENS, NAN, PLAYER_A, PLAYER_B, ClemGame, MasterLoop, outcome_scores
+from multiturn.games.clem.task import CLEMBENCH, ClemTask, clem_cost
 from multiturn.games.clem.wordle_prompts import WordlePrompts
-from multiturn.games.clem.wordle_rules import feedback_tiles, find_keyword, first_unmarked_occurrence_feedback, guess_error, speed_score
+from multiturn.games.clem.wordle_rules import (
+    SPEED_VERSIONS,
+    feedback_tiles,
+    find_keyword,
+    first_unmarked_occurrence_feedback,
+    guess_error,
+    speed_score,
+)
+from multiturn.registry import register
+from plumbing.errors import UserError
 
 GUESSER = "Player 1"
 CRITIC = "Player 2"
@@ -82,12 +92,9 @@ class WordleGame(ClemGame):
         self,
         instance: Mapping[str, Any],
         model_names: Mapping[str, str] | None = None,
-        game_name: str | None = None,
         words: frozenset[str] | None = None,
         speed: str = "v1.6",
     ):
-        if game_name:
-            self.game_name = game_name
         self.speed_version = speed
         # the allowed-word list travels with each built Wordle row (``english_words``)
         self.words = words if words is not None else frozenset(instance["english_words"])
@@ -338,3 +345,64 @@ class WordleGame(ClemGame):
         requests = self.guesser_req_count + self.critic_req_count
         parsed = self.guesser_parsed_req_count + self.critic_parsed_req_count
         return outcome_scores(aborted, won, NAN if aborted else main, requests, parsed)
+
+
+class WordleWithClueGame(WordleGame):
+    """Wordle with a clue to the target word."""
+
+    game_name = "wordle_withclue"
+
+
+class WordleWithCriticGame(WordleGame):
+    """Wordle with a clue and a critic (Player 2) who agrees or disagrees with each guess."""
+
+    game_name = "wordle_withcritic"
+
+
+@register("wordle")
+class WordleTask(ClemTask):
+    """clembench's Wordle: the guesser has six guesses and letter feedback; task option ``speed`` = ``v1.6``
+    (default) or ``v1.5`` (:func:`wordle_rules.speed_score`)."""
+
+    game = WordleGame
+    roles = (PLAYER_A,)
+    groups = (CLEMBENCH,)
+    cost = clem_cost(episodes=30, turns=180, prompt_tokens=70_955)
+
+    def __init__(
+        self,
+        dataset_config: str | None = None,
+        *,
+        instances: str | None = None,
+        speed: str = "v1.6",
+        max_tokens: int = CLEMBENCH_MAX_TOKENS,
+    ):
+        super().__init__(dataset_config, instances=instances, max_tokens=max_tokens)
+        if speed not in SPEED_VERSIONS:
+            raise UserError(f"--task_args speed: one of {', '.join(SPEED_VERSIONS)}, got {speed!r}")
+        self.speed = speed
+
+    def make_game(self, instance: Mapping[str, Any], seed: int) -> WordleGame:
+        return self.game(instance, speed=self.speed)
+
+    def config(self) -> dict[str, Any]:
+        cfg = super().config()
+        cfg["speed"] = self.speed
+        return cfg
+
+
+@register("wordle_withclue")
+class WordleWithClueTask(WordleTask):
+    """clembench's Wordle with a clue to the target word."""
+
+    game = WordleWithClueGame
+    cost = clem_cost(episodes=30, turns=180, prompt_tokens=78_835)
+
+
+@register("wordle_withcritic")
+class WordleWithCriticTask(WordleTask):
+    """clembench's Wordle with a clue and a critic (``player_b``) who agrees or disagrees with each guess."""
+
+    game = WordleWithCriticGame
+    roles = (PLAYER_A, PLAYER_B)
+    cost = clem_cost(episodes=30, turns=540, prompt_tokens=331_372)

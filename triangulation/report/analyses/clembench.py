@@ -13,6 +13,7 @@ from pathlib import Path
 
 import pandas as pd
 
+from multiturn.api import clembench_games
 from plumbing.csvio import write_csv
 from triangulation.html import Image, Section, Table, Text
 from triangulation.report import plots
@@ -21,7 +22,6 @@ from triangulation.runs.results_io import Run, metric_values
 
 MULTILINGUAL_PREFIX = "referencegame_"
 MULTILINGUAL_METRICS = ("played", "quality")
-GAMES = ("taboo", "wordle", "wordle_withclue", "wordle_withcritic", "referencegame", "imagegame", "privateshared")
 METRICS = ("played", "quality", "clemscore")
 #: each metric's scale, said wherever it is shown (seed 002: % played, quality and clemscore on 0-100)
 SCALES = {"played": "% of episodes played, 0-100", "quality": "0-100", "clemscore": "played / 100 x quality, 0-100"}
@@ -47,7 +47,9 @@ def clemscore_items(records: list) -> list[float]:
 
 
 def is_game(task: str) -> bool:
-    return task in GAMES or task.startswith("referencegame_")
+    """A clembench game's task: one of the ``clembench`` group (the tasks that declare it) or a multilingual
+    reference game."""
+    return task in clembench_games() or task.startswith(MULTILINGUAL_PREFIX)
 
 
 def run_tables(runs: list[Run]) -> dict[str, pd.DataFrame]:

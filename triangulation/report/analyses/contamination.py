@@ -30,7 +30,8 @@ from typing import Any
 
 import pandas as pd
 
-from datasets_build.matched import DEFAULT_SEED, PRIVATE, published_of
+from datasets_build.fresh_names import published_of
+from datasets_build.matched import DEFAULT_SEED, PRIVATE
 from plumbing.csvio import write_csv
 from plumbing.jsonio import read_json, read_jsonl
 from plumbing.stats import benjamini_hochberg, paired_delta

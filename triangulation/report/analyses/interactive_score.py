@@ -20,8 +20,7 @@ from pathlib import Path
 
 import pandas as pd
 
-from datasets_build.clembench_names import CLEMBENCH_GAMES
-from multiturn.api import clem_aggregate, clem_episode_pooled
+from multiturn.api import clem_aggregate, clem_episode_pooled, clembench_games
 from plumbing.csvio import write_csv
 from plumbing.errors import UserError
 from triangulation.html import Table, Text
@@ -46,7 +45,7 @@ def v16_episodes() -> dict[str, int] | None:
     from datasets_build.clembench_upstream import load_instances
 
     try:
-        return {game: len(load_instances(game)) for game in CLEMBENCH_GAMES}
+        return {game: len(load_instances(game)) for game in clembench_games()}
     except (UserError, OSError):
         return None
 
