@@ -9,8 +9,8 @@ are what the cells' done-markers record): two calibration sweeps (``cal_ll``: lo
 and generating cells at once, other tasks and limits than the calibration's). The prediction is the library's own:
 :func:`triangulation.suite.placement.suite_costs` over ``DIR/root`` (the validation plan's counts, the rates
 measured from the calibration sweeps' markers, which it says) and :func:`estimate.served_finish` (each cell's end),
-with the server start measured from the calibration sweeps' logs; cell start-ups are inside the measured rates
-(the markers' spans). Then the validation sweep runs and each cell's measured end (its marker, after the server
+with the server start measured from the calibration sweeps' logs and each cell's start-up measured apart (its
+first model request, recorded in its marker). Then the validation sweep runs and each cell's measured end (its marker, after the server
 answered) is compared with the predicted one; per kind, the mean end and the ratio. Needs ``TRIANGULATE_VLLM``
 (benchmarks/README.md, "vLLM on CPU"; default: the venv ``tests/support/serving.py`` builds); ``OMP_NUM_THREADS``
 is left to vLLM; the machine's load is printed (``uptime``).

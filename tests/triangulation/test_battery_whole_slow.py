@@ -29,10 +29,8 @@ SHIPPED = ROOT / "suites" / "triangulating.yaml"
 LIMIT = 1
 CHANCE = {"name": "chance", "model": "random"}
 
-#: opt-in: the whole battery is about 110 cell processes, run one after another: 86 lm-eval cells of ~13 s of CPU
-#: each (~7 s of it lm-eval indexing its 14,683 task YAMLs), 7 of our tasks' cells ~5.5 s, 10 play cells ~8.6 s
-#: (/usr/bin/time, one cell each): ~20-25 minutes on 2 cores, more than CI's 40-minute budget has left
-WHOLE = os.environ.get("TRIANGULATE_BATTERY_WHOLE") == "1"
+#: the whole battery is about 110 cell processes run one after another (86 lm-eval cells, 7 of our tasks' cells,
+#: 10 play cells), then the report; lm-eval's task index is kept between them (lm_eval_tasks/index_cache.py)
 pytestmark = pytest.mark.slow
 
 
@@ -138,7 +136,6 @@ def _merged(root: Path, entry: str) -> dict:
 COMPARED = ("results", "groups", "group_subtasks", "n-samples", "higher_is_better", "versions")
 
 
-@pytest.mark.skipif(not WHOLE, reason="the whole shipped battery (~20-25 min on 2 cores): TRIANGULATE_BATTERY_WHOLE=1 runs it")
 def test_the_shipped_battery_runs_whole_and_every_entry_reaches_the_report(tmp_path, battery_env):
     from triangulation.report.abilities import load_taxonomy
     from triangulation.suite.spec import load_suite

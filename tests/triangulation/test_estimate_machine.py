@@ -15,8 +15,8 @@ from triangulation.suite.throughput import GPUS, Rates, table_rates
 EIGHT = [str(i) for i in range(8)]
 
 
-def cell(name: str, prompt: float, gen: float = 0.0) -> estimate.CellWork:
-    return estimate.CellWork(name, name, "eval", Counts("generate" if gen else "loglikelihood", 1, prompt, gen, gen, "test"))
+def cell(name: str, prompt: float, gen: float = 0.0, requests: int = 1) -> estimate.CellWork:
+    return estimate.CellWork(name, name, "eval", Counts("generate" if gen else "loglikelihood", requests, prompt, gen, gen, "test"))
 
 
 def test_the_request_count_per_question_follows_the_scoring_path():
@@ -54,8 +54,10 @@ def test_served_cells_share_the_server_and_fill_it():
     half = estimate.Setup("vllm", rates, 60.0, in_flight=estimate.PREFILL_FULL // 2)
     assert estimate.served_seconds(cells[:1], half) == pytest.approx(60 + 20)
     # decode at the batch in flight: 8 sequences decode at 8/s, not the full 10/s
-    gen = [cell("g", 0, 80)]
+    gen = [cell("g", 0, 80, requests=8)]
     assert estimate.served_seconds(gen, estimate.Setup("vllm", rates, 0.0, in_flight=8)) == pytest.approx(10)
+    # a cell of 2 requests decodes 2 sequences at once, however many it may keep in flight: 2/s
+    assert estimate.served_seconds([cell("g2", 0, 80, requests=2)], estimate.Setup("vllm", rates, 0.0, in_flight=8)) == pytest.approx(40)
     two = estimate.served_seconds(gen, estimate.Setup("vllm", rates, 0.0, in_flight=8), replicas=2)
     assert two == pytest.approx(10)  # 4 in flight per replica, 4/s each: a second replica does not help one cell
     b = estimate.breakdown(cells + gen, setup, gpus=2)

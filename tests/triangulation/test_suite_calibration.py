@@ -16,7 +16,7 @@ from triangulation.suite.cells import cell_dir, model_key, read_marker, write_ma
 from triangulation.suite.placement import pool_estimate, pool_placements, suite_costs
 from triangulation.suite.spec import Cell, load_suite
 from triangulation.suite.task_stats import PLAN_FILE
-from triangulation.suite.throughput import hardware
+from triangulation.suite.throughput import Rates, hardware
 
 EIGHT = [str(i) for i in range(8)]
 
@@ -51,12 +51,12 @@ def test_the_marker_records_time_machine_model_and_work(tmp_path):
     }
 
 
-def marker(tmp_path, model: str, task: str, start: float, seconds: float, prompt: int, gen: int, key: str = "k", first=None) -> None:
+def marker(tmp_path, model, task, start, seconds, prompt, gen, key="k", first=None, in_flight=None, requests=1) -> None:
     folder = tmp_path / "runs" / model / task
     folder.mkdir(parents=True)
-    work = {"kind": "generate" if gen else "loglikelihood", "requests": 1, "prompt_tokens": prompt, "gen_tokens": gen}
+    work = {"kind": "generate" if gen else "loglikelihood", "requests": requests, "prompt_tokens": prompt, "gen_tokens": gen}
     data = {"hardware": "cpu: test", "model": model, "model_key": key, "started": start, "seconds": seconds, "work": work}
-    data["first_request"] = first
+    data |= {"first_request": first, "in_flight": in_flight}
     (folder / calibration.MARKER).write_text(json.dumps(data))
 
 
@@ -72,8 +72,22 @@ def test_measured_rates_come_from_each_model_busy_span(tmp_path):
         (tmp_path / "runs" / "gen" / "z" / calibration.MARKER).read_text().replace('"gen"', '"gen2"')
     )
     got = calibration.measured_rates(calibration.read_markers(tmp_path), "cpu: test")["k"]
+    # one sequence (the markers do not say how many were in flight: 1): 1,800 tokens in 2 x 90 sequence-seconds
     assert got.prefill == pytest.approx(3000 / 150) and got.decode == pytest.approx(2 * 900 / (2 * 120 - 2 * 30))
     assert calibration.measured_rates(calibration.read_markers(tmp_path), "gpu: other") == {}
+
+
+def test_the_decode_rate_is_one_sequences_and_scales_with_the_batch(tmp_path):
+    """A generating run of 4 requests with 16 in flight decoded 4 sequences at once: 900 tokens in 90 s is 2.5
+    tokens/s per sequence; the table's full-batch rate keeps its ratio to batch 1 (at most the prefill rate)."""
+    marker(tmp_path, "ll", "x", 1000, 100, 2000, 0)  # prefill 20/s
+    marker(tmp_path, "gen", "z", 5000, 120, 600, 900, in_flight=16, requests=4)  # 30 s of prompts, 90 s of decode
+    got = calibration.measured_rates(calibration.read_markers(tmp_path), "cpu: test")["k"]
+    assert got.decode == pytest.approx(900 / (90 * 4))
+    table = Rates(prefill=1000.0, decode=100.0, decode_single=1.0)
+    rates = table.with_measured(got.prefill, got.decode, got.why)
+    assert (rates.prefill, rates.decode_single, rates.decode) == pytest.approx((20, 2.5, 20))  # 250/s capped at 20
+    assert rates.sources["decode"].startswith("measured: ") and "sequence-seconds" in rates.sources["decode"]
 
 
 def test_a_cells_start_up_is_measured_apart_from_its_work(tmp_path):

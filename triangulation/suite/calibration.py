@@ -27,7 +27,7 @@ MARKER = ".suite_done.json"
 @dataclass(frozen=True)
 class Measured:
     prefill: float | None  # prompt tokens/s
-    decode: float | None  # generated tokens/s
+    decode: float | None  # generated tokens/s of one sequence (batch 1; a batch of b: about b times that)
     why: str  # cells and span it comes from
     cell_start: float | None = None  # a cell's start-up before its first request, alone on ``cores`` cores
 
@@ -84,38 +84,59 @@ def busy_span(intervals: Iterable[tuple[float, float]]) -> float:
 
 def measured_rates(markers: Iterable[dict[str, Any]], hardware: str, cores: int = 1) -> dict[str, Measured]:
     """model key -> measured rates on ``hardware`` (``cores``: its CPU cores; see the module docstring)."""
-    groups: dict[tuple[str, str], list[dict[str, Any]]] = {}
+    by_key: dict[str, dict[str, list[dict[str, Any]]]] = {}
     for m in markers:
         if m.get("hardware") == hardware and m.get("model_key"):
-            groups.setdefault((m["model_key"], str(m.get("model"))), []).append(m)
-    sums: dict[str, dict[str, list[tuple[float, float, float, int]]]] = {}
-    for (key, _), ms in groups.items():
-        span = busy_span((work_start(m), float(m["started"]) + float(m["seconds"])) for m in ms)
-        p = sum(float(m["work"]["prompt_tokens"]) for m in ms)
-        d = sum(float(m["work"].get("gen_tokens") or 0) for m in ms)
-        kind = "decode" if d else "prefill"
-        sums.setdefault(key, {"prefill": [], "decode": []})[kind].append((span, p, d, len(ms)))
-    by_key: dict[str, list[dict[str, Any]]] = {}
-    for (key, _), ms in groups.items():
-        by_key.setdefault(key, []).extend(ms)
-    starts = {key: cell_start(ms, cores) for key, ms in by_key.items()}
+            by_key.setdefault(m["model_key"], {}).setdefault(str(m.get("model")), []).append(m)
     out = {}
-    for key, s in sums.items():
-        prefill = decode = None
+    for key, runs in by_key.items():
+        prefill_runs = [ms for ms in runs.values() if not _generated(ms)]
+        decode_runs = [ms for ms in runs.values() if _generated(ms)]
         notes = []
-        if s["prefill"]:
-            span, p = sum(x[0] for x in s["prefill"]), sum(x[1] for x in s["prefill"])
-            prefill = p / span if span > 0 else None
-            notes.append(f"prefill: {sum(x[3] for x in s['prefill'])} log-likelihood cells, {p:,.0f} prompt tokens in {span:,.0f} s")
-        if s["decode"] and prefill:
-            span = sum(x[0] for x in s["decode"])
-            p, d = sum(x[1] for x in s["decode"]), sum(x[2] for x in s["decode"])
-            left = span - p / prefill
-            if left > 0:
-                decode = d / left
-                notes.append(f"decode: {sum(x[3] for x in s['decode'])} generating cells, {d:,.0f} generated tokens in {left:,.0f} s")
-        if starts.get(key) is not None:
-            notes.append(f"cell start-up {starts[key]:.0f} s (median, one cell alone on {cores} cores)")
+        prefill = _prefill_rate(prefill_runs, notes)
+        decode = _decode_rate(decode_runs, prefill, notes) if prefill else None
+        start = cell_start([m for ms in runs.values() for m in ms], cores)
+        if start is not None:
+            notes.append(f"cell start-up {start:.0f} s (median, one cell alone on {cores} cores)")
         if prefill or decode:
-            out[key] = Measured(prefill, decode, "; ".join(notes), starts.get(key))
+            out[key] = Measured(prefill, decode, "; ".join(notes), start)
     return out
+
+
+def _generated(ms: list[dict[str, Any]]) -> float:
+    return sum(float(m["work"].get("gen_tokens") or 0) for m in ms)
+
+
+def _span(ms: list[dict[str, Any]]) -> float:
+    return busy_span((work_start(m), float(m["started"]) + float(m["seconds"])) for m in ms)
+
+
+def _prompts(ms: list[dict[str, Any]]) -> float:
+    return sum(float(m["work"]["prompt_tokens"]) for m in ms)
+
+
+def _prefill_rate(runs: list[list[dict[str, Any]]], notes: list[str]) -> float | None:
+    """Prompt tokens/s over the busy spans of runs of log-likelihood cells only."""
+    span, p = sum(_span(ms) for ms in runs), sum(_prompts(ms) for ms in runs)
+    if span <= 0:
+        return None
+    notes.append(f"prefill: {sum(map(len, runs))} log-likelihood cells, {p:,.0f} prompt tokens in {span:,.0f} s")
+    return p / span
+
+
+def _decode_rate(runs: list[list[dict[str, Any]]], prefill: float, notes: list[str]) -> float | None:
+    """Generated tokens/s of one sequence: a run's generated tokens over the span left after its prompts (at
+    ``prefill``) times the sequences it decoded at once (its requests, at most the requests its cells keep in
+    flight: ``in_flight`` in each marker, 1 where older markers do not say). A batch's sequences decode together, so
+    the engine's rate at another batch is this rate times that batch (up to the full batch)."""
+    tokens = seconds = 0.0
+    for ms in runs:
+        left = _span(ms) - _prompts(ms) / prefill
+        batch = min(sum(float(m["work"].get("requests") or 1) for m in ms), sum(float(m.get("in_flight") or 1) for m in ms))
+        if left > 0:
+            tokens += _generated(ms)
+            seconds += left * max(batch, 1.0)
+    if seconds <= 0:
+        return None
+    notes.append(f"decode: {sum(map(len, runs))} generating cells, {tokens:,.0f} generated tokens in {seconds:,.0f} sequence-seconds")
+    return tokens / seconds

@@ -160,10 +160,19 @@ def write_marker(root: Path, cell: Cell, results: list[str], seconds: float, att
         "hardware": hardware(),
         "model": cell.model.name,
         "model_key": model_key(cell.model),
+        "in_flight": in_flight(cell),
         "work": cell_counts(root, cell).as_json(),
     }
     jsonio.write_json(cell_dir(root, cell) / MARKER, payload, indent=1)
     (cell_dir(root, cell) / FIRST_REQUEST).unlink(missing_ok=True)
+
+
+def in_flight(cell: Cell) -> int:
+    """The requests a cell keeps in flight: a served model's ``num_concurrent``, else its batch size (1: auto)."""
+    if cell.model.served:
+        return cell.model.num_concurrent
+    batch = cell.task.options.get("batch_size") or cell.model.batch_size
+    return batch if isinstance(batch, int) else 1
 
 
 def first_request(root: Path, cell: Cell) -> float | None:

@@ -63,9 +63,12 @@ def prefill_seconds(c: CellWork, rates: Rates) -> float:
 
 
 def decode_seconds(c: CellWork, rates: Rates, batch: float | None = None) -> float:
-    """At full batch (None) or at ``batch`` sequences at once (between batch 1 and the full rate)."""
+    """At full batch (None) or at ``batch`` sequences at once (between batch 1 and the full rate; a cell decodes
+    at most as many sequences at once as it has requests)."""
     if not c.counts.gen_tokens:
         return 0.0
+    if batch is not None and c.counts.requests:
+        batch = min(batch, c.counts.requests)
     rate = rates.decode if batch is None else min(rates.decode, max(rates.decode_single * batch, rates.decode_single))
     return c.counts.gen_tokens / rate
 

@@ -80,14 +80,18 @@ class Rates:
     decode_single: float
     sources: dict[str, str] = field(default_factory=dict)
 
-    def with_measured(self, prefill: float | None, decode: float | None, why: str) -> Rates:
+    def with_measured(self, prefill: float | None, decode_single: float | None, why: str) -> Rates:
+        """These rates with the measured ones: ``decode_single``, one sequence's generated tokens/s, sets the
+        batch-1 rate, and the full-batch rate keeps the table's ratio to it (at most the prefill rate)."""
         sources = dict(self.sources)
         if prefill:
             sources["prefill"] = f"measured: {why}"
-        if decode:
+        if decode_single:
             sources["decode"] = f"measured: {why}"
-        ratio = (decode / self.decode) if decode else 1.0
-        return Rates(prefill or self.prefill, decode or self.decode, self.decode_single * ratio, sources)
+        prefill = prefill or self.prefill
+        if not decode_single:
+            return Rates(prefill, self.decode, self.decode_single, sources)
+        return Rates(prefill, min(self.decode * decode_single / self.decode_single, prefill), decode_single, sources)
 
 
 def table_rates(engine: str, gpu: str, size_b: float, gpus: int) -> Rates:
