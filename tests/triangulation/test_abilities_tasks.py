@@ -50,3 +50,16 @@ def test_each_mapped_task_is_attributed_back_to_its_ability():
     taxonomy = load_taxonomy()
     for ability, entry in _abilities()["tasks"].items():
         assert taxonomy.ability_of(next(iter(entry.values()))) == ability, ability
+
+
+def test_the_batterys_ifeval_is_a_control_as_the_papers_ifeval_is():
+    """Seed 003 Sec. 2 uses IFEval as a filter on the models, on neither side; the battery runs lm-eval's
+    ``leaderboard_ifeval``, which was counted as a benchmark of no side before."""
+    from fnmatch import fnmatchcase
+
+    from triangulation.report.abilities import load_taxonomy
+
+    taxonomy = load_taxonomy()
+    for name in ("ifeval", "leaderboard_ifeval", "chance/leaderboard_ifeval"):
+        assert any(fnmatchcase(name, p) for p in taxonomy.controls), name
+        assert taxonomy.assessment_of(name) is None
