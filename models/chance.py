@@ -33,11 +33,11 @@ import lm_eval.models  # noqa: F401  (lm-eval fills its registry lazily, only wh
 from lm_eval.api.model import LM
 from lm_eval.api.registry import register_model
 
-from models.forms import CHANCE_WORDS, reply_form_for
+from models.forms import CHANCE_MODEL, CHANCE_WORDS, reply_form_for
 from plumbing.checks import DEFAULT_SEED
 from plumbing.errors import UserError
 
-NAME = "random"
+NAME = CHANCE_MODEL
 LIST_LITERAL = re.compile(r"\[([^\[\]]+)\]")
 
 

@@ -12,6 +12,8 @@ import random
 from collections.abc import Callable
 
 #: filler words for a reply when the prompt offers none (the chance player and the games' chance replies)
+#: the chance player's model name (``--model random``; registered by :mod:`models.chance`)
+CHANCE_MODEL = "random"
 CHANCE_WORDS: tuple[str, ...] = ("thing", "place", "often", "small", "people", "use", "common", "kind", "make", "found")
 
 #: ``form(task, role, messages, rng) -> reply`` or None when the form does not know the task

@@ -38,7 +38,7 @@ def serve_and_run(sweep: Sweep, model: ModelSpec, todo: list[Cell], env: dict[st
             outcomes.update({c.label: Outcome(c, "failed", detail=detail) for c in left})
             break
         try:
-            results = sweep._run_concurrently(left, endpoint, endpoint.client_env(env))
+            results = sweep._run_concurrently(left, endpoint.client_env(env), endpoint)
         finally:
             died = not endpoint.alive()
             if endpoint.server is not None:

@@ -103,6 +103,8 @@ class Sweep:
         self._regroup(groups)
         if not work:  # every subtask cell finished earlier: only the merge is left
             return done + split.merge_outcomes(self.root, todo, groups, [])
+        if model.weightless:  # the chance player: its cells side by side, one per CPU core
+            return done + split.merge_outcomes(self.root, todo, groups, self._run_concurrently(work, env, workers=os.cpu_count() or 1))
         if not model.served:
             return done + split.merge_outcomes(self.root, todo, groups, self._run_serially(work, env))
         return done + split.merge_outcomes(self.root, todo, groups, serve_and_run(self, model, work, env, replicas=replicas))
@@ -142,19 +144,22 @@ class Sweep:
             self._tick()
         return out
 
-    def _run_concurrently(self, todo: list[Cell], endpoint: Endpoint, env: dict[str, str]) -> list[Outcome]:
-        """Each cell a client process of ``endpoint``, all at once; once the server is dead, cells not yet
-        finished fail as such (a rerun resumes them: play cells resume inside their episodes files)."""
+    def _run_concurrently(
+        self, todo: list[Cell], env: dict[str, str], endpoint: Endpoint | None = None, workers: int = CELLS_AT_ONCE
+    ) -> list[Outcome]:
+        """``workers`` cells at a time, each its own process (a client of ``endpoint`` when served); once the
+        server is dead, cells not yet finished fail as such (a rerun resumes them: play cells resume inside their
+        episodes files)."""
 
         def one(cell: Cell) -> Outcome:
             outcome = self.run_cell(cell, env=env, endpoint=endpoint)
             self._tick()
             return outcome
 
-        for cell in todo:  # lm-eval's task index once, here, rather than in several threads at once
+        for cell in todo if endpoint is not None else []:  # lm-eval's task index once, not in several threads at once
             if cell.task.runner == "eval":
                 needs_completions(cell.task.tasks)
-        with ThreadPoolExecutor(max_workers=min(len(todo), CELLS_AT_ONCE), thread_name_prefix="cell") as pool:
+        with ThreadPoolExecutor(max_workers=max(1, min(len(todo), workers)), thread_name_prefix="cell") as pool:
             try:
                 return list(pool.map(one, todo))
             except BaseException:  # Ctrl-C: end the cells before the pool waits for its threads

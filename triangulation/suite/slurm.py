@@ -67,7 +67,7 @@ def model_gpus(suite: Suite, model: ModelSpec) -> int:
 
 def needs_no_gpu(model: ModelSpec) -> bool:
     """The chance player and an existing endpoint (``engine: api``) compute nothing on a GPU."""
-    return model.engine == "api" or model.model == "random"
+    return model.engine == "api" or model.weightless
 
 
 def model_time(suite: Suite, model: ModelSpec) -> int:

@@ -21,6 +21,7 @@ from typing import Any
 import yaml
 
 from models.args import redact_url
+from models.forms import CHANCE_MODEL
 from models.naming import MAX_LABEL_CHARS, model_label
 from models.ref import ModelRef
 from plumbing.checks import MAX_SEED, number_problem
@@ -115,6 +116,11 @@ class ModelSpec:
     @property
     def served(self) -> bool:
         return self.engine != "hf"
+
+    @property
+    def weightless(self) -> bool:
+        """The chance player: no weights, no GPU; each of its cells is a light process of one CPU core."""
+        return self.model == CHANCE_MODEL
 
     @property
     def gpu_count(self) -> int:
