@@ -98,10 +98,35 @@ def test_a_cells_start_up_is_measured_apart_from_its_work(tmp_path):
     marker(tmp_path, "late", "w", 9000, 50, 500, 0, first=9040)  # another run of the same weights: alone, 40 s
     got = calibration.measured_rates(calibration.read_markers(tmp_path), "cpu: test", cores=2)["k"]
     assert got.prefill == pytest.approx((3000 + 500) / (100 + 10))
-    assert got.cell_start == pytest.approx(20)  # the median of 20, 20, 20 and 40
+    assert got.cell_starts[""] == pytest.approx(20)  # the median of 20, 20, 20 and 40
     assert "cell start-up 20 s" in got.why
     older = calibration.measured_rates([dict(m, first_request=None) for m in calibration.read_markers(tmp_path)], "cpu: test", 2)["k"]
-    assert older.cell_start is None and older.prefill == pytest.approx(3500 / 180)  # markers without it: the whole span
+    assert older.cell_starts == {} and older.prefill == pytest.approx(3500 / 180)  # markers without it: the whole span
+
+
+@pytest.mark.slow
+def test_start_ups_are_kept_per_task_folder_and_each_cell_joins_the_server_when_started(tmp_path):
+    """MMLU's subtasks share one lm-eval folder, so one measured subtask gives every subtask its start-up; a cell
+    that starts fast works alone on the server until the slow ones join."""
+    marker(tmp_path, "m", "mmlu_anatomy", 1000, 100, 1000, 0, first=1005)
+    marker(tmp_path, "p", "connections", 3000, 100, 1000, 0, first=3050)
+    for model, task in (("m", "mmlu_anatomy"), ("p", "connections")):  # the marker's cell label: model/task
+        path = tmp_path / "runs" / model / task / calibration.MARKER
+        path.write_text(json.dumps(json.loads(path.read_text()) | {"cell": f"{model}/{task}"}))
+    got = calibration.measured_rates(calibration.read_markers(tmp_path), "cpu: test", cores=2)["k"]
+    assert calibration.start_key("mmlu/mmlu_astronomy") == calibration.start_key("mmlu_anatomy") != calibration.start_key("connections")
+    assert got.cell_starts[calibration.start_key("mmlu/mmlu_college_physics")] == pytest.approx(5)
+    assert got.cell_starts[calibration.start_key("connections")] == pytest.approx(50)
+    # two cells on 2 cores: "fast" (start-up 10 s, 1,000 tokens) works alone at 100/s until "slow" joins at 60 s
+    from triangulation.suite import estimate
+    from triangulation.suite.task_stats import Counts
+
+    rates = Rates(prefill=100.0, decode=10.0, decode_single=1.0)
+    setup = estimate.Setup("vllm", rates, 0.0, in_flight=estimate.PREFILL_FULL, cores=2)
+    work = Counts("loglikelihood", 10, 1000, 0, 0, "test")
+    cells = [estimate.CellWork("fast", "fast", "eval", work, start_s=10.0), estimate.CellWork("slow", "slow", "eval", work, start_s=60.0)]
+    _, ends = estimate.served_finish(cells, setup)
+    assert ends == pytest.approx({"fast": 20.0, "slow": 70.0})
 
 
 @pytest.mark.slow

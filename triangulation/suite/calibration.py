@@ -8,16 +8,16 @@ model's **busy span**, the union of its cells' [start, end] intervals. Runs with
 the prefill rate (their prompt tokens over their span); then runs with generated tokens give the decode rate
 (their generated tokens over the span left after their prompts at that prefill rate). A cell whose marker
 records its first model request (``first_request``: eval cells) counts from there: its start-up (imports,
-task index, data, requests built) is measured apart, as the model's cell start-up (:func:`cell_start`), and
-is not absorbed into the rates. A merged group's marker (its subtask cells have their own) is not counted twice.
+task index, data, requests built) is measured apart, per task folder (:func:`cell_starts`), and is not
+absorbed into the rates. A merged group's marker (its subtask cells have their own) is not counted twice.
 """
 
 from __future__ import annotations
 
 import json
 import statistics
-from collections.abc import Iterable
-from dataclasses import dataclass
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
@@ -29,7 +29,7 @@ class Measured:
     prefill: float | None  # prompt tokens/s
     decode: float | None  # generated tokens/s of one sequence (batch 1; a batch of b: about b times that)
     why: str  # cells and span it comes from
-    cell_start: float | None = None  # a cell's start-up before its first request, alone on ``cores`` cores
+    cell_starts: Mapping[str, float] = field(default_factory=dict)  # :func:`cell_starts`
 
 
 def read_markers(root: Path) -> list[dict[str, Any]]:
@@ -56,17 +56,31 @@ def work_start(marker: dict[str, Any]) -> float:
     return float(first) if first is not None else float(marker["started"])
 
 
-def cell_start(markers: list[dict[str, Any]], cores: int) -> float | None:
-    """The median start-up of the cells that recorded their first request, as one cell alone would take it:
-    cells that start together share ``cores`` cores, so each start-up is scaled by ``cores / together`` when
-    more cells than cores were starting (``together``: the cells whose start-ups overlap this one's)."""
+def start_key(task: str) -> str:
+    """Cells whose start-ups are alike: those of one lm-eval task folder (one loader, one kind of data; MMLU's 57
+    subtasks share one), else of one task name. ``task``: a suite cell's task (``entry`` or ``entry/leaf``)."""
+    from triangulation.suite import task_index  # lm-eval's task index: lm_eval
+
+    leaf = task.rsplit("/", 1)[-1]
+    entry = task_index.entry(leaf)
+    path = getattr(entry, "yaml_path", None)
+    return f"folder: {Path(path).parent}" if path else f"task: {leaf}"
+
+
+def cell_starts(markers: list[dict[str, Any]], cores: int) -> dict[str, float]:
+    """The median start-up of the cells that recorded their first request, as one cell alone would take it, per
+    :func:`start_key` (and ``""``: over every cell). Cells that start together share ``cores`` cores, so each
+    start-up is scaled by ``cores / together`` when more cells than cores were starting (``together``: the cells
+    whose start-ups overlap this one's)."""
     timed = [m for m in markers if m.get("first_request") is not None]
-    alone = []
+    alone: dict[str, list[float]] = {"": []}
     for m in timed:
         a, b = float(m["started"]), work_start(m)
         together = sum(1 for o in timed if float(o["started"]) <= b and work_start(o) >= a)
-        alone.append((b - a) * min(1.0, cores / together))
-    return statistics.median(alone) if alone else None
+        seconds = (b - a) * min(1.0, cores / together)
+        alone[""].append(seconds)
+        alone.setdefault(start_key(str(m.get("cell", "")).split("/", 1)[-1]), []).append(seconds)
+    return {k: statistics.median(v) for k, v in alone.items() if v}
 
 
 def busy_span(intervals: Iterable[tuple[float, float]]) -> float:
@@ -95,11 +109,11 @@ def measured_rates(markers: Iterable[dict[str, Any]], hardware: str, cores: int 
         notes = []
         prefill = _prefill_rate(prefill_runs, notes)
         decode = _decode_rate(decode_runs, prefill, notes) if prefill else None
-        start = cell_start([m for ms in runs.values() for m in ms], cores)
-        if start is not None:
-            notes.append(f"cell start-up {start:.0f} s (median, one cell alone on {cores} cores)")
+        starts = cell_starts([m for ms in runs.values() for m in ms], cores)
+        if starts:
+            notes.append(f"cell start-up {starts['']:.0f} s (median, one cell alone on {cores} cores; {len(starts) - 1} task folder(s))")
         if prefill or decode:
-            out[key] = Measured(prefill, decode, "; ".join(notes), start)
+            out[key] = Measured(prefill, decode, "; ".join(notes), starts)
     return out
 
 

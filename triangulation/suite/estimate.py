@@ -44,6 +44,7 @@ class CellWork:
     runner: str  # eval | play
     counts: Counts
     batch: int = 0  # hf: its batch size (0: the engine's)
+    start_s: float | None = None  # a served cell's start-up alone on one core, where measured (else the Setup's)
 
 
 @dataclass(frozen=True)
@@ -87,19 +88,28 @@ def served_seconds(cells: Sequence[CellWork], setup: Setup, replicas: int = 1) -
 
 
 def served_finish(cells: Sequence[CellWork], setup: Setup, replicas: int = 1) -> tuple[float, dict[str, float]]:
-    """:func:`served_seconds` and each cell's expected end (seconds after the server starts)."""
-    live_n = min(len(cells), CELLS_AT_ONCE)
-    now = setup.start_s + setup.cell_start_s * max(1.0, live_n / max(setup.cores, 1))
+    """:func:`served_seconds` and each cell's expected end (seconds after the server starts). The first
+    ``CELLS_AT_ONCE`` cells start up together (sharing ``cores``: each start-up stretched by ``cells / cores``)
+    and join the server's work as each finishes its own; a later cell joins when a running one ends."""
+    wave = min(len(cells), CELLS_AT_ONCE)
+    stretch = max(1.0, wave / max(setup.cores, 1))
+    arrive = {i: setup.start_s + stretch * (c.start_s if c.start_s is not None else setup.cell_start_s) for i, c in enumerate(cells[:wave])}
     left = {i: 1.0 for i, c in enumerate(cells) if c.counts.prompt_tokens or c.counts.gen_tokens}
-    ends = {c.name: now for c in cells}
+    ends = {c.name: arrive.get(i, setup.start_s) for i, c in enumerate(cells)}
     order = list(left)
+    now = setup.start_s
     while left:
-        live = order[:CELLS_AT_ONCE]
+        window = order[:CELLS_AT_ONCE]
+        live = [i for i in window if arrive.get(i, now) <= now + 1e-9]
+        pending = [arrive[i] for i in window if arrive.get(i, now) > now + 1e-9]
+        if not live:
+            now = min(pending)
+            continue
         per_replica = setup.in_flight * len(live) / replicas  # requests in flight on each replica
         fill = min(1.0, per_replica / PREFILL_FULL)
         solo = {i: prefill_seconds(cells[i], setup.rates) / fill + decode_seconds(cells[i], setup.rates, per_replica) for i in live}
         share = len(live) / replicas  # each live cell gets 1/share of a replica
-        step = min(left[i] * solo[i] * share for i in live)
+        step = min([left[i] * solo[i] * share for i in live] + [t - now for t in pending])
         now += step
         for i in live:
             left[i] -= step / (solo[i] * share)

@@ -20,13 +20,13 @@ import re
 import shutil
 import subprocess
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
 
 from plumbing.errors import UserError
 from triangulation.suite import estimate
-from triangulation.suite.calibration import Measured, measured_rates, read_markers
+from triangulation.suite.calibration import Measured, measured_rates, read_markers, start_key
 from triangulation.suite.cells import model_key, sum_counts
 from triangulation.suite.pool import Job, Slot, busy_share, choose_replicas, makespan, schedule
 from triangulation.suite.spec import ModelSpec, TaskEntry
@@ -163,6 +163,9 @@ def model_cost(
         else:
             cells.append(estimate.CellWork(t.name, t.name, t.runner, sum_counts(list(work.values())), batch))
     setup = model_setup(model, max(gpus, 1), measured, gpu)
+    got = (measured or {}).get(model_key(model))
+    if got is not None and got.cell_starts:
+        cells = [replace(c, start_s=got.cell_starts.get(start_key(c.name))) for c in cells]
     most = n_gpus // gpus if model.engine == "vllm" and gpus and n_gpus else 1
     seconds = tuple(estimate.model_seconds(cells, setup, r) for r in range(1, max(most, 1) + 1))
     return ModelCost(Job(model.name, gpus, seconds), cells, setup)
@@ -176,7 +179,7 @@ def model_setup(model: ModelSpec, gpus: int, measured: Mapping[str, Measured] | 
     if got is not None:
         rates = rates.with_measured(got.prefill, got.decode, got.why)
     start = estimate.HF_LOAD_S if engine == "hf" else estimate.SERVER_START_S
-    cell_start = got.cell_start if got is not None and got.cell_start is not None else 0.0
+    cell_start = got.cell_starts.get("", 0.0) if got is not None else 0.0
     return estimate.Setup(engine, rates, start, model.num_concurrent, cell_start_s=cell_start, cores=os.cpu_count() or 1)
 
 
