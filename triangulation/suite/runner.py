@@ -152,7 +152,7 @@ class Sweep:
 
         for cell in todo:  # lm-eval's task index once, here, rather than in several threads at once
             if cell.task.runner == "eval":
-                needs_completions(cell.task.tasks)
+                needs_completions(cell.task.tasks, cell.task.include_path)
         with ThreadPoolExecutor(max_workers=min(len(todo), CELLS_AT_ONCE), thread_name_prefix="cell") as pool:
             try:
                 return list(pool.map(one, todo))
