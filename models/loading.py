@@ -67,17 +67,23 @@ def _runner_lm_class(model: str, prefix_cache: bool | None):
 
 
 def resolve_model(
-    model: str | None, model_args: str | Mapping[str, Any] | None, *, device: str | None = None, prefix_cache: bool | None = None
+    model: str | None,
+    model_args: str | Mapping[str, Any] | None,
+    *,
+    device: str | None = None,
+    prefix_cache: bool | None = None,
+    seed: int | None = None,
 ) -> tuple[str, dict[str, Any]]:
     """The registry name and model_args :func:`load_lm` builds the backend from, without loading it: ``model=None``
     is the embedded SmolLM2 (its default model_args when none are given), and the runner's additions
-    (:func:`models.args.runner_model_args`) are in. ``model_args`` given as a dict is taken as parsed."""
+    (:func:`models.args.runner_model_args`; ``seed``: play's ``--seed``) are in. ``model_args`` given as a dict
+    is taken as parsed."""
     args = parse_model_args(model_args)
     if model is None:
         model = DEFAULT_MODEL
         if not args:
             args = parse_model_args(default_model_args(device=device or "cpu"))
-    return model, runner_model_args(model, args, prefix_cache)
+    return model, runner_model_args(model, args, prefix_cache, seed)
 
 
 def load_lm(

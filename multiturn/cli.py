@@ -51,7 +51,7 @@ def _add_run_folder_flags(parser: argparse.ArgumentParser) -> None:
 
 BATCH_HELP = (
     "backend batch size (int or 'auto'), as in lm_eval; default: 1 on a CPU (prefix reuse pays there), the live "
-    "episodes (--max_live) for an hf model on a GPU (lockstep batching, benchmarks/README.md's GPU table)"
+    "episodes (--max_live) for an hf model on a GPU and for vllm (lockstep batching, benchmarks/README.md's GPU table)"
 )
 
 

@@ -92,11 +92,15 @@ class PlaySettings:
         prefix_cache = False if getattr(args, "no_prefix_cache", False) else None
         parsed = parse_model_args(args.model_args)
         check_local_model(parsed)  # a missing local model folder: one line, before --output_path is made
-        model, model_args = resolve_model(args.model, parsed, device=args.device, prefix_cache=prefix_cache)
+        seed = int(args.seed)
+        model, model_args = resolve_model(args.model, parsed, device=args.device, prefix_cache=prefix_cache, seed=seed)
         others: dict[str, tuple[str, dict[str, Any]] | None] = {"player_b": None, "judge": None}
         for role, other, other_args in (("player_b", args.model_b, args.model_args_b), ("judge", args.judge_model, args.judge_model_args)):
             if role in roles and (other or other_args):
-                others[role] = resolve_model(other or model, parse_model_args(other_args), device=args.device, prefix_cache=prefix_cache)
+                resolved = resolve_model(
+                    other or model, parse_model_args(other_args), device=args.device, prefix_cache=prefix_cache, seed=seed
+                )
+                others[role] = resolved
         model_b, model_args_b = others["player_b"] or (None, None)
         judge_model, judge_model_args = others["judge"] or (None, None)
         return cls(
@@ -109,7 +113,7 @@ class PlaySettings:
             judge_model=judge_model,
             judge_model_args=judge_model_args,
             limit=limit_value(args.limit),
-            seed=int(args.seed),
+            seed=seed,
             gen_kwargs=dict(args.gen_kwargs or {}),
             judge_gen_kwargs=dict(args.judge_gen_kwargs or {}),
             task_args=dict(args.task_args or {}),

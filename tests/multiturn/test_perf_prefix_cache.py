@@ -3,6 +3,8 @@ identical greedy replies to plain HFLM on SmolLM2 (slow)."""
 
 from __future__ import annotations
 
+import argparse
+
 import pytest
 import torch
 from lm_eval.api.instance import Instance
@@ -17,6 +19,7 @@ from models.prefix_cache import (
     common_prefix_length,
     runner_lm_class,
 )
+from multiturn.engine.settings import PlaySettings
 
 
 class _Layer:
@@ -122,6 +125,34 @@ def test_vllm_model_args_turn_prefix_caching_on_unless_set(monkeypatch):
     assert runner_model_args("vllm", {"enable_prefix_caching": False}) == {"enable_prefix_caching": False}
     assert runner_model_args("vllm", {"pretrained": "m"}, enabled=False) == {"pretrained": "m"}
     assert runner_model_args("hf", {"pretrained": "m"}) == {"pretrained": "m"}
+
+
+def test_vllm_samples_with_plays_seed_unless_model_args_set_one():
+    """Issue 43 item 7: vLLM samples in its engine process, out of reach of the runner's torch.manual_seed;
+    lm-eval's ``vllm`` seeds it with 1234 whatever ``--seed`` says unless model_args carry the seed."""
+    assert runner_model_args("vllm", {"pretrained": "m"}, seed=7)["seed"] == 7
+    assert runner_model_args("vllm", {"pretrained": "m", "seed": 3}, seed=7)["seed"] == 3
+    assert "seed" not in runner_model_args("hf", {"pretrained": "m"}, seed=7)  # hf: torch.manual_seed in process
+    args = argparse.Namespace(
+        model="vllm",
+        model_args="pretrained=m",
+        tasks="nback_verbal_1",
+        seed=11,
+        device=None,
+        max_live=None,
+        model_b=None,
+        model_args_b=None,
+        judge_model=None,
+        judge_model_args=None,
+        limit=None,
+        gen_kwargs=None,
+        judge_gen_kwargs=None,
+        task_args=None,
+        batch_size=None,
+        request_timeout=None,
+        retries=4,
+    )
+    assert PlaySettings.from_args(args, {"player"}).model_args["seed"] == 11
 
 
 class _RecordingLM(LM):

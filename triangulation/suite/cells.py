@@ -7,6 +7,7 @@ them imports the runner (:mod:`triangulation.suite.runner` runs the cells).
 from __future__ import annotations
 
 import json
+import os
 import sys
 import time
 from dataclasses import dataclass
@@ -70,7 +71,7 @@ def cell_argv(
     m, t, o = cell.model, cell.task, cell.task.options
     argv = [*launcher, t.runner, "--tasks", ",".join(t.tasks), "--output_path", str(output_dir)]
     if endpoint is not None:
-        completions = t.runner == "eval" and (not chat_template(m, o) or needs_completions(t.tasks))
+        completions = t.runner == "eval" and (not chat_template(m, o) or needs_completions(t.tasks, t.include_path))
         argv += _model_flags(*endpoint.client(completions, m.num_concurrent))
     elif m.model is None and m.model_args is None:
         # the embedded SmolLM2: each command supplies it (`eval` and `play` pick the same file)
@@ -89,6 +90,8 @@ def cell_argv(
     if m.device and endpoint is None:
         argv += ["--device", m.device]
     if t.runner == "eval":
+        if t.include_path:  # the suite's own task folders (`triangulate eval` adds ours before them)
+            argv += ["--include_path", os.pathsep.join(t.include_path)]
         if "num_fewshot" in o:
             argv += ["--num_fewshot", str(o["num_fewshot"])]
         if chat_template(m, o):

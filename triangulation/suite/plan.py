@@ -139,7 +139,7 @@ def count_eval(task: TaskEntry, model: ModelSpec, tok: Any, subtasks: Subtasks |
     if tok is None:
         return None, None, NO_TOKENIZER
     try:
-        task_dict = get_task_dict(list(task.tasks), task_manager())
+        task_dict = get_task_dict(list(task.tasks), task_manager(True, task.include_path))
     except Exception as exc:  # noqa: BLE001  (data not local, unknown task: the plan says so and goes on)
         return None, None, f"not counted: {_one_line(exc)}"
     requests = tokens = 0

@@ -24,6 +24,7 @@ from __future__ import annotations
 
 import ast
 import functools
+import glob
 import importlib.util
 import os
 import sys
@@ -114,12 +115,14 @@ def task_checks(suite: Suite, found: Findings) -> None:
     from triangulation.suite import task_index  # lm-eval's task index: lm_eval
 
     datasets: dict[str, list[str]] = {}
-    loaded: dict[str, str | None] = {}  # one load per custom_dataset call (a group's leaves often share one)
+    loaded: dict[
+        str, str | None
+    ] = {}  # one load per custom_dataset call (a group's leaves often share one), one check per local-files task
     for entry in entries:
         missing: set[str] = set()
         for name in entry.tasks:  # our tasks' index first (fast), lm-eval's whole index only for the others
             try:
-                leaves = task_index.leaf_entries(name)
+                leaves = task_index.leaf_entries(name, entry.include_path)
             except task_index.UnbuildableTree as exc:
                 found.problems.append(f"task entry {entry.name}: {name}: {exc}")
                 continue
@@ -128,7 +131,10 @@ def task_checks(suite: Suite, found: Findings) -> None:
                 continue
             for leaf in leaves:
                 missing |= set(missing_modules(Path(leaf.yaml_path).parent))
-                if (path := dataset_path(leaf)) is not None:
+                if (path := dataset_path(leaf)) is not None and is_packaged_builder(path):
+                    if leaf.name not in loaded and (problem := loaded.setdefault(leaf.name, data_files_problem(leaf))):
+                        found.problems.append(f"task {leaf.name} (entry {entry.name}): {problem}")
+                elif path is not None:
                     datasets.setdefault(path, []).append(leaf.name)
                 elif (problem := custom_dataset_problem(leaf, loaded)) is not None:
                     found.problems.append(f"task {leaf.name} (entry {entry.name}): its data cannot be loaded: {problem}")
@@ -152,6 +158,38 @@ def dataset_path(leaf: Any) -> str | None:
         return None
     path = cfg.get("dataset_path")
     return None if "custom_dataset" in cfg or not isinstance(path, str) else path
+
+
+def is_packaged_builder(path: str) -> bool:
+    """``dataset_path: json`` (csv, parquet, text, ...): one of ``datasets``' own builders reading local files
+    (``dataset_kwargs: data_files``), as a lab's own task folder (a suite's ``include_path:``) often does."""
+    from datasets.packaged_modules import _PACKAGED_DATASETS_MODULES
+
+    return path in _PACKAGED_DATASETS_MODULES
+
+
+def data_files_problem(leaf: Any) -> str | None:
+    """Why a packaged builder's ``dataset_kwargs: data_files`` cannot be read: a local file or pattern that
+    matches nothing, resolved as ``datasets.load_dataset`` resolves it (relative to the working directory, where
+    the suite runs its cells). Remote files (``hf://``, ``https://``) are left to the run. None: all found."""
+    from lm_eval.tasks._yaml_loader import load_yaml
+
+    try:
+        cfg = load_yaml(leaf.yaml_path, resolve_func=False)
+    except Exception:  # noqa: BLE001  (a YAML lm-eval itself would refuse: the run says so)
+        return None
+    files = (cfg.get("dataset_kwargs") or {}).get("data_files")
+    if files is None:
+        return f"dataset_path {cfg.get('dataset_path')} reads local files, but its dataset_kwargs name no data_files"
+    values = files.values() if isinstance(files, dict) else [files]
+    patterns = [str(f) for v in values for f in (v if isinstance(v, list) else [v])]
+    for pattern in patterns:
+        if "://" in pattern:
+            continue
+        if not glob.glob(str(Path(pattern).expanduser()), recursive=True):
+            where = "" if Path(pattern).expanduser().is_absolute() else f" (relative to the working directory {Path.cwd()})"
+            return f"its data file {pattern} is not there{where}"
+    return None
 
 
 def custom_dataset_problem(leaf: Any, loaded: dict[str, str | None]) -> str | None:

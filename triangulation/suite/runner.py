@@ -158,7 +158,7 @@ class Sweep:
 
         for cell in todo if endpoint is not None else []:  # lm-eval's task index once, not in several threads at once
             if cell.task.runner == "eval":
-                needs_completions(cell.task.tasks)
+                needs_completions(cell.task.tasks, cell.task.include_path)
         with ThreadPoolExecutor(max_workers=max(1, min(len(todo), workers)), thread_name_prefix="cell") as pool:
             try:
                 return list(pool.map(one, todo))

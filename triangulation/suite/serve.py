@@ -337,12 +337,13 @@ def api_endpoint(base_url: str, model_args: Any, api_key_env: str | None) -> End
     return Endpoint(base_url.rstrip("/"), model=str(name), tokenizer=args.pop("tokenizer", None), extra_args=args, api_key_env=api_key_env)
 
 
-def needs_completions(tasks: Iterable[str]) -> bool:
+def needs_completions(tasks: Iterable[str], include: tuple[str, ...] = ()) -> bool:
     """Whether lm-eval ``tasks`` need ``/v1/completions`` (a loglikelihood-type task among them, or one whose
-    type cannot be told: completions serve generation too, chat cannot score loglikelihoods)."""
+    type cannot be told: completions serve generation too, chat cannot score loglikelihoods); ``include``: the
+    suite's own task folders (``include_path:``)."""
     from triangulation.suite import task_index  # lm-eval's task index: lm_eval
 
     types: set[str] = set()
     for name in tasks:
-        types |= task_index.output_types(name) or {"unknown"}
+        types |= task_index.output_types(name, include) or {"unknown"}
     return bool(types & (LOGPROB_TYPES | {"unknown"}))

@@ -42,6 +42,7 @@ SUITE_KEYS = {
     "slurm",
     "retry_wait",
     "contamination",
+    "include_path",
 }
 MODEL_KEYS = {"name", "model", "model_args", "size", "apply_chat_template", "judge", "player_b", "batch_size", "device"}
 #: how a model is run: ``hf`` (each cell loads it, as lm-eval does), ``vllm`` (served once for all its cells),
@@ -142,6 +143,9 @@ class TaskEntry:
     runner: str  # "eval" (lm-eval through `triangulate eval`) or "play" (`triangulate play`)
     tasks: tuple[str, ...]
     options: dict[str, Any] = field(default_factory=dict)
+    #: an eval entry's extra lm-eval task folders or files: the suite's ``include_path:``, absolute (where the
+    #: tasks are found, not what they compute: left out of the cell's fingerprint, like our own task folder)
+    include_path: tuple[str, ...] = ()
 
 
 @dataclass
@@ -157,6 +161,7 @@ class Suite:
     report: dict[str, Any] = field(default_factory=dict)
     slurm: dict[str, Any] = field(default_factory=dict)
     retry_wait: float = 10.0  # seconds before a failed cell's first retry, doubled for each further one
+    include_path: tuple[str, ...] = ()  # the suite's own lm-eval task folders or files, absolute
 
 
 @dataclass(frozen=True)
@@ -344,7 +349,25 @@ def _serve_args(path: Path, where: str, value: Any) -> tuple[str, ...]:
     raise _fail(path, where, "serve_args must be a list of `vllm serve` flags or one string of them")
 
 
-def _task(path: Path, i: int, entry: Any, defaults: dict[str, Any]) -> TaskEntry:
+def _include_path(path: Path, value: Any) -> tuple[str, ...]:
+    """``include_path:``: lm-eval task folders or YAML files (a path or a list of them) that the suite's eval
+    entries may name tasks from, each relative to the suite file's folder unless absolute; absolute paths back."""
+    if value is None:
+        return ()
+    items = [value] if isinstance(value, str) else value
+    if not isinstance(items, list) or not items or not all(isinstance(x, str) and x.strip() for x in items):
+        raise _fail(path, "include_path", "must be a path or a list of paths (lm-eval task folders or YAML files)")
+    out: list[str] = []
+    for item in items:
+        where = (path.parent / Path(item).expanduser()).resolve()
+        if not where.exists():
+            raise _fail(path, "include_path", f"{item}: no such folder or file ({where}; relative to the suite file's folder)")
+        if str(where) not in out:
+            out.append(str(where))
+    return tuple(out)
+
+
+def _task(path: Path, i: int, entry: Any, defaults: dict[str, Any], include: tuple[str, ...] = ()) -> TaskEntry:
     where = f"tasks[{i}]"
     if isinstance(entry, str):
         raise _fail(path, where, f"write `- eval: {entry}` (lm-eval task) or `- play: {entry}` (triangulate play task)")
@@ -362,10 +385,12 @@ def _task(path: Path, i: int, entry: Any, defaults: dict[str, Any]) -> TaskEntry
     name = entry.get("name") or "+".join(tasks)
     if not isinstance(name, str) or not LABEL.match(name) or len(name) > MAX_LABEL_CHARS:
         raise _fail(path, where, f"name {name!r} must be at most {MAX_LABEL_CHARS} letters, digits, '.', '_', '+', '-' (it names a folder)")
-    return TaskEntry(name=name, runner=runner, tasks=tasks, options={**inherited, **own})
+    return TaskEntry(name=name, runner=runner, tasks=tasks, options={**inherited, **own}, include_path=include if runner == "eval" else ())
 
 
-def _with_fresh_twins(path: Path, value: Any, tasks: list[TaskEntry], defaults: dict[str, Any]) -> list[TaskEntry]:
+def _with_fresh_twins(
+    path: Path, value: Any, tasks: list[TaskEntry], defaults: dict[str, Any], include: tuple[str, ...] = ()
+) -> list[TaskEntry]:
     """``contamination: [globalgroup_zh, wordle, ...]``: each named task (added with the defaults when no entry
     lists it; an eval entry gets ``log_samples``, which the delta resamples) and its fresh twin ``<task>_fresh``
     with the same options, for every model (the report's "Published vs fresh")."""
@@ -379,7 +404,7 @@ def _with_fresh_twins(path: Path, value: Any, tasks: list[TaskEntry], defaults: 
         runner = TWINNED[name]
         index = _entry_of(name, runner, tasks)
         if index is None:
-            tasks.append(_task(path, len(tasks), {runner: name}, defaults))
+            tasks.append(_task(path, len(tasks), {runner: name}, defaults, include))
             index = len(tasks) - 1
         if tasks[index].runner != runner:
             raise _fail(path, "contamination", f"{name} is a `{runner}:` task, listed under `{tasks[index].runner}:`")
@@ -414,7 +439,7 @@ def _members(entry: TaskEntry) -> set[str]:
     out: set[str] = set()
     for task in entry.tasks:
         with contextlib.suppress(UnbuildableTree):
-            out.update(leaf.name for leaf in leaves(task))
+            out.update(leaf.name for leaf in leaves(task, entry.include_path))
     return out
 
 
@@ -477,7 +502,9 @@ def load_suite(path: Path | str) -> Suite:
             raise _fail(path, key, "must be a list")
     defaults = _check_options(path, "defaults", _check_keys(path, "defaults", data.get("defaults") or {}, OPTION_KEYS), None)
     models = [_model(path, i, m) for i, m in enumerate(data["models"])]
-    tasks = _with_fresh_twins(path, data.get("contamination"), [_task(path, i, t, defaults) for i, t in enumerate(data["tasks"])], defaults)
+    include = _include_path(path, data.get("include_path"))
+    tasks = [_task(path, i, t, defaults, include) for i, t in enumerate(data["tasks"])]
+    tasks = _with_fresh_twins(path, data.get("contamination"), tasks, defaults, include)
     for kind, labels in (("models", [m.name for m in models]), ("tasks", [t.name for t in tasks])):
         dup = sorted({x for x in labels if labels.count(x) > 1})
         if dup:
@@ -502,6 +529,7 @@ def load_suite(path: Path | str) -> Suite:
         report=report,
         slurm=slurm,
         retry_wait=_number(path, "top level", "retry_wait", data.get("retry_wait", 10.0), maximum=MAX_RETRY_WAIT),
+        include_path=include,
     )
 
 

@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import shutil
 from collections.abc import Sequence
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
@@ -39,7 +40,7 @@ def subtask_cells(cell: Cell) -> list[Cell]:
     if len(leaves) <= 1:
         return []
     options = {k: v for k, v in task.options.items() if k != SPLIT}
-    return [Cell(cell.model, TaskEntry(f"{task.name}/{leaf}", task.runner, (leaf,), options)) for leaf in leaves]
+    return [Cell(cell.model, replace(task, name=f"{task.name}/{leaf}", tasks=(leaf,), options=options)) for leaf in leaves]
 
 
 def leaf_tasks(task: TaskEntry) -> list[str]:
@@ -49,11 +50,11 @@ def leaf_tasks(task: TaskEntry) -> list[str]:
         return expand(list(task.tasks))
     if task.options.get(SPLIT):
         for name in task.tasks:
-            if why := task_index.split_refusal(name):
+            if why := task_index.split_refusal(name, task.include_path):
                 raise UserError(
                     f"suite task {task.name}: split: true cannot run {name} one subtask at a time as lm-eval runs it whole: {why}; drop split"
                 )
-    return task_index.eval_leaves(task.tasks)
+    return task_index.eval_leaves(task.tasks, task.include_path)
 
 
 def merge(folder: Path, cell: Cell, subcells: Sequence[Cell], sub_folder) -> list[str]:
@@ -147,7 +148,7 @@ def _eval_groups(out: dict[str, Any], task: TaskEntry) -> None:
 
     trees: dict[str, Any] = {}
     for name in task.tasks:
-        trees |= task_index.groups(name)
+        trees |= task_index.groups(name, task.include_path)
     metrics = {name: _with_sample_len(entry, out["n-samples"].get(name)) for name, entry in out["results"].items() if name not in trees}
     acc = EvalAcc(
         metrics=metrics,

@@ -30,11 +30,12 @@ _NEUTRAL_OVERRIDES = frozenset({"task", "metadata", "tag"})
 
 
 @functools.cache
-def task_manager(full: bool = True) -> Any:
+def task_manager(full: bool = True, include: tuple[str, ...] = ()) -> Any:
     """lm-eval's task index with our task folder (as `triangulate eval` builds it), once per process;
-    ``full``: lm-eval's own tasks too."""
+    ``full``: lm-eval's own tasks too; ``include``: a suite's own task folders or files (its ``include_path:``),
+    after ours, as ``triangulate eval --include_path`` adds them."""
     install_index_cache()
-    return TaskManager(include_path=[str(TASKS_DIR)], include_defaults=full)
+    return TaskManager(include_path=[str(TASKS_DIR), *include], include_defaults=full)
 
 
 def leaf_tasks(task_dict: Any) -> list[Any]:
@@ -100,8 +101,8 @@ def _leaves_by_reference() -> Iterator[None]:
 
 
 @functools.cache
-def _tree_cached(name: str) -> tuple[Any, str | None]:
-    index = _index_with(name)
+def _tree_cached(name: str, include: tuple[str, ...] = ()) -> tuple[Any, str | None]:
+    index = _index_with(name, include)
     entry = index.get(name)
     if entry is None:
         return None, None
@@ -113,29 +114,30 @@ def _tree_cached(name: str) -> tuple[Any, str | None]:
     return built, None
 
 
-def _index_with(name: str) -> dict[str, Any]:
-    """Our tasks' index when it knows ``name`` (fast), else lm-eval's whole index (its own tasks too)."""
-    ours = task_manager(False).task_index
-    return ours if name in ours else task_manager(True).task_index
+def _index_with(name: str, include: tuple[str, ...] = ()) -> dict[str, Any]:
+    """Our tasks' (and ``include``'s) index when it knows ``name`` (fast), else lm-eval's whole index (its own
+    tasks too). ``include`` everywhere below: a suite's ``include_path:`` (:func:`task_manager`)."""
+    ours = task_manager(False, include).task_index
+    return ours if name in ours else task_manager(True, include).task_index
 
 
-def entry(name: str) -> Any:
+def entry(name: str, include: tuple[str, ...] = ()) -> Any:
     """lm-eval's index entry of a task, group or tag (kind, yaml_path, cfg, tags); None when no index knows it."""
-    return _index_with(name).get(name)
+    return _index_with(name, include).get(name)
 
 
-def tree(name: str) -> Group | list[Task] | Task | None:
+def tree(name: str, include: tuple[str, ...] = ()) -> Group | list[Task] | Task | None:
     """The tree lm-eval builds for ``name`` (a Group, a TAG's list of leaves, or one leaf); None when
     ``name`` is not in the index. Raises :class:`UnbuildableTree` when lm-eval cannot build it."""
-    built, refusal = _tree_cached(name)
+    built, refusal = _tree_cached(name, tuple(include))
     if refusal:
         raise UnbuildableTree(refusal)
     return built
 
 
-def leaves(name: str) -> list[LeafRef]:
+def leaves(name: str, include: tuple[str, ...] = ()) -> list[LeafRef]:
     """The leaf tasks of a task, group or tag, in lm-eval's order (a name not in the index is its own leaf)."""
-    built = tree(name)
+    built = tree(name, include)
     if built is None:
         return [LeafRef(name, {})]
     if isinstance(built, Group):
@@ -143,29 +145,29 @@ def leaves(name: str) -> list[LeafRef]:
     return list(built) if isinstance(built, list) else [built]
 
 
-def groups(name: str) -> dict[str, Group]:
+def groups(name: str, include: tuple[str, ...] = ()) -> dict[str, Group]:
     """Every group of ``name``'s tree, flat by name, as lm-eval's ``TaskManager.load`` collects them."""
-    built = tree(name)
+    built = tree(name, include)
     if not isinstance(built, Group):
         return {}
     return {built.name: built} | {g.name: g for g in built.get_all_groups()}
 
 
-def leaf_entries(name: str) -> list[Any] | None:
+def leaf_entries(name: str, include: tuple[str, ...] = ()) -> list[Any] | None:
     """The index entries of the named leaf tasks of a task, group or tag (inline tasks have none); None when
     lm-eval knows no such name. Raises :class:`UnbuildableTree` when lm-eval cannot build its tree."""
-    if entry(name) is None:
+    if entry(name, include) is None:
         return None
-    return [leaf.entry for leaf in leaves(name) if leaf.entry is not None]
+    return [leaf.entry for leaf in leaves(name, include) if leaf.entry is not None]
 
 
-def output_types(name: str) -> set[str] | None:
+def output_types(name: str, include: tuple[str, ...] = ()) -> set[str] | None:
     """The ``output_type``s of the leaves of a task, group or tag (``unknown`` where lm-eval's tree cannot
     tell); None when lm-eval knows no such name."""
-    if entry(name) is None:
+    if entry(name, include) is None:
         return None
     try:
-        found = leaves(name)
+        found = leaves(name, include)
     except UnbuildableTree:
         return {"unknown"}
     return {str(_leaf_config(leaf).get("output_type") or "unknown") for leaf in found}
@@ -177,18 +179,18 @@ def _leaf_config(leaf: LeafRef) -> dict[str, Any]:
     return ((leaf.entry.cfg or {}) if leaf.entry is not None else {}) | leaf.overrides
 
 
-def eval_leaves(tasks: Sequence[str]) -> list[str]:
+def eval_leaves(tasks: Sequence[str], include: tuple[str, ...] = ()) -> list[str]:
     """The leaf tasks of lm-eval tasks, groups and tags, from lm-eval's task index (no data is read), each
     once (a leaf in two subgroups is evaluated once, as lm-eval does)."""
-    return list(dict.fromkeys(leaf.task_name for name in tasks for leaf in leaves(name)))
+    return list(dict.fromkeys(leaf.task_name for name in tasks for leaf in leaves(name, include)))
 
 
-def split_refusal(name: str) -> str | None:
+def split_refusal(name: str, include: tuple[str, ...] = ()) -> str | None:
     """Why ``split: true`` cannot run lm-eval group/tag ``name`` as one cell per leaf and merge it back
     faithfully (None: it can). A leaf run alone must compute what it computes inside the group: refused
     when the group passes a leaf options of its own (``num_fewshot``, a prompt, ...) or defines a task inline."""
     try:
-        found = leaves(name)
+        found = leaves(name, include)
     except UnbuildableTree as exc:
         return str(exc)
     for leaf in found:
