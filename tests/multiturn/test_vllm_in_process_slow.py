@@ -11,6 +11,7 @@ the fixtures 48-111 s once per module (the model export; the venv step's first p
 from __future__ import annotations
 
 import json
+import os
 import subprocess
 import sys
 from pathlib import Path
@@ -20,6 +21,13 @@ import pytest
 from tests.support.serving import exported_smollm2, in_process_vllm_env, vllm_cpu_lm_eval_python
 
 VLLM_ARGS = "dtype=float32,max_model_len=2048,enforce_eager=True"
+
+#: opt-in: about 6-8 minutes on CI's 2 cores, which the whole-battery test needs more (CI stays under 40 minutes);
+#: `TRIANGULATE_VLLM_IN_PROCESS=1 pytest tests/multiturn/test_vllm_in_process_slow.py` runs both
+pytestmark = [
+    pytest.mark.slow,
+    pytest.mark.skipif(os.environ.get("TRIANGULATE_VLLM_IN_PROCESS") != "1", reason="opt-in: TRIANGULATE_VLLM_IN_PROCESS=1"),
+]
 
 
 @pytest.fixture(scope="module")
