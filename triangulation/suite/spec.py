@@ -21,7 +21,7 @@ from typing import Any
 import yaml
 
 from models.args import redact_url
-from models.naming import MAX_LABEL_CHARS, model_label
+from models.naming import MAX_LABEL_CHARS
 from models.ref import ModelRef
 from plumbing.checks import MAX_SEED, number_problem
 from plumbing.errors import UserError
@@ -268,7 +268,7 @@ def _model(path: Path, i: int, entry: Any) -> ModelSpec:
         raise _fail(path, where, "model_args must be a 'k=v,k2=v2' string or a mapping")
     ref = ModelRef.parse(entry.get("model"), args)  # the one parse of this model's model_args
     parsed = None if args is None else ref.args_dict()
-    name = entry.get("name") or model_label(entry.get("model"), parsed)
+    name = entry.get("name") or ref.label
     if not isinstance(name, str) or not LABEL.match(name) or len(name) > MAX_LABEL_CHARS:
         raise _fail(path, where, f"name {name!r} must be at most {MAX_LABEL_CHARS} letters, digits, '.', '_', '+', '-' (it names a folder)")
     size = entry.get("size")
