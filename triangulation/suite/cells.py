@@ -109,9 +109,9 @@ def cell_argv(
         if o.get("judge_gen_kwargs"):
             argv += ["--judge_gen_kwargs", _json_arg(o["judge_gen_kwargs"])]
         if m.judge:
-            argv += _model_flags(m.judge.get("model"), m.judge.get("model_args"), "--judge_model", "--judge_model_args")
+            argv += _model_flags(m.judge.model, m.judge.given, "--judge_model", "--judge_model_args")
         if m.player_b:
-            argv += _model_flags(m.player_b.get("model"), m.player_b.get("model_args"), "--model_b", "--model_args_b")
+            argv += _model_flags(m.player_b.model, m.player_b.given, "--model_b", "--model_args_b")
         if overwrite:
             argv += ["--overwrite"]
     return argv

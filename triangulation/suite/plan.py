@@ -298,7 +298,7 @@ def build_plan(
     for p in placements:
         tok, tok_name = tokenizers.for_model(p.model)
         m = p.model
-        endpoint = planned_endpoint(m.engine, m.model, m.model_args, m.base_url, m.api_key_env) if m.served else None
+        endpoint = planned_endpoint(m.engine, m.ref, m.base_url, m.api_key_env) if m.served else None
         rows = []
         for task in suite.tasks:
             cell = Cell(p.model, task)

@@ -91,8 +91,9 @@ class ModelSpec:
     model_args: str | dict[str, Any] | None = None
     size: float | None = None  # billions of parameters (seed 003 Figure 1)
     apply_chat_template: bool = True
-    judge: dict[str, Any] | None = None
-    player_b: dict[str, Any] | None = None
+    #: the judge's and the second player's models (``judge:``/``player_b:``), each made once here
+    judge: ModelRef | None = None
+    player_b: ModelRef | None = None
     batch_size: str | None = None
     device: str | None = None
     engine: str = "hf"  # hf | vllm | api
@@ -169,8 +170,8 @@ class Cell:
         model = {k: v for k, v in self.model.__dict__.items() if k not in NOT_RESULTS and not (k in SERVE_KEYS and v == defaults[k])}
         model["model_args"] = model.pop("ref").fingerprint()  # credentials and timeouts left out (issue 39, item 13)
         for role in ("judge", "player_b"):
-            if model.get(role) and "model_args" in model[role]:
-                model[role] = {**model[role], "model_args": ModelRef.parse(None, model[role]["model_args"]).fingerprint()}
+            if model.get(role) is not None:
+                model[role] = role_fingerprint(model[role])
         if model.get("base_url"):
             model["base_url"] = redact_url(model["base_url"])
         options = {k: v for k, v in self.task.options.items() if k not in NOT_RESULTS_OPTIONS}
@@ -251,13 +252,22 @@ def _check_options(path: Path, where: str, options: dict[str, Any], runner: str 
     return options
 
 
-def _role(path: Path, where: str, value: Any) -> dict[str, Any] | None:
+def role_fingerprint(ref: ModelRef) -> dict[str, Any]:
+    """A judge's or second player's part of a cell's fingerprint: the keys its entry gave, credentials left out."""
+    out: dict[str, Any] = {} if ref.model is None else {"model": ref.model}
+    return out if ref.given is None else {**out, "model_args": ref.fingerprint()}
+
+
+def _role(path: Path, where: str, value: Any) -> ModelRef | None:
     if value is None:
         return None
     entry = _check_keys(path, where, value, ROLE_KEYS)
     if "model" not in entry and "model_args" not in entry:
         raise _fail(path, where, "needs model and/or model_args")
-    return entry
+    args = entry.get("model_args")
+    if args is not None and not isinstance(args, (str, Mapping)):
+        raise _fail(path, where, "model_args must be a 'k=v,k2=v2' string or a mapping")
+    return ModelRef.parse(entry.get("model"), args)  # the one parse of this role's model_args
 
 
 def _model(path: Path, i: int, entry: Any) -> ModelSpec:
@@ -273,7 +283,7 @@ def _model(path: Path, i: int, entry: Any) -> ModelSpec:
         raise _fail(path, where, f"name {name!r} must be at most {MAX_LABEL_CHARS} letters, digits, '.', '_', '+', '-' (it names a folder)")
     size = entry.get("size")
     judge, player_b = _role(path, f"{where}.judge", entry.get("judge")), _role(path, f"{where}.player_b", entry.get("player_b"))
-    register_model_args(parsed, *((role or {}).get("model_args") for role in (judge, player_b)))  # scrubbed from every line
+    register_model_args(parsed, *(role.args for role in (judge, player_b) if role is not None))  # scrubbed from every line
     serving = _serving(path, where, entry, parsed)
     return ModelSpec(
         name=name,
