@@ -30,10 +30,10 @@ from multiturn.engine import run_loggers
 from multiturn.engine.record import read_episodes
 from multiturn.engine.runner import run_tasks, unchanged_results
 from multiturn.engine.scheduler import is_zero
-from multiturn.engine.settings import PlaySettings
+from multiturn.engine.settings import OPTION_BOUNDS, PlaySettings
 from multiturn.engine.store import TaskStore
 from plumbing import run_folder
-from plumbing.checks import DEFAULT_SEED, MAX_SEED, number_arg
+from plumbing.checks import DEFAULT_SEED, number_arg
 from plumbing.errors import UserError
 from plumbing.logs import install_log_scrubber
 from plumbing.output_dirs import ensure_output_dir, remove_if_empty
@@ -41,7 +41,8 @@ from plumbing.output_dirs import ensure_output_dir, remove_if_empty
 log = logging.getLogger(__name__)
 #: the argparse types of the numeric flags (plumbing.checks: one line at parse time for nan, inf, 0, 1e400, ...)
 POSITIVE = number_arg(above=0)
-SEED = number_arg(integer=True, minimum=0, maximum=MAX_SEED)
+LIMIT = number_arg(**OPTION_BOUNDS["limit"])
+SEED = number_arg(**OPTION_BOUNDS["seed"])
 
 
 def _add_run_folder_flags(parser: argparse.ArgumentParser) -> None:
@@ -86,7 +87,7 @@ def add_parser(subparsers) -> argparse.ArgumentParser:
     parser.add_argument("--model_args", "-a", default=None, nargs="+", action=MergeDictAction, help="'key=val,key2=val2' as in lm_eval")
     parser.add_argument("--tasks", "-t", default=None, help="comma-separated tasks or groups; 'list' prints them")
     parser.add_argument("--output_path", "-o", default=None, help=f"results folder ({run_folder.LAYOUT})")
-    parser.add_argument("--limit", "-L", type=POSITIVE, default=None, help="first N episodes per task (a value < 1 is a fraction)")
+    parser.add_argument("--limit", "-L", type=LIMIT, default=None, help="first N episodes per task (a value < 1 is a fraction)")
     parser.add_argument("--batch_size", "-b", default=None, help=BATCH_HELP)
     parser.add_argument(
         "--seed", type=SEED, default=DEFAULT_SEED, help=f"stimuli, episode order and sampling seed (default {DEFAULT_SEED})"

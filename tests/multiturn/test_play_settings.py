@@ -112,3 +112,55 @@ def test_a_suite_model_stores_its_model_args_parsed_once(parses, tmp_path):
         argv = cell_argv(cell, tmp_path, ["triangulate"])
         assert argv[argv.index("--model_args") + 1] == "pretrained=org/a,dtype=float32"  # passed on as written
     assert [a for a in parses if isinstance(a, str)] == ["pretrained=org/a,dtype=float32"]
+
+
+def _play_args(argv: list[str]):
+    import argparse
+
+    from multiturn import cli as play_cli
+
+    return play_cli.add_parser(argparse.ArgumentParser().add_subparsers()).parse_args(argv)
+
+
+def test_each_role_model_is_parsed_once_at_the_flags(parses):
+    from multiturn.engine.settings import PlaySettings
+
+    argv = ["--model", "random", "--model_args", "seed=3", "--model_b", "random", "--model_args_b", "seed=4"]
+    args = _play_args([*argv, "--judge_model", "random", "--judge_model_args", "seed=5", "--tasks", "wordle"])
+    parses.clear()
+    settings = PlaySettings.from_args(args, {"player_b", "judge"})
+    forms = settings.config(), settings.model_settings(), settings.folder(), [r.args_string for r in settings.role_models().values()]
+    assert len(parses) == 3, parses  # player, player_b, judge: once each
+    assert forms[0]["model_args_b"] == "seed=4" and forms[0]["judge_model_args"] == "seed=5"
+
+
+def test_a_suite_cells_play_options_are_read_back_by_play_as_given(tmp_path):
+    """The one writer of play's flags (:meth:`PlayOptions.flags`, the suite's play cells) and play's reader agree."""
+    from models.ref import ModelRef
+    from multiturn.engine.settings import PlayOptions, PlaySettings
+
+    judge, player_b = ModelRef.parse("random", "seed=5"), ModelRef.parse(None, {"seed": 4})
+    options = PlayOptions(
+        limit=0.5,
+        seed=7,
+        gen_kwargs={"temperature": 0},
+        batch_size="auto:2",
+        device="cpu",
+        max_live=8,
+        task_args={"max_rounds": 3},
+        judge_gen_kwargs={"max_gen_toks": 5},
+        judge=judge,
+        player_b=player_b,
+        overwrite=True,
+    )
+    flags = options.flags()
+    settings = PlaySettings.from_args(_play_args(["--model", "random", "--tasks", "wordle", *flags]), {"player_b", "judge"})
+    assert (settings.limit, settings.seed, settings.batch_size, settings.device, settings.max_live) == (0.5, 7, "auto:2", "cpu", 8)
+    assert (settings.gen_kwargs, settings.task_args, settings.judge_gen_kwargs) == (
+        {"temperature": 0},
+        {"max_rounds": 3},
+        {"max_gen_toks": 5},
+    )
+    assert settings.judge.args_string == "seed=5" and settings.player_b.model == "random" and settings.player_b.args == {"seed": 4}
+    assert settings.overwrite and "--overwrite" in flags
+    assert PlayOptions().flags() == []  # nothing set: play's own defaults

@@ -14,7 +14,7 @@ import json
 import re
 import shlex
 from collections.abc import Mapping
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, field, fields, replace
 from pathlib import Path
 from typing import Any
 
@@ -23,7 +23,8 @@ import yaml
 from models.args import redact_url
 from models.naming import MAX_LABEL_CHARS
 from models.ref import ModelRef
-from plumbing.checks import MAX_SEED, number_problem
+from multiturn.engine.settings import option_problem
+from plumbing.checks import number_problem
 from plumbing.errors import UserError
 from plumbing.secrets import register_model_args
 
@@ -166,7 +167,7 @@ class Cell:
     def fingerprint(self) -> str:
         """Hash of everything that decides the cell's results (a changed entry is run again; ``size`` only
         labels Figure 1 and ``gpus`` only places the model, so changing them reruns nothing)."""
-        defaults = ModelSpec(name="", model=None).__dict__
+        defaults = {f.name: f.default for f in fields(ModelSpec)}
         model = {k: v for k, v in self.model.__dict__.items() if k not in NOT_RESULTS and not (k in SERVE_KEYS and v == defaults[k])}
         model["model_args"] = model.pop("ref").fingerprint()  # credentials and timeouts left out (issue 39, item 13)
         for role in ("judge", "player_b"):
@@ -217,31 +218,31 @@ def _number(path: Path, where: str, key: str, value: Any, kind=float, minimum: f
     return kind(value)
 
 
+def _checked(path: Path, where: str, key: str, value: Any) -> Any:
+    """``value`` of ``limit``, ``seed`` or ``batch_size`` checked as ``triangulate play`` checks its flags
+    (:func:`multiturn.engine.settings.option_problem`; lm-eval takes the same values)."""
+    if (problem := option_problem(key, value)) is not None:
+        raise _fail(path, where, f"{key} {problem}")
+    return value
+
+
 def _batch_size(path: Path, where: str, value: Any) -> str | None:
-    """``batch_size``: a positive integer or ``auto`` / ``auto:N``, as lm-eval takes it."""
-    if value is None:
-        return None
-    if isinstance(value, str) and (value == "auto" or value.startswith("auto:")):
-        return value
-    text = value.strip() if isinstance(value, str) else value
-    number = int(text) if isinstance(text, str) and text.isdigit() else text
-    return str(_number(path, where, "batch_size", number, int, 1))
+    """A model's ``batch_size``: a positive integer or ``auto`` / ``auto:N``, as lm-eval takes it (as a string)."""
+    value = _checked(path, where, "batch_size", value)
+    return None if value is None else value if isinstance(value, str) and value.startswith("auto") else str(int(value))
 
 
 def _check_options(path: Path, where: str, options: dict[str, Any], runner: str | None) -> dict[str, Any]:
     for key in ("gen_kwargs", "metadata", "task_args", "judge_gen_kwargs"):
         if key in options and not isinstance(options[key], Mapping):
             raise _fail(path, where, f"{key} must be a mapping (key: value)")
-    if "limit" in options and options["limit"] is not None:
-        _number(path, where, "limit", options["limit"], minimum=None, above=0)
     if "timeout" in options and options["timeout"] is not None:
         _number(path, where, "timeout", options["timeout"], minimum=None, above=0)
-    if "seed" in options:
-        _number(path, where, "seed", options["seed"], int, 0, maximum=MAX_SEED)
+    for key in ("limit", "seed", "batch_size"):  # the entry's values stay as written (its fingerprint)
+        if key in options:
+            _checked(path, where, key, options[key])
     if "num_fewshot" in options:
         _number(path, where, "num_fewshot", options["num_fewshot"], int)
-    if "batch_size" in options:
-        _batch_size(path, where, options["batch_size"])  # checked only: the entry's value stays in its fingerprint
     for key in ("fewshot_as_multiturn", "apply_chat_template", "log_samples", "split"):
         if key in options and not isinstance(options[key], bool):
             raise _fail(path, where, f"{key} must be true or false")
