@@ -13,7 +13,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from multiturn.engine.settings import PlayOptions, json_flag, model_flags
+from multiturn.api import PlayOptions, json_flag, model_flags
 from plumbing import jsonio
 from plumbing.secrets import scrub
 from triangulation.suite.serve import Endpoint, needs_completions

@@ -23,7 +23,7 @@ import yaml
 from models.args import redact_url
 from models.naming import MAX_LABEL_CHARS
 from models.ref import ModelRef
-from multiturn.engine.settings import option_problem
+from multiturn.api import option_problem
 from plumbing.checks import number_problem
 from plumbing.errors import UserError
 from plumbing.secrets import register_model_args
