@@ -59,8 +59,8 @@ def cell_argv(
     if endpoint is not None:
         completions = t.runner == "eval" and (not chat_template(m, t.options) or needs_completions(t.tasks))
         argv += model_flags(*endpoint.client(completions, m.num_concurrent))
-    elif m.model is not None or m.model_args is not None:  # without either, each command supplies the embedded SmolLM2
-        argv += model_flags(m.model or "hf", m.model_args)
+    elif m.model is not None or m.ref.given is not None:  # without either, each command supplies the embedded SmolLM2
+        argv += model_flags(m.model or "hf", m.ref.given)
     if t.runner == "eval":
         return argv + eval_flags(cell, output_dir, endpoint)
     return argv + play_options(cell, overwrite, endpoint).flags()

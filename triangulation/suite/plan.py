@@ -91,7 +91,7 @@ class Tokenizers:
 
 
 def _tokenizer_source(model: ModelSpec) -> str | None:
-    if model.model is None and model.model_args is None:
+    if model.model is None and model.ref.given is None:
         return SMOLLM2
     args = model.ref.args  # parsed when the suite file was read
     if args.get("gguf_file"):

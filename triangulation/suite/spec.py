@@ -14,7 +14,7 @@ import json
 import re
 import shlex
 from collections.abc import Mapping
-from dataclasses import dataclass, field, fields, replace
+from dataclasses import InitVar, dataclass, field, fields, replace
 from pathlib import Path
 from typing import Any
 
@@ -87,9 +87,9 @@ LABEL = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._+-]*$")
 class ModelSpec:
     name: str  # folder label inside the suite's output
     model: str | None  # lm-eval registry name; None (with no model_args) = the embedded SmolLM2
-    #: model_args as the suite file wrote them (a string or a mapping; None: not given): what the cells' command
-    #: lines pass on (``--model_args``); every other form comes from :attr:`ref`
-    model_args: str | dict[str, Any] | None = None
+    #: model_args as the suite file wrote them (a string or a mapping; None: not given), made into :attr:`ref` (the
+    #: cells' command lines pass on ``ref.given``, as written)
+    model_args: InitVar[str | dict[str, Any] | None] = None
     size: float | None = None  # billions of parameters (seed 003 Figure 1)
     apply_chat_template: bool = True
     #: the judge's and the second player's models (``judge:``/``player_b:``), each made once here
@@ -110,9 +110,9 @@ class ModelSpec:
     #: the model, parsed once (made from ``model``/``model_args`` when not given): names, identity, fingerprint
     ref: ModelRef = None  # type: ignore[assignment]
 
-    def __post_init__(self) -> None:
+    def __post_init__(self, model_args: str | dict[str, Any] | None) -> None:
         if self.ref is None:
-            object.__setattr__(self, "ref", ModelRef.parse(self.model, self.model_args))
+            object.__setattr__(self, "ref", ModelRef.parse(self.model, model_args))
 
     @property
     def served(self) -> bool:
@@ -289,7 +289,6 @@ def _model(path: Path, i: int, entry: Any) -> ModelSpec:
     return ModelSpec(
         name=name,
         model=entry.get("model"),
-        model_args=dict(args) if isinstance(args, Mapping) else args,
         ref=ref,
         size=None if size is None else _number(path, where, "size", size),
         apply_chat_template=bool(entry.get("apply_chat_template", True)),
