@@ -216,11 +216,12 @@ def taboo_instances(n: int) -> dict:
 
 def run_ours(game: str, model_dir: Path, n: int, max_tokens: int) -> tuple[float, list[list[str]]]:
     """Our runner on its default ``hf`` path (prefix reuse and history drafts), one episode at a time."""
-    from models.loading import load_lm
+    from models.loading import load_lm, resolve_model
+    from models.ref import ModelRef
     from multiturn.engine.runner import run_task
     from multiturn.registry import get_task
 
-    lm, _, _ = load_lm("hf", f"pretrained={model_dir},device=cpu", batch_size=1)
+    lm = load_lm(resolve_model(ModelRef.parse("hf", f"pretrained={model_dir},device=cpu")), batch_size=1)
     task = get_task(game)
     start = time.perf_counter()
     summary = run_task(

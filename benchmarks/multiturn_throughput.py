@@ -40,7 +40,8 @@ from typing import Any
 REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO))
 
-from models.loading import load_lm  # noqa: E402
+from models.loading import load_lm, resolve_model  # noqa: E402
+from models.ref import ModelRef  # noqa: E402
 from multiturn import registry  # noqa: E402
 from multiturn.engine.scheduler import play_episodes  # noqa: E402
 
@@ -146,7 +147,8 @@ def main(argv: list[str] | None = None) -> int:
         raise SystemExit("--modes must include a_recompute_batch1 and c_default")
     tasks = [registry.get_task(name.strip()) for name in args.tasks.split(",") if name.strip()]
     t0 = time.perf_counter()
-    lm, model, _ = load_lm(args.model, args.model_args, batch_size=1, device=args.device, prefix_cache=True)
+    backend = resolve_model(ModelRef.parse(args.model, args.model_args), device=args.device, prefix_cache=True)
+    lm, model = load_lm(backend, batch_size=1, device=args.device, prefix_cache=True), backend.model
     print(
         f"model {model} ({type(lm).__name__}) loaded in {time.perf_counter() - t0:.1f} s; "
         f"{args.episodes} episodes per task, {args.runs} runs, threads {args.threads or 'default'}, "

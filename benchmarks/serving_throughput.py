@@ -38,7 +38,8 @@ from typing import Any
 REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO))
 
-from models.loading import load_lm  # noqa: E402
+from models.loading import load_lm, resolve_model  # noqa: E402
+from models.ref import ModelRef  # noqa: E402
 from multiturn import registry  # noqa: E402
 from multiturn.engine.runner import select_instances  # noqa: E402
 from multiturn.engine.scheduler import play_episodes  # noqa: E402
@@ -118,7 +119,7 @@ def main() -> None:
     avoided: dict[str, float | None] = {}
     try:
         if "in_process" in modes:
-            lm, _, _ = load_lm(None)
+            lm = load_lm(resolve_model(ModelRef.parse(None, None)))
             runs["in_process"] = play(lm, tasks, args.limit, args.max_live, args.max_gen_toks)
             avoided["in_process"] = float(lm.stats["reused_tokens"]) if hasattr(lm, "stats") else None
             print(
@@ -147,10 +148,8 @@ def main() -> None:
             for mode, concurrent, live in (("server_serial", 1, 1), ("server_lockstep", args.max_live, args.max_live)):
                 if mode not in modes:
                     continue
-                lm, _, _ = load_lm(
-                    "local-chat-completions",
-                    f"model={model},base_url={base_url}/chat/completions,num_concurrent={concurrent},max_retries=2",
-                )
+                client = f"model={model},base_url={base_url}/chat/completions,num_concurrent={concurrent},max_retries=2"
+                lm = load_lm(resolve_model(ModelRef.parse("local-chat-completions", client)))
                 before = prefix_hits(args.metrics_url)
                 runs[mode] = play(lm, tasks, args.limit, live, args.max_gen_toks)
                 after = prefix_hits(args.metrics_url)

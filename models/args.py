@@ -89,27 +89,27 @@ def redact_url(value: str) -> str:
     return value
 
 
-def secret_values(model_args: str | Mapping[str, Any] | None) -> list[str]:
-    """The credential values in model_args (secret-looking keys, URL passwords), longest first."""
-    return secret_values_of(parse_model_args(model_args).items())
+def secret_values(model_args: Mapping[str, Any] | None) -> list[str]:
+    """The credential values in (parsed) model_args (secret-looking keys, URL passwords), longest first."""
+    return secret_values_of((model_args or {}).items())
 
 
-def scrub_secrets(text: str, model_args: str | Mapping[str, Any] | None = None) -> str:
+def scrub_secrets(text: str, model_args: Mapping[str, Any] | None = None) -> str:
     """``text`` with every credential replaced by ``<redacted>``: :func:`plumbing.secrets.scrub` (the one
     scrubber: registered values, secret-named keys, URL passwords, secret-named environment variables)
     plus the values of ``model_args``."""
     return scrub(text, secret_values(model_args))
 
 
-def register_secrets(model_args: str | Mapping[str, Any] | None) -> None:
+def register_secrets(model_args: Mapping[str, Any] | None) -> None:
     """Remember the credentials of ``model_args`` for every later scrub in this process (:func:`load_lm` calls it)."""
     register_secret_values(secret_values(model_args))
 
 
-def redact_model_args(model_args: str | Mapping[str, Any] | None) -> dict[str, Any]:
-    """model_args without credentials: secret-looking keys are replaced by ``"<redacted>"``, URL logins dropped."""
+def redact_model_args(model_args: Mapping[str, Any] | None) -> dict[str, Any]:
+    """(Parsed) model_args without credentials: secret-looking keys are replaced by ``"<redacted>"``, URL logins dropped."""
     out: dict[str, Any] = {}
-    for key, value in parse_model_args(model_args).items():
+    for key, value in (model_args or {}).items():
         if SECRET_KEY_PATTERN.search(str(key)):
             out[key] = "<redacted>"
         elif isinstance(value, str):
@@ -130,10 +130,10 @@ def model_args_string(model_args: Mapping[str, Any]) -> str:
 HUB_ID = re.compile(r"^[A-Za-z0-9][\w.\-]*(/[\w.\-]+)?$")
 
 
-def check_local_model(model_args: str | Mapping[str, Any] | None) -> None:
+def check_local_model(model_args: Mapping[str, Any]) -> None:
     """``UserError`` when ``pretrained=`` names a local folder that does not exist (instead of the Hub's "Repo id
     must be in the form ..." or a page of traceback): a value that is not a Hub id (``org/name``) is a path."""
-    value = parse_model_args(model_args).get("pretrained")
+    value = model_args.get("pretrained")
     if not isinstance(value, str) or not value or Path(value).expanduser().exists():
         return
     if HUB_ID.match(value) and not value.startswith((".", "~")):

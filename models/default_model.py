@@ -31,10 +31,13 @@ def smollm2_dir() -> Path:
 
 def default_model_args(device: str | None = "cpu") -> str:
     """lm-eval ``--model_args`` string for the embedded model."""
-    args = f"pretrained={smollm2_dir()},gguf_file={GGUF_FILE}"
-    if device:
-        args += f",device={device}"
-    return args
+    return ",".join(f"{k}={v}" for k, v in default_model_kwargs(device).items())
+
+
+def default_model_kwargs(device: str | None = "cpu") -> dict[str, str]:
+    """The embedded model's ``model_args``, parsed (what :func:`default_model_args` says)."""
+    args = {"pretrained": str(smollm2_dir()), "gguf_file": GGUF_FILE}
+    return {**args, "device": device} if device else args
 
 
 def export_transformers_folder(dest: str | Path, dtype: str = "float32") -> Path:

@@ -9,19 +9,12 @@ Every backend comes from lm-eval's model registry (``hf``, ``vllm``, ``local-cha
 from __future__ import annotations
 
 import logging
-from collections.abc import Callable, Mapping
+from collections.abc import Callable
 from typing import Any
 
-from models.args import (
-    API_MODEL_NAMES,
-    HF_MODEL_NAMES,
-    model_args_string,
-    parse_model_args,
-    register_secrets,
-    runner_model_args,
-    scrub_secrets,
-)
-from models.default_model import DEFAULT_MODEL, default_model_args
+from models.args import API_MODEL_NAMES, HF_MODEL_NAMES, register_secrets, runner_model_args, scrub_secrets
+from models.default_model import DEFAULT_MODEL, default_model_kwargs
+from models.ref import ModelRef
 from plumbing.callables import takes_keyword
 from plumbing.errors import UserError
 
@@ -66,55 +59,40 @@ def _runner_lm_class(model: str, prefix_cache: bool | None):
     return None
 
 
-def resolve_model(
-    model: str | None,
-    model_args: str | Mapping[str, Any] | None,
-    *,
-    device: str | None = None,
-    prefix_cache: bool | None = None,
-    seed: int | None = None,
-) -> tuple[str, dict[str, Any]]:
-    """The registry name and model_args :func:`load_lm` builds the backend from, without loading it: ``model=None``
-    is the embedded SmolLM2 (its default model_args when none are given), and the runner's additions
-    (:func:`models.args.runner_model_args`; ``seed``: play's ``--seed``) are in. ``model_args`` given as a dict
-    is taken as parsed."""
-    args = parse_model_args(model_args)
+def resolve_model(ref: ModelRef, *, device: str | None = None, prefix_cache: bool | None = None, seed: int | None = None) -> ModelRef:
+    """The model as :func:`load_lm` builds its backend, without loading it: the embedded SmolLM2 (``ref.model`` None)
+    gets its registry name and, with no model_args, its default model_args; the runner's additions
+    (:func:`models.args.runner_model_args`; ``seed``: play's ``--seed``) are in."""
+    model, args = ref.model, ref.args
     if model is None:
         model = DEFAULT_MODEL
         if not args:
-            args = parse_model_args(default_model_args(device=device or "cpu"))
-    return model, runner_model_args(model, args, prefix_cache, seed)
+            args = default_model_kwargs(device=device or "cpu")
+    return ref.with_args(model, runner_model_args(model, args, prefix_cache, seed))
 
 
-def load_lm(
-    model: str | None,
-    model_args: str | Mapping[str, Any] | None = None,
-    *,
-    batch_size: int | str | None = 1,
-    device: str | None = None,
-    prefix_cache: bool | None = None,
-):
-    """Build an lm-eval LM; ``model=None`` means the embedded SmolLM2 (:mod:`models.default_model`).
+def load_lm(backend: ModelRef, *, batch_size: int | str | None = 1, device: str | None = None, prefix_cache: bool | None = None):
+    """Build an lm-eval LM of ``backend`` (a :func:`resolve_model` result: its registry name and model_args as given
+    to the backend).
 
     ``prefix_cache`` (None = on; ``--no_prefix_cache`` passes False): ``hf`` is
-    served by :class:`models.prefix_cache.PrefixCacheHFLM` (per-episode KV prefix reuse) and ``vllm``
-    gets ``enable_prefix_caching=True`` unless model_args set it; ``local-chat-completions`` is served by
-    :class:`models.api.LocalChatCompletionsLM` (no empty ``stop`` list in its requests).
-    Returns ``(lm, model_name, model_args_dict)`` where ``model_name`` is the registry name used.
+    served by :class:`models.prefix_cache.PrefixCacheHFLM` (per-episode KV prefix reuse); ``local-chat-completions``
+    is served by :class:`models.api.LocalChatCompletionsLM` (no empty ``stop`` list in its requests).
     """
-    model, args = resolve_model(model, model_args, device=device, prefix_cache=prefix_cache)
+    model, args = backend.model, backend.args_dict()
+    if model is None:
+        raise ValueError("load_lm takes a resolved model (models.loading.resolve_model)")
     register_secrets(args)
     lm_class = _runner_lm_class(model, prefix_cache) or resolve_lm_class(model)
     extra = {"batch_size": batch_size, "device": device}
     if not all(takes_keyword(lm_class, key) for key in extra):  # a backend that does not take batch_size/device
         extra = {}
     try:
-        lm = lm_class.create_from_arg_obj(args, extra)
+        return lm_class.create_from_arg_obj(args, extra)
     except (TypeError, ValueError, OSError, ImportError) as exc:  # unknown model_args key, bad path, missing extra
         log.debug("loading %s failed", model, exc_info=True)
         detail = scrub_secrets(f"{type(exc).__name__}: {exc}", args)
         raise UserError(
-            f"cannot load --model {model} with --model_args {model_args_string(args) or '(none)'}: {detail} "
+            f"cannot load --model {model} with --model_args {backend.args_string or '(none)'}: {detail} "
             "(check the model name or path and the model_args keys)"
         ) from exc
-    return lm, model, args

@@ -15,8 +15,11 @@ From that one name come:
   two models whose whole names differ (:func:`model_key`: ``/models/orgA/Same``, ``/models/orgB/Same``) but
   shorten to one id get the parent folders that tell them apart (``orgA/Same``, ``orgB/Same``), and each such
   renaming is said in one line, so no model's scores merge into another's;
-- :func:`model_label`: a suite's default label for a model entry (:func:`model_id` in folder-safe
-  characters; ``smollm2`` for the embedded model).
+- :func:`label_of`: a suite's default label for a model entry (its id in folder-safe characters;
+  :data:`EMBEDDED_LABEL` for the embedded model).
+
+Each takes parsed ``model_args``: :class:`models.ref.ModelRef` parses them once, at the edge; only :func:`model_id`
+and :func:`model_key`, which read a stored results ``config``, parse its ``model_args``.
 """
 
 from __future__ import annotations
@@ -59,14 +62,14 @@ def is_embedded(model: str | None, model_args: Any) -> bool:
     return model is None and not model_args
 
 
-def model_name(model: str | None, model_args: str | Mapping[str, Any] | None) -> str:
-    """The model's name: the first :data:`NAME_KEYS` value of ``model_args``, else ``model``."""
+def model_name(model: str | None, model_args: Mapping[str, Any] | None) -> str:
+    """The model's name: the first :data:`NAME_KEYS` value of ``model_args`` (parsed), else ``model``."""
     if is_embedded(model, model_args):
         return DEFAULT_MODEL_NAME
-    return _named_value(parse_model_args(model_args)) or model or "model"
+    return _named_value(model_args or {}) or model or "model"
 
 
-def model_folder_name(model: str | None, model_args: str | Mapping[str, Any] | None) -> str:
+def model_folder_name(model: str | None, model_args: Mapping[str, Any] | None) -> str:
     """The model's folder in an ``--output_path``: :func:`model_name` through lm-eval's ``sanitize_model_name``."""
     from lm_eval.utils import sanitize_model_name
 
@@ -75,14 +78,19 @@ def model_folder_name(model: str | None, model_args: str | Mapping[str, Any] | N
 
 
 def model_id(config: Mapping[str, Any]) -> str:
-    """The model a results file scored, from its ``config`` (not from the folder name).
+    """The model a results file scored, from its stored ``config`` (not from the folder name): :func:`short_id`
+    of its ``model_args`` parsed."""
+    return short_id(parse_model_args(config.get("model_args")), config.get("model_name") or config.get("model"))
+
+
+def short_id(args: Mapping[str, Any], fallback: str | None) -> str:
+    """A model's report id from its parsed ``args`` (``fallback``: the stored ``model_name`` or registry name).
 
     :func:`model_name`'s value shortened for reading: :func:`gguf_model_name` when ``gguf_file`` is given
     (``SmolLM2-135M-Instruct-Q4_1``, the embedded model's folder name),
     the last path component when the value is a local path (``/x/y/Llama-3-8B`` -> ``Llama-3-8B``; hub
     ids ``org/name`` stay whole); without a named value ``config.model_name``, else ``config.model``.
     """
-    args = parse_model_args(config.get("model_args"))
     if args.get("gguf_file"):
         return gguf_model_name(str(args["gguf_file"]))
     value = _named_value(args)
@@ -91,36 +99,49 @@ def model_id(config: Mapping[str, Any]) -> str:
         if value.startswith(("/", "./", "../", "~")) or value.count("/") > 1:
             value = value.rsplit("/", 1)[-1]
         return value
-    name = config.get("model_name") or config.get("model")
-    if not name:
+    if not fallback:
         raise UserError("results file has no config.model_args or config.model to identify the model")
-    return str(name)
+    return str(fallback)
 
 
 def model_key(config: Mapping[str, Any]) -> str:
+    """:func:`identity_key` of a stored ``config``."""
+    return identity_key(parse_model_args(config.get("model_args")), config.get("model_name") or config.get("model"))
+
+
+def identity_key(args: Mapping[str, Any], fallback: str | None) -> str:
     """The model's identity, the whole name :func:`model_id` shortens: the first :data:`NAME_KEYS` value as given (a
     URL login dropped; a ``gguf_file`` under it: two GGUF files of one name in two folders are two models), else
     ``config.model_name``/``config.model``, with ``@revision`` when a Hub ``revision`` is pinned. Two results files
     of one model share it; two weights never do."""
-    args = parse_model_args(config.get("model_args"))
     value = _named_value(args)
     key = value.rstrip("/") if value else ""
     if args.get("gguf_file"):
         gguf = redact_url(str(args["gguf_file"]))
         key = gguf if not key or gguf.startswith("/") else f"{key}/{gguf}"
-    key = key or str(config.get("model_name") or config.get("model") or "")
+    key = key or str(fallback or "")
     revision = args.get("revision")
     return f"{key}@{revision}" if revision not in (None, "", "main") else key
 
 
 def unique_model_ids(configs: Sequence[Mapping[str, Any]], labels: Sequence[str | None] | None = None) -> tuple[list[str], list[str]]:
-    """:func:`model_id` of each config, unique per model: configs with one :func:`model_key` share an id, and
+    """:func:`unique_ids` of stored results ``config``s (each one's ``model_args`` parsed once here)."""
+    named = []
+    for config in configs:
+        args, fallback = parse_model_args(config.get("model_args")), config.get("model_name") or config.get("model")
+        named.append((short_id(args, fallback), identity_key(args, fallback)))
+    return unique_ids(named, labels)
+
+
+def unique_ids(named: Sequence[tuple[str, str]], labels: Sequence[str | None] | None = None) -> tuple[list[str], list[str]]:
+    """Each model's id, unique per model (``named``: each model's (:func:`short_id`, :func:`identity_key`)): models
+    with one key share an id, and
     models with different keys but one id get as many parent folders of their keys as tell them apart
-    (``/models/orgA/Same`` -> ``orgA/Same``; one model at two revisions: ``org/name@rev``). ``labels``: each config's
+    (``/models/orgA/Same`` -> ``orgA/Same``; one model at two revisions: ``org/name@rev``). ``labels``: each model's
     suite label (``name:``), or None: labelled models that share an id are named by their labels (two entries of
     one weights under two names keep two rows). Returns the ids and one line per renamed collision."""
-    ids = [model_id(c) for c in configs]
-    idents = list(zip((model_key(c) for c in configs), labels if labels is not None else [None] * len(configs)))
+    ids = [short for short, _ in named]
+    idents = list(zip((key for _, key in named), labels if labels is not None else [None] * len(named)))
     by_id: dict[str, dict[tuple[str, str | None], None]] = {}
     for short, ident in zip(ids, idents):
         by_id.setdefault(short, {})[ident] = None
@@ -155,9 +176,6 @@ def _distinct_names(short: str, keys: list[str]) -> dict[str, str]:
     return {key: key or short for key in keys}
 
 
-def model_label(model: str | None, model_args: str | Mapping[str, Any] | None) -> str:
-    """A suite's default label (and folder) for a model entry: :func:`model_id` in ``[A-Za-z0-9._+-]``."""
-    if is_embedded(model, model_args):
-        return EMBEDDED_LABEL
-    raw = model_id({"model_args": model_args, "model": model})
-    return short_folder_name(re.sub(r"[^A-Za-z0-9._+-]+", "_", raw).strip("_"), MAX_LABEL_CHARS) or "model"
+def label_of(report_id: str) -> str:
+    """A suite's default label (and folder) for a model entry: its report id in ``[A-Za-z0-9._+-]``."""
+    return short_folder_name(re.sub(r"[^A-Za-z0-9._+-]+", "_", report_id).strip("_"), MAX_LABEL_CHARS) or "model"

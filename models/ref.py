@@ -4,10 +4,12 @@ A ``ModelRef`` is made at an edge (a command's flags, a suite file's model entry
 :meth:`ModelRef.parse`, the one call of :func:`models.args.parse_model_args` for that model. Every form the rest of
 the code needs is derived from it, here:
 
-- :attr:`ModelRef.name`, :attr:`ModelRef.folder`, :attr:`ModelRef.report_id`: the naming rule of :mod:`models.naming`;
+- :attr:`ModelRef.name`, :attr:`ModelRef.folder`, :attr:`ModelRef.report_id`, :attr:`ModelRef.label`: the naming
+  rule of :mod:`models.naming`;
 - :attr:`ModelRef.key`: the model's identity, what makes two models different weights (the named value, a GGUF
   file with its folder, a Hub ``revision``), so two of them never share a report row;
 - :attr:`ModelRef.redacted` / :attr:`ModelRef.args_string`: the forms results and logs store;
+- :attr:`ModelRef.resume_args`: the form a resume compares (:data:`TRANSPORT_ARGS` left out);
 - :meth:`ModelRef.fingerprint`: what changes results only. Credentials (secret-named keys, a URL's password) and
   :data:`OPERATIONAL_KEYS` (how long to wait, how many requests at once) are left out, so rotating a key or
   adding a ``timeout`` reruns nothing.
@@ -22,11 +24,17 @@ from types import MappingProxyType
 from typing import Any
 
 from models.args import model_args_string, parse_model_args, redact_model_args, redact_url
-from models.naming import is_embedded, model_folder_name, model_id, model_key, model_name
+from models.naming import EMBEDDED_LABEL, identity_key, is_embedded, label_of, model_folder_name, model_name, short_id
 from plumbing.secrets import SECRET_KEY_PATTERN
 
 #: model_args keys that change how a backend is reached, never what it answers (left out of a fingerprint)
 OPERATIONAL_KEYS = frozenset({"timeout", "max_retries", "num_concurrent", "verify_certificate"})
+#: model_args that say how a model is reached, not what it answers: a served model comes back on another
+#: port after a restart (the suite's serve-once sweep), with other concurrency or timeouts, and still plays
+#: the same episodes, so a resume may change them (left out of :attr:`ModelRef.resume_args`)
+TRANSPORT_ARGS = frozenset(
+    {"base_url", "num_concurrent", "max_retries", "timeout", "api_key", "verify_certificate", "batch_size", "device"}
+)
 
 
 @dataclass(frozen=True)
@@ -34,7 +42,7 @@ class ModelRef:
     """A model: lm-eval registry name (None with no args: the embedded SmolLM2) and its parsed model_args.
 
     ``given``: the model_args exactly as the edge received them (a string or a mapping), kept for
-    :meth:`fingerprint` only, so a suite written before ModelRef keeps its cells' fingerprints."""
+    :meth:`fingerprint` and :attr:`embedded` only, so a suite written before ModelRef keeps its cells' fingerprints."""
 
     model: str | None
     args: Mapping[str, Any]
@@ -45,6 +53,11 @@ class ModelRef:
         """The one parse of a model's ``model_args`` (at an edge)."""
         given = dict(model_args) if isinstance(model_args, Mapping) else model_args
         return cls(model, MappingProxyType(parse_model_args(model_args)), given)
+
+    def with_args(self, model: str, args: Mapping[str, Any]) -> ModelRef:
+        """This model as another registry name and (already parsed) args reach it: its backend's form
+        (:func:`models.loading.resolve_model`); ``given`` is kept."""
+        return ModelRef(model, MappingProxyType(dict(args)), self.given)
 
     @property
     def embedded(self) -> bool:
@@ -61,27 +74,37 @@ class ModelRef:
 
     @functools.cached_property
     def name(self) -> str:
-        return model_name(self.model, None if self.embedded else dict(self.args))
+        return model_name(self.model, None if self.embedded else self.args)
 
     @functools.cached_property
     def folder(self) -> str:
-        return model_folder_name(self.model, None if self.embedded else dict(self.args))
+        return model_folder_name(self.model, None if self.embedded else self.args)
 
     @functools.cached_property
     def report_id(self) -> str:
-        return model_id(self.config)
+        return short_id(self.args, self.model or "hf")
 
     @functools.cached_property
     def key(self) -> str:
-        return model_key(self.config)
+        return identity_key(self.args, self.model or "hf")
+
+    @functools.cached_property
+    def label(self) -> str:
+        """A suite's default label (and folder) for this model entry."""
+        return EMBEDDED_LABEL if self.embedded else label_of(short_id(self.args, self.model))
 
     @functools.cached_property
     def redacted(self) -> dict[str, Any]:
-        return redact_model_args(dict(self.args))
+        return redact_model_args(self.args)
 
     @functools.cached_property
     def args_string(self) -> str:
-        return model_args_string(dict(self.args))
+        return model_args_string(self.args)
+
+    @functools.cached_property
+    def resume_args(self) -> str:
+        """The model_args a resume compares: :data:`TRANSPORT_ARGS` left out, in lm-eval's string form."""
+        return model_args_string({k: v for k, v in self.args.items() if k not in TRANSPORT_ARGS})
 
     def fingerprint(self) -> str | dict[str, Any] | None:
         """The model_args as given, less credentials and :data:`OPERATIONAL_KEYS` (unchanged when it has none)."""

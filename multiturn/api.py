@@ -15,6 +15,9 @@ plan) uses of ``multiturn``. An import-linter contract in ``pyproject.toml`` hol
   rules, for published tables: :func:`clem_aggregate` (seed 002's clemscore) and :func:`clem_episode_pooled` (seed
   003's code's episode-pooled variant).
 - Playing: :func:`select_instances` (``--limit``), :func:`play_episodes` (the lockstep loop), :func:`merged_gen_kwargs`.
+- Play's command line: :class:`PlayOptions` (a run's settings minus the model, as ``triangulate play`` flags: the
+  suite's play cells), :func:`model_flags` / :func:`json_flag` (how a model and a mapping are passed), and
+  :func:`option_problem` (the one check of ``limit``, ``seed`` and ``batch_size``).
 """
 
 from __future__ import annotations
@@ -24,6 +27,7 @@ from multiturn.engine.rescore import changed_metrics, judge_agreement, rescore_r
 from multiturn.engine.results import add_group, write_results
 from multiturn.engine.runner import select_instances
 from multiturn.engine.scheduler import merged_gen_kwargs, play_episodes
+from multiturn.engine.settings import PlayOptions, json_flag, model_flags, option_problem
 from multiturn.game import DRY_RUN_COUNT, CostHints, EpisodeSummary, TaskSpec, TurnView, transcript_views
 from multiturn.games.clem.scoring import aggregate as clem_aggregate
 from multiturn.games.clem.scoring import episode_pooled as clem_episode_pooled
@@ -37,6 +41,7 @@ __all__ = [
     "TaskFacts",
     "task_facts",
     "EpisodeSummary",
+    "PlayOptions",
     "TaskSpec",
     "TurnView",
     "changed_metrics",
@@ -47,8 +52,11 @@ __all__ = [
     "get_task",
     "group_names",
     "is_play_task",
+    "json_flag",
     "judge_agreement",
     "merged_gen_kwargs",
+    "model_flags",
+    "option_problem",
     "play_episodes",
     "read_episodes",
     "rescore_run",

@@ -23,16 +23,17 @@ from lm_eval._cli.utils import MergeDictAction
 
 from models.args import scrub_secrets
 from models.loading import load_lm
+from models.ref import ModelRef
 from models.retry import DEFAULT_MAX_REPLY_CHARS
 from multiturn import registry
 from multiturn.engine import run_loggers
 from multiturn.engine.record import read_episodes
 from multiturn.engine.runner import run_tasks, unchanged_results
 from multiturn.engine.scheduler import is_zero
-from multiturn.engine.settings import PlaySettings
+from multiturn.engine.settings import OPTION_BOUNDS, PlaySettings
 from multiturn.engine.store import TaskStore
 from plumbing import run_folder
-from plumbing.checks import DEFAULT_SEED, MAX_SEED, number_arg
+from plumbing.checks import DEFAULT_SEED, number_arg
 from plumbing.errors import UserError
 from plumbing.logs import install_log_scrubber
 from plumbing.output_dirs import ensure_output_dir, remove_if_empty
@@ -40,7 +41,8 @@ from plumbing.output_dirs import ensure_output_dir, remove_if_empty
 log = logging.getLogger(__name__)
 #: the argparse types of the numeric flags (plumbing.checks: one line at parse time for nan, inf, 0, 1e400, ...)
 POSITIVE = number_arg(above=0)
-SEED = number_arg(integer=True, minimum=0, maximum=MAX_SEED)
+LIMIT = number_arg(**OPTION_BOUNDS["limit"])
+SEED = number_arg(**OPTION_BOUNDS["seed"])
 
 
 def _add_run_folder_flags(parser: argparse.ArgumentParser) -> None:
@@ -85,7 +87,7 @@ def add_parser(subparsers) -> argparse.ArgumentParser:
     parser.add_argument("--model_args", "-a", default=None, nargs="+", action=MergeDictAction, help="'key=val,key2=val2' as in lm_eval")
     parser.add_argument("--tasks", "-t", default=None, help="comma-separated tasks or groups; 'list' prints them")
     parser.add_argument("--output_path", "-o", default=None, help=f"results folder ({run_folder.LAYOUT})")
-    parser.add_argument("--limit", "-L", type=POSITIVE, default=None, help="first N episodes per task (a value < 1 is a fraction)")
+    parser.add_argument("--limit", "-L", type=LIMIT, default=None, help="first N episodes per task (a value < 1 is a fraction)")
     parser.add_argument("--batch_size", "-b", default=None, help=BATCH_HELP)
     parser.add_argument(
         "--seed", type=SEED, default=DEFAULT_SEED, help=f"stimuli, episode order and sampling seed (default {DEFAULT_SEED})"
@@ -208,31 +210,14 @@ def run(args: argparse.Namespace) -> int:
             remove_if_empty(Path(settings.output_path).expanduser())
         raise
     install_log_scrubber()  # again: loading a backend may have added log handlers
-    config = {**settings.config(), **decoding_config(lms["player"])}
-    payload, path = run_tasks(
-        list(settings.tasks),
-        lms,
-        output_dir=settings.output_path,
-        model_name=settings.folder(),
-        config=config,
-        model_settings=settings.model_settings(),
-        limit=settings.limit,
-        seed=settings.seed,
-        overwrite=settings.overwrite,
-        wait_lock=settings.wait_lock,
-        gen_kwargs_override=settings.gen_kwargs or None,
-        judge_gen_kwargs=settings.judge_gen_kwargs or None,
-        task_args=settings.task_args,
-        max_live=settings.max_live,
-        retry=settings.retry_policy(),
-    )
+    payload, path = run_tasks(settings, lms)
     if payload is None:  # a non-zero rank of a distributed run
         return 0
     print(format_table(payload))
     if path is not None:
         print(f"results: {path}")
-    if args.wandb_args or args.hf_hub_log_args:
-        log_run(args, payload, expanded, settings.folder(), settings.model, config["model_args"])
+    if settings.wandb_args or settings.hf_hub_log_args:
+        log_run(settings, payload, expanded)
     summary = failure_summary(payload, getattr(args, "argv", None) or sys.argv[1:])
     if summary is not None:
         print(summary, file=sys.stderr)
@@ -244,20 +229,20 @@ def nothing_to_play(settings: PlaySettings):
     """Check ``--output_path`` (before any model is loaded); then the results file that already holds this run
     when a resume would play nothing (:func:`multiturn.engine.runner.unchanged_results`), else None."""
     ensure_output_dir(settings.output_path, "--output_path")
-    return None if settings.overwrite else unchanged_results(settings, settings.output_path)
+    return None if settings.overwrite else unchanged_results(settings)
 
 
 def load_backends(settings: PlaySettings) -> dict[str, Any]:
     """The backend of every role (:class:`multiturn.engine.settings.PlaySettings`): the player's plays, and also
     ``player_b`` and ``judge`` unless the settings give those roles their own."""
 
-    def load(model: str, model_args: dict[str, Any]) -> Any:
-        return load_lm(model, model_args, batch_size=settings.batch_size, device=settings.device, prefix_cache=settings.prefix_cache)[0]
+    def load(backend: ModelRef) -> Any:
+        return load_lm(backend, batch_size=settings.batch_size, device=settings.device, prefix_cache=settings.prefix_cache)
 
-    lm = load(settings.model, settings.model_args)
+    lm = load(settings.backend)
     lms: dict[str, Any] = {"player": lm, "player_b": lm, "judge": lm}
-    for role, (model, model_args) in settings.role_models().items():
-        lms[role] = load(model, model_args)
+    for role, backend in settings.role_models().items():
+        lms[role] = load(backend)
     return lms
 
 
@@ -284,26 +269,15 @@ def failure_summary(payload: dict[str, Any], argv: list[str]) -> str | None:
     return f"triangulate play: {total} of {total + finished} episodes failed on backend errors ({counts}); they are not scored; resume with: {resume}"
 
 
-def log_run(args: argparse.Namespace, payload: dict[str, Any], tasks: list[str], dir_name: str, model: str, model_args: str) -> None:
+def log_run(settings: PlaySettings, payload: dict[str, Any], tasks: list[str]) -> None:
     """``--wandb_args`` / ``--hf_hub_log_args``: the results and the episodes through lm-eval's loggers
     (:mod:`multiturn.engine.run_loggers`); the episodes are read back from ``--output_path``."""
-    episodes = {}
-    if args.output_path is not None:
-        folder = run_folder.model_dir(args.output_path, dir_name)
-        episodes = {task: read_episodes(TaskStore(folder, task).episodes) for task in tasks}
-    if args.wandb_args:
-        run_loggers.log_wandb(payload, episodes, args.wandb_args, args.wandb_config_args)
-    if args.hf_hub_log_args:
-        run_loggers.log_hub(payload, episodes, args.hf_hub_log_args, model, model_args)
-
-
-def decoding_config(lm: Any) -> dict[str, Any]:
-    """How the backend decodes, for the run config: its LM class and, for the prefix cache, its switches."""
-    out: dict[str, Any] = {"lm_class": type(lm).__name__}
-    if hasattr(lm, "prefix_cache_enabled"):
-        out["prefix_cache"] = bool(lm.prefix_cache_enabled)
-        out["prompt_lookup_tokens"] = int(getattr(lm, "prompt_lookup_tokens", 0))
-    return out
+    folder = settings.model_dir()
+    episodes = {task: read_episodes(TaskStore(folder, task).episodes) for task in tasks} if folder is not None else {}
+    if settings.wandb_args:
+        run_loggers.log_wandb(payload, episodes, settings.wandb_args, settings.wandb_config_args)
+    if settings.hf_hub_log_args:
+        run_loggers.log_hub(payload, episodes, settings.hf_hub_log_args, settings.backend.model, settings.backend.args_string)
 
 
 def format_table(payload: dict[str, Any]) -> str:

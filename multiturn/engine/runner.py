@@ -88,14 +88,15 @@ def run_task(
     progress: bool = True,
     max_live: int | None = DEFAULT_MAX_LIVE,
     retry: RetryPolicy | None = None,
-    model_settings: Mapping[str, Any] | None = None,
+    resume: Mapping[str, Any] | None = None,
 ) -> dict[str, Any]:
     """Play one task and return its summary (``metrics``, ``stderr``, ``n_samples``, ``records``, ...).
 
     With ``output_dir`` the records go to the task's episodes file in ``output_dir/model_name``, every answered turn
     to its turn log, and stored episodes are resumed (finished ones skipped, unfinished ones rebuilt from their logged
-    turns) unless ``overwrite``, and only when they were played with the same settings (``model_settings`` + the
-    task's config and scoring version, seed and gen_kwargs: :meth:`multiturn.engine.store.TaskStore.check_settings`). Under a distributed
+    turns) unless ``overwrite``, and only when they were played with the same settings (``resume``: a run's
+    :meth:`~multiturn.engine.settings.PlaySettings.episode_settings`, else the task's config and scoring version, seed
+    and gen_kwargs: :meth:`multiturn.engine.store.TaskStore.check_settings`). Under a distributed
     LM every rank must call this; only rank 0's return value holds the metrics (others get
     ``{"task": ..., "rank": r}``).
     """
@@ -112,7 +113,7 @@ def run_task(
 
     store, done, resumed, settings_id, writer, turn_log = None, {}, {}, None, None, None
     if output_dir is not None:
-        settings = episode_settings(task, seed, gen_kwargs_override, judge_gen_kwargs, model_settings)
+        settings = resume if resume is not None else episode_settings(task, seed, gen_kwargs_override, judge_gen_kwargs)
         settings_id = settings_rule.settings_id(settings)  # every record carries it: a resume checks it when the settings file is gone
         store = TaskStore(run_folder.model_dir(output_dir, model_name), task.name)
         done, resumed = _resume(task, lm, store, wanted, settings, overwrite)
@@ -168,77 +169,80 @@ def _gather(lm: Any, rank: int, new_records: list[dict[str, Any]], store: TaskSt
     return records
 
 
-def run_tasks(
-    names: Sequence[str],
-    lms: Mapping[str, Any],
-    *,
-    output_dir: str | Path | None = None,
-    model_name: str = "model",
-    config: Mapping[str, Any] | None = None,
-    task_args: Mapping[str, Any] | None = None,
-    wait_lock: bool = False,
-    model_settings: Mapping[str, Any] | None = None,
-    **kwargs: Any,
-) -> tuple[dict[str, Any] | None, Path | None]:
-    """Run tasks and groups by name; on rank 0 build the lm-eval-shaped results and write them.
+def run_tasks(settings: PlaySettings, lms: Mapping[str, Any], *, progress: bool = True) -> tuple[dict[str, Any] | None, Path | None]:
+    """Run the tasks and groups of ``settings``; on rank 0 build the lm-eval-shaped results and write them.
 
-    Returns ``(payload, results_path)``; ``(None, None)`` on ranks other than 0. ``kwargs`` go to
-    :func:`run_task` (limit, seed, overwrite, gen_kwargs_override, judge_gen_kwargs, progress, max_live, retry);
-    ``task_args`` go to every task's factory (each takes the options it declares); ``model_settings`` (the models'
-    part of the resume rule, :meth:`multiturn.engine.settings.PlaySettings.model_settings`) defaults to those of
-    ``config``.
-
-    With ``output_dir``, rank 0 holds the lock of every task's episode file (:mod:`plumbing.locks`) from before
-    the first episode until the results file is written: a second process on the same folder and task gets a
-    one-line error naming this one's PID, or waits with ``wait_lock``.
+    Returns ``(payload, results_path)``; ``(None, None)`` on ranks other than 0. With ``settings.output_path``,
+    rank 0 holds the lock of every task's episode file (:mod:`plumbing.locks`) from before the first episode until
+    the results file is written: a second process on the same folder and task gets a one-line error naming this
+    one's PID, or waits with ``settings.wait_lock``.
     """
     groups = registry.group_names()
-    requested_groups = {name: groups[name] for name in names if name in groups}
+    requested_groups = {name: groups[name] for name in settings.tasks if name in groups}
     started = time.perf_counter()
     summaries: dict[str, dict[str, Any]] = {}
-    expanded = registry.expand(list(names))
+    expanded = registry.expand(list(settings.tasks))
     rank = rank_and_world(lms["player"])[0]
-    locked = (
-        [TaskStore(run_folder.model_dir(output_dir, model_name), name).episodes for name in expanded]
-        if output_dir is not None and rank == 0
-        else []
-    )
-    models = dict(model_settings) if model_settings is not None else settings_rule.model_settings(config or {})
-    with lock_all(locked, wait=wait_lock):
+    model_dir = settings.model_dir()
+    locked = [TaskStore(model_dir, name).episodes for name in expanded] if model_dir is not None and rank == 0 else []
+    with lock_all(locked, wait=settings.wait_lock):
         for name in expanded:
-            task = registry.get_task(name, task_args)
-            summary = run_task(task, lms, output_dir=output_dir, model_name=model_name, model_settings=models, **kwargs)
+            task = registry.get_task(name, settings.task_args)
+            summary = run_task(
+                task,
+                lms,
+                limit=settings.limit,
+                seed=settings.seed,
+                output_dir=settings.output_path,
+                model_name=settings.folder(),
+                overwrite=settings.overwrite,
+                gen_kwargs_override=settings.gen_kwargs or None,
+                judge_gen_kwargs=settings.judge_gen_kwargs or None,
+                progress=progress,
+                max_live=settings.max_live,
+                retry=settings.retry_policy(),
+                resume=settings.episode_settings(task),
+            )
             if "judge" in task.roles:  # SPLAT without --judge_model: the player judges itself, and the results say so
                 summary["judge"] = "self" if lms.get("judge", lms["player"]) is lms["player"] else "separate"
             if "metrics" in summary:
                 summaries[name] = summary
         if rank != 0:
             return None, None
-        return _write_payload(summaries, requested_groups, config, model_name, output_dir, started)
+        return _write_payload(settings, summaries, requested_groups, decoding_config(lms["player"]), started)
+
+
+def decoding_config(lm: Any) -> dict[str, Any]:
+    """How the backend decodes, for the run config: its LM class and, for the prefix cache, its switches."""
+    out: dict[str, Any] = {"lm_class": type(lm).__name__}
+    if hasattr(lm, "prefix_cache_enabled"):
+        out["prefix_cache"] = bool(lm.prefix_cache_enabled)
+        out["prompt_lookup_tokens"] = int(getattr(lm, "prompt_lookup_tokens", 0))
+    return out
 
 
 def _write_payload(
+    settings: PlaySettings,
     summaries: Mapping[str, dict[str, Any]],
     requested_groups: Mapping[str, list[str]],
-    config: Mapping[str, Any] | None,
-    model_name: str,
-    output_dir: str | Path | None,
+    decoding: Mapping[str, Any],
     started: float,
 ) -> tuple[dict[str, Any], Path | None]:
-    """The lm-eval-shaped results of ``summaries``, written to ``output_dir/model_name`` when given."""
+    """The lm-eval-shaped results of ``summaries``, written to the run's model folder when it has one."""
+    config = {**settings.config(), **decoding}
     payload = res.results_payload(
         summaries,
         groups=requested_groups,
-        config=dict(config or {}),
-        model_name=(config or {}).get("model_name", model_name),
-        model_name_sanitized=model_name,
+        config=config,
+        model_name=config["model_name"],
+        model_name_sanitized=settings.folder(),
         total_seconds=time.perf_counter() - started,
     )
-    path = res.write_results(run_folder.model_dir(output_dir, model_name), payload) if output_dir is not None else None
-    return payload, path
+    model_dir = settings.model_dir()
+    return payload, res.write_results(model_dir, payload) if model_dir is not None else None
 
 
-def unchanged_results(settings: PlaySettings, output_dir: str | Path) -> Path | None:
+def unchanged_results(settings: PlaySettings) -> Path | None:
     """The results file a resume of ``settings`` would only write again, or None when there is work to do.
 
     Nothing is left when, for every task, the stored episodes were played with these settings (the resume
@@ -246,9 +250,9 @@ def unchanged_results(settings: PlaySettings, output_dir: str | Path) -> Path | 
     :func:`multiturn.engine.settings.same_settings`), every wanted episode has finished in its episodes file (no
     rank parts of an interrupted distributed run), and the newest results file that reports all these tasks
     (lm-eval runs of the model share the folder), written after every one of those episode files, reports each
-    over exactly those episodes. Checked before any model is loaded.
+    over exactly those episodes. Checked before any model is loaded (``settings.output_path`` given).
     """
-    model_dir = run_folder.model_dir(output_dir, settings.folder())
+    model_dir = run_folder.model_dir(settings.output_path, settings.folder())
     episode_files = []
     counts: dict[str, int] = {}
     for name in registry.expand(list(settings.tasks)):

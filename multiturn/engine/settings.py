@@ -1,8 +1,8 @@
 """What one ``triangulate play`` run was asked to do (:class:`PlaySettings`), and the one rule that says whether
 stored episodes were played with the same settings (:func:`episode_settings`, :func:`same_settings`).
 
-``triangulate play`` builds one ``PlaySettings`` from its command line and the parsed model arguments (each
-``--model_args*`` is parsed here, once) before any model loads. The three places that compare runs use it:
+``triangulate play`` builds one ``PlaySettings`` from its command line before any model loads (each
+``--model_args*`` becomes a :class:`models.ref.ModelRef` here, parsed once), and the engine reads nothing else. The three places that compare runs use it:
 "nothing left to play" (:func:`multiturn.engine.runner.unchanged_results`, before loading), the resume check
 (:meth:`multiturn.engine.store.TaskStore.check_settings`, under the task's lock) and the settings file it writes
 (``episodes_<task>.settings.json``): each compares :func:`episode_settings` with :func:`same_settings`.
@@ -12,69 +12,62 @@ from __future__ import annotations
 
 import hashlib
 import json
-from collections.abc import Mapping
-from dataclasses import dataclass
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass, field
+from pathlib import Path
 from typing import Any
 
-from models.args import check_local_model, model_args_string, parse_model_args, play_batch_size
+from models.args import check_local_model, play_batch_size
 from models.loading import resolve_model
-from models.naming import model_folder_name, model_name
+from models.ref import ModelRef
 from models.retry import DEFAULT_MAX_REPLY_CHARS, RetryPolicy
 from multiturn.game import TaskSpec
+from plumbing import run_folder
+from plumbing.checks import DEFAULT_SEED, MAX_SEED, number_problem
 from plumbing.errors import UserError
 from plumbing.secrets import redact_secret_keys
 
 #: the run settings that change a task's episodes: resuming under other values is refused
 MODEL_SETTING_KEYS = ("model", "model_args", "model_b", "model_args_b", "judge_model", "judge_model_args")
-#: model_args that say how a model is reached, not what it answers: a served model comes back on another
-#: port after a restart (the suite's serve-once sweep), with other concurrency or timeouts, and still plays
-#: the same episodes, so a resume may change them
-TRANSPORT_ARGS = frozenset(
-    {"base_url", "num_concurrent", "max_retries", "timeout", "api_key", "verify_certificate", "batch_size", "device"}
-)
+#: each role with a model of its own: its flags (and the keys of its ``config`` entries)
+ROLE_FLAGS = {"player_b": ("model_b", "model_args_b"), "judge": ("judge_model", "judge_model_args")}
 
 
 @dataclass(frozen=True)
 class PlaySettings:
-    """One ``triangulate play`` run's settings, built once (:meth:`from_args`) and read by every step after."""
+    """One ``triangulate play`` run's settings, built once (:meth:`from_args`) and the engine's only input
+    (:func:`multiturn.engine.runner.run_tasks`)."""
 
     #: ``--tasks`` as given (groups not expanded), in order
     tasks: tuple[str, ...]
-    #: the lm-eval registry name that plays (the embedded model's when ``--model`` is not given)
-    model: str
-    #: the player's model arguments as its backend gets them: ``--model_args`` parsed once, the embedded
-    #: model's defaults when neither ``--model`` nor ``--model_args`` is given, the runner's additions
-    #: (``enable_prefix_caching`` for vLLM)
-    model_args: dict[str, Any]
-    #: neither ``--model`` nor ``--model_args``: the embedded SmolLM2 (its folder is named after the model)
-    embedded: bool
-    #: the second player's backend name and model arguments, when a task has the role and ``--model_b`` or
-    #: ``--model_args_b`` gives it its own (else None: the player plays both)
-    model_b: str | None
-    model_args_b: dict[str, Any] | None
-    #: the judge's backend and model arguments, when a task has the role and ``--judge_model`` or
-    #: ``--judge_model_args`` gives it its own (else None: the player judges)
-    judge_model: str | None
-    judge_model_args: dict[str, Any] | None
+    #: the player as given (``--model``/``--model_args``, parsed once): it names the run (folder, results)
+    ref: ModelRef
+    #: the player as its backend gets it (:func:`models.loading.resolve_model`): the embedded model's defaults when
+    #: neither flag is given, the runner's additions (``enable_prefix_caching`` for vLLM)
+    backend: ModelRef
+    #: the second player's and the judge's backends, when a task has the role and its flags give it its own
+    #: model (else None: the player plays both)
+    player_b: ModelRef | None = None
+    judge: ModelRef | None = None
     #: ``--limit``: the first N episodes per task, or a fraction in (0, 1); None for all
-    limit: int | float | None
+    limit: int | float | None = None
     #: ``--seed``: stimuli, episode order and sampling
-    seed: int
+    seed: int = DEFAULT_SEED
     #: ``--gen_kwargs`` (player roles) and ``--judge_gen_kwargs`` (judge role) overrides
-    gen_kwargs: dict[str, Any]
-    judge_gen_kwargs: dict[str, Any]
+    gen_kwargs: Mapping[str, Any] = field(default_factory=dict)
+    judge_gen_kwargs: Mapping[str, Any] = field(default_factory=dict)
     #: ``--task_args``: task options, each task takes those it declares
-    task_args: dict[str, Any]
+    task_args: Mapping[str, Any] = field(default_factory=dict)
     #: ``--batch_size`` (an int or ``auto``) and ``--device`` for local backends
-    batch_size: int | str
-    device: str | None
+    batch_size: int | str = 1
+    device: str | None = None
     #: ``--max_live``: episodes in flight (0 = all)
-    max_live: int
+    max_live: int = 32
     #: ``--request_timeout`` (seconds a backend call may take; None: no limit) and ``--retries`` (attempts per call)
-    request_timeout: float | None
-    retries: int
+    request_timeout: float | None = None
+    retries: int = 4
     #: False with ``--no_prefix_cache``, else None (the prefix cache on)
-    prefix_cache: bool | None
+    prefix_cache: bool | None = None
     #: ``--max_reply_chars``: a longer reply is cut to this many characters (the cut is recorded); None: no cap
     max_reply_chars: int | None = DEFAULT_MAX_REPLY_CHARS
     #: ``--output_path`` (None: nothing stored), ``--overwrite`` (start over) and ``--wait_lock`` (wait for another
@@ -82,44 +75,51 @@ class PlaySettings:
     output_path: str | None = None
     overwrite: bool = False
     wait_lock: bool = False
+    #: ``--wandb_args``, ``--wandb_config_args``, ``--hf_hub_log_args``: lm-eval's loggers (None: not logged)
+    wandb_args: Mapping[str, Any] | None = None
+    wandb_config_args: Mapping[str, Any] | None = None
+    hf_hub_log_args: Mapping[str, Any] | None = None
+
+    @classmethod
+    def for_model(cls, ref: ModelRef, tasks: tuple[str, ...], **values: Any) -> PlaySettings:
+        """The settings of ``ref`` playing ``tasks`` (its backend resolved here); ``values``: the other fields."""
+        backend = resolve_model(ref, device=values.get("device"), prefix_cache=values.get("prefix_cache"))
+        return cls(tasks=tuple(tasks), ref=ref, backend=backend, **values)
 
     @classmethod
     def from_args(cls, args: Any, roles: set[str] | frozenset[str]) -> PlaySettings:
         """The settings of ``triangulate play``'s parsed command line ``args`` (an ``argparse.Namespace``) for tasks
-        with ``roles``; every ``--model_args*`` is parsed here, once. ``UserError`` for a bad value."""
+        with ``roles``: the edge where each ``--model_args*`` becomes a :class:`ModelRef`. ``UserError`` for a bad value."""
         from multiturn.engine.scheduler import DEFAULT_MAX_LIVE
 
         prefix_cache = False if getattr(args, "no_prefix_cache", False) else None
-        parsed = parse_model_args(args.model_args)
-        check_local_model(parsed)  # a missing local model folder: one line, before --output_path is made
+        ref = ModelRef.parse(args.model, args.model_args)
+        check_local_model(ref.args)  # a missing local model folder: one line, before --output_path is made
         seed = int(args.seed)
-        model, model_args = resolve_model(args.model, parsed, device=args.device, prefix_cache=prefix_cache, seed=seed)
-        others: dict[str, tuple[str, dict[str, Any]] | None] = {"player_b": None, "judge": None}
-        for role, other, other_args in (("player_b", args.model_b, args.model_args_b), ("judge", args.judge_model, args.judge_model_args)):
+        backend = resolve_model(ref, device=args.device, prefix_cache=prefix_cache, seed=seed)
+        roles_given = {}
+        for role, (model_flag, args_flag) in ROLE_FLAGS.items():
+            other, other_args = getattr(args, model_flag), getattr(args, args_flag)
             if role in roles and (other or other_args):
-                resolved = resolve_model(
-                    other or model, parse_model_args(other_args), device=args.device, prefix_cache=prefix_cache, seed=seed
+                roles_given[role] = resolve_model(
+                    ModelRef.parse(other or backend.model, other_args), device=args.device, prefix_cache=prefix_cache, seed=seed
                 )
-                others[role] = resolved
-        model_b, model_args_b = others["player_b"] or (None, None)
-        judge_model, judge_model_args = others["judge"] or (None, None)
+        max_live = args.max_live if args.max_live is not None else DEFAULT_MAX_LIVE
         return cls(
             tasks=tuple(t.strip() for t in str(args.tasks).split(",") if t.strip()),
-            model=model,
-            model_args=model_args,
-            embedded=args.model is None and not parsed,
-            model_b=model_b,
-            model_args_b=model_args_b,
-            judge_model=judge_model,
-            judge_model_args=judge_model_args,
+            ref=ref,
+            backend=backend,
+            **roles_given,
             limit=limit_value(args.limit),
             seed=seed,
             gen_kwargs=dict(args.gen_kwargs or {}),
             judge_gen_kwargs=dict(args.judge_gen_kwargs or {}),
             task_args=dict(args.task_args or {}),
-            batch_size=batch_size_value(str(args.batch_size)) if args.batch_size is not None else default_batch_size(args, parsed),
+            batch_size=batch_size_value(str(args.batch_size))
+            if args.batch_size is not None
+            else play_batch_size(ref.model, ref.args, args.device, max_live or DEFAULT_MAX_LIVE),
             device=args.device,
-            max_live=args.max_live if args.max_live is not None else DEFAULT_MAX_LIVE,
+            max_live=max_live,
             request_timeout=timeout_value(args.request_timeout),
             retries=max(1, int(args.retries)),
             prefix_cache=prefix_cache,
@@ -127,6 +127,7 @@ class PlaySettings:
             output_path=getattr(args, "output_path", None),
             overwrite=bool(getattr(args, "overwrite", False)),
             wait_lock=bool(getattr(args, "wait_lock", False)),
+            **{key: getattr(args, key, None) for key in ("wandb_args", "wandb_config_args", "hf_hub_log_args")},
         )
 
     def retry_policy(self) -> RetryPolicy:
@@ -134,49 +135,45 @@ class PlaySettings:
         ``--max_reply_chars``)."""
         return RetryPolicy(attempts=self.retries, timeout=self.request_timeout, max_reply_chars=self.max_reply_chars)
 
+    @property
+    def named(self) -> ModelRef:
+        """The model that names the run: the embedded model by its own name, any other as its backend reaches it."""
+        return self.ref if self.ref.embedded else self.backend
+
     def folder(self) -> str:
-        """The model's folder under ``--output_path`` (:func:`models.naming.model_folder_name`)."""
-        return model_folder_name(*self._named())
+        """The model's folder under ``--output_path`` (:attr:`models.ref.ModelRef.folder`)."""
+        return self.named.folder
 
-    def model_name(self) -> str:
-        """The model's name in the results JSON (:func:`models.naming.model_name`)."""
-        return model_name(*self._named())
+    def model_dir(self) -> Path | None:
+        """The model's folder of this run's results and episodes (None without ``--output_path``)."""
+        return None if self.output_path is None else run_folder.model_dir(self.output_path, self.folder())
 
-    def _named(self) -> tuple[str | None, dict[str, Any] | None]:
-        return (None, None) if self.embedded else (self.model, self.model_args)
+    def role_models(self) -> dict[str, ModelRef]:
+        """``{role: backend}`` of the roles with a backend of their own (``player_b``, ``judge``)."""
+        return {role: ref for role, ref in (("player_b", self.player_b), ("judge", self.judge)) if ref is not None}
 
-    def role_models(self) -> dict[str, tuple[str, dict[str, Any]]]:
-        """``{role: (model, model_args)}`` of the roles with a backend of their own (``player_b``, ``judge``)."""
-        out = {}
-        if self.model_b is not None:
-            out["player_b"] = (self.model_b, dict(self.model_args_b or {}))
-        if self.judge_model is not None:
-            out["judge"] = (self.judge_model, dict(self.judge_model_args or {}))
-        return out
-
-    def models(self) -> dict[str, Any]:
-        """The :data:`MODEL_SETTING_KEYS` of this run, model_args as parsed dicts (roles without their own model left out)."""
-        out: dict[str, Any] = {"model": self.model, "model_args": dict(self.model_args)}
-        for role, keys in (("player_b", ("model_b", "model_args_b")), ("judge", ("judge_model", "judge_model_args"))):
-            if role in self.role_models():
-                out.update(zip(keys, self.role_models()[role]))
+    def _models(self, form: Callable[[ModelRef], str]) -> dict[str, Any]:
+        """The :data:`MODEL_SETTING_KEYS` of this run (roles without their own model left out), model_args in ``form``."""
+        out: dict[str, Any] = {"model": self.backend.model, "model_args": form(self.backend)}
+        for role, ref in self.role_models().items():
+            out.update(zip(ROLE_FLAGS[role], (ref.model, form(ref))))
         return out
 
     def model_config(self) -> dict[str, Any]:
         """The models as the results JSON's ``config`` records them (model_args redacted, in lm-eval's string form)."""
-        return {key: model_args_string(value) if key.endswith("model_args") else value for key, value in self.models().items()}
+        return self._models(lambda ref: ref.args_string)
 
     def model_settings(self) -> dict[str, Any]:
-        """The models' part of the resume rule (:func:`model_settings`), with the reply cap when it is not the default
-        (a cut reply is stored and scored cut; runs played at the default keep their settings)."""
+        """The models' part of the resume rule (:attr:`models.ref.ModelRef.resume_args`), with the reply cap when it
+        is not the default (a cut reply is stored and scored cut; runs played at the default keep their settings)."""
         capped = {} if self.max_reply_chars == DEFAULT_MAX_REPLY_CHARS else {"max_reply_chars": self.max_reply_chars}
-        return {**model_settings(self.models()), **capped}
+        return {**self._models(lambda ref: ref.resume_args), **capped}
 
     def config(self) -> dict[str, Any]:
-        """The run's ``config`` for the results JSON (the backend's decoding switches are added by the caller)."""
+        """The run's ``config`` for the results JSON (the backend's decoding switches are added by the runner)."""
         return {
             **self.model_config(),
-            "model_name": self.model_name(),
+            "model_name": self.named.name,
             "batch_size": self.batch_size,
             "device": self.device,
             "limit": self.limit,
@@ -194,16 +191,50 @@ class PlaySettings:
         return episode_settings(task, self.seed, self.gen_kwargs, self.judge_gen_kwargs, self.model_settings())
 
 
-def model_settings(config: Mapping[str, Any]) -> dict[str, Any]:
-    """The :data:`MODEL_SETTING_KEYS` of a run's ``config``, each ``*model_args`` (a stored string, or a parsed dict)
-    without :data:`TRANSPORT_ARGS`, in lm-eval's string form."""
-    out: dict[str, Any] = {}
-    for key in MODEL_SETTING_KEYS:
-        if key in config:
-            value = config[key]
-            if key.endswith("model_args") and (value or isinstance(value, Mapping)):  # a parsed {} is stored as "", as before
-                value = model_args_string({k: v for k, v in parse_model_args(value).items() if k not in TRANSPORT_ARGS})
-            out[key] = value
+@dataclass(frozen=True)
+class PlayOptions:
+    """A play run's settings minus the player's model: what a suite's play cell asks of ``triangulate play``, as the
+    flags :meth:`PlaySettings.from_args` reads back (:meth:`flags`, the one place they are written)."""
+
+    limit: int | float | None = None
+    seed: int | None = None
+    gen_kwargs: Mapping[str, Any] = field(default_factory=dict)
+    batch_size: int | str | None = None
+    device: str | None = None
+    max_live: int | None = None
+    task_args: Mapping[str, Any] = field(default_factory=dict)
+    judge_gen_kwargs: Mapping[str, Any] = field(default_factory=dict)
+    judge: ModelRef | None = None
+    player_b: ModelRef | None = None
+    overwrite: bool = False
+
+    def flags(self) -> list[str]:
+        """``triangulate play``'s flags for these options (unset ones left out: play's defaults)."""
+        out: list[str] = []
+        for flag, value in (("--limit", self.limit), ("--seed", self.seed)):
+            out += [] if value is None else [flag, str(value)]
+        out += ["--gen_kwargs", json_flag(self.gen_kwargs)] if self.gen_kwargs else []
+        out += [] if self.batch_size is None else ["--batch_size", str(self.batch_size)]
+        out += ["--device", self.device] if self.device else []
+        out += [] if self.max_live is None else ["--max_live", str(self.max_live)]
+        out += ["--task_args", json_flag(self.task_args)] if self.task_args else []
+        out += ["--judge_gen_kwargs", json_flag(self.judge_gen_kwargs)] if self.judge_gen_kwargs else []
+        for role, ref in (("judge", self.judge), ("player_b", self.player_b)):
+            out += [] if ref is None else model_flags(ref.model, ref.given, *(f"--{key}" for key in ROLE_FLAGS[role]))
+        return out + (["--overwrite"] if self.overwrite else [])
+
+
+def json_flag(value: Mapping[str, Any]) -> str:
+    """A mapping as the JSON object lm-eval's MergeDictAction reads (``--gen_kwargs``, ``--task_args``, ...)."""
+    return json.dumps(dict(value), ensure_ascii=False, sort_keys=True)
+
+
+def model_flags(model: str | None, model_args: Any, flag: str = "--model", args_flag: str = "--model_args") -> list[str]:
+    """``--model M --model_args A`` (or a role's pair of flags): ``model_args`` passed on as the edge got them (a
+    string as written, a mapping as JSON)."""
+    out = [flag, model] if model else []
+    if model_args is not None:
+        out += [args_flag, model_args if isinstance(model_args, str) else json_flag(model_args)]
     return out
 
 
@@ -232,27 +263,32 @@ def scoring_version(task: TaskSpec) -> Any:
     return task.version
 
 
-def batch_size_value(value: str) -> int | str:
-    """``--batch_size``: a positive integer or lm-eval's ``auto``/``auto:N``."""
-    if value == "auto" or value.startswith("auto:"):
-        return value
-    try:
-        size = int(value)
-    except ValueError:
-        raise UserError(f"--batch_size must be an integer or 'auto', got {value!r}") from None
-    if size < 1:
-        raise UserError("--batch_size must be >= 1")
-    return size
+#: the bounds of play's numeric options, the one check of play's flags (:mod:`multiturn.cli`) and of a suite's entries
+OPTION_BOUNDS: dict[str, dict[str, Any]] = {
+    "limit": {"above": 0},
+    "seed": {"integer": True, "minimum": 0, "maximum": MAX_SEED},
+    "batch_size": {"integer": True, "minimum": 1},
+}
 
 
-def default_batch_size(args: Any, model_args: Mapping[str, Any] | None = None) -> int:
-    """No ``--batch_size``: batch 1 on a CPU, the live episodes for an hf model on a GPU
-    (:func:`models.args.play_batch_size`); ``model_args``: ``args.model_args`` already parsed."""
-    from multiturn.engine.scheduler import DEFAULT_MAX_LIVE
+def option_problem(key: str, value: Any) -> str | None:
+    """What is wrong with a value of ``limit`` (None: every episode), ``seed`` or ``batch_size`` (None: the default;
+    a count, as a number or its digits, or lm-eval's ``auto``/``auto:N``), as one phrase; None when nothing is."""
+    if value is None and key != "seed":
+        return None
+    if key == "batch_size":
+        if isinstance(value, str) and (value == "auto" or value.startswith("auto:")):
+            return None
+        text = value.strip() if isinstance(value, str) else value
+        value = int(text) if isinstance(text, str) and text.isdigit() else text
+    return number_problem(value, **OPTION_BOUNDS[key])
 
-    parsed = parse_model_args(args.model_args) if model_args is None else model_args
-    live = args.max_live if args.max_live is not None else DEFAULT_MAX_LIVE
-    return play_batch_size(args.model, parsed, args.device, live or DEFAULT_MAX_LIVE)
+
+def batch_size_value(value: Any) -> int | str:
+    """``--batch_size``: a positive integer or lm-eval's ``auto``/``auto:N`` (:func:`option_problem`)."""
+    if (problem := option_problem("batch_size", value)) is not None:
+        raise UserError(f"--batch_size {problem}")
+    return value if isinstance(value, str) and value.startswith("auto") else int(value)
 
 
 def limit_value(value: float | None) -> int | float | None:

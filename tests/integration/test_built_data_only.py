@@ -28,7 +28,9 @@ PLAY_SCRIPT = textwrap.dedent(
 
     lm = ScriptedLM(lambda messages: "m")
     names = registry.task_names()
-    payload, _ = run_tasks(names, {"player": lm, "player_b": lm, "judge": lm}, limit=1, progress=False)
+    from tests.support.play_settings import play_settings
+
+    payload, _ = run_tasks(play_settings(names, limit=1), {"player": lm, "player_b": lm, "judge": lm}, progress=False)
     print(json.dumps({"tasks": names, "results": sorted(payload["results"]), "failed": {
         t: e.get("n_failed", 0) for t, e in payload["results"].items() if e.get("n_failed")}}))
     """

@@ -6,7 +6,7 @@ import importlib.metadata
 import re
 from pathlib import Path
 
-from models.loading import load_lm
+from tests.support.play_settings import load_model
 
 REPO = Path(__file__).resolve().parents[2]
 
@@ -32,14 +32,14 @@ def test_pyproject_depends_on_lm_eval_with_its_api_extra_and_those_packages_are_
 
 def test_local_chat_completions_and_openai_chat_completions_construct(monkeypatch):
     monkeypatch.setenv("OPENAI_API_KEY", "sk-test-not-a-key")
-    local, name, _ = load_lm("local-chat-completions", "model=smol,base_url=http://127.0.0.1:9/v1/chat/completions,num_concurrent=2")
+    local = load_model("local-chat-completions", "model=smol,base_url=http://127.0.0.1:9/v1/chat/completions,num_concurrent=2")
     from lm_eval.models.openai_completions import LocalChatCompletion
 
     from models.api import LocalChatCompletionsLM
 
-    assert name == "local-chat-completions" and isinstance(local, LocalChatCompletion) and type(local) is LocalChatCompletionsLM
+    assert isinstance(local, LocalChatCompletion) and type(local) is LocalChatCompletionsLM
     assert local.model == "smol" and local.base_url.endswith("/v1/chat/completions")
-    openai, _, _ = load_lm("openai-chat-completions", "model=gpt-4o-mini")
+    openai = load_model("openai-chat-completions", "model=gpt-4o-mini")
     assert type(openai).__name__ == "OpenAIChatCompletion" and openai.base_url.startswith("https://api.openai.com/")
     rendered = local.apply_chat_template([{"role": "user", "content": "hi"}])
     assert "hi" in str(rendered)
@@ -48,7 +48,7 @@ def test_local_chat_completions_and_openai_chat_completions_construct(monkeypatc
 def test_an_empty_stop_list_is_left_out_of_chat_requests():
     """transformers serve answers 500 to `"stop": []` (lm-eval sends it when a task has no stop strings and
     the backend knows no EOS string); the runner's class leaves it out and keeps real stop strings."""
-    lm, _, _ = load_lm("local-chat-completions", "model=smol,base_url=http://127.0.0.1:9/v1/chat/completions")
+    lm = load_model("local-chat-completions", "model=smol,base_url=http://127.0.0.1:9/v1/chat/completions")
     messages = [{"role": "user", "content": "hi"}]
     assert "stop" not in lm._create_payload(messages, generate=True, gen_kwargs={"until": [], "max_gen_toks": 4})
     assert lm._create_payload(messages, generate=True, gen_kwargs={"until": ["\n\n"], "max_gen_toks": 4})["stop"] == ["\n\n"]

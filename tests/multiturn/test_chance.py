@@ -79,12 +79,12 @@ def test_the_form_comes_from_the_task_not_the_prompt_text():
 def test_registered_for_lm_eval_and_play():
     from lm_eval.api.registry import get_model
 
-    from models.loading import load_lm
+    from tests.support.play_settings import load_model
 
     assert get_model("random") is RandomLM
     assert get_model("hf").__name__ == "HFLM"  # registering ours must not hide lm-eval's own models
-    lm, name, args = load_lm("random", "seed=5")
-    assert isinstance(lm, RandomLM) and lm.seed == 5 and name == "random"
+    lm = load_model("random", "seed=5")
+    assert isinstance(lm, RandomLM) and lm.seed == 5
     scores = lm.loglikelihood([type("R", (), {"args": ("ctx", " a")})()])
     assert len(scores) == 1 and not math.isnan(scores[0][0])
 

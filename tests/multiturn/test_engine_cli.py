@@ -10,8 +10,8 @@ import sys
 import time
 from pathlib import Path
 
-from models.args import parse_model_args, redact_model_args
-from models.naming import model_folder_name, model_label, model_name
+from models.args import parse_model_args
+from models.ref import ModelRef
 from multiturn.engine.record import read_episodes
 from plumbing import run_folder
 
@@ -139,20 +139,23 @@ def test_accelerate_launch_shards_episodes_over_two_processes(tmp_path):
 
 
 def test_model_folder_names_follow_lm_eval_and_never_hold_secrets():
-    assert model_folder_name("hf", "pretrained=HuggingFaceTB/SmolLM2-135M-Instruct,dtype=float32") == "HuggingFaceTB__SmolLM2-135M-Instruct"
-    assert model_folder_name("openai-chat-completions", {"model": "gpt-4o", "api_key": "sk-x"}) == "gpt-4o"
-    assert model_folder_name("dummy", None) == "dummy"
-    assert model_folder_name(None, None) == model_name(None, None) == "SmolLM2-135M-Instruct-Q4_1"  # the embedded model
-    assert model_name("local-chat-completions", "model=http://user:pw@host/m") == "http://host/m"
-    assert model_folder_name("local-chat-completions", "model=http://user:pw@host/m") == "http__host__m"
-    assert model_label("hf", "pretrained=/models/Qwen2.5-7B/") == "Qwen2.5-7B" and model_label(None, None) == "smollm2"
+    def ref(model, model_args):
+        return ModelRef.parse(model, model_args)
+
+    assert ref("hf", "pretrained=HuggingFaceTB/SmolLM2-135M-Instruct,dtype=float32").folder == "HuggingFaceTB__SmolLM2-135M-Instruct"
+    assert ref("openai-chat-completions", {"model": "gpt-4o", "api_key": "sk-x"}).folder == "gpt-4o"
+    assert ref("dummy", None).folder == "dummy"
+    assert ref(None, None).folder == ref(None, None).name == "SmolLM2-135M-Instruct-Q4_1"  # the embedded model
+    assert ref("local-chat-completions", "model=http://user:pw@host/m").name == "http://host/m"
+    assert ref("local-chat-completions", "model=http://user:pw@host/m").folder == "http__host__m"
+    assert ref("hf", "pretrained=/models/Qwen2.5-7B/").label == "Qwen2.5-7B" and ref(None, None).label == "smollm2"
     assert parse_model_args("pretrained=x,batch_size=8,trust_remote_code=True") == {
         "pretrained": "x",
         "batch_size": 8,
         "trust_remote_code": True,
     }
     assert parse_model_args({"a": 1}) == {"a": 1} and parse_model_args(None) == {}
-    red = redact_model_args("model=m,base_url=http://user:pw@host:8000/v1,token=abc,tokenizer=t")
+    red = ref("hf", "model=m,base_url=http://user:pw@host:8000/v1,token=abc,tokenizer=t").redacted
     assert red == {"model": "m", "base_url": "http://host:8000/v1", "token": "<redacted>", "tokenizer": "t"}
 
 

@@ -13,6 +13,7 @@ from multiturn.games import flexibility, wcst
 from multiturn.games.flexibility import templates
 from multiturn.games.lnt import lnt_answer, lnt_prompt, parse_lnt
 from multiturn.games.wcst import WCST_RULES, parse_wcst, wcst_correct
+from tests.support.play_settings import play_settings
 
 SEED = 1234
 
@@ -145,7 +146,7 @@ def test_group_cognitive_flexibility_is_the_mean_of_the_two_accuracies(tmp_path)
         return "1" if sum(m["content"].startswith("\nNew Card") for m in messages) <= 5 else "9"
 
     payload, path = run_tasks(
-        ["cognitive_flexibility"], {"player": ScriptedLM(respond)}, output_dir=tmp_path, model_name="m", limit=2, progress=False
+        play_settings(["cognitive_flexibility"], output_dir=tmp_path, limit=2), {"player": ScriptedLM(respond)}, progress=False
     )
     acc_w = payload["results"]["wcst"]["accuracy,none"]
     acc_l = payload["results"]["lnt"]["accuracy,none"]

@@ -10,6 +10,7 @@ from multiturn.engine.runner import run_task, run_tasks
 from multiturn.games.flexibility import templates
 from multiturn.games.lnt import lnt_answer
 from multiturn.games.wcst import wcst_correct
+from tests.support.play_settings import play_settings
 
 SEED = 1234
 
@@ -92,11 +93,8 @@ def test_group_is_the_mean_of_the_two_accuracies_and_oracle_scores_one(tmp_path)
         return reply
 
     payload, _ = run_tasks(
-        ["cognitive_flexibility_triangulating"],
+        play_settings(["cognitive_flexibility_triangulating"], output_dir=tmp_path, limit=2),
         {"player": ScriptedLM(respond)},
-        output_dir=tmp_path,
-        model_name="m",
-        limit=2,
         progress=False,
     )
     acc_w = payload["results"]["wcst_triangulating"]["accuracy,none"]

@@ -19,6 +19,7 @@ from models.prefix_cache import (
     common_prefix_length,
     runner_lm_class,
 )
+from models.ref import ModelRef
 from multiturn.engine.settings import PlaySettings
 
 
@@ -176,11 +177,17 @@ class _RecordingLM(LM):
 def test_load_lm_rewrites_vllm_model_args_without_importing_vllm(monkeypatch):
     monkeypatch.delenv("TRIANGULATE_PREFIX_CACHE", raising=False)
     monkeypatch.setitem(backends._LM_CLASS_OVERRIDES, "vllm", _RecordingLM)
-    _, model, args = backends.load_lm("vllm", "pretrained=org/m,tensor_parallel_size=2")
-    assert model == "vllm" and _RecordingLM.seen["enable_prefix_caching"] is True and args["enable_prefix_caching"] is True
-    backends.load_lm("vllm", "pretrained=org/m,enable_prefix_caching=False")
+
+    def load(model_args: str, prefix_cache: bool | None = None) -> ModelRef:
+        backend = backends.resolve_model(ModelRef.parse("vllm", model_args), prefix_cache=prefix_cache)
+        backends.load_lm(backend, prefix_cache=prefix_cache)
+        return backend
+
+    backend = load("pretrained=org/m,tensor_parallel_size=2")
+    assert backend.model == "vllm" and _RecordingLM.seen["enable_prefix_caching"] is True and backend.args["enable_prefix_caching"] is True
+    load("pretrained=org/m,enable_prefix_caching=False")
     assert _RecordingLM.seen["enable_prefix_caching"] is False
-    backends.load_lm("vllm", "pretrained=org/m", prefix_cache=False)
+    load("pretrained=org/m", prefix_cache=False)
     assert "enable_prefix_caching" not in _RecordingLM.seen
 
 
@@ -226,7 +233,7 @@ def test_play_flag_reaches_load_lm(monkeypatch, flag, expected):
 
     seen = {}
 
-    def fake_load_lm(model, model_args=None, **kwargs):
+    def fake_load_lm(backend, **kwargs):
         seen.update(kwargs)
         raise _Stop
 

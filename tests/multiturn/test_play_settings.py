@@ -58,77 +58,42 @@ def test_play_parses_model_args_once_and_builds_its_settings_once(echo_task, par
         built.clear()
         assert main(argv) == 0, run
         raw = built[0][0].model_args  # the command's model_args as argparse gave them
-        assert sum(a is raw for a in parses) == 1, run  # reach the parser once; later calls get the parsed dict
+        assert len(parses) == 1 and parses[0] is raw, run  # the one parse, at the edge; every later step reads the ModelRef
         assert not any(isinstance(a, str) and "seed" in a for a in parses), run  # nothing re-parses a string form of them
         assert len(built) == 1, run
     assert "nothing left to play" in capsys.readouterr().out
 
 
-def _settings(**changes) -> object:
-    from multiturn.engine.settings import PlaySettings
+def _settings(tmp_path, model_args: str = "seed=3", **changes) -> object:
+    from tests.support.play_settings import play_settings
 
-    base = PlaySettings(
-        tasks=("settings_echo",),
-        model="random",
-        model_args={"seed": 3},
-        embedded=False,
-        model_b=None,
-        model_args_b=None,
-        judge_model=None,
-        judge_model_args=None,
-        limit=None,
-        seed=1234,
-        gen_kwargs={},
-        judge_gen_kwargs={},
-        task_args={},
-        batch_size=1,
-        device=None,
-        max_live=32,
-        request_timeout=None,
-        retries=4,
-        prefix_cache=None,
-    )
-    return dataclasses.replace(base, **changes)
+    return play_settings(["settings_echo"], "random", model_args, tmp_path, **changes)
 
 
 def test_the_settings_file_nothing_left_and_the_resume_check_use_one_rule(echo_task, tmp_path):
     from multiturn.engine.runner import run_tasks, unchanged_results
-    from multiturn.engine.settings import model_settings, same_settings
+    from multiturn.engine.settings import same_settings
     from plumbing import run_folder
     from plumbing.jsonio import read_json
 
-    settings = _settings()
+    settings = _settings(tmp_path)
     with pytest.raises(dataclasses.FrozenInstanceError):
         settings.seed = 1  # frozen: built once, read everywhere
     lm = ScriptedLM(lambda m: m[-1]["content"])
 
     def play(s) -> None:
-        run_tasks(
-            list(s.tasks),
-            {"player": lm},
-            output_dir=tmp_path,
-            model_name=s.folder(),
-            config=s.config(),
-            model_settings=s.model_settings(),
-            seed=s.seed,
-            gen_kwargs_override=s.gen_kwargs or None,
-            progress=False,
-        )
+        run_tasks(s, {"player": lm}, progress=False)
 
     play(settings)
     stored = read_json(run_folder.settings_path(run_folder.model_dir(tmp_path, settings.folder()), "settings_echo"))
     assert same_settings(stored, settings.episode_settings(registry.get_task("settings_echo")))  # the file is the rule's input
     assert stored["model_args"] == "seed=3"  # lm-eval's string form, as files written before PlaySettings hold it
-    assert (
-        model_settings({"model": "hf", "model_args": {}})
-        == model_settings({"model": "hf", "model_args": ""})
-        == {"model": "hf", "model_args": ""}
-    )
-    assert unchanged_results(settings, tmp_path) is not None
-    transport = _settings(model_args={"seed": 3, "base_url": "http://elsewhere:1"})  # how a model is reached: same episodes
-    assert unchanged_results(transport, tmp_path) is not None
-    changed = _settings(gen_kwargs={"temperature": 0.5})
-    assert unchanged_results(changed, tmp_path) is None  # not "nothing left": the resume check decides, and refuses
+    assert _settings(tmp_path, None).model_settings() == {"model": "random", "model_args": ""}  # no model_args: "", as before
+    assert unchanged_results(settings) is not None
+    transport = _settings(tmp_path, "seed=3,base_url=http://elsewhere:1")  # how a model is reached: same episodes
+    assert unchanged_results(transport) is not None
+    changed = _settings(tmp_path, gen_kwargs={"temperature": 0.5})
+    assert unchanged_results(changed) is None  # not "nothing left": the resume check decides, and refuses
     with pytest.raises(UserError, match=r"other settings \(gen_kwargs: \{\} -> \{\"temperature\": 0.5\}\)"):
         play(changed)
 
@@ -147,3 +112,55 @@ def test_a_suite_model_stores_its_model_args_parsed_once(parses, tmp_path):
         argv = cell_argv(cell, tmp_path, ["triangulate"])
         assert argv[argv.index("--model_args") + 1] == "pretrained=org/a,dtype=float32"  # passed on as written
     assert [a for a in parses if isinstance(a, str)] == ["pretrained=org/a,dtype=float32"]
+
+
+def _play_args(argv: list[str]):
+    import argparse
+
+    from multiturn import cli as play_cli
+
+    return play_cli.add_parser(argparse.ArgumentParser().add_subparsers()).parse_args(argv)
+
+
+def test_each_role_model_is_parsed_once_at_the_flags(parses):
+    from multiturn.engine.settings import PlaySettings
+
+    argv = ["--model", "random", "--model_args", "seed=3", "--model_b", "random", "--model_args_b", "seed=4"]
+    args = _play_args([*argv, "--judge_model", "random", "--judge_model_args", "seed=5", "--tasks", "wordle"])
+    parses.clear()
+    settings = PlaySettings.from_args(args, {"player_b", "judge"})
+    forms = settings.config(), settings.model_settings(), settings.folder(), [r.args_string for r in settings.role_models().values()]
+    assert len(parses) == 3, parses  # player, player_b, judge: once each
+    assert forms[0]["model_args_b"] == "seed=4" and forms[0]["judge_model_args"] == "seed=5"
+
+
+def test_a_suite_cells_play_options_are_read_back_by_play_as_given(tmp_path):
+    """The one writer of play's flags (:meth:`PlayOptions.flags`, the suite's play cells) and play's reader agree."""
+    from models.ref import ModelRef
+    from multiturn.engine.settings import PlayOptions, PlaySettings
+
+    judge, player_b = ModelRef.parse("random", "seed=5"), ModelRef.parse(None, {"seed": 4})
+    options = PlayOptions(
+        limit=0.5,
+        seed=7,
+        gen_kwargs={"temperature": 0},
+        batch_size="auto:2",
+        device="cpu",
+        max_live=8,
+        task_args={"max_rounds": 3},
+        judge_gen_kwargs={"max_gen_toks": 5},
+        judge=judge,
+        player_b=player_b,
+        overwrite=True,
+    )
+    flags = options.flags()
+    settings = PlaySettings.from_args(_play_args(["--model", "random", "--tasks", "wordle", *flags]), {"player_b", "judge"})
+    assert (settings.limit, settings.seed, settings.batch_size, settings.device, settings.max_live) == (0.5, 7, "auto:2", "cpu", 8)
+    assert (settings.gen_kwargs, settings.task_args, settings.judge_gen_kwargs) == (
+        {"temperature": 0},
+        {"max_rounds": 3},
+        {"max_gen_toks": 5},
+    )
+    assert settings.judge.args_string == "seed=5" and settings.player_b.model == "random" and settings.player_b.args == {"seed": 4}
+    assert settings.overwrite and "--overwrite" in flags
+    assert PlayOptions().flags() == []  # nothing set: play's own defaults

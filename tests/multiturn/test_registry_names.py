@@ -13,6 +13,7 @@ from models.scripted import ScriptedLM
 from multiturn import registry
 from multiturn.engine.runner import run_task, run_tasks
 from multiturn.game import Game, Request, TaskSpec
+from tests.support.play_settings import play_settings
 
 
 class PlusOneGame(Game):
@@ -80,7 +81,7 @@ def test_a_nameless_spec_takes_its_registration_everywhere(fresh_tasks, tmp_path
     registry.register("plus_one")(PlusOneTask)
     assert registry.get_task("plus_one").name == "plus_one"
     lm = ScriptedLM(lambda m: str(int(m[-1]["content"]) + 1))
-    payload, _ = run_tasks(["plus_one"], {"player": lm}, output_dir=tmp_path, model_name="m", progress=False)
+    payload, _ = run_tasks(play_settings(["plus_one"], output_dir=tmp_path), {"player": lm}, progress=False)
     assert payload["results"]["plus_one"]["accuracy,none"] == 1.0
     files = sorted(p.name for p in (tmp_path / "m").glob("episodes_*"))
     assert "episodes_plus_one.jsonl" in files and all(f.startswith("episodes_plus_one.") for f in files), files  # its lock and settings too

@@ -187,10 +187,10 @@ def test_a_record_with_a_string_score_is_played_again_on_resume(tmp_path):
 
 def test_how_a_model_is_reached_is_not_a_setting_but_which_model_is():
     """A served model comes back on another port after a restart (the suite's rerun): its episodes resume."""
-    from multiturn.engine.settings import model_settings
+    from tests.support.play_settings import play_settings
 
     def settings(model_args: str) -> dict:
-        return model_settings({"model": "local-chat-completions", "model_args": model_args, "batch_size": 1})
+        return play_settings(["wordle"], "local-chat-completions", model_args, batch_size=1).model_settings()
 
     first = settings("model=m,base_url=http://127.0.0.1:1001/v1/chat/completions,num_concurrent=4")
     assert first == settings("model=m,base_url=http://127.0.0.1:2002/v1/chat/completions,num_concurrent=16,max_retries=9")

@@ -39,18 +39,10 @@ def build_data(upstream: Path, root: Path) -> Path:
 def play(out: Path, tasks: list[str], lm, model_name: str, limit: int = 2, seed: int = 1) -> Path:
     """Play ``tasks`` with ``lm`` in every role; returns the results JSON path under ``out/<model_name>``."""
     from multiturn.engine.runner import run_tasks
+    from tests.support.play_settings import play_settings
 
-    config = {"model": model_name, "model_args": "", "model_name": model_name}
-    _, path = run_tasks(
-        tasks,
-        {"player": lm, "player_b": lm, "judge": lm},
-        output_dir=str(out),
-        model_name=model_name,
-        config=config,
-        limit=limit,
-        seed=seed,
-        overwrite=True,
-    )
+    settings = play_settings(tasks, model_name, None, out, limit=limit, seed=seed, overwrite=True)
+    _, path = run_tasks(settings, {"player": lm, "player_b": lm, "judge": lm})
     return Path(path)
 
 

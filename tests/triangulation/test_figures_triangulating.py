@@ -105,9 +105,9 @@ def test_model_size_from_safetensors_headers(tmp_path):
     write_safetensors(tmp_path / "model-00001.safetensors", {"a": [1000, 1000], "b": [10]})
     write_safetensors(tmp_path / "model-00002.safetensors", {"c": [2, 3, 4]})
     assert safetensors_parameters(tmp_path / "model-00002.safetensors") == 24
-    assert model_size_b(f"pretrained={tmp_path}") == pytest.approx((1_000_000 + 10 + 24) / 1e9)
+    assert model_size_b({"pretrained": str(tmp_path)}) == pytest.approx((1_000_000 + 10 + 24) / 1e9)
     assert model_size_b({"pretrained": "org/not-on-disk"}) is None
-    assert model_size_b("model=gpt-4o") is None
+    assert model_size_b({"model": "gpt-4o"}) is None
 
 
 def test_scores_are_scaled_by_the_metrics_known_range_not_by_the_values_seen():

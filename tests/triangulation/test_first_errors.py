@@ -83,4 +83,4 @@ def test_a_hub_id_is_not_taken_for_a_missing_folder():
     from models.args import check_local_model
 
     for value in ("HuggingFaceTB/SmolLM2-135M-Instruct", "gpt2"):
-        check_local_model(f"pretrained={value}")
+        check_local_model({"pretrained": value})

@@ -84,6 +84,43 @@ def test_a_model_without_credentials_keeps_its_fingerprint_form():
 
 def test_model_ref_parses_once_and_derives_every_form(parses):
     ref = ModelRef.parse("hf", "pretrained=/w/org/SmolLM,revision=r1,api_key=secret")
-    forms = (ref.name, ref.folder, ref.report_id, ref.key, ref.redacted, ref.args_string, ref.fingerprint())
-    assert [a for a in parses if isinstance(a, str)] == ["pretrained=/w/org/SmolLM,revision=r1,api_key=secret"]
+    forms = (ref.name, ref.folder, ref.report_id, ref.key, ref.label, ref.redacted, ref.args_string, ref.resume_args, ref.fingerprint())
+    assert parses == ["pretrained=/w/org/SmolLM,revision=r1,api_key=secret"]  # every form from the one parse
     assert ref.key == "/w/org/SmolLM@r1" and ref.report_id == "SmolLM" and "secret" not in repr(forms)
+
+
+def _suite(tmp_path: Path, models: list[dict]) -> Path:
+    path = tmp_path / "s.yaml"
+    path.write_text(yaml.safe_dump({"name": "s", "models": models, "tasks": [{"play": "wordle", "seed": 3, "limit": 2}]}))
+    return path
+
+
+def test_a_suite_parses_each_model_once_and_derives_names_flags_and_fingerprints_from_it(parses, tmp_path):
+    from triangulation.suite.cells import cell_argv
+    from triangulation.suite.preflight import Findings, model_checks
+
+    roles = {"judge": {"model": "hf", "model_args": "pretrained=/w/judge"}, "player_b": {"model_args": {"pretrained": "/w/b"}}}
+    path = _suite(tmp_path, [{"name": "a", "model": "hf", "model_args": "pretrained=/w/a,revision=r1", **roles}])
+    parses.clear()
+    suite = load_suite(path)
+    assert len(parses) == 3  # the model, its judge, its second player: once each, at the suite file
+    [cell] = cells(suite)
+    argv = cell_argv(cell, tmp_path, ["triangulate"])
+    cell.fingerprint(), report_model_names(suite.models), model_checks(suite.models[0], Findings())
+    assert len(parses) == 3  # the command line, fingerprint, report name and preflight read the ModelRefs
+    assert argv[argv.index("--judge_model_args") + 1] == "pretrained=/w/judge"  # passed on as written
+    assert argv[argv.index("--model_args_b") + 1] == '{"pretrained": "/w/b"}'
+
+
+def test_two_gguf_files_of_one_name_and_two_revisions_are_two_suite_rows(tmp_path):
+    gguf = "ggml-model-Q4_K_M.gguf"
+    models = [
+        {"name": "llama", "model_args": f"pretrained=/w/llama,gguf_file={gguf}"},
+        {"name": "qwen", "model_args": f"pretrained=/w/qwen,gguf_file={gguf}"},
+        {"name": "r1", "model_args": "pretrained=org/m,revision=r1"},
+        {"name": "r2", "model_args": "pretrained=org/m,revision=r2"},
+    ]
+    suite = load_suite(_suite(tmp_path, models))
+    assert report_model_names(suite.models) == ["llama", "qwen", "r1", "r2"]  # one id each: each row by its suite name
+    assert len({m.ref.key for m in suite.models}) == 4  # four weights, as the report's own naming tells them apart
+    assert len({c.fingerprint() for c in cells(suite)}) == 4

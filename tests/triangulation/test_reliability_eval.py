@@ -163,7 +163,7 @@ def test_a_failed_view_or_report_leaves_no_empty_out(tmp_path):
 
 
 def test_a_model_named_dot_dot_stays_inside_the_output_path():
-    from models.naming import model_folder_name
+    from models.ref import ModelRef
 
-    assert model_folder_name("random", "pretrained=..") == "model"
-    assert model_folder_name("random", "pretrained=.") == "model"
+    assert ModelRef.parse("random", "pretrained=..").folder == "model"
+    assert ModelRef.parse("random", "pretrained=.").folder == "model"

@@ -29,9 +29,9 @@ def _play(out: Path, seed: str = "1") -> list[str]:
 
 def _as_model(played: Path, root: Path, path: str) -> Path:
     """The chance player's run in ``played``, as if it had been a local model at ``path`` (results config and folder)."""
-    from models.naming import model_folder_name
+    from models.ref import ModelRef
 
-    folder = root / model_folder_name("hf", f"pretrained={path}")
+    folder = root / ModelRef.parse("hf", f"pretrained={path}").folder
     shutil.copytree(played / "random", folder)
     for results in folder.glob("results_*.json"):
         data = json.loads(results.read_text(encoding="utf-8"))

@@ -58,16 +58,11 @@ def lm_eval_run(lm, model_args: str, tasks: list[str], limit: int, out: Path, ge
 def play_run(lm, model_args: str, tasks: list[str], out: Path, folder: str) -> Path:
     """Run multi-turn tasks as `triangulate play --limit 1 --output_path out` does."""
     from multiturn.engine.runner import run_tasks
+    from tests.support.play_settings import play_settings
 
-    _payload, path = run_tasks(
-        tasks,
-        {"player": lm, "player_b": lm, "judge": lm},
-        output_dir=out,
-        model_name=folder,
-        config={"model": "scripted", "model_args": model_args},
-        limit=1,
-        progress=False,
-    )
+    settings = play_settings(tasks, "scripted", model_args, out, limit=1)
+    assert settings.folder() == folder
+    _payload, path = run_tasks(settings, {"player": lm, "player_b": lm, "judge": lm}, progress=False)
     return path
 
 

@@ -20,19 +20,13 @@ from multiturn.engine.runner import run_tasks
 from multiturn.game import Game, Request, TaskSpec
 from tests.support.built_data import use_built_data
 from tests.support.engine_helpers import CountGame, CountTask, echo_last, register_test_task_and_model
+from tests.support.play_settings import play_settings
 from triangulation.cli.main import main
 
 
 def _play(tmp_path: Path, task: str, lm, **kw) -> Path:
-    payload, path = run_tasks(
-        [task],
-        {"player": lm, "judge": kw.pop("judge", lm)},
-        output_dir=tmp_path,
-        model_name="m",
-        config={"tasks": [task]},
-        progress=False,
-        **kw,
-    )
+    judge = kw.pop("judge", lm)
+    payload, path = run_tasks(play_settings([task], output_dir=tmp_path, **kw), {"player": lm, "judge": judge}, progress=False)
     return path
 
 

@@ -103,8 +103,8 @@ def test_serving_keys_leave_hf_fingerprints_alone_and_count_when_they_change_res
 
     blob = json.dumps(
         {
-            # model_args as the suite file gave them (ModelSpec.model_args; .ref holds the parsed form)
-            "model": {k: getattr(cell.model, k) for k in old_fields},
+            # model_args as the suite file gave them (the ModelRef's ``given``)
+            "model": {k: cell.model.ref.given if k == "model_args" else getattr(cell.model, k) for k in old_fields},
             "task": [cell.task.runner, list(cell.task.tasks), cell.task.options],
         },
         sort_keys=True,

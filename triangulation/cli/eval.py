@@ -20,8 +20,9 @@ from typing import Any
 
 from lm_eval_tasks import TASKS_DIR
 from models.args import check_local_model, parse_model_args, register_secrets
-from models.default_model import DEFAULT_MODEL, DEFAULT_MODEL_NAME, default_model_args
+from models.default_model import DEFAULT_MODEL, DEFAULT_MODEL_NAME, default_model_args, default_model_kwargs
 from models.naming import NAME_KEYS, model_folder_name
+from models.ref import ModelRef
 from plumbing import jsonio, run_folder
 from plumbing.checks import number_problem
 from plumbing.errors import UserError
@@ -157,8 +158,8 @@ def run_passthrough(argv: list[str]) -> int:
             raise UserError(f"--limit must be positive and finite (a count, or a fraction below 1), got {limit:g}")
     if hasattr(args, "include_path"):
         args.include_path = include_paths(getattr(args, "include_path", None))
-    model_args = command_model_args(args)
-    check_before_lm_eval(args, model_args)
+    ref = command_model(args)
+    check_before_lm_eval(args, ref)
     if stamp:
         install_first_request_stamp(Path(stamp))
     import models.chance  # noqa: F401  (registers ``--model random``, the chance player)
@@ -176,7 +177,7 @@ def run_passthrough(argv: list[str]) -> int:
         ensure_output_dir(folder, "--output_path")
     code = 1
     try:
-        code = run_lm_eval(cli, args, model_args, rerun=rerun, embedded=embedded)
+        code = run_lm_eval(cli, args, ref, rerun=rerun, embedded=embedded)
         if code == 0 and limit is not None:  # one line of ours after the run, for lm-eval's upper-case warning
             shown = f"{float(limit):g}" + (" of each task's items" if float(limit) < 1 else " item(s) per task")
             print(f"triangulate eval: note: --limit {shown}: a sample for testing; its scores are not the benchmark's", file=sys.stderr)
@@ -188,24 +189,24 @@ def run_passthrough(argv: list[str]) -> int:
     return code
 
 
-def command_model_args(args: argparse.Namespace) -> dict[str, Any]:
-    """The command's ``--model_args``, parsed once (:func:`models.args.parse_model_args`) for every later step;
-    ``{}`` when none were given on the command line (``--config`` files are lm-eval's to read)."""
+def command_model(args: argparse.Namespace) -> ModelRef:
+    """The command's model (``--model``, ``--model_args`` parsed once) for every later step; no model_args when
+    none were given on the command line (``--config`` files are lm-eval's to read)."""
     given = getattr(args, "model_args", None)
-    return parse_model_args(given) if isinstance(given, (str, Mapping)) else {}
+    return ModelRef.parse(getattr(args, "model", None), given if isinstance(given, (str, Mapping)) else None)
 
 
-def check_before_lm_eval(args: argparse.Namespace, model_args: Mapping[str, Any]) -> None:
+def check_before_lm_eval(args: argparse.Namespace, ref: ModelRef) -> None:
     """One-line errors in seconds, before lm-eval indexes its tasks or loads a model: unknown ``--tasks`` names
     (with the closest known ones) and a ``pretrained=`` folder that does not exist."""
     if getattr(args, "tasks", None) and hasattr(args, "include_path"):
         check_task_names(args.tasks, list(args.include_path))
-    check_local_model(model_args)
+    check_local_model(ref.args)
 
 
-def run_lm_eval(cli: Any, args: argparse.Namespace, model_args: Mapping[str, Any], *, rerun: bool, embedded: bool) -> int:
+def run_lm_eval(cli: Any, args: argparse.Namespace, ref: ModelRef, *, rerun: bool, embedded: bool) -> int:
     """lm-eval's own run of ``args`` (after our checks), unless the same evaluation is already stored;
-    ``model_args``: the command's, parsed (:func:`command_model_args`)."""
+    ``ref``: the command's model (:func:`command_model`)."""
     output = getattr(args, "output_path", None)
     from lm_eval_tasks.index_cache import install_index_cache  # lm_eval
 
@@ -213,9 +214,9 @@ def run_lm_eval(cli: Any, args: argparse.Namespace, model_args: Mapping[str, Any
     install_surrogate_safe_tracker()
     install_short_folder_tracker()
     install_scrubbing_request_cache()  # a suite cell's --use_cache: no echoed key in its .db
-    register_secrets(model_args)
+    register_secrets(ref.args)
     install_log_scrubber()
-    if not rerun and (done := unchanged_eval(args, embedded, model_args)) is not None:
+    if not rerun and (done := unchanged_eval(args, embedded, ref)) is not None:
         print(f"triangulate eval: nothing to evaluate; no model loaded, no new results file: {done} (--rerun to run again)")
         return 0
     started = time.time()
@@ -268,8 +269,8 @@ def install_surrogate_safe_tracker() -> None:
     EvaluationTracker._surrogate_safe = True
 
 
-def unchanged_eval(args: argparse.Namespace, embedded: bool, model_args: Mapping[str, Any]) -> Path | None:
-    """The results file that already holds this evaluation (``model_args``: the command's, parsed), or None (run it).
+def unchanged_eval(args: argparse.Namespace, embedded: bool, ref: ModelRef) -> Path | None:
+    """The results file that already holds this evaluation (``ref``: the command's model), or None (run it).
 
     The newest results file of the model's folder that reports every ``--tasks`` name must have the same
     ``--model``, ``--model_args``, ``--limit`` and chat-template use, no ``--gen_kwargs``, and, with
@@ -279,15 +280,15 @@ def unchanged_eval(args: argparse.Namespace, embedded: bool, model_args: Mapping
     settings = ("seed", "num_fewshot", "system_instruction", "samples", "use_cache", "gen_kwargs", "predict_only", "metadata")
     if not output or not tasks or any(getattr(args, k, None) for k in settings):
         return None
-    folder = run_folder.model_dir(output, DEFAULT_MODEL_NAME if embedded else model_folder_name(args.model, model_args))
+    folder = run_folder.model_dir(output, DEFAULT_MODEL_NAME if embedded else ref.folder)
     if not run_folder.has_results(folder):
         return None
     names = list(tasks) if isinstance(tasks, list) else [t for t in str(tasks).split(",") if t]
 
-    def comparable(model_args: Any) -> dict[str, str]:  # the chance player records {"model": "random"} itself
-        return {str(k): str(v) for k, v in parse_model_args(model_args).items() if not (k == "model" and v == args.model)}
+    def comparable(model_args: Mapping[str, Any]) -> dict[str, str]:  # the chance player records {"model": "random"} itself
+        return {str(k): str(v) for k, v in model_args.items() if not (k == "model" and v == args.model)}
 
-    wanted = comparable(model_args)
+    wanted = comparable(ref.args)
     for path in reversed(run_folder.oldest_first(run_folder.results_files(folder))):
         data = run_folder.read_results(path)
         if not all(t in data["results"] or t in (data.get("groups") or {}) for t in names):
@@ -295,7 +296,7 @@ def unchanged_eval(args: argparse.Namespace, embedded: bool, model_args: Mapping
         config = data.get("config") or {}
         same = (
             config.get("model") == args.model
-            and comparable(config.get("model_args")) == wanted
+            and comparable(parse_model_args(config.get("model_args"))) == wanted  # a stored file: its own edge
             and config.get("limit") == (float(args.limit) if args.limit is not None else None)
             and not config.get("gen_kwargs")
             # lm-eval records None without --apply_chat_template, the template (or "" for a model with none) with it
@@ -339,7 +340,7 @@ def adopt_default_model_folder(output: Path) -> Path | None:
     ``output/<DEFAULT_MODEL_NAME>``, where `triangulate play` writes it too; the results JSONs get the
     same ``model_name``/``model_name_sanitized``. Returns the folder, or None when there was nothing to move."""
 
-    source = output / model_folder_name(DEFAULT_MODEL, default_model_args(device=None))  # lm-eval's name for it
+    source = output / model_folder_name(DEFAULT_MODEL, default_model_kwargs(device=None))  # lm-eval's name for it
     if not source.is_dir():
         return None
     target = output / DEFAULT_MODEL_NAME

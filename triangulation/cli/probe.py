@@ -17,8 +17,8 @@ from pathlib import Path
 
 from datasets_build.matched import FRESH_SUBSETS
 from datasets_build.prompts import globalgroup_item_text
-from models.loading import load_lm
-from models.naming import model_folder_name
+from models.loading import load_lm, resolve_model
+from models.ref import ModelRef
 from plumbing import atomic, run_folder
 from plumbing.errors import UserError
 from triangulation import membership
@@ -64,10 +64,11 @@ def run(args: argparse.Namespace) -> int:
         raise UserError("--limit must be at least 2 (an AUC needs two items on each side)")
     if not 0 < args.k <= 1:
         raise UserError("--k must be in (0, 1]")
-    lm, _, _ = load_lm(args.model, args.model_args, device=args.device, prefix_cache=False)
+    ref = ModelRef.parse(args.model, args.model_args)  # the one parse of --model_args
+    lm = load_lm(resolve_model(ref, device=args.device, prefix_cache=False), device=args.device, prefix_cache=False)
     if not hasattr(lm, "model") or not hasattr(lm, "tok_encode"):
         raise UserError(f"--model {args.model}: the probe needs token log-probabilities (an lm-eval `hf` model)")
-    folder = run_folder.model_dir(args.output_path, model_folder_name(args.model, args.model_args))
+    folder = run_folder.model_dir(args.output_path, ref.folder)
     folder.mkdir(parents=True, exist_ok=True)
     for task in tasks:
         published, fresh = item_texts(task, args.limit)

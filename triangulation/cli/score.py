@@ -19,8 +19,8 @@ from typing import Any
 
 from lm_eval._cli.utils import MergeDictAction
 
-from models.args import parse_model_args
-from models.loading import load_lm
+from models.loading import load_lm, resolve_model
+from models.ref import ModelRef
 from plumbing import run_folder
 from plumbing.errors import UserError
 from plumbing.locks import lock_all
@@ -48,7 +48,7 @@ def add_parser(subparsers) -> argparse.ArgumentParser:
 
 def run(args: argparse.Namespace) -> int:
     asked = [t.strip() for t in args.tasks.split(",") if t.strip()] if args.tasks else None
-    judge = _judge(args, parse_model_args(args.judge_model_args)) if args.judge_model or args.judge_model_args else None
+    judge = _judge(args, ModelRef.parse(args.judge_model, args.judge_model_args)) if args.judge_model or args.judge_model_args else None
     model_dirs = run_folder.model_dirs(Path(args.run_dir))
     tasks = _leaf_tasks(asked, model_dirs) if asked else None
     total_changes = sum(rescore_folder(args, model_dir, tasks, judge) for model_dir in model_dirs)
@@ -164,13 +164,13 @@ def _fmt(value: Any) -> str:
     return f"{value:.4f}" if isinstance(value, float) else str(value)
 
 
-def _judge(args: argparse.Namespace, model_args: dict[str, Any]):
-    """``judge(task, request) -> reply`` on the new judge model (retried like play's backend calls); ``model_args``:
-    ``--judge_model_args``, parsed once at the command's entry."""
+def _judge(args: argparse.Namespace, ref: ModelRef):
+    """``judge(task, request) -> reply`` on the new judge model ``ref`` (``--judge_model``/``--judge_model_args``, made
+    once at the command's entry), retried like play's backend calls."""
     from models.retry import BackendFailure, RetryPolicy, call_backend
     from multiturn.api import merged_gen_kwargs
 
-    lm, _, _ = load_lm(args.judge_model, model_args, device=args.device)
+    lm = load_lm(resolve_model(ref, device=args.device), device=args.device)
     policy = RetryPolicy()
 
     def judge(task, request) -> str:

@@ -11,10 +11,9 @@ from __future__ import annotations
 import json
 import math
 import struct
+from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
-
-from models.args import parse_model_args
 
 
 def gguf_parameters(path: Path) -> int:
@@ -32,9 +31,8 @@ def safetensors_parameters(path: Path) -> int:
     return sum(math.prod(v["shape"]) for k, v in header.items() if k != "__metadata__" and isinstance(v, dict))
 
 
-def model_size_b(model_args: str | dict[str, Any] | None) -> float | None:
-    """Billions of parameters of the model ``model_args`` names, or None when its files are not local."""
-    args = parse_model_args(model_args)
+def model_size_b(args: Mapping[str, Any]) -> float | None:
+    """Billions of parameters of the model ``args`` (parsed model_args) name, or None when its files are not local."""
     folder = Path(args["pretrained"]).expanduser() if args.get("pretrained") else None
     if args.get("gguf_file"):
         gguf_path = Path(args["gguf_file"]).expanduser()

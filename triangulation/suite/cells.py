@@ -14,6 +14,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from multiturn.api import PlayOptions, json_flag, model_flags
 from plumbing import jsonio
 from plumbing.secrets import scrub
 from triangulation.suite.serve import Endpoint, needs_completions
@@ -45,20 +46,6 @@ class Outcome:
     detail: str = ""
 
 
-def _json_arg(value: Any) -> str:
-    """A mapping as the JSON object lm-eval's MergeDictAction reads (``--gen_kwargs``, ``--metadata``, ...)."""
-    return json.dumps(dict(value), ensure_ascii=False, sort_keys=True)
-
-
-def _model_flags(model: str | None, model_args: Any, flag: str = "--model", args_flag: str = "--model_args") -> list[str]:
-    out: list[str] = []
-    if model:
-        out += [flag, model]
-    if model_args is not None:
-        out += [args_flag, model_args if isinstance(model_args, str) else _json_arg(model_args)]
-    return out
-
-
 def cell_argv(
     cell: Cell,
     output_dir: Path,
@@ -68,56 +55,66 @@ def cell_argv(
 ) -> list[str]:
     """The command line that runs one cell (``launcher`` is how ``triangulate`` is started); with ``endpoint``
     (a served model) the cell is a client of that server (:meth:`Endpoint.client`)."""
-    m, t, o = cell.model, cell.task, cell.task.options
+    m, t = cell.model, cell.task
     argv = [*launcher, t.runner, "--tasks", ",".join(t.tasks), "--output_path", str(output_dir)]
     if endpoint is not None:
-        completions = t.runner == "eval" and (not chat_template(m, o) or needs_completions(t.tasks, t.include_path))
-        argv += _model_flags(*endpoint.client(completions, m.num_concurrent))
-    elif m.model is None and m.model_args is None:
-        # the embedded SmolLM2: each command supplies it (`eval` and `play` pick the same file)
-        pass
-    else:
-        argv += _model_flags(m.model or "hf", m.model_args)
+        completions = t.runner == "eval" and (not chat_template(m, t.options) or needs_completions(t.tasks, t.include_path))
+        argv += model_flags(*endpoint.client(completions, m.num_concurrent))
+    elif m.model is not None or m.ref.given is not None:  # without either, each command supplies the embedded SmolLM2
+        argv += model_flags(m.model or "hf", m.ref.given)
+    if t.runner == "eval":
+        return argv + eval_flags(cell, output_dir, endpoint)
+    return argv + play_options(cell, overwrite, endpoint).flags()
+
+
+def play_options(cell: Cell, overwrite: bool = False, endpoint: Endpoint | None = None) -> PlayOptions:
+    """A play cell's settings minus its model: the task entry's options, the model's batch size, device and roles
+    (a client of a served model sends every live episode's turn at once: ``num_concurrent``, no batch or device)."""
+    m, o = cell.model, cell.task.options
+    local = endpoint is None
+    return PlayOptions(
+        limit=o.get("limit"),
+        seed=o.get("seed"),
+        gen_kwargs=o.get("gen_kwargs") or {},
+        batch_size=(o.get("batch_size") or m.batch_size) if local else None,
+        device=m.device if local else None,
+        max_live=None if local else m.num_concurrent,
+        task_args=o.get("task_args") or {},
+        judge_gen_kwargs=o.get("judge_gen_kwargs") or {},
+        judge=m.judge,
+        player_b=m.player_b,
+        overwrite=overwrite,
+    )
+
+
+def eval_flags(cell: Cell, output_dir: Path, endpoint: Endpoint | None = None) -> list[str]:
+    """``triangulate eval``'s flags for an eval cell (after its model's)."""
+    m, o = cell.model, cell.task.options
+    argv: list[str] = []
     if o.get("limit") is not None:
         argv += ["--limit", str(o["limit"])]
     if "seed" in o:
         argv += ["--seed", str(o["seed"])]
     if o.get("gen_kwargs"):
-        argv += ["--gen_kwargs", _json_arg(o["gen_kwargs"])]
+        argv += ["--gen_kwargs", json_flag(o["gen_kwargs"])]
     batch = o.get("batch_size") or m.batch_size
     if batch is not None and endpoint is None:  # a client's concurrency is num_concurrent
         argv += ["--batch_size", str(batch)]
     if m.device and endpoint is None:
         argv += ["--device", m.device]
-    if t.runner == "eval":
-        if t.include_path:  # the suite's own task folders (`triangulate eval` adds ours before them)
-            argv += ["--include_path", os.pathsep.join(t.include_path)]
-        if "num_fewshot" in o:
-            argv += ["--num_fewshot", str(o["num_fewshot"])]
-        if chat_template(m, o):
-            argv += ["--apply_chat_template"]
-            if o.get("fewshot_as_multiturn"):
-                argv += ["--fewshot_as_multiturn"]
-        if o.get("metadata"):
-            argv += ["--metadata", _json_arg(o["metadata"])]
-        if o.get("log_samples"):
-            argv += ["--log_samples"]
-        argv += ["--use_cache", str(request_cache(output_dir, cell))]
-        argv += ["--first_request_file", str(output_dir / FIRST_REQUEST)]
-    else:
-        if endpoint is not None:
-            argv += ["--max_live", str(m.num_concurrent)]  # lockstep: every live episode's turn in flight
-        if o.get("task_args"):
-            argv += ["--task_args", _json_arg(o["task_args"])]
-        if o.get("judge_gen_kwargs"):
-            argv += ["--judge_gen_kwargs", _json_arg(o["judge_gen_kwargs"])]
-        if m.judge:
-            argv += _model_flags(m.judge.get("model"), m.judge.get("model_args"), "--judge_model", "--judge_model_args")
-        if m.player_b:
-            argv += _model_flags(m.player_b.get("model"), m.player_b.get("model_args"), "--model_b", "--model_args_b")
-        if overwrite:
-            argv += ["--overwrite"]
-    return argv
+    if cell.task.include_path:  # the suite's own task folders (`triangulate eval` adds ours before them)
+        argv += ["--include_path", os.pathsep.join(cell.task.include_path)]
+    if "num_fewshot" in o:
+        argv += ["--num_fewshot", str(o["num_fewshot"])]
+    if chat_template(m, o):
+        argv += ["--apply_chat_template"]
+        if o.get("fewshot_as_multiturn"):
+            argv += ["--fewshot_as_multiturn"]
+    if o.get("metadata"):
+        argv += ["--metadata", json_flag(o["metadata"])]
+    if o.get("log_samples"):
+        argv += ["--log_samples"]
+    return argv + ["--use_cache", str(request_cache(output_dir, cell)), "--first_request_file", str(output_dir / FIRST_REQUEST)]
 
 
 def request_cache(output_dir: Path, cell: Cell) -> Path:

@@ -95,7 +95,7 @@ def model_params_b(model: ModelSpec) -> float | None:
     if model.size is not None:
         return model.size
 
-    return None if model.model_args is None else model_size_b(model.ref.args)
+    return None if model.ref.given is None else model_size_b(model.ref.args)
 
 
 def weight_bytes(model: ModelSpec) -> tuple[float, str]:

@@ -5,13 +5,11 @@ from __future__ import annotations
 import os
 import sys
 from pathlib import Path
-from typing import Any
 
-from models.default_model import default_model_args
-from models.naming import model_id, unique_model_ids
+from models.loading import resolve_model
+from models.naming import unique_ids
 from plumbing import run_folder
 from plumbing.csvio import write_rows
-from plumbing.errors import UserError
 from triangulation.report.make import make_report
 from triangulation.runs.model_size import model_size_b
 from triangulation.suite.spec import ModelSpec, Suite
@@ -24,7 +22,7 @@ def write_sizes(root: Path, suite: Suite) -> Path:
         if m.size is not None:
             rows[name] = (m.size, "suite")
             continue
-        size = model_size_b(_effective_model_args(m))
+        size = model_size_b(resolve_model(m.ref).args)
         if size is not None:
             rows[name] = (size, "model files")
     for name, size in suite.sizes.items():
@@ -34,28 +32,12 @@ def write_sizes(root: Path, suite: Suite) -> Path:
     )
 
 
-def _effective_model_args(m: ModelSpec) -> Any:
-    if m.model is None and m.model_args is None:
-        return default_model_args(device=None)
-    return dict(m.ref.args)
-
-
-def report_model_name(m: ModelSpec) -> str:
-    """The name the report gives this model's results (:func:`models.naming.model_id`)."""
-    try:
-        return model_id({"model_args": _effective_model_args(m), "model": m.model or "hf"})
-    except UserError:
-        return m.name
-
-
 def report_model_names(models: list[ModelSpec]) -> list[str]:
-    """The names the report gives these models' results, unique as the report makes them
-    (:func:`models.naming.unique_model_ids`)."""
-    try:
-        configs = [{"model_args": _effective_model_args(m), "model": m.model or "hf"} for m in models]
-        return unique_model_ids(configs, [m.name for m in models])[0]
-    except UserError:
-        return [report_model_name(m) for m in models]
+    """The names the report gives these models' results (each one's :attr:`models.ref.ModelRef.report_id` as its
+    backend is reached: the embedded model by its GGUF file), unique as the report makes them
+    (:func:`models.naming.unique_ids`; a suite's ``name:`` tells two entries of one weights apart)."""
+    backends = [resolve_model(m.ref) for m in models]
+    return unique_ids([(b.report_id, b.key) for b in backends], [m.name for m in models])[0]
 
 
 def run_report(root: Path, suite: Suite) -> Path | None:

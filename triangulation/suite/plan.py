@@ -91,7 +91,7 @@ class Tokenizers:
 
 
 def _tokenizer_source(model: ModelSpec) -> str | None:
-    if model.model is None and model.model_args is None:
+    if model.model is None and model.ref.given is None:
         return SMOLLM2
     args = model.ref.args  # parsed when the suite file was read
     if args.get("gguf_file"):
@@ -298,7 +298,7 @@ def build_plan(
     for p in placements:
         tok, tok_name = tokenizers.for_model(p.model)
         m = p.model
-        endpoint = planned_endpoint(m.engine, m.model, m.model_args, m.base_url, m.api_key_env) if m.served else None
+        endpoint = planned_endpoint(m.engine, m.ref, m.base_url, m.api_key_env) if m.served else None
         rows = []
         for task in suite.tasks:
             cell = Cell(p.model, task)

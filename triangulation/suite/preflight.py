@@ -33,7 +33,6 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from models.args import parse_model_args
 from plumbing.errors import UserError
 from triangulation.suite.gpu_fit import (
     gpu_memory_mib,
@@ -269,14 +268,11 @@ def hub_problem(repo: str, kind: str) -> str | None:
 
 def model_checks(model: ModelSpec, found: Findings) -> None:
     """Weights and tokenizer of a model (and of its judge and second player) that loads weights itself."""
-    roles = [("", model.model, None if model.model_args is None else model.ref.args)]
-    roles += [
-        (f" ({r})", (v or {}).get("model"), (v or {}).get("model_args")) for r, v in (("judge", model.judge), ("player_b", model.player_b))
-    ]
-    for role, kind, model_args in roles:
-        if kind not in (None, "hf", "vllm", "hf-auto") or model_args is None or (model.engine == "api" and not role):
+    refs = [("", model.ref), *((f" ({r})", v) for r, v in (("judge", model.judge), ("player_b", model.player_b)) if v is not None)]
+    for role, ref in refs:
+        if ref.model not in (None, "hf", "vllm", "hf-auto") or ref.given is None or (model.engine == "api" and not role):
             continue
-        args = parse_model_args(model_args)
+        args = ref.args
         weights = args.get("pretrained")
         tokenizer = args.get("tokenizer") or weights
         lost = weights and files_problem(str(weights), WEIGHT_FILES, "weights")

@@ -117,7 +117,7 @@ class Sweep:
             return endpoint
         log = self.root / "logs" / model.name / "server.log"
         serve_args = (*model.serve_args, *replica_args(model, replicas))
-        endpoint = start_vllm(model.model, model.ref.args, log, gpus=model.gpu_count, serve_args=serve_args, env=env)
+        endpoint = start_vllm(model.ref, log, gpus=model.gpu_count, serve_args=serve_args, env=env)
         self._endpoints.append(endpoint)
         started = time.monotonic()
         try:

@@ -37,10 +37,9 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from models.args import parse_model_args
 from models.choice_groups import DEFAULT_LOGPROBS, ONE_PASS_MODEL
 from models.default_model import DEFAULT_MODEL_NAME, export_transformers_folder
-from models.naming import is_embedded
+from models.ref import ModelRef
 from plumbing.errors import UserError
 from plumbing.paths import cache_root
 
@@ -294,11 +293,11 @@ def vllm_argv(path: str, port: int, model_args: Mapping[str, Any], gpus: int, se
     return argv + extra
 
 
-def served_path(model: str | None, model_args: Any, export: bool = True) -> tuple[str, dict[str, Any]]:
+def served_path(ref: ModelRef, export: bool = True) -> tuple[str, dict[str, Any]]:
     """The weights ``vllm serve`` loads (``pretrained=`` of an ``hf``/``vllm`` model; the embedded SmolLM2
     when the model names none, exported unless ``export`` is false) and the parsed model_args."""
-    args = parse_model_args(model_args)
-    if is_embedded(model, model_args):
+    args = ref.args_dict()
+    if ref.embedded:
         return str(embedded_model_folder(export)), {"dtype": "float32", "max_length": 4096}
     path = args.get("pretrained") or args.get("model")
     if not path:
@@ -306,29 +305,27 @@ def served_path(model: str | None, model_args: Any, export: bool = True) -> tupl
     return str(path), args
 
 
-def start_vllm(
-    model: str | None, model_args: Any, log: Path, gpus: int = 1, serve_args: Iterable[str] = (), env: Mapping[str, str] | None = None
-) -> Endpoint:
+def start_vllm(ref: ModelRef, log: Path, gpus: int = 1, serve_args: Iterable[str] = (), env: Mapping[str, str] | None = None) -> Endpoint:
     """Start ``vllm serve`` for one model (not yet waited for: call ``endpoint.server.wait_ready``)."""
-    path, args = served_path(model, model_args)
+    path, args = served_path(ref)
     port = free_port()
     argv = vllm_argv(path, port, args, gpus, serve_args)
     server = ServerProcess(argv, log, f"http://127.0.0.1:{port}/v1", env=env).start()
     return Endpoint(server.base_url, model=path, tokenizer=path, server=server)
 
 
-def planned_endpoint(engine: str, model: str | None, model_args: Any, base_url: str | None, api_key_env: str | None) -> Endpoint:
+def planned_endpoint(engine: str, ref: ModelRef, base_url: str | None, api_key_env: str | None) -> Endpoint:
     """The endpoint a served model's cells will use, without starting anything (``--dry_run``): a vLLM
     server's port is only known once it starts (shown as ``PORT``)."""
     if engine == "api":
-        return api_endpoint(base_url or "", model_args, api_key_env)
-    path, _ = served_path(model, model_args, export=False)
+        return api_endpoint(base_url or "", ref.args, api_key_env)
+    path, _ = served_path(ref, export=False)
     return Endpoint("http://127.0.0.1:PORT/v1", model=path, tokenizer=path)
 
 
-def api_endpoint(base_url: str, model_args: Any, api_key_env: str | None) -> Endpoint:
-    """An existing OpenAI-compatible endpoint; ``model_args`` names the served model (``model=``)."""
-    args = parse_model_args(model_args)
+def api_endpoint(base_url: str, model_args: Mapping[str, Any], api_key_env: str | None) -> Endpoint:
+    """An existing OpenAI-compatible endpoint; ``model_args`` (parsed) names the served model (``model=``)."""
+    args = dict(model_args)
     name = args.pop("model", None) or args.pop("pretrained", None)
     if not name:
         raise UserError("engine: api needs `model=` (the name the endpoint serves) in the model's model_args")

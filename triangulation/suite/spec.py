@@ -14,7 +14,7 @@ import json
 import re
 import shlex
 from collections.abc import Mapping
-from dataclasses import dataclass, field, replace
+from dataclasses import InitVar, dataclass, field, fields, replace
 from pathlib import Path
 from typing import Any
 
@@ -22,9 +22,10 @@ import yaml
 
 from models.args import redact_url
 from models.forms import CHANCE_MODEL
-from models.naming import MAX_LABEL_CHARS, model_label
+from models.naming import MAX_LABEL_CHARS
 from models.ref import ModelRef
-from plumbing.checks import MAX_SEED, number_problem
+from multiturn.api import option_problem
+from plumbing.checks import number_problem
 from plumbing.errors import UserError
 from plumbing.secrets import register_model_args
 
@@ -88,13 +89,14 @@ LABEL = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._+-]*$")
 class ModelSpec:
     name: str  # folder label inside the suite's output
     model: str | None  # lm-eval registry name; None (with no model_args) = the embedded SmolLM2
-    #: model_args as the suite file wrote them (a string or a mapping; None: not given): what the cells' command
-    #: lines pass on (``--model_args``); every other form comes from :attr:`ref`
-    model_args: str | dict[str, Any] | None = None
+    #: model_args as the suite file wrote them (a string or a mapping; None: not given), made into :attr:`ref` (the
+    #: cells' command lines pass on ``ref.given``, as written)
+    model_args: InitVar[str | dict[str, Any] | None] = None
     size: float | None = None  # billions of parameters (seed 003 Figure 1)
     apply_chat_template: bool = True
-    judge: dict[str, Any] | None = None
-    player_b: dict[str, Any] | None = None
+    #: the judge's and the second player's models (``judge:``/``player_b:``), each made once here
+    judge: ModelRef | None = None
+    player_b: ModelRef | None = None
     batch_size: str | None = None
     device: str | None = None
     engine: str = "hf"  # hf | vllm | api
@@ -110,9 +112,9 @@ class ModelSpec:
     #: the model, parsed once (made from ``model``/``model_args`` when not given): names, identity, fingerprint
     ref: ModelRef = None  # type: ignore[assignment]
 
-    def __post_init__(self) -> None:
+    def __post_init__(self, model_args: str | dict[str, Any] | None) -> None:
         if self.ref is None:
-            object.__setattr__(self, "ref", ModelRef.parse(self.model, self.model_args))
+            object.__setattr__(self, "ref", ModelRef.parse(self.model, model_args))
 
     @property
     def served(self) -> bool:
@@ -176,12 +178,12 @@ class Cell:
     def fingerprint(self) -> str:
         """Hash of everything that decides the cell's results (a changed entry is run again; ``size`` only
         labels Figure 1 and ``gpus`` only places the model, so changing them reruns nothing)."""
-        defaults = ModelSpec(name="", model=None).__dict__
+        defaults = {f.name: f.default for f in fields(ModelSpec)}
         model = {k: v for k, v in self.model.__dict__.items() if k not in NOT_RESULTS and not (k in SERVE_KEYS and v == defaults[k])}
         model["model_args"] = model.pop("ref").fingerprint()  # credentials and timeouts left out (issue 39, item 13)
         for role in ("judge", "player_b"):
-            if model.get(role) and "model_args" in model[role]:
-                model[role] = {**model[role], "model_args": ModelRef.parse(None, model[role]["model_args"]).fingerprint()}
+            if model.get(role) is not None:
+                model[role] = role_fingerprint(model[role])
         if model.get("base_url"):
             model["base_url"] = redact_url(model["base_url"])
         options = {k: v for k, v in self.task.options.items() if k not in NOT_RESULTS_OPTIONS}
@@ -227,31 +229,31 @@ def _number(path: Path, where: str, key: str, value: Any, kind=float, minimum: f
     return kind(value)
 
 
+def _checked(path: Path, where: str, key: str, value: Any) -> Any:
+    """``value`` of ``limit``, ``seed`` or ``batch_size`` checked as ``triangulate play`` checks its flags
+    (:func:`multiturn.engine.settings.option_problem`; lm-eval takes the same values)."""
+    if (problem := option_problem(key, value)) is not None:
+        raise _fail(path, where, f"{key} {problem}")
+    return value
+
+
 def _batch_size(path: Path, where: str, value: Any) -> str | None:
-    """``batch_size``: a positive integer or ``auto`` / ``auto:N``, as lm-eval takes it."""
-    if value is None:
-        return None
-    if isinstance(value, str) and (value == "auto" or value.startswith("auto:")):
-        return value
-    text = value.strip() if isinstance(value, str) else value
-    number = int(text) if isinstance(text, str) and text.isdigit() else text
-    return str(_number(path, where, "batch_size", number, int, 1))
+    """A model's ``batch_size``: a positive integer or ``auto`` / ``auto:N``, as lm-eval takes it (as a string)."""
+    value = _checked(path, where, "batch_size", value)
+    return None if value is None else value if isinstance(value, str) and value.startswith("auto") else str(int(value))
 
 
 def _check_options(path: Path, where: str, options: dict[str, Any], runner: str | None) -> dict[str, Any]:
     for key in ("gen_kwargs", "metadata", "task_args", "judge_gen_kwargs"):
         if key in options and not isinstance(options[key], Mapping):
             raise _fail(path, where, f"{key} must be a mapping (key: value)")
-    if "limit" in options and options["limit"] is not None:
-        _number(path, where, "limit", options["limit"], minimum=None, above=0)
     if "timeout" in options and options["timeout"] is not None:
         _number(path, where, "timeout", options["timeout"], minimum=None, above=0)
-    if "seed" in options:
-        _number(path, where, "seed", options["seed"], int, 0, maximum=MAX_SEED)
+    for key in ("limit", "seed", "batch_size"):  # the entry's values stay as written (its fingerprint)
+        if key in options:
+            _checked(path, where, key, options[key])
     if "num_fewshot" in options:
         _number(path, where, "num_fewshot", options["num_fewshot"], int)
-    if "batch_size" in options:
-        _batch_size(path, where, options["batch_size"])  # checked only: the entry's value stays in its fingerprint
     for key in ("fewshot_as_multiturn", "apply_chat_template", "log_samples", "split"):
         if key in options and not isinstance(options[key], bool):
             raise _fail(path, where, f"{key} must be true or false")
@@ -262,13 +264,22 @@ def _check_options(path: Path, where: str, options: dict[str, Any], runner: str 
     return options
 
 
-def _role(path: Path, where: str, value: Any) -> dict[str, Any] | None:
+def role_fingerprint(ref: ModelRef) -> dict[str, Any]:
+    """A judge's or second player's part of a cell's fingerprint: the keys its entry gave, credentials left out."""
+    out: dict[str, Any] = {} if ref.model is None else {"model": ref.model}
+    return out if ref.given is None else {**out, "model_args": ref.fingerprint()}
+
+
+def _role(path: Path, where: str, value: Any) -> ModelRef | None:
     if value is None:
         return None
     entry = _check_keys(path, where, value, ROLE_KEYS)
     if "model" not in entry and "model_args" not in entry:
         raise _fail(path, where, "needs model and/or model_args")
-    return entry
+    args = entry.get("model_args")
+    if args is not None and not isinstance(args, (str, Mapping)):
+        raise _fail(path, where, "model_args must be a 'k=v,k2=v2' string or a mapping")
+    return ModelRef.parse(entry.get("model"), args)  # the one parse of this role's model_args
 
 
 def _model(path: Path, i: int, entry: Any) -> ModelSpec:
@@ -279,17 +290,16 @@ def _model(path: Path, i: int, entry: Any) -> ModelSpec:
         raise _fail(path, where, "model_args must be a 'k=v,k2=v2' string or a mapping")
     ref = ModelRef.parse(entry.get("model"), args)  # the one parse of this model's model_args
     parsed = None if args is None else ref.args_dict()
-    name = entry.get("name") or model_label(entry.get("model"), parsed)
+    name = entry.get("name") or ref.label
     if not isinstance(name, str) or not LABEL.match(name) or len(name) > MAX_LABEL_CHARS:
         raise _fail(path, where, f"name {name!r} must be at most {MAX_LABEL_CHARS} letters, digits, '.', '_', '+', '-' (it names a folder)")
     size = entry.get("size")
     judge, player_b = _role(path, f"{where}.judge", entry.get("judge")), _role(path, f"{where}.player_b", entry.get("player_b"))
-    register_model_args(parsed, *((role or {}).get("model_args") for role in (judge, player_b)))  # scrubbed from every line
+    register_model_args(parsed, *(role.args for role in (judge, player_b) if role is not None))  # scrubbed from every line
     serving = _serving(path, where, entry, parsed)
     return ModelSpec(
         name=name,
         model=entry.get("model"),
-        model_args=dict(args) if isinstance(args, Mapping) else args,
         ref=ref,
         size=None if size is None else _number(path, where, "size", size),
         apply_chat_template=bool(entry.get("apply_chat_template", True)),

@@ -24,7 +24,8 @@ from typing import Any
 
 from custom_metrics.connections import parse_yes_no
 from datasets_build.prompts import reasoning_judge_prompt
-from models.loading import load_lm
+from models.loading import load_lm, resolve_model
+from models.ref import ModelRef
 from plumbing.errors import UserError
 
 #: greedy and short: the judge answers one word
@@ -94,7 +95,7 @@ class LLMJudge:
 def load_llm_judge(model: str | None, model_args: Any = None) -> LLMJudge:
     """``--judge_model`` (an lm-eval registry name; None with ``--judge_model_args`` = SmolLM2), loaded
     when the first reasoning check is asked."""
-    return LLMJudge(None, model or "SmolLM2 (embedded)", loader=lambda: load_lm(model, model_args)[0])
+    return LLMJudge(None, model or "SmolLM2 (embedded)", loader=lambda: load_lm(resolve_model(ModelRef.parse(model, model_args))))
 
 
 def default_judge() -> FastTextProxy | None:
