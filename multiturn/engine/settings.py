@@ -83,7 +83,8 @@ class PlaySettings:
     @classmethod
     def for_model(cls, ref: ModelRef, tasks: tuple[str, ...], **values: Any) -> PlaySettings:
         """The settings of ``ref`` playing ``tasks`` (its backend resolved here); ``values``: the other fields."""
-        backend = resolve_model(ref, device=values.get("device"), prefix_cache=values.get("prefix_cache"))
+        seed = values.get("seed")
+        backend = resolve_model(ref, device=values.get("device"), prefix_cache=values.get("prefix_cache"), seed=seed)
         return cls(tasks=tuple(tasks), ref=ref, backend=backend, **values)
 
     @classmethod

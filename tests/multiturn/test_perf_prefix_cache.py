@@ -153,7 +153,7 @@ def test_vllm_samples_with_plays_seed_unless_model_args_set_one():
         request_timeout=None,
         retries=4,
     )
-    assert PlaySettings.from_args(args, {"player"}).model_args["seed"] == 11
+    assert PlaySettings.from_args(args, {"player"}).backend.args_dict()["seed"] == 11
 
 
 class _RecordingLM(LM):
