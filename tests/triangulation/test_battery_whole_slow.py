@@ -29,8 +29,9 @@ SHIPPED = ROOT / "suites" / "triangulating.yaml"
 LIMIT = 1
 CHANCE = {"name": "chance", "model": "random"}
 
-#: the whole battery is about 110 cell processes run one after another (86 lm-eval cells, 7 of our tasks' cells,
-#: 10 play cells), then the report; lm-eval's task index is kept between them (lm_eval_tasks/index_cache.py)
+#: the whole battery is about 120 cell processes (86 lm-eval cells, 7 of our tasks' cells, 10 play cells, then the
+#: groups again unsplit) and two reports; the chance player's cells run two at a time on 2 cores, and lm-eval's task
+#: index is kept between them (lm_eval_tasks/index_cache.py). 23.7 min at load 5-10 (other work on the cores).
 pytestmark = pytest.mark.slow
 
 
