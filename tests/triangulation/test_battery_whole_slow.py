@@ -23,6 +23,7 @@ import yaml
 from plumbing import run_folder
 from tests.support import battery_standins
 from tests.support.built_data import built_data_root
+from triangulation.suite.cells import FIRST_REQUEST, MARKER
 
 ROOT = Path(__file__).resolve().parents[2]
 SHIPPED = ROOT / "suites" / "triangulating.yaml"
@@ -126,8 +127,6 @@ def _report_sides(report: Path, runs: Path) -> dict[str, set[str]]:
 
 def _merged(root: Path, entry: str) -> dict:
     """The results file of a (split or whole) group cell of the chance player."""
-    from triangulation.suite.cells import MARKER
-
     folder = root / "runs" / CHANCE["name"] / entry
     files = [folder / f for f in json.loads((folder / MARKER).read_text(encoding="utf-8"))["results"]]
     assert len(files) == 1, files
@@ -147,6 +146,11 @@ def test_the_shipped_battery_runs_whole_and_every_entry_reaches_the_report(tmp_p
     assert done.returncode == 0, done.stdout[-3000:] + done.stderr[-3000:]
     status = json.loads((out / "suite_status.json").read_text(encoding="utf-8"))
     assert {row["status"] for row in status["cells"]} == {"done"}, status
+    # every eval cell recorded when its work began (the calibration's start-up apart from its work), inside its span
+    markers = [json.loads(p.read_text(encoding="utf-8")) for p in (out / "runs").rglob(MARKER)]
+    timed = [m for m in markers if m.get("first_request") is not None]
+    assert len(timed) >= 86 and all(m["started"] < m["first_request"] <= m["started"] + m["seconds"] + 0.1 for m in timed)
+    assert not list((out / "runs").rglob(FIRST_REQUEST)), "a first-request stamp was left in a cell folder"
 
     names = [_entry_name(t) for t in entries]
     assert names == [t.name for t in load_suite(SHIPPED).tasks]

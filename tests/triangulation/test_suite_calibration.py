@@ -129,21 +129,6 @@ def test_start_ups_are_kept_per_task_folder_and_each_cell_joins_the_server_when_
     assert ends == pytest.approx({"fast": 20.0, "slow": 70.0})
 
 
-@pytest.mark.slow
-def test_an_eval_cell_records_its_first_request_inside_its_span(tmp_path, built_data):
-    """A real cell (`triangulate eval`, the chance player): its marker says when its first request went out; the
-    stamp file it wrote is gone."""
-    suite = tmp_path / "s.yaml"
-    suite.write_text("name: s\nmodels:\n  - {name: chance, model: random}\ntasks:\n  - {eval: connections, limit: 2}\n")
-    argv = [sys.executable, "-m", "triangulation", "suite", str(suite), "--output_path", str(tmp_path / "out"), "--no_report"]
-    done = subprocess.run(argv, cwd=ROOT, capture_output=True, text=True, timeout=900)
-    assert done.returncode == 0, done.stdout[-2000:] + done.stderr[-2000:]
-    (folder,) = [p.parent for p in (tmp_path / "out" / "runs" / "chance").rglob(calibration.MARKER)]
-    m = json.loads((folder / calibration.MARKER).read_text())
-    assert m["started"] < m["first_request"] <= m["started"] + m["seconds"] + 0.1, m
-    assert not list(folder.glob(".first_request*"))
-
-
 def test_the_runner_places_with_the_plans_counts_and_the_measured_rates(tmp_path):
     suite = small_suite(tmp_path)
     before = pool_placements(suite, EIGHT, root=tmp_path)  # nothing there: the table
