@@ -149,7 +149,7 @@ def test_the_shipped_battery_runs_whole_and_every_entry_reaches_the_report(tmp_p
     # every eval cell recorded when its work began (the calibration's start-up apart from its work), inside its span
     markers = [json.loads(p.read_text(encoding="utf-8")) for p in (out / "runs").rglob(MARKER)]
     timed = [m for m in markers if m.get("first_request") is not None]
-    assert len(timed) >= 86 and all(m["started"] < m["first_request"] <= m["started"] + m["seconds"] + 0.1 for m in timed)
+    assert len(timed) >= 86 and all(m["started"] < m["first_request"] <= m["started"] + m["seconds"] + 0.5 for m in timed)
     assert not list((out / "runs").rglob(FIRST_REQUEST)), "a first-request stamp was left in a cell folder"
 
     names = [_entry_name(t) for t in entries]
