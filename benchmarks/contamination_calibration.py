@@ -8,9 +8,12 @@ measured by both signals on the first ``--pairs`` published games and their seed
 2. the Min-K% Prob membership probe (k = 20%) on the games' text (prompt + gold answer), its AUC and interval
    (:mod:`triangulation.membership`, checked against lm-eval's ``loglikelihood_rolling``).
 
-The fine-tuned weights go to ``--weights`` (default ``/tmp/triangulate_memoriser``), never into the repository.
-Keep the CPU share small: ``OMP_NUM_THREADS=2 python benchmarks/contamination_calibration.py [--pairs 20
---epochs 6 --max_gen_toks 96]``. Prints one row per model and signal, and a last-line JSON.
+The fine-tuned weights go to ``--weights`` (default ``/tmp/triangulate_memoriser``, a ``state_dict.pt``), never into
+the repository. The model runs in float32 (GGUF weights dequantised). On a shared 2-core CPU one forward pass over a
+4x4 game's text (~830 tokens) takes 20-80 s, so the recorded run used the 2x2 games (~440 tokens):
+``OMP_NUM_THREADS=2 nice python benchmarks/contamination_calibration.py --pairs 8 --setting 2x2 --epochs 3 --lr 5e-4
+--max_gen_toks 64`` (benchmarks/README.md). Prints each model's row as soon as it is measured, then the rows with
+their q-values and a last-line JSON.
 """
 
 from __future__ import annotations
@@ -33,7 +36,8 @@ def load_lm():
 
     from models.default_model import default_model_args
 
-    return get_model("hf").create_from_arg_string(default_model_args(device="cpu"), {"batch_size": 1})
+    # float32: the GGUF weights are dequantised on load; half precision is slow on a CPU and cannot be trained well
+    return get_model("hf").create_from_arg_string(default_model_args(device="cpu") + ",dtype=float32", {"batch_size": 1})
 
 
 def group_f1(lm, docs: list[dict], max_gen_toks: int) -> list[float]:
@@ -65,50 +69,67 @@ def fine_tune(lm, texts: list[str], epochs: int, lr: float, out: Path) -> float:
             loss.backward()
             optimiser.step()
             optimiser.zero_grad()
-            loss_sum += float(loss)
+            loss_sum += float(loss.detach())
     model.eval()
     out.mkdir(parents=True, exist_ok=True)
-    model.save_pretrained(out)
-    lm.tokenizer.save_pretrained(out)
+    torch.save(model.state_dict(), out / "state_dict.pt")  # a GGUF-loaded model refuses save_pretrained
     return loss_sum / len(texts)
 
 
-def measure(lm, name: str, pub: list[dict], fresh: list[dict], max_gen_toks: int) -> dict:
+def measure(lm, name: str, pub: list[dict], fresh: list[dict], max_gen_toks: int, generate: bool = True, probe: bool = True) -> dict:
+    """Both signals, or one (``generate``: the delta; ``probe``: the Min-K% AUC)."""
     start = time.perf_counter()
-    d = paired_delta(group_f1(lm, pub, max_gen_toks), group_f1(lm, fresh, max_gen_toks))
-    probe = membership.probe(lm, [globalgroup_item_text(x) for x in pub], [globalgroup_item_text(x) for x in fresh])
-    return {
-        "model": name,
-        "pairs": d.pairs,
-        "delta": round(d.delta, 4),
-        "low": round(d.low, 4) if d.estimable else "not estimable",
-        "high": round(d.high, 4) if d.estimable else "not estimable",
-        "p": round(d.p, 5),
-        "auc": round(probe.auc, 3),
-        "auc_low": round(probe.low, 3),
-        "auc_high": round(probe.high, 3),
-        "seconds": round(time.perf_counter() - start, 1),
-    }
+    row: dict = {"model": name, "pairs": len(pub)}
+    if generate:
+        d = paired_delta(group_f1(lm, pub, max_gen_toks), group_f1(lm, fresh, max_gen_toks))
+        row.update(
+            pairs=d.pairs,
+            delta=round(d.delta, 4),
+            low=round(d.low, 4) if d.estimable else "not estimable",
+            high=round(d.high, 4) if d.estimable else "not estimable",
+            p=round(d.p, 5),
+        )
+    if probe:
+        found = membership.probe(lm, [globalgroup_item_text(x) for x in pub], [globalgroup_item_text(x) for x in fresh])
+        row.update(auc=round(found.auc, 3), auc_low=round(found.low, 3), auc_high=round(found.high, 3))
+    return {**row, "seconds": round(time.perf_counter() - start, 1)}
 
 
 def main() -> None:
     parser = argparse.ArgumentParser()
     parser.add_argument("--pairs", type=int, default=20)
+    parser.add_argument("--setting", default="4x4", help="<groups>x<words> of the globalgroup_zh config (2x2: shorter texts)")
     parser.add_argument("--epochs", type=int, default=6)
     parser.add_argument("--lr", type=float, default=3e-4)
     parser.add_argument("--max_gen_toks", type=int, default=96)
     parser.add_argument("--weights", type=Path, default=Path("/tmp/triangulate_memoriser"))
+    parser.add_argument(
+        "--saved", action="store_true", help="measure the weights saved in --weights: the Min-K%% probe first, then the delta"
+    )
     args = parser.parse_args()
     root = source_dir("globalgroup")
-    published, _ = matched.published_games(root, "zh", 4, 4)
+    g, _, w = args.setting.partition("x")
+    published, _ = matched.published_games(root, "zh", int(g), int(w))
     pub = published[: args.pairs]
-    fresh = matched.matched_globalgroup(root, "globalgroup_zh", seed=matched.DEFAULT_SEED, count=args.pairs).rows
+    task = "globalgroup_zh" if args.setting == "4x4" else f"globalgroup_zh_{args.setting}"
+    fresh = matched.matched_globalgroup(root, task, seed=matched.DEFAULT_SEED, count=args.pairs).rows
     lm = load_lm()
+    if args.saved:  # a run whose time limit cut the fine-tuned row off: the probe first, so a second cut keeps it
+        import torch
+
+        lm.model.load_state_dict(torch.load(args.weights / "state_dict.pt"))
+        lm.model.eval()
+        print(json.dumps(measure(lm, f"saved {args.weights}", pub, fresh, 0, generate=False), ensure_ascii=False), flush=True)
+        print(json.dumps(measure(lm, f"saved {args.weights}", pub, fresh, args.max_gen_toks, probe=False), ensure_ascii=False), flush=True)
+        return
     rows = [measure(lm, "SmolLM2-135M (base)", pub, fresh, args.max_gen_toks)]
+    print(rows[0], flush=True)  # a run cut short by its time limit keeps what it measured
     start = time.perf_counter()
     loss = fine_tune(lm, [globalgroup_item_text(x) for x in pub], args.epochs, args.lr, args.weights)
+    print(f"fine-tuned: {args.epochs} epochs in {time.perf_counter() - start:.0f} s, last epoch's mean loss {loss:.3f}", flush=True)
     tuned = f"SmolLM2-135M fine-tuned on the {len(pub)} published games ({args.epochs} epochs, {time.perf_counter() - start:.0f} s, last loss {loss:.3f})"
     rows.append(measure(lm, tuned, pub, fresh, args.max_gen_toks))
+    print(rows[1], flush=True)
     for row, q in zip(rows, benjamini_hochberg([r["p"] for r in rows])):
         row["q"] = round(q, 5)
         row["flagged"] = bool(q <= 0.05 and row["delta"] > 0)

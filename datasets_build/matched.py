@@ -17,7 +17,10 @@ subset and setting on the difficulty measures we can compute here:
   Without vectors the ARI is not matched (the word-overlap measure needs a candidate-proposal model run
   and is never matched). The dataset card says which measures a folder was matched on.
 
-No fresh game repeats a published game's groups (dev or test) or another fresh game's.
+Unseen groups (issue 42): each fresh group keeps at most 2 of its topic's published words and takes the rest from an
+open thesaurus (:mod:`datasets_build.fresh_words`), so no fresh group equals a published group; topics the thesaurus
+cannot extend are left out. Subsets without such a resource, or whose culturally related counts cannot be matched
+from the topics it extends, have no twin (:data:`UNTWINNED_SUBSETS`). No fresh game repeats another's groups.
 
 clembench Taboo (seed 002): new target words matched on Zipf frequency and part of speech, with thesaurus related
 words (:mod:`datasets_build.matched_clembench`). Wordle has no twin: :data:`NOT_TWINNED` says why.
@@ -39,7 +42,7 @@ from pathlib import Path
 from tqdm import tqdm
 
 from custom_metrics.topics import Embedder
-from datasets_build import generate
+from datasets_build import fresh_words, generate
 from datasets_build import globalgroup as gg
 from datasets_build.fresh_names import twin  # noqa: F401  (suite/spec.py reads it here)
 from datasets_build.hub import CardInfo, atomic_dir, write_hub_folder
@@ -63,9 +66,25 @@ NOT_TWINNED: dict[str, str] = {
     )
 }
 PRIVATE = "private"
-#: GlobalGroup subsets with a fresh twin: nyt_seq's test games are the NYT's own consecutive puzzles, whose groups
-#: cannot be recombined into new games with the published culturally related counts (the sampler finds none)
-FRESH_SUBSETS: tuple[str, ...] = tuple(s for s in gg.SUBSET_NAMES if s != "nyt_seq")
+#: GlobalGroup subsets with a fresh twin: their groups take new words from an open thesaurus
+#: (:mod:`datasets_build.fresh_words`; issue 42) and every game setting matches the published culturally related counts
+FRESH_SUBSETS: tuple[str, ...] = ("en", "zh", "nyt_shuf")
+_NO_THESAURUS = "no open lexical resource installed here gives new words in {lang}, so its groups could only be published ones"
+_FEW_CULTURAL = (
+    "WordNet gives new words for too few of its culturally related topics (names, local terms) to match the published "
+    "count of culturally related groups per game in every setting"
+)
+#: the other subsets, and why they have no twin (issue 42: a twin of published groups catches no memorised group)
+UNTWINNED_SUBSETS: dict[str, str] = {
+    "es": _NO_THESAURUS.format(lang="Spanish"),
+    "hi": _NO_THESAURUS.format(lang="Hindi"),
+    "ar": _NO_THESAURUS.format(lang="Arabic"),
+    **{s: _FEW_CULTURAL for s in ("es_en", "zh_en", "hi_en", "ar_en")},
+    "nyt_seq": (
+        "its test games are the NYT's own consecutive puzzles, whose groups cannot be recombined into new games with "
+        "the published culturally related counts"
+    ),
+}
 #: published task -> runner of the headline tasks that have a fresh twin (a suite's ``contamination:`` list)
 TWINNED: dict[str, str] = {**{f"globalgroup_{s}": "eval" for s in FRESH_SUBSETS}, **{g: "play" for g in CLEM_GAMES}}
 
@@ -95,6 +114,7 @@ class Matched:
 
     rows: list[dict]
     matched_on: list[str]
+    topics: tuple[int, int] = (0, 0)  # (topics with enough new words, topics of the sheet)
     published: dict[str, list] = field(default_factory=dict)
     fresh: dict[str, list] = field(default_factory=dict)
 
@@ -133,20 +153,28 @@ def topic_tags(games: dict[str, list[dict]]) -> dict[str, list[str]]:
     return out
 
 
-def _draw(groupings: list[gg.Grouping], subset: str, g: int, w: int, rng: random.Random):
-    if subset == "nyt_seq":
-        return generate.sample_sequential_game(groupings, w, rng)
-    return generate.sample_game(groupings, g, w, rng)
+def freshen(grouping: gg.Grouping, size: int, pool: list[str], rng: random.Random) -> gg.Grouping:
+    """``grouping`` with ``size`` words: :func:`fresh_words.kept_words` of its published words and new words from
+    ``pool`` (its topic's candidates), so the group equals no published group and shares at most 2 words with one."""
+    kept = fresh_words.kept_words(size)
+    words = rng.sample(grouping.words, kept) + rng.sample(pool, size - kept)
+    return gg.Grouping(grouping.topic, tuple(words), grouping.culturally_related, grouping.row)
 
 
-def _candidates(groupings, subset, g, w, rng, want: tuple[int, int], taken: set, how_many: int) -> list:
+def _draw(groupings: list[gg.Grouping], g: int, w: int, rng: random.Random, pools: dict[str, list[str]]):
+    return generate.sample_game([freshen(x, w, pools[x.topic], rng) for x in groupings], g, w, rng)
+
+
+def _candidates(groupings, pools, subset, g, w, rng, want: tuple[int, int], taken: set, how_many: int) -> list:
     """Up to ``how_many`` new games with the culturally related count ``want`` whose groups no published
     or earlier fresh game has; a one-line error when none is found in :data:`MAX_TRIES` draws."""
     found = []
     for _ in range(MAX_TRIES):
-        game = _draw(groupings, subset, g, w, rng)
+        game = _draw(groupings, g, w, rng, pools)
         if game is None:
-            raise UserError(f"cannot form {g} groups of {w} words without repeated words or topics from the {subset} groupings")
+            raise UserError(
+                f"cannot form {g} groups of {w} words without repeated words or topics from the {subset} groupings with new words"
+            )
         groups = _as_groups(game)
         key = gg.groups_key(groups)
         if cultural_count(groups) == want and key not in taken:
@@ -174,20 +202,25 @@ def matched_globalgroup(
 ) -> Matched:
     """The fresh twin of GlobalGroup task ``task``: one game per published test game (the first ``count``)."""
     subset, g, w = globalgroup_setting(task)
+    if subset in UNTWINNED_SUBSETS:
+        raise UserError(f"--matched {task}: no fresh twin for GlobalGroup {subset}: {UNTWINNED_SUBSETS[subset]}")
     splits = _published_splits(root, subset, g, w)
     taken = {gg.groups_key(r["groups"]) for rows in splits.values() for r in rows}
     tags = topic_tags(splits)
     published = first_n(splits["test"], count, "--count", f"published {subset} {g}x{w} games")
-    groupings = gg.read_groupings(root / "Grouping Datasets" / gg.SUBSETS[subset].groupings)
+    sheet = gg.read_groupings(root / "Grouping Datasets" / gg.SUBSETS[subset].groupings)
+    pools = fresh_words.topic_pools(sheet, gg.SUBSETS[subset].language)
+    usable = fresh_words.eligible(pools, w)
+    groupings = [x for x in sheet if x.topic in usable]
     rng = random.Random(f"{seed}:{subset}_{g}x{w}")  # a str seed is hashed (SHA-512): the same on every run
-    out = Matched([], ["groups x words", "culturally related groups per game"])
+    out = Matched([], ["groups x words", "culturally related groups per game"], topics=(len(usable), len(pools)))
     if embedder is not None:
         out.matched_on.append(f"ARI (fastText cc.{embedder.lang}.300.bin, nearest of {ARI_CANDIDATES} candidates)")
     config = f"{subset}_{g}x{w}"
     for index, pub in enumerate(tqdm(published, desc=f"matching {config}", unit="game", disable=len(published) < 50)):
         want = cultural_count(pub["groups"])
         out.published.setdefault("culturally_related", []).append(want[0])
-        games = _candidates(groupings, subset, g, w, rng, want, taken, ARI_CANDIDATES if embedder else 1)
+        games = _candidates(groupings, pools, subset, g, w, rng, want, taken, ARI_CANDIDATES if embedder else 1)
         game = games[0]
         if embedder is not None:
             target = generate.game_ari(pub["groups"], embedder)
@@ -213,8 +246,11 @@ def globalgroup_card(task: str, seed: int, matched: Matched, private: bool = Fal
         f"{len(matched.rows)} GlobalGroup games of {g} groups x {w} words, one per published `{subset}_{g}x{w}` test game "
         f"in the published order, sampled from the `{subset}` grouping spreadsheet by the paper's procedure (seed 000 "
         "§3.2, Appendix C: groupings without replacement, no repeated word or topic within a game"
-        + ("; nyt_seq: the 4 groups of one original Connections game, with other words" if subset == "nyt_seq" else "")
-        + ") and kept only when no published game (dev or test) and no earlier fresh game has the same groups. "
+        + f"). Each group keeps {fresh_words.kept_words(w)} of its topic's published words and takes the rest from "
+        f"{fresh_words.SOURCE_NAMES.get(gg.SUBSETS[subset].language, 'an open thesaurus')} (words in no published "
+        f"group of the subset), so no group equals a published group and none shares more than "
+        f"{fresh_words.MAX_SHARED} words with a published group of its topic. {matched.topics[0]} of the "
+        f"{matched.topics[1]} topics have enough new words; the others are left out. "
         f"Generated with `triangulate data generate --matched {task} --seed {'<private>' if private else seed}`"
         + (f" --count {len(matched.rows)}" if matched.rows else "")
         + ".\n\n"
@@ -225,9 +261,10 @@ def globalgroup_card(task: str, seed: int, matched: Matched, private: bool = Fal
             else "The ARI was NOT matched (no fastText vectors were present: `ari` is null); "
         )
         + "the word-overlap measure (a candidate-proposal model run) is never matched.\n\n"
-        "What this set is not: its groupings are the published ones in new combinations (the spreadsheets are "
-        "public), so a model that memorised the groupings themselves is not caught; only memorised published games "
-        "are. Use the task `globalgroup_<subset>_fresh`, or in lm-eval `dataset_kwargs: {path: <this folder>}` with "
+        "What this set is not: its topics are the published ones, and a thesaurus gives words of like meaning, so a "
+        "word-play topic (a rule on the characters, a list of places) can take a word that does not follow its rule; "
+        "a model that memorised the topics themselves, or the published pairs of words kept, is not caught. Use the "
+        "task `globalgroup_<subset>_fresh`, or in lm-eval `dataset_kwargs: {path: <this folder>}` with "
         f"config `{subset}_{g}x{w}` (split `test`)."
     )
     return CardInfo(

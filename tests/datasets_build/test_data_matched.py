@@ -11,7 +11,7 @@ import pytest
 from scipy.stats import ks_2samp
 
 from custom_metrics import difficulty
-from datasets_build import generate, matched, matched_clembench
+from datasets_build import fresh_words, generate, matched, matched_clembench
 from datasets_build import globalgroup as gg
 from datasets_build.clembench_upstream import load_instances
 from datasets_build.load import load_globalgroup
@@ -27,7 +27,7 @@ def _tree(root):
     return {p.relative_to(root).as_posix(): p.read_bytes() for p in sorted(root.rglob("*")) if p.is_file()}
 
 
-@pytest.mark.parametrize("task", ["globalgroup_zh", "globalgroup_nyt_seq_4x3", "globalgroup_ar_en_2x3"])
+@pytest.mark.parametrize("task", ["globalgroup_zh", "globalgroup_en_2x3"])
 def test_groups_x_words_and_culturally_related_counts_equal_the_published_exactly(gg_root, task):
     subset, g, w = matched.globalgroup_setting(task)
     published, taken = matched.published_games(gg_root, subset, g, w)
@@ -42,10 +42,52 @@ def test_groups_x_words_and_culturally_related_counts_equal_the_published_exactl
     keys = [gg.groups_key(r["groups"]) for r in found.rows]
     assert len(set(keys)) == len(keys) and not set(keys) & taken  # no published game, no repeat
     assert Counter(found.published["culturally_related"]) == Counter(found.fresh["culturally_related"])
+    _assert_unseen_groups(gg_root, subset, found.rows)
     if subset == "zh":  # a subset whose published groups carry category tags: the fresh groups keep them
         by_topic = {gr["topic"]: gr["tags"] for r in published for gr in r["groups"] if gr["tags"]}
         fresh_groups = [gr for r in found.rows for gr in r["groups"] if gr["topic"] in by_topic]
         assert fresh_groups and all(gr["tags"] == by_topic[gr["topic"]] for gr in fresh_groups)
+
+
+def _assert_unseen_groups(gg_root, subset, rows):
+    """Issue 42: no fresh group equals a published group of any setting (each is a subset of a sheet row's words),
+    and none shares more than 2 words with a published group of its topic."""
+    sheet = gg.read_groupings(gg_root / "Grouping Datasets" / gg.SUBSETS[subset].groupings)
+    published: dict[str, list[set]] = {}
+    for row in sheet:
+        published.setdefault(row.topic, []).append({fresh_words.norm(w) for w in row.words})
+    groups = [gr for r in rows for gr in r["groups"]]
+    shared = [max(len({fresh_words.norm(w) for w in gr["words"]} & p) for p in published[gr["topic"]]) for gr in groups]
+    assert max(shared) == fresh_words.MAX_SHARED or len(groups[0]["words"]) == 2  # kept words are there, and no more
+    assert max(shared) <= 2 and all(s < len(gr["words"]) for s, gr in zip(shared, groups))  # 0 equal to a published group
+
+
+@pytest.mark.parametrize("task", ["globalgroup_zh_2x2", "globalgroup_nyt_shuf_4x4"])
+def test_fresh_groups_are_new_word_sets_of_extendable_topics(gg_root, task):
+    subset, g, w = matched.globalgroup_setting(task)
+    found = matched.matched_globalgroup(gg_root, task, seed=2, count=60)
+    _assert_unseen_groups(gg_root, subset, found.rows)
+    usable, total = found.topics
+    assert 0 < usable < total  # some topics get no new words and are left out; the card counts them
+    assert f"{usable} of the {total} topics" in matched.globalgroup_card(task, 2, found).body
+    assert len({gr["topic"] for r in found.rows for gr in r["groups"]}) <= usable
+
+
+def test_thesaurus_candidates_share_the_topic_category():
+    """Cilin: words of a 4th-level category holding 2+ published words, none a published or excluded word; WordNet:
+    hyponyms of the deepest hypernym published words share, in the published words' letter case."""
+    fruit = fresh_words.cilin_candidates(["苹果", "香蕉", "葡萄", "橙子"], {"西瓜"})
+    assert {"草莓", "樱桃", "荔枝"} <= set(fruit) and not {"苹果", "香蕉", "葡萄", "橙子", "西瓜"} & set(fruit)
+    assert len(fruit) == fresh_words.POOL_SIZE and all(len(x) == 2 for x in fruit)  # the published words' length
+    colours = fresh_words.wordnet_candidates(["Red", "Blue", "Yellow", "Green"], {"brown"})
+    assert {"Pink", "Purple"} <= set(colours) and "Brown" not in colours and all(c.istitle() for c in colours)
+    assert fresh_words.wordnet_candidates(["Str", "B", "Pl", "Ch"], set()) == []  # word play: nothing to offer
+
+
+def test_untwinned_subsets_are_one_line_errors_that_say_why(upstream, capsys):
+    assert main(["data", "generate", "--matched", "globalgroup_es_2x2"]) == 2
+    assert "no open lexical resource" in capsys.readouterr().err
+    assert set(matched.FRESH_SUBSETS) | set(matched.UNTWINNED_SUBSETS) == set(gg.SUBSET_NAMES)
 
 
 def test_ari_distribution_matches_the_published_when_vectors_are_present(gg_root, tmp_path, monkeypatch):

@@ -17,7 +17,7 @@ SUBSETS = ["en", "es", "es_en", "zh", "zh_en", "hi", "hi_en", "ar", "ar_en", "ny
 SETTING_TASKS = [f"globalgroup_{s}_{g}x{w}" for s in SUBSETS for g in (2, 3, 4) for w in (2, 3, 4) if s != "nyt_seq" or g == 4]
 HEADLINE_TASKS = [f"globalgroup_{s}" for s in SUBSETS]
 OVERLAP_TASKS = [f"globalgroup_overlap_{s}" for s in SUBSETS]
-FRESH_TASKS = [f"globalgroup_{s}_fresh" for s in SUBSETS if s != "nyt_seq"]  # matched fresh twins (issue 33; none for nyt_seq)
+FRESH_TASKS = [f"globalgroup_{s}_fresh" for s in ("en", "zh", "nyt_shuf")]  # twins of new word sets (issue 42: thesaurus)
 SAMPLED_TASKS = [f"globalgroup_{s}_sampled" for s in SUBSETS]  # seed 000 App. B's decoding (issue 41)
 
 
