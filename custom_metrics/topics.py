@@ -13,12 +13,16 @@ from __future__ import annotations
 import re
 import sys
 import threading
+import warnings
 from collections.abc import Sequence
 from functools import lru_cache
 from pathlib import Path
 
-import jieba
 import numpy as np
+
+with warnings.catch_warnings():  # jieba imports pkg_resources, which setuptools < 81 (triangulate[battery]) deprecates aloud
+    warnings.filterwarnings("ignore", message="pkg_resources is deprecated", category=UserWarning)
+    import jieba
 
 from plumbing.paths import fasttext_dir
 

@@ -54,7 +54,10 @@ class NoiseFilter(logging.Filter):
 
 #: library warnings about the libraries' own calls, not the user's (transformers deprecates an argument that
 #: lm-eval 0.4.13's ``hf`` model passes to ``generate`` itself)
-NOISY_WARNINGS = ((FutureWarning, r"`past_key_values` is deprecated"),)
+NOISY_WARNINGS = (
+    (FutureWarning, r"`past_key_values` is deprecated"),
+    (UserWarning, r"pkg_resources is deprecated"),  # jieba, IFEval's imports: setuptools < 81 (triangulate[battery])
+)
 
 
 def install_log_scrubber() -> None:
