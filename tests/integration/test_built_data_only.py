@@ -27,10 +27,12 @@ PLAY_SCRIPT = textwrap.dedent(
     from models.scripted import ScriptedLM
 
     lm = ScriptedLM(lambda messages: "m")
-    names = registry.task_names()
-    from tests.support.play_settings import play_settings
+    from models.ref import ModelRef
+    from multiturn.engine.settings import PlaySettings
 
-    payload, _ = run_tasks(play_settings(names, limit=1), {"player": lm, "player_b": lm, "judge": lm}, progress=False)
+    names = registry.task_names()
+    settings = PlaySettings.for_model(ModelRef.parse("m", None), tuple(names), limit=1)
+    payload, _ = run_tasks(settings, {"player": lm, "player_b": lm, "judge": lm}, progress=False)
     print(json.dumps({"tasks": names, "results": sorted(payload["results"]), "failed": {
         t: e.get("n_failed", 0) for t, e in payload["results"].items() if e.get("n_failed")}}))
     """
