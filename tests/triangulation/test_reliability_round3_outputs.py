@@ -79,7 +79,7 @@ def test_data_generate_count_and_matched_are_checked(upstream, tmp_path, capsys)
             main(argv)
         assert exc.value.code == 2
         assert "--count" in capsys.readouterr().err
-    matched = ["data", "generate", "--matched", "globalgroup_hi", "--out", str(tmp_path / "m")]
+    matched = ["data", "generate", "--matched", "globalgroup_zh", "--out", str(tmp_path / "m")]
     assert main([*matched, "--count", "100000"]) == 2
     err = _one_line_error(capsys)
     assert "--count must be a number from 1 to" in err and "published" in err
