@@ -15,6 +15,7 @@ from collections.abc import Iterable, Iterator
 from pathlib import Path
 from typing import Any
 
+import lm_eval
 from lm_eval.tasks import _index as lm_index
 from lm_eval.tasks import manager as lm_manager
 
@@ -49,8 +50,6 @@ def install_index_cache() -> None:
 
 def _index_file(roots: list[Path], resolve_includes: bool) -> Path:
     """``<cache>/lm_eval_index/<folders>-<their files>.pickle``: one kept index per list of folders."""
-    import lm_eval
-
     where = hashlib.sha256(repr((lm_eval.__version__, sys.version, [str(r.resolve()) for r in roots], resolve_includes)).encode())
     files = hashlib.sha256()
     for root in roots:
