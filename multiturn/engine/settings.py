@@ -10,6 +10,7 @@ stored episodes were played with the same settings (:func:`episode_settings`, :f
 
 from __future__ import annotations
 
+import functools
 import hashlib
 import json
 from collections.abc import Callable, Mapping
@@ -21,6 +22,8 @@ from models.args import check_local_model, play_batch_size
 from models.loading import resolve_model
 from models.ref import ModelRef
 from models.retry import DEFAULT_MAX_REPLY_CHARS, RetryPolicy
+from multiturn import registry
+from multiturn.engine.scheduler import DEFAULT_MAX_LIVE
 from multiturn.game import TaskSpec
 from plumbing import run_folder
 from plumbing.checks import DEFAULT_SEED, MAX_SEED, number_problem
@@ -91,8 +94,6 @@ class PlaySettings:
     def from_args(cls, args: Any, roles: set[str] | frozenset[str]) -> PlaySettings:
         """The settings of ``triangulate play``'s parsed command line ``args`` (an ``argparse.Namespace``) for tasks
         with ``roles``: the edge where each ``--model_args*`` becomes a :class:`ModelRef`. ``UserError`` for a bad value."""
-        from multiturn.engine.scheduler import DEFAULT_MAX_LIVE
-
         prefix_cache = False if getattr(args, "no_prefix_cache", False) else None
         ref = ModelRef.parse(args.model, args.model_args)
         check_local_model(ref.args)  # a missing local model folder: one line, before --output_path is made
@@ -187,9 +188,58 @@ class PlaySettings:
             "tasks": list(self.tasks),
         }
 
-    def episode_settings(self, task: TaskSpec) -> dict[str, Any]:
-        """What stored episodes of ``task`` must have been played with to be resumed (:func:`episode_settings`)."""
-        return episode_settings(task, self.seed, self.gen_kwargs, self.judge_gen_kwargs, self.model_settings())
+    def task_settings(self) -> list[TaskSettings]:
+        """Every task of this run (groups expanded, in order) with what it is played with: made once, before the
+        first episode, and read by the runner and by "nothing left to play" alike."""
+        return [self.for_task(registry.get_task(name, self.task_args)) for name in registry.expand(list(self.tasks))]
+
+    def for_task(self, task: TaskSpec) -> TaskSettings:
+        """``task`` as this run plays it (:class:`TaskSettings`)."""
+        return TaskSettings(
+            task,
+            limit=self.limit,
+            seed=self.seed,
+            gen_kwargs=self.gen_kwargs,
+            judge_gen_kwargs=self.judge_gen_kwargs,
+            max_live=self.max_live,
+            retry=self.retry_policy(),
+            model_dir=self.model_dir(),
+            overwrite=self.overwrite,
+            models=self.model_settings(),
+        )
+
+
+@dataclass(frozen=True)
+class TaskSettings:
+    """One task as :func:`multiturn.engine.runner.run_task` plays it: the task, its episodes' settings and where its
+    files go (made by :meth:`PlaySettings.for_task`; a test builds one directly)."""
+
+    task: TaskSpec
+    #: the first N episodes, or a fraction in (0, 1); None for all
+    limit: int | float | None = None
+    seed: int = DEFAULT_SEED
+    #: the player roles' and the judge role's generation kwargs overrides
+    gen_kwargs: Mapping[str, Any] = field(default_factory=dict)
+    judge_gen_kwargs: Mapping[str, Any] = field(default_factory=dict)
+    #: episodes in flight (0 or None: all)
+    max_live: int | None = DEFAULT_MAX_LIVE
+    retry: RetryPolicy | None = None
+    #: the model folder the task's files go to (:class:`multiturn.engine.store.TaskStore`); None: nothing stored
+    model_dir: Path | None = None
+    #: start over instead of resuming the stored episodes
+    overwrite: bool = False
+    #: the models' part of the resume rule (:meth:`PlaySettings.model_settings`); empty when no run names them
+    models: Mapping[str, Any] = field(default_factory=dict)
+
+    @functools.cached_property
+    def episode_settings(self) -> dict[str, Any]:
+        """What stored episodes of the task must have been played with to be resumed (:func:`episode_settings`)."""
+        return episode_settings(self.task, self.seed, self.gen_kwargs, self.judge_gen_kwargs, self.models)
+
+    @functools.cached_property
+    def settings_id(self) -> str:
+        """The fingerprint every record of the task carries (:func:`settings_id`)."""
+        return settings_id(self.episode_settings)
 
 
 @dataclass(frozen=True)

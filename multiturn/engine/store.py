@@ -24,7 +24,7 @@ from typing import Any
 
 from multiturn.engine.record import dumps, read_episodes
 from multiturn.engine.settings import same_settings, settings_diff, settings_id
-from multiturn.engine.turns import Turns, read_turns, turn_line
+from multiturn.engine.turns import TurnLog, Turns, read_turns, turn_line
 from plumbing import atomic, jsonio, run_folder
 from plumbing.errors import UserError
 from plumbing.jsonio import read_json
@@ -63,6 +63,11 @@ class TaskStore:
     def rank_parts(self) -> list[Path]:
         return run_folder.rank_parts(self.model_dir, self.task)
 
+    def writers(self, rank: int, world: int) -> tuple[EpisodeWriter, TurnLog]:
+        """The appenders of this rank's finished episodes and answered turns (:meth:`write_paths`)."""
+        episodes, turns = self.write_paths(rank, world)
+        return EpisodeWriter(episodes), TurnLog(turns)
+
     def has_episodes(self) -> bool:
         """Any stored record (the main file not empty, or a rank part)."""
         return self.episodes.is_file() and self.episodes.stat().st_size > 0 or bool(self.rank_parts())
@@ -76,6 +81,13 @@ class TaskStore:
     def stored_settings(self) -> Any:
         """The settings file's content, or None when there is none."""
         return read_json(self.settings_file, "run settings") if self.settings_file.is_file() else None
+
+    def played_with(self, settings: Mapping[str, Any]) -> bool:
+        """The stored episodes are whole (a main episodes file, no rank parts) and were played with ``settings`` (the
+        settings file equals them by :func:`multiturn.engine.settings.same_settings`)."""
+        if not self.episodes.is_file() or not self.settings_file.is_file() or self.rank_parts():
+            return False
+        return same_settings(self.stored_settings(), settings)
 
     def stored_turns(self, ids: Iterable[str]) -> Turns:
         """The logged turns of the episodes ``ids`` (from the main turn log: read it after :meth:`compact`)."""
