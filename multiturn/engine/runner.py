@@ -9,7 +9,6 @@ finished episode appended as it ends, each answered turn as it is answered; a ki
 
 from __future__ import annotations
 
-import math
 import random
 import sys
 import time
@@ -27,23 +26,6 @@ from multiturn.engine.turns import Turns
 from plumbing import run_folder
 from plumbing.errors import UserError
 from plumbing.locks import lock_all
-
-
-def select_instances(instances: Sequence[Mapping[str, Any]], limit: int | float | None) -> list[dict[str, Any]]:
-    """The first ``limit`` instances (a float in (0, 1) is a fraction, as in lm-eval); ids must be unique."""
-    items = [dict(inst) for inst in instances]
-    ids = [str(inst.get("id", "")) for inst in items]
-    if any(not i for i in ids):
-        raise ValueError("every instance needs a non-empty 'id'")
-    if len(set(ids)) != len(ids):
-        raise ValueError("instance ids are not unique")
-    if limit is None:
-        return items
-    if isinstance(limit, float) and 0 < limit < 1:
-        return items[: int(math.ceil(len(items) * limit))]
-    if limit < 0:
-        raise UserError(f"--limit must be positive, got {limit}")
-    return items[: int(limit)]
 
 
 def _seed_everything(seed: int) -> None:
@@ -85,14 +67,11 @@ def run_task(settings: TaskSettings, lms: Mapping[str, Any], *, progress: bool =
         raise ValueError(f"{type(task).__qualname__} has no name: build it with multiturn.registry.get_task (its name is its registration)")
     lm = lms["player"]
     rank, world = rank_and_world(lm)
-    all_instances = task.instances(settings.seed)
-    instances = select_instances(all_instances, settings.limit)
-    wanted = [str(inst["id"]) for inst in instances]
+    instances, wanted, store = settings.instances, settings.wanted, settings.store
     _seed_everything(settings.seed + rank)
 
-    store, done, resumed, writer, turn_log = None, {}, {}, None, None
-    if settings.model_dir is not None:
-        store = TaskStore(settings.model_dir, task.name)
+    done, resumed, writer, turn_log = {}, {}, None, None
+    if store is not None:
         done, resumed = _resume(lm, store, wanted, settings)
         writer, turn_log = store.writers(rank, world)
 
@@ -131,7 +110,7 @@ def run_task(settings: TaskSettings, lms: Mapping[str, Any], *, progress: bool =
     ordered = [by_id[i] for i in wanted if i in by_id]
     if store is not None and len(ordered) == len(wanted):
         store.drop_turns()  # every wanted episode has its record (failed ones are played again from the start)
-    return res.summarize(task, ordered, len(all_instances))
+    return res.summarize(task, ordered, len(settings.all_instances))
 
 
 def _gather(lm: Any, rank: int, new_records: list[dict[str, Any]], store: TaskStore | None) -> list[dict[str, Any]] | None:
@@ -161,7 +140,7 @@ def run_tasks(settings: PlaySettings, lms: Mapping[str, Any], *, progress: bool 
     summaries: dict[str, dict[str, Any]] = {}
     plan = settings.task_settings()
     rank = rank_and_world(lms["player"])[0]
-    locked = [TaskStore(t.model_dir, t.task.name).episodes for t in plan if t.model_dir is not None] if rank == 0 else []
+    locked = [t.store.episodes for t in plan if t.store is not None] if rank == 0 else []
     with lock_all(locked, wait=settings.wait_lock):
         for task_settings in plan:
             task = task_settings.task
@@ -210,7 +189,7 @@ def unchanged_results(settings: PlaySettings) -> Path | None:
 
     Nothing is left when, for every task, the stored episodes were played with these settings (the resume
     check's own rule: the task's settings file equals :attr:`TaskSettings.episode_settings` by
-    :func:`multiturn.engine.settings.same_settings`), every wanted episode has finished in its episodes file (no
+    :func:`multiturn.engine.store.same_settings`), every wanted episode has finished in its episodes file (no
     rank parts of an interrupted distributed run), and the newest results file that reports all these tasks
     (lm-eval runs of the model share the folder), written after every one of those episode files, reports each
     over exactly those episodes. Checked before any model is loaded (``settings.output_path`` given).
@@ -218,15 +197,14 @@ def unchanged_results(settings: PlaySettings) -> Path | None:
     episode_files = []
     counts: dict[str, int] = {}
     for task_settings in settings.task_settings():
-        store = TaskStore(task_settings.model_dir, task_settings.task.name)
+        store = task_settings.store
         if not store.played_with(task_settings.episode_settings):
             return None  # the run goes on, and its resume check names what changed
-        wanted = [str(i["id"]) for i in select_instances(task_settings.task.instances(task_settings.seed), task_settings.limit)]
         done = store.finished()
-        if any(i not in done for i in wanted):
+        if any(i not in done for i in task_settings.wanted):
             return None
         episode_files.append(store.episodes)
-        counts[task_settings.task.name] = len(wanted)
+        counts[task_settings.task.name] = len(task_settings.wanted)
     model_dir = settings.model_dir()
     results = _newest_results_of(model_dir, list(counts))
     if results is None or results.stat().st_mtime < max(p.stat().st_mtime for p in episode_files):

@@ -1,19 +1,21 @@
-"""What one ``triangulate play`` run was asked to do (:class:`PlaySettings`), and the one rule that says whether
-stored episodes were played with the same settings (:func:`episode_settings`, :func:`same_settings`).
+"""What one ``triangulate play`` run was asked to do (:class:`PlaySettings`), and what each of its tasks is played
+with (:class:`TaskSettings`, :func:`episode_settings`).
 
 ``triangulate play`` builds one ``PlaySettings`` from its command line before any model loads (each
-``--model_args*`` becomes a :class:`models.ref.ModelRef` here, parsed once), and the engine reads nothing else. The three places that compare runs use it:
-"nothing left to play" (:func:`multiturn.engine.runner.unchanged_results`, before loading), the resume check
-(:meth:`multiturn.engine.store.TaskStore.check_settings`, under the task's lock) and the settings file it writes
-(``episodes_<task>.settings.json``): each compares :func:`episode_settings` with :func:`same_settings`.
+``--model_args*`` becomes a :class:`models.ref.ModelRef` here, parsed once), and the engine reads nothing else:
+:meth:`PlaySettings.task_settings` makes one ``TaskSettings`` per task, once, which "nothing left to play"
+(:func:`multiturn.engine.runner.unchanged_results`, before loading) and the runner
+(:func:`multiturn.engine.runner.run_task`) both read. Its :attr:`TaskSettings.episode_settings` is what the resume
+rule (:func:`multiturn.engine.store.same_settings`) compares with the task's settings file
+(``episodes_<task>.settings.json``).
 """
 
 from __future__ import annotations
 
 import functools
-import hashlib
 import json
-from collections.abc import Callable, Mapping
+import math
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -24,6 +26,7 @@ from models.ref import ModelRef
 from models.retry import DEFAULT_MAX_REPLY_CHARS, RetryPolicy
 from multiturn import registry
 from multiturn.engine.scheduler import DEFAULT_MAX_LIVE
+from multiturn.engine.store import TaskStore, settings_id
 from multiturn.game import TaskSpec
 from plumbing import run_folder
 from plumbing.checks import DEFAULT_SEED, MAX_SEED, number_problem
@@ -232,14 +235,51 @@ class TaskSettings:
     models: Mapping[str, Any] = field(default_factory=dict)
 
     @functools.cached_property
+    def store(self) -> TaskStore | None:
+        """The task's files in :attr:`model_dir` (None: nothing stored)."""
+        return None if self.model_dir is None else TaskStore(self.model_dir, self.task.name)
+
+    @functools.cached_property
+    def all_instances(self) -> list[dict[str, Any]]:
+        """Every instance the task makes for :attr:`seed`."""
+        return self.task.instances(self.seed)
+
+    @functools.cached_property
+    def instances(self) -> list[dict[str, Any]]:
+        """The instances this run plays (:func:`select_instances`: the first :attr:`limit`)."""
+        return select_instances(self.all_instances, self.limit)
+
+    @property
+    def wanted(self) -> list[str]:
+        """The ids of :attr:`instances`, in order."""
+        return [str(inst["id"]) for inst in self.instances]
+
+    @functools.cached_property
     def episode_settings(self) -> dict[str, Any]:
         """What stored episodes of the task must have been played with to be resumed (:func:`episode_settings`)."""
         return episode_settings(self.task, self.seed, self.gen_kwargs, self.judge_gen_kwargs, self.models)
 
     @functools.cached_property
     def settings_id(self) -> str:
-        """The fingerprint every record of the task carries (:func:`settings_id`)."""
+        """The fingerprint every record of the task carries (:func:`multiturn.engine.store.settings_id`)."""
         return settings_id(self.episode_settings)
+
+
+def select_instances(instances: Sequence[Mapping[str, Any]], limit: int | float | None) -> list[dict[str, Any]]:
+    """The first ``limit`` instances (a float in (0, 1) is a fraction, as in lm-eval); ids must be unique."""
+    items = [dict(inst) for inst in instances]
+    ids = [str(inst.get("id", "")) for inst in items]
+    if any(not i for i in ids):
+        raise ValueError("every instance needs a non-empty 'id'")
+    if len(set(ids)) != len(ids):
+        raise ValueError("instance ids are not unique")
+    if limit is None:
+        return items
+    if isinstance(limit, float) and 0 < limit < 1:
+        return items[: int(math.ceil(len(items) * limit))]
+    if limit < 0:
+        raise UserError(f"--limit must be positive, got {limit}")
+    return items[: int(limit)]
 
 
 @dataclass(frozen=True)
@@ -356,25 +396,3 @@ def timeout_value(value: float | None) -> float | None:
     if value is not None and value <= 0:
         raise UserError(f"--request_timeout must be a positive number of seconds, got {value:g}")
     return value
-
-
-def canonical(value: Any) -> str:
-    """The one form two settings are compared in (sorted keys, any value as its JSON or ``str``)."""
-    return json.dumps(value, sort_keys=True, ensure_ascii=False, default=str)
-
-
-def same_settings(old: Any, new: Mapping[str, Any]) -> bool:
-    """The one comparison rule: stored settings ``old`` equal ``new`` in :func:`canonical` form."""
-    return canonical(old) == canonical(dict(new))
-
-
-def settings_id(settings: Mapping[str, Any]) -> str:
-    """The fingerprint of a run's settings that every episode record carries (``settings_id``): the first 16 hex
-    digits of the SHA-256 of their :func:`canonical` JSON (what ``episodes_<task>.settings.json`` holds)."""
-    return hashlib.sha256(canonical(settings).encode("utf-8", "replace")).hexdigest()[:16]
-
-
-def settings_diff(old: Mapping[str, Any], new: Mapping[str, Any]) -> str:
-    """``"key: old -> new; ..."`` for every key whose :func:`canonical` value differs."""
-    keys = [k for k in dict.fromkeys([*old, *new]) if canonical(old.get(k)) != canonical(new.get(k))]
-    return "; ".join(f"{k}: {canonical(old.get(k))} -> {canonical(new.get(k))}" for k in keys)

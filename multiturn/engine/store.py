@@ -13,17 +13,22 @@ A killed run loses nothing answered (:mod:`multiturn.engine.turns`): finished ep
 unfinished one is rebuilt from its logged turns, so only the requests in flight at the kill are asked again. On resume
 a truncated last line (the write a kill interrupted) is dropped, failed episodes are dropped so they are played again,
 and the turn log keeps only the turns of episodes without a record (:meth:`TaskStore.compact`).
+
+Stored episodes are resumed only when they were played with the same settings: the one rule is here
+(:func:`same_settings`, :func:`settings_id`, :func:`settings_diff`); what a task is played with is
+:attr:`multiturn.engine.settings.TaskSettings.episode_settings`.
 """
 
 from __future__ import annotations
 
+import hashlib
+import json
 import logging
 from collections.abc import Iterable, Mapping
 from pathlib import Path
 from typing import Any
 
 from multiturn.engine.record import dumps, read_episodes
-from multiturn.engine.settings import same_settings, settings_diff, settings_id
 from multiturn.engine.turns import TurnLog, Turns, read_turns, turn_line
 from plumbing import atomic, jsonio, run_folder
 from plumbing.errors import UserError
@@ -84,7 +89,7 @@ class TaskStore:
 
     def played_with(self, settings: Mapping[str, Any]) -> bool:
         """The stored episodes are whole (a main episodes file, no rank parts) and were played with ``settings`` (the
-        settings file equals them by :func:`multiturn.engine.settings.same_settings`)."""
+        settings file equals them by :func:`multiturn.engine.store.same_settings`)."""
         if not self.episodes.is_file() or not self.settings_file.is_file() or self.rank_parts():
             return False
         return same_settings(self.stored_settings(), settings)
@@ -99,7 +104,7 @@ class TaskStore:
     def check_settings(self, settings: Mapping[str, Any], *, overwrite: bool = False) -> None:
         """Stored episodes are resumed only when they were played with the same ``settings``
         (:func:`multiturn.engine.settings.episode_settings`: model and its args, task options, seed, gen_kwargs, the
-        task's scoring version; compared by :func:`multiturn.engine.settings.same_settings`); otherwise a one-line
+        task's scoring version; compared by :func:`multiturn.engine.store.same_settings`); otherwise a one-line
         ``UserError`` names what changed and offers ``--overwrite`` or a new folder. Without the settings file every
         stored record's ``seed`` and ``settings_id`` are checked instead (:meth:`check_records`). Records the settings
         for the next run."""
@@ -217,3 +222,28 @@ class EpisodeWriter:
 
     def __exit__(self, *exc) -> None:
         self.close()
+
+
+# --- the resume rule: stored episodes are resumed only under the same settings ---------------------
+
+
+def canonical(value: Any) -> str:
+    """The one form two settings are compared in (sorted keys, any value as its JSON or ``str``)."""
+    return json.dumps(value, sort_keys=True, ensure_ascii=False, default=str)
+
+
+def same_settings(old: Any, new: Mapping[str, Any]) -> bool:
+    """The one comparison rule: stored settings ``old`` equal ``new`` in :func:`canonical` form."""
+    return canonical(old) == canonical(dict(new))
+
+
+def settings_id(settings: Mapping[str, Any]) -> str:
+    """The fingerprint of a run's settings that every episode record carries (``settings_id``): the first 16 hex
+    digits of the SHA-256 of their :func:`canonical` JSON (what ``episodes_<task>.settings.json`` holds)."""
+    return hashlib.sha256(canonical(settings).encode("utf-8", "replace")).hexdigest()[:16]
+
+
+def settings_diff(old: Mapping[str, Any], new: Mapping[str, Any]) -> str:
+    """``"key: old -> new; ..."`` for every key whose :func:`canonical` value differs."""
+    keys = [k for k in dict.fromkeys([*old, *new]) if canonical(old.get(k)) != canonical(new.get(k))]
+    return "; ".join(f"{k}: {canonical(old.get(k))} -> {canonical(new.get(k))}" for k in keys)

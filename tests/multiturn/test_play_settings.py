@@ -72,7 +72,7 @@ def _settings(tmp_path, model_args: str = "seed=3", **changes) -> object:
 
 def test_the_settings_file_nothing_left_and_the_resume_check_use_one_rule(echo_task, tmp_path):
     from multiturn.engine.runner import run_tasks, unchanged_results
-    from multiturn.engine.settings import same_settings
+    from multiturn.engine.store import same_settings
     from plumbing import run_folder
     from plumbing.jsonio import read_json
 
