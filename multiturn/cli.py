@@ -29,8 +29,7 @@ from multiturn import registry
 from multiturn.engine import run_loggers
 from multiturn.engine.record import read_episodes
 from multiturn.engine.runner import run_tasks, unchanged_results
-from multiturn.engine.scheduler import is_zero
-from multiturn.engine.settings import OPTION_BOUNDS, PlaySettings
+from multiturn.engine.settings import OPTION_BOUNDS, PlaySettings, batch_size_value, limit_value
 from multiturn.engine.store import TaskStore
 from plumbing import run_folder
 from plumbing.checks import DEFAULT_SEED, number_arg
@@ -43,6 +42,11 @@ log = logging.getLogger(__name__)
 POSITIVE = number_arg(above=0)
 LIMIT = number_arg(**OPTION_BOUNDS["limit"])
 SEED = number_arg(**OPTION_BOUNDS["seed"])
+
+
+def _limit(text: str) -> int | float:
+    """``--limit``'s type: a positive number, a count (an int) or a fraction in (0, 1) (:func:`limit_value`)."""
+    return limit_value(LIMIT(text))
 
 
 def _add_run_folder_flags(parser: argparse.ArgumentParser) -> None:
@@ -87,8 +91,8 @@ def add_parser(subparsers) -> argparse.ArgumentParser:
     parser.add_argument("--model_args", "-a", default=None, nargs="+", action=MergeDictAction, help="'key=val,key2=val2' as in lm_eval")
     parser.add_argument("--tasks", "-t", default=None, help="comma-separated tasks or groups; 'list' prints them")
     parser.add_argument("--output_path", "-o", default=None, help=f"results folder ({run_folder.LAYOUT})")
-    parser.add_argument("--limit", "-L", type=LIMIT, default=None, help="first N episodes per task (a value < 1 is a fraction)")
-    parser.add_argument("--batch_size", "-b", default=None, help=BATCH_HELP)
+    parser.add_argument("--limit", "-L", type=_limit, default=None, help="first N episodes per task (a value < 1 is a fraction)")
+    parser.add_argument("--batch_size", "-b", type=batch_size_value, default=None, help=BATCH_HELP)
     parser.add_argument(
         "--seed", type=SEED, default=DEFAULT_SEED, help=f"stimuli, episode order and sampling seed (default {DEFAULT_SEED})"
     )
@@ -157,13 +161,6 @@ def _add_backend_flags(parser: argparse.ArgumentParser) -> None:
     )
 
 
-def check_gen_kwargs(kwargs: dict[str, Any] | None, flag: str) -> None:
-    """``temperature=0`` means greedy: it cannot go with ``do_sample=True``."""
-    kwargs = kwargs or {}
-    if is_zero(kwargs.get("temperature")) and str(kwargs.get("do_sample", "")).lower() == "true":
-        raise UserError(f"{flag}: temperature=0 means greedy decoding; drop do_sample=True or give a positive temperature")
-
-
 def _list_tasks() -> int:
     print("tasks:")
     for name in registry.task_names():
@@ -188,8 +185,6 @@ def run(args: argparse.Namespace) -> int:
     if args.tasks.strip() == "list":
         return _list_tasks()
 
-    check_gen_kwargs(args.gen_kwargs, "--gen_kwargs")
-    check_gen_kwargs(args.judge_gen_kwargs, "--judge_gen_kwargs")
     names = [t.strip() for t in args.tasks.split(",") if t.strip()]
     if not names:
         raise UserError(f"--tasks {args.tasks!r} names no task (comma-separated task or group names; `--tasks list` shows them)")

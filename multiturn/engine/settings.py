@@ -20,12 +20,13 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from models.args import check_local_model, play_batch_size
-from models.loading import resolve_model
+from models.args import check_local_model
+from models.default_model import DEFAULT_MODEL
+from models.loading import play_batch_size, resolve_model
 from models.ref import ModelRef
 from models.retry import DEFAULT_MAX_REPLY_CHARS, RetryPolicy
 from multiturn import registry
-from multiturn.engine.scheduler import DEFAULT_MAX_LIVE
+from multiturn.engine.scheduler import DEFAULT_MAX_LIVE, is_zero
 from multiturn.engine.store import TaskStore, settings_id
 from multiturn.game import TaskSpec
 from plumbing import run_folder
@@ -97,35 +98,35 @@ class PlaySettings:
     def from_args(cls, args: Any, roles: set[str] | frozenset[str]) -> PlaySettings:
         """The settings of ``triangulate play``'s parsed command line ``args`` (an ``argparse.Namespace``) for tasks
         with ``roles``: the edge where each ``--model_args*`` becomes a :class:`ModelRef`. ``UserError`` for a bad value."""
+        for flag in ("gen_kwargs", "judge_gen_kwargs"):
+            check_gen_kwargs(getattr(args, flag), f"--{flag}")
         prefix_cache = False if getattr(args, "no_prefix_cache", False) else None
-        ref = ModelRef.parse(args.model, args.model_args)
-        check_local_model(ref.args)  # a missing local model folder: one line, before --output_path is made
         seed = int(args.seed)
-        backend = resolve_model(ref, device=args.device, prefix_cache=prefix_cache, seed=seed)
-        roles_given = {}
-        for role, (model_flag, args_flag) in ROLE_FLAGS.items():
+        given = {"backend": (args.model, args.model_args)}
+        for role, (model_flag, args_flag) in ROLE_FLAGS.items():  # a role without --model_b/--judge_model: the player's name
             other, other_args = getattr(args, model_flag), getattr(args, args_flag)
             if role in roles and (other or other_args):
-                roles_given[role] = resolve_model(
-                    ModelRef.parse(other or backend.model, other_args), device=args.device, prefix_cache=prefix_cache, seed=seed
-                )
+                given[role] = (other or args.model or DEFAULT_MODEL, other_args)
+        refs = {role: ModelRef.parse(model, model_args) for role, (model, model_args) in given.items()}  # the one parse each
+        ref = refs["backend"]
+        check_local_model(ref.args)  # a missing local model folder: one line, before --output_path is made
+        backends = {role: resolve_model(r, device=args.device, prefix_cache=prefix_cache, seed=seed) for role, r in refs.items()}
         max_live = args.max_live if args.max_live is not None else DEFAULT_MAX_LIVE
         return cls(
             tasks=tuple(t.strip() for t in str(args.tasks).split(",") if t.strip()),
             ref=ref,
-            backend=backend,
-            **roles_given,
-            limit=limit_value(args.limit),
+            **backends,
+            limit=args.limit,
             seed=seed,
             gen_kwargs=dict(args.gen_kwargs or {}),
             judge_gen_kwargs=dict(args.judge_gen_kwargs or {}),
             task_args=dict(args.task_args or {}),
-            batch_size=batch_size_value(str(args.batch_size))
+            batch_size=args.batch_size
             if args.batch_size is not None
             else play_batch_size(ref.model, ref.args, args.device, max_live or DEFAULT_MAX_LIVE),
             device=args.device,
             max_live=max_live,
-            request_timeout=timeout_value(args.request_timeout),
+            request_timeout=args.request_timeout,
             retries=max(1, int(args.retries)),
             prefix_cache=prefix_cache,
             max_reply_chars=getattr(args, "max_reply_chars", DEFAULT_MAX_REPLY_CHARS),
@@ -375,24 +376,25 @@ def option_problem(key: str, value: Any) -> str | None:
     return number_problem(value, **OPTION_BOUNDS[key])
 
 
+def check_gen_kwargs(kwargs: Mapping[str, Any] | None, flag: str) -> None:
+    """``temperature=0`` means greedy: it cannot go with ``do_sample=True``."""
+    kwargs = kwargs or {}
+    if is_zero(kwargs.get("temperature")) and str(kwargs.get("do_sample", "")).lower() == "true":
+        raise UserError(f"{flag}: temperature=0 means greedy decoding; drop do_sample=True or give a positive temperature")
+
+
 def batch_size_value(value: Any) -> int | str:
-    """``--batch_size``: a positive integer or lm-eval's ``auto``/``auto:N`` (:func:`option_problem`)."""
+    """``--batch_size`` (play's argparse type): a positive integer or lm-eval's ``auto``/``auto:N``
+    (:func:`option_problem`)."""
     if (problem := option_problem("batch_size", value)) is not None:
         raise UserError(f"--batch_size {problem}")
     return value if isinstance(value, str) and value.startswith("auto") else int(value)
 
 
 def limit_value(value: float | None) -> int | float | None:
-    """``--limit``: a count (an int) or a fraction in (0, 1); None for every episode."""
+    """``--limit`` (in play's argparse type): a count (an int) or a fraction in (0, 1); None for every episode."""
     if value is None:
         return None
     if value <= 0:
         raise UserError(f"--limit must be positive, got {value:g}")
     return value if value < 1 else int(value)
-
-
-def timeout_value(value: float | None) -> float | None:
-    """``--request_timeout``: positive seconds, or None for no limit."""
-    if value is not None and value <= 0:
-        raise UserError(f"--request_timeout must be a positive number of seconds, got {value:g}")
-    return value
