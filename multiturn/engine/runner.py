@@ -12,7 +12,7 @@ from __future__ import annotations
 import random
 import sys
 import time
-from collections.abc import Mapping, Sequence
+from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
@@ -21,10 +21,8 @@ from multiturn.engine import results as res
 from multiturn.engine.distributed import barrier, gather_to_rank0, rank_and_world, shard
 from multiturn.engine.scheduler import play_episodes
 from multiturn.engine.settings import PlaySettings, TaskSettings
-from multiturn.engine.store import TaskStore
+from multiturn.engine.store import TaskStore, newest_results_of, write_results
 from multiturn.engine.turns import Turns
-from plumbing import run_folder
-from plumbing.errors import UserError
 from plumbing.locks import lock_all
 
 
@@ -181,7 +179,7 @@ def _write_payload(
         total_seconds=time.perf_counter() - started,
     )
     model_dir = settings.model_dir()
-    return payload, res.write_results(model_dir, payload) if model_dir is not None else None
+    return payload, write_results(model_dir, payload) if model_dir is not None else None
 
 
 def unchanged_results(settings: PlaySettings) -> Path | None:
@@ -205,24 +203,9 @@ def unchanged_results(settings: PlaySettings) -> Path | None:
             return None
         episode_files.append(store.episodes)
         counts[task_settings.task.name] = len(task_settings.wanted)
-    model_dir = settings.model_dir()
-    results = _newest_results_of(model_dir, list(counts))
-    if results is None or results.stat().st_mtime < max(p.stat().st_mtime for p in episode_files):
+    found = newest_results_of(settings.model_dir(), list(counts))
+    if found is None or found[0].stat().st_mtime < max(p.stat().st_mtime for p in episode_files):
         return None
-    samples = run_folder.read_results(results).get("n-samples") or {}
+    results, data = found
+    samples = data.get("n-samples") or {}
     return None if any((samples.get(t) or {}).get("effective") != n for t, n in counts.items()) else results
-
-
-def _newest_results_of(model_dir: Path, tasks: Sequence[str]) -> Path | None:
-    """The newest results file in ``model_dir`` that reports every one of ``tasks`` (lm-eval runs of the model share
-    the folder), or None."""
-    if not run_folder.has_results(model_dir):
-        return None
-    for results in reversed(run_folder.oldest_first(run_folder.results_files(model_dir))):
-        try:
-            data = run_folder.read_results(results)
-        except UserError:
-            continue
-        if all(t in data["results"] for t in tasks):
-            return results
-    return None

@@ -1,4 +1,5 @@
-"""``TaskStore(model_dir, task)``: the one owner of a play task's files in a model folder.
+"""``TaskStore(model_dir, task)``: the one owner of a play task's files in a model folder; and the folder's results
+files (:func:`write_results`, :func:`newest_results_of`).
 
 The files (their names: :mod:`plumbing.run_folder`)::
 
@@ -24,9 +25,11 @@ from __future__ import annotations
 import hashlib
 import json
 import logging
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable, Mapping, Sequence
 from pathlib import Path
 from typing import Any
+
+from lm_eval.utils import handle_non_serializable
 
 from multiturn.engine.record import dumps, read_episodes
 from multiturn.engine.turns import TurnLog, Turns, read_turns, turn_line
@@ -35,6 +38,35 @@ from plumbing.errors import UserError
 from plumbing.jsonio import read_json
 
 log = logging.getLogger(__name__)
+
+
+# --- the model folder's results files --------------------------------------------------------------
+
+
+def write_results(model_dir: Path, payload: Mapping[str, Any]) -> Path:
+    """Write a new results JSON (:func:`plumbing.run_folder.new_results_path`) into ``model_dir`` with the atomic
+    writer (:mod:`plumbing.atomic`), so a reader never sees a half-written results file; returns its path."""
+    model_dir = Path(model_dir)
+    model_dir.mkdir(parents=True, exist_ok=True)
+    return jsonio.write_json(run_folder.new_results_path(model_dir), payload, indent=2, default=handle_non_serializable)
+
+
+def newest_results_of(model_dir: Path, tasks: Sequence[str]) -> tuple[Path, dict[str, Any]] | None:
+    """The newest results file in ``model_dir`` that reports every one of ``tasks`` (lm-eval runs of the model share
+    the folder) and its content, or None."""
+    if not run_folder.has_results(model_dir):
+        return None
+    for results in reversed(run_folder.oldest_first(run_folder.results_files(model_dir))):
+        try:
+            data = run_folder.read_results(results)
+        except UserError:
+            continue
+        if all(t in data["results"] for t in tasks):
+            return results, data
+    return None
+
+
+# --- one task's files --------------------------------------------------------------------------------
 
 
 class TaskStore:

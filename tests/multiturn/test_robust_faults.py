@@ -21,10 +21,10 @@ import pytest
 
 from models.retry import RetryPolicy
 from models.scripted import ScriptedLM
-from multiturn.engine import results as res
 from multiturn.engine.record import read_episodes
 from multiturn.engine.runner import run_task
 from multiturn.engine.settings import TaskSettings
+from multiturn.engine.store import write_results
 from multiturn.game import Game, Request, TaskSpec
 from plumbing import atomic, run_folder
 
@@ -304,7 +304,7 @@ def test_truncated_last_line_is_dropped_on_resume_and_that_episode_replayed(tmp_
 
 def test_results_json_is_written_atomically(tmp_path, monkeypatch):
     payload = {"results": {"t": {"acc,none": 1.0}}}
-    path = res.write_results(tmp_path, payload)
+    path = write_results(tmp_path, payload)
     assert json.loads(path.read_text()) == payload and [p.name for p in tmp_path.iterdir()] == [path.name]
 
     def crash(*_a, **_k):
@@ -312,7 +312,7 @@ def test_results_json_is_written_atomically(tmp_path, monkeypatch):
 
     monkeypatch.setattr(atomic.os, "replace", crash)
     with pytest.raises(OSError):
-        res.write_results(tmp_path / "other", payload)
+        write_results(tmp_path / "other", payload)
     assert list((tmp_path / "other").iterdir()) == []  # no half-written results_*.json, no temporary left
 
 
@@ -326,6 +326,6 @@ def test_the_temporary_results_name_is_never_read_as_results(tmp_path, monkeypat
         real_replace(src, dst)
 
     monkeypatch.setattr(atomic.os, "replace", spy)
-    res.write_results(tmp_path, {"results": {}})
+    write_results(tmp_path, {"results": {}})
     [tmp_name] = seen
     assert tmp_name.startswith(".") and not tmp_name.endswith(".json")
