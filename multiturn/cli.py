@@ -16,6 +16,7 @@ import json
 import logging
 import shlex
 import sys
+from contextlib import nullcontext
 from pathlib import Path
 from typing import Any
 
@@ -35,7 +36,7 @@ from plumbing import run_folder
 from plumbing.checks import DEFAULT_SEED, number_arg
 from plumbing.errors import UserError
 from plumbing.logs import install_log_scrubber
-from plumbing.output_dirs import ensure_output_dir, remove_if_empty
+from plumbing.output_dirs import new_output_dir
 
 log = logging.getLogger(__name__)
 #: the argparse types of the numeric flags (plumbing.checks: one line at parse time for nan, inf, 0, 1e400, ...)
@@ -194,16 +195,13 @@ def run(args: argparse.Namespace) -> int:
     roles = {role for name in expanded for role in registry.get_task(name, task_args).roles}
     settings = PlaySettings.from_args(args, roles)  # built once: every step below reads it
 
-    created = settings.output_path is not None and not Path(settings.output_path).expanduser().exists()
-    if settings.output_path is not None and (done := nothing_to_play(settings)) is not None:
-        print(f"triangulate play: nothing left to play; no model loaded, no new results file: {done}")
-        return 0
-    try:
+    # --output_path is made and checked before any model loads; a model that cannot load (a Hub id offline, ...)
+    # leaves no new folder behind
+    with new_output_dir(settings.output_path, "--output_path") if settings.output_path is not None else nullcontext():
+        if (done := nothing_to_play(settings)) is not None:
+            print(f"triangulate play: nothing left to play; no model loaded, no new results file: {done}")
+            return 0
         lms = load_backends(settings)
-    except BaseException:  # a model that cannot load (a Hub id offline, ...) leaves no empty output folder
-        if created:
-            remove_if_empty(Path(settings.output_path).expanduser())
-        raise
     install_log_scrubber()  # again: loading a backend may have added log handlers
     payload, path = run_tasks(settings, lms)
     if payload is None:  # a non-zero rank of a distributed run
@@ -220,11 +218,10 @@ def run(args: argparse.Namespace) -> int:
     return 0
 
 
-def nothing_to_play(settings: PlaySettings):
-    """Check ``--output_path`` (before any model is loaded); then the results file that already holds this run
-    when a resume would play nothing (:func:`multiturn.engine.runner.unchanged_results`), else None."""
-    ensure_output_dir(settings.output_path, "--output_path")
-    return None if settings.overwrite else unchanged_results(settings)
+def nothing_to_play(settings: PlaySettings) -> Path | None:
+    """The results file that already holds this run when a resume would play nothing
+    (:func:`multiturn.engine.runner.unchanged_results`; checked before any model is loaded), else None."""
+    return None if settings.output_path is None or settings.overwrite else unchanged_results(settings)
 
 
 def load_backends(settings: PlaySettings) -> dict[str, Any]:
@@ -267,7 +264,7 @@ def failure_summary(payload: dict[str, Any], argv: list[str]) -> str | None:
 def log_run(settings: PlaySettings, payload: dict[str, Any], tasks: list[str]) -> None:
     """``--wandb_args`` / ``--hf_hub_log_args``: the results and the episodes through lm-eval's loggers
     (:mod:`multiturn.engine.run_loggers`); the episodes are read back from ``--output_path``."""
-    folder = settings.model_dir()
+    folder = settings.model_dir
     episodes = {task: read_episodes(TaskStore(folder, task).episodes) for task in tasks} if folder is not None else {}
     if settings.wandb_args:
         run_loggers.log_wandb(payload, episodes, settings.wandb_args, settings.wandb_config_args)

@@ -178,7 +178,7 @@ def _write_payload(
         model_name_sanitized=settings.folder(),
         total_seconds=time.perf_counter() - started,
     )
-    model_dir = settings.model_dir()
+    model_dir = settings.model_dir
     return payload, write_results(model_dir, payload) if model_dir is not None else None
 
 
@@ -203,7 +203,7 @@ def unchanged_results(settings: PlaySettings) -> Path | None:
             return None
         episode_files.append(store.episodes)
         counts[task_settings.task.name] = len(task_settings.wanted)
-    found = newest_results_of(settings.model_dir(), list(counts))
+    found = newest_results_of(settings.model_dir, list(counts))
     if found is None or found[0].stat().st_mtime < max(p.stat().st_mtime for p in episode_files):
         return None
     results, data = found

@@ -150,8 +150,9 @@ class PlaySettings:
         """The model's folder under ``--output_path`` (:attr:`models.ref.ModelRef.folder`)."""
         return self.named.folder
 
+    @functools.cached_property
     def model_dir(self) -> Path | None:
-        """The model's folder of this run's results and episodes (None without ``--output_path``)."""
+        """The model's folder of this run's results and episodes (None without ``--output_path``), named once."""
         return None if self.output_path is None else run_folder.model_dir(self.output_path, self.folder())
 
     def role_models(self) -> dict[str, ModelRef]:
@@ -207,7 +208,7 @@ class PlaySettings:
             judge_gen_kwargs=self.judge_gen_kwargs,
             max_live=self.max_live,
             retry=self.retry_policy(),
-            model_dir=self.model_dir(),
+            model_dir=self.model_dir,
             overwrite=self.overwrite,
             models=self.model_settings(),
         )
