@@ -129,3 +129,13 @@ def load_lm(backend: ModelRef, *, batch_size: int | str | None = 1, device: str 
             f"cannot load --model {model} with --model_args {backend.args_string or '(none)'}: {detail} "
             "(check the model name or path and the model_args keys)"
         ) from exc
+
+
+def decoding_config(lm: Any) -> dict[str, Any]:
+    """How a loaded backend decodes, for a run's config: its LM class and, for the prefix cache
+    (:class:`models.prefix_cache.PrefixCacheHFLM`), its switches."""
+    out: dict[str, Any] = {"lm_class": type(lm).__name__}
+    if hasattr(lm, "prefix_cache_enabled"):
+        out["prefix_cache"] = bool(lm.prefix_cache_enabled)
+        out["prompt_lookup_tokens"] = int(getattr(lm, "prompt_lookup_tokens", 0))
+    return out

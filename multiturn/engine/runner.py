@@ -16,6 +16,7 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
+from models.loading import decoding_config
 from multiturn import registry
 from multiturn.engine import results as res
 from multiturn.engine.distributed import barrier, gather_to_rank0, rank_and_world, shard
@@ -150,15 +151,6 @@ def run_tasks(settings: PlaySettings, lms: Mapping[str, Any], *, progress: bool 
         if rank != 0:
             return None, None
         return _write_payload(settings, summaries, requested_groups, decoding_config(lms["player"]), started)
-
-
-def decoding_config(lm: Any) -> dict[str, Any]:
-    """How the backend decodes, for the run config: its LM class and, for the prefix cache, its switches."""
-    out: dict[str, Any] = {"lm_class": type(lm).__name__}
-    if hasattr(lm, "prefix_cache_enabled"):
-        out["prefix_cache"] = bool(lm.prefix_cache_enabled)
-        out["prompt_lookup_tokens"] = int(getattr(lm, "prompt_lookup_tokens", 0))
-    return out
 
 
 def _write_payload(
