@@ -69,10 +69,11 @@ def run_task(settings: TaskSettings, lms: Mapping[str, Any], *, progress: bool =
     instances, wanted, store = settings.instances, settings.wanted, settings.store
     _seed_everything(settings.seed + rank)
 
-    done, resumed, writer, turn_log = {}, {}, None, None
+    done, resumed, writer, turn_log, settings_id = {}, {}, None, None, None
     if store is not None:
         done, resumed = _resume(lm, store, wanted, settings)
         writer, turn_log = store.writers(rank, world)
+        settings_id = settings.settings_id  # every stored record carries it: a resume checks it when the settings file is gone
 
     pending = [inst for inst in instances if str(inst["id"]) not in done]
     mine = shard(pending, rank, world)
@@ -91,9 +92,7 @@ def run_task(settings: TaskSettings, lms: Mapping[str, Any], *, progress: bool =
             position=rank,
             initial=len(done) if world <= 1 else 0,
             total=len(instances) if world <= 1 else len(mine),
-            settings_id=settings.settings_id
-            if store is not None
-            else None,  # every stored record carries it: a resume checks it when the settings file is gone
+            settings_id=settings_id,
             turn_log=turn_log,
             resumed=resumed,
         )

@@ -102,8 +102,10 @@ class PlaySettings:
             check_gen_kwargs(getattr(args, flag), f"--{flag}")
         prefix_cache = False if getattr(args, "no_prefix_cache", False) else None
         seed = int(args.seed)
+        # each model given, keyed by its field: the player's backend, and each role that has a model of its own (a role
+        # with --model_args_b/--judge_model_args alone keeps the player's registry name)
         given = {"backend": (args.model, args.model_args)}
-        for role, (model_flag, args_flag) in ROLE_FLAGS.items():  # a role without --model_b/--judge_model: the player's name
+        for role, (model_flag, args_flag) in ROLE_FLAGS.items():
             other, other_args = getattr(args, model_flag), getattr(args, args_flag)
             if role in roles and (other or other_args):
                 given[role] = (other or args.model or DEFAULT_MODEL, other_args)
