@@ -219,18 +219,15 @@ def run_ours(game: str, model_dir: Path, n: int, max_tokens: int) -> tuple[float
     from models.loading import load_lm, resolve_model
     from models.ref import ModelRef
     from multiturn.engine.runner import run_task
+    from multiturn.engine.settings import TaskSettings
     from multiturn.registry import get_task
 
     lm = load_lm(resolve_model(ModelRef.parse("hf", f"pretrained={model_dir},device=cpu")), batch_size=1)
     task = get_task(game)
     start = time.perf_counter()
     summary = run_task(
-        task,
+        TaskSettings(task, limit=n, seed=0, max_live=1, gen_kwargs={"max_gen_toks": max_tokens}),
         {"player": lm, "player_b": lm, "judge": lm},
-        limit=n,
-        seed=0,
-        max_live=1,
-        gen_kwargs_override={"max_gen_toks": max_tokens},
         progress=False,
     )
     seconds = time.perf_counter() - start

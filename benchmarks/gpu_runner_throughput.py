@@ -18,7 +18,7 @@ Three ways, all through :func:`multiturn.engine.scheduler.play_episodes` on n-ba
 - (c) the CPU default ``hf`` path: :class:`models.prefix_cache.PrefixCacheHFLM` (per-episode
   KV prefix reuse at batch 1, history drafts for greedy requests), all live episodes in flight;
 - (d) the GPU default since issue 29: what ``triangulate play`` configures for an ``hf`` model on a GPU
-  without ``--batch_size`` (:func:`models.args.play_batch_size`: batch = live episodes, prefix
+  without ``--batch_size`` (:func:`models.loading.play_batch_size`: batch = live episodes, prefix
   reuse left on for the turns that reach the model alone).
 
     python benchmarks/gpu_runner_throughput.py --live 16,64 --gen_toks 4 --tokenizer DIR
@@ -78,7 +78,8 @@ def build_lm(tokenizer_dir: str, layers: int | None, device: str) -> Any:
 
 def configure(lm: Any, mode: str, live: int) -> int:
     """Switch ``lm`` to ``mode``; returns the engine's ``max_live``."""
-    from models.args import play_batch_size, prefix_cache_enabled
+    from models.args import prefix_cache_enabled
+    from models.loading import play_batch_size
 
     lm.prefix_pool.clear()
     if mode == "d_gpu_default":  # exactly what `triangulate play` picks for `--model hf` on a GPU

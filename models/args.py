@@ -44,37 +44,6 @@ def prefix_cache_enabled(flag: bool | None = None) -> bool:
     return True if flag is None else bool(flag)
 
 
-def runner_model_args(model: str, model_args: Mapping[str, Any], enabled: bool | None = None, seed: int | None = None) -> dict[str, Any]:
-    """model_args as the runner passes them: for vLLM, ``enable_prefix_caching=True`` and ``seed`` (play's
-    ``--seed``: vLLM samples in its own engine process, which the runner's ``torch.manual_seed`` does not reach;
-    lm-eval's ``vllm`` would otherwise seed every run with 1234) unless the user set them."""
-    out = dict(model_args)
-    if model in VLLM_MODEL_NAMES and prefix_cache_enabled(enabled):
-        out.setdefault("enable_prefix_caching", True)
-    if model in VLLM_MODEL_NAMES and seed is not None:
-        out.setdefault("seed", int(seed))
-    return out
-
-
-def play_batch_size(model: str | None, model_args: Mapping[str, Any], device: str | None, live: int) -> int:
-    """``triangulate play``'s default ``--batch_size``: ``live`` (the episodes in flight) for an ``hf`` model on
-    a GPU (``device`` or model_args' ``device`` naming cuda, or neither naming one and CUDA present), else 1.
-    The embedded SmolLM2 (``model`` None) runs on the CPU unless a device is named. ``vllm``: ``live`` on any
-    device (lm-eval's ``vllm`` hands vLLM one ``generate`` call per batch, so batch 1 would decode the live
-    episodes one at a time: 16 replies took 30.7 s at batch 1 and 5.3 s in one call on this project's CPU)."""
-    if model in VLLM_MODEL_NAMES:
-        return max(int(live), 1)
-    if model is not None and model not in HF_MODEL_NAMES:
-        return 1
-    where = device or model_args.get("device")
-    if where:
-        return max(int(live), 1) if str(where).startswith("cuda") else 1
-    import torch  # only for an hf model with no device named: is CUDA there?
-
-    on_gpu = model is not None and torch.cuda.is_available()
-    return max(int(live), 1) if on_gpu else 1
-
-
 def redact_url(value: str) -> str:
     """Drop ``user:password@`` from a URL; other strings unchanged."""
     try:

@@ -1,4 +1,6 @@
-"""Loading a model: lm-eval's registry plus our overrides (model arguments: :mod:`models.args`; names: :mod:`models.naming`).
+"""Loading a model: lm-eval's registry plus our overrides (model arguments: :mod:`models.args`; names: :mod:`models.naming`),
+and the one place that derives a model as the runner runs it (:func:`resolve_model`: the embedded model's defaults,
+:func:`runner_model_args`; :func:`play_batch_size`).
 
 Every backend comes from lm-eval's model registry (``hf``, ``vllm``, ``local-chat-completions``, ...).
 :func:`register_lm_class` lets a later module swap in an ``LM`` subclass for one registry name
@@ -9,10 +11,10 @@ Every backend comes from lm-eval's model registry (``hf``, ``vllm``, ``local-cha
 from __future__ import annotations
 
 import logging
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from typing import Any
 
-from models.args import API_MODEL_NAMES, HF_MODEL_NAMES, register_secrets, runner_model_args, scrub_secrets
+from models.args import API_MODEL_NAMES, HF_MODEL_NAMES, VLLM_MODEL_NAMES, prefix_cache_enabled, register_secrets, scrub_secrets
 from models.default_model import DEFAULT_MODEL, default_model_kwargs
 from models.ref import ModelRef
 from plumbing.callables import takes_keyword
@@ -59,10 +61,41 @@ def _runner_lm_class(model: str, prefix_cache: bool | None):
     return None
 
 
+def runner_model_args(model: str, model_args: Mapping[str, Any], enabled: bool | None = None, seed: int | None = None) -> dict[str, Any]:
+    """model_args as the runner passes them: for vLLM, ``enable_prefix_caching=True`` and ``seed`` (play's
+    ``--seed``: vLLM samples in its own engine process, which the runner's ``torch.manual_seed`` does not reach;
+    lm-eval's ``vllm`` would otherwise seed every run with 1234) unless the user set them."""
+    out = dict(model_args)
+    if model in VLLM_MODEL_NAMES and prefix_cache_enabled(enabled):
+        out.setdefault("enable_prefix_caching", True)
+    if model in VLLM_MODEL_NAMES and seed is not None:
+        out.setdefault("seed", int(seed))
+    return out
+
+
+def play_batch_size(model: str | None, model_args: Mapping[str, Any], device: str | None, live: int) -> int:
+    """``triangulate play``'s default ``--batch_size``: ``live`` (the episodes in flight) for an ``hf`` model on
+    a GPU (``device`` or model_args' ``device`` naming cuda, or neither naming one and CUDA present), else 1.
+    The embedded SmolLM2 (``model`` None) runs on the CPU unless a device is named. ``vllm``: ``live`` on any
+    device (lm-eval's ``vllm`` hands vLLM one ``generate`` call per batch, so batch 1 would decode the live
+    episodes one at a time: 16 replies took 30.7 s at batch 1 and 5.3 s in one call on this project's CPU)."""
+    if model in VLLM_MODEL_NAMES:
+        return max(int(live), 1)
+    if model is not None and model not in HF_MODEL_NAMES:
+        return 1
+    where = device or model_args.get("device")
+    if where:
+        return max(int(live), 1) if str(where).startswith("cuda") else 1
+    import torch  # only for an hf model with no device named: is CUDA there?
+
+    on_gpu = model is not None and torch.cuda.is_available()
+    return max(int(live), 1) if on_gpu else 1
+
+
 def resolve_model(ref: ModelRef, *, device: str | None = None, prefix_cache: bool | None = None, seed: int | None = None) -> ModelRef:
     """The model as :func:`load_lm` builds its backend, without loading it: the embedded SmolLM2 (``ref.model`` None)
     gets its registry name and, with no model_args, its default model_args; the runner's additions
-    (:func:`models.args.runner_model_args`; ``seed``: play's ``--seed``) are in."""
+    (:func:`runner_model_args`; ``seed``: play's ``--seed``) are in."""
     model, args = ref.model, ref.args
     if model is None:
         model = DEFAULT_MODEL
@@ -96,3 +129,13 @@ def load_lm(backend: ModelRef, *, batch_size: int | str | None = 1, device: str 
             f"cannot load --model {model} with --model_args {backend.args_string or '(none)'}: {detail} "
             "(check the model name or path and the model_args keys)"
         ) from exc
+
+
+def decoding_config(lm: Any) -> dict[str, Any]:
+    """How a loaded backend decodes, for a run's config: its LM class and, for the prefix cache
+    (:class:`models.prefix_cache.PrefixCacheHFLM`), its switches."""
+    out: dict[str, Any] = {"lm_class": type(lm).__name__}
+    if hasattr(lm, "prefix_cache_enabled"):
+        out["prefix_cache"] = bool(lm.prefix_cache_enabled)
+        out["prompt_lookup_tokens"] = int(getattr(lm, "prompt_lookup_tokens", 0))
+    return out

@@ -15,12 +15,12 @@ tokens from the conversation so far and verifies them in one forward pass. Greed
 same tokens as plain ``hf`` (``tests/multiturn/test_perf_prefix_cache.py`` checks it on SmolLM2).
 
 Batching: reuse applies to batch size 1. Padded batches fall back to plain HFLM generation. On a CPU
-batch 1 is the default (:func:`models.args.play_batch_size`): batching does not pay on a 2-core CPU (prefill is
+batch 1 is the default (:func:`models.loading.play_batch_size`): batching does not pay on a 2-core CPU (prefill is
 compute-bound, DESIGN.md "Performance facts"), reuse does. On a GPU the default is the live episodes
 (``--max_live``): lockstep batching ran 6.3x (16 live) and 15.4x (64) full history at batch 1 on an H100,
 prefix reuse at batch 1 only 2.0-2.2x (benchmarks/README.md, GPU table); reuse still applies wherever a
 step sends one request (the last live episode, a single-episode run). vLLM gives both levers at once
-(:func:`models.args.runner_model_args` turns its prefix caching on).
+(:func:`models.loading.runner_model_args` turns its prefix caching on).
 
 Selected by ``triangulate play --model hf`` (and when no model is given); opt out with
 ``--no_prefix_cache``. Also registered in lm-eval's model registry

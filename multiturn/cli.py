@@ -16,6 +16,7 @@ import json
 import logging
 import shlex
 import sys
+from contextlib import nullcontext
 from pathlib import Path
 from typing import Any
 
@@ -29,20 +30,24 @@ from multiturn import registry
 from multiturn.engine import run_loggers
 from multiturn.engine.record import read_episodes
 from multiturn.engine.runner import run_tasks, unchanged_results
-from multiturn.engine.scheduler import is_zero
-from multiturn.engine.settings import OPTION_BOUNDS, PlaySettings
+from multiturn.engine.settings import OPTION_BOUNDS, PlaySettings, batch_size_value, limit_value
 from multiturn.engine.store import TaskStore
 from plumbing import run_folder
 from plumbing.checks import DEFAULT_SEED, number_arg
 from plumbing.errors import UserError
 from plumbing.logs import install_log_scrubber
-from plumbing.output_dirs import ensure_output_dir, remove_if_empty
+from plumbing.output_dirs import new_output_dir
 
 log = logging.getLogger(__name__)
 #: the argparse types of the numeric flags (plumbing.checks: one line at parse time for nan, inf, 0, 1e400, ...)
 POSITIVE = number_arg(above=0)
 LIMIT = number_arg(**OPTION_BOUNDS["limit"])
 SEED = number_arg(**OPTION_BOUNDS["seed"])
+
+
+def _limit(text: str) -> int | float:
+    """``--limit``'s type: a positive number, a count (an int) or a fraction in (0, 1) (:func:`limit_value`)."""
+    return limit_value(LIMIT(text))
 
 
 def _add_run_folder_flags(parser: argparse.ArgumentParser) -> None:
@@ -87,8 +92,8 @@ def add_parser(subparsers) -> argparse.ArgumentParser:
     parser.add_argument("--model_args", "-a", default=None, nargs="+", action=MergeDictAction, help="'key=val,key2=val2' as in lm_eval")
     parser.add_argument("--tasks", "-t", default=None, help="comma-separated tasks or groups; 'list' prints them")
     parser.add_argument("--output_path", "-o", default=None, help=f"results folder ({run_folder.LAYOUT})")
-    parser.add_argument("--limit", "-L", type=LIMIT, default=None, help="first N episodes per task (a value < 1 is a fraction)")
-    parser.add_argument("--batch_size", "-b", default=None, help=BATCH_HELP)
+    parser.add_argument("--limit", "-L", type=_limit, default=None, help="first N episodes per task (a value < 1 is a fraction)")
+    parser.add_argument("--batch_size", "-b", type=batch_size_value, default=None, help=BATCH_HELP)
     parser.add_argument(
         "--seed", type=SEED, default=DEFAULT_SEED, help=f"stimuli, episode order and sampling seed (default {DEFAULT_SEED})"
     )
@@ -157,13 +162,6 @@ def _add_backend_flags(parser: argparse.ArgumentParser) -> None:
     )
 
 
-def check_gen_kwargs(kwargs: dict[str, Any] | None, flag: str) -> None:
-    """``temperature=0`` means greedy: it cannot go with ``do_sample=True``."""
-    kwargs = kwargs or {}
-    if is_zero(kwargs.get("temperature")) and str(kwargs.get("do_sample", "")).lower() == "true":
-        raise UserError(f"{flag}: temperature=0 means greedy decoding; drop do_sample=True or give a positive temperature")
-
-
 def _list_tasks() -> int:
     print("tasks:")
     for name in registry.task_names():
@@ -188,8 +186,6 @@ def run(args: argparse.Namespace) -> int:
     if args.tasks.strip() == "list":
         return _list_tasks()
 
-    check_gen_kwargs(args.gen_kwargs, "--gen_kwargs")
-    check_gen_kwargs(args.judge_gen_kwargs, "--judge_gen_kwargs")
     names = [t.strip() for t in args.tasks.split(",") if t.strip()]
     if not names:
         raise UserError(f"--tasks {args.tasks!r} names no task (comma-separated task or group names; `--tasks list` shows them)")
@@ -199,16 +195,13 @@ def run(args: argparse.Namespace) -> int:
     roles = {role for name in expanded for role in registry.get_task(name, task_args).roles}
     settings = PlaySettings.from_args(args, roles)  # built once: every step below reads it
 
-    created = settings.output_path is not None and not Path(settings.output_path).expanduser().exists()
-    if settings.output_path is not None and (done := nothing_to_play(settings)) is not None:
-        print(f"triangulate play: nothing left to play; no model loaded, no new results file: {done}")
-        return 0
-    try:
+    # --output_path is made and checked before any model loads; a model that cannot load (a Hub id offline, ...)
+    # leaves no new folder behind
+    with new_output_dir(settings.output_path, "--output_path") if settings.output_path is not None else nullcontext():
+        if (done := nothing_to_play(settings)) is not None:
+            print(f"triangulate play: nothing left to play; no model loaded, no new results file: {done}")
+            return 0
         lms = load_backends(settings)
-    except BaseException:  # a model that cannot load (a Hub id offline, ...) leaves no empty output folder
-        if created:
-            remove_if_empty(Path(settings.output_path).expanduser())
-        raise
     install_log_scrubber()  # again: loading a backend may have added log handlers
     payload, path = run_tasks(settings, lms)
     if payload is None:  # a non-zero rank of a distributed run
@@ -225,11 +218,10 @@ def run(args: argparse.Namespace) -> int:
     return 0
 
 
-def nothing_to_play(settings: PlaySettings):
-    """Check ``--output_path`` (before any model is loaded); then the results file that already holds this run
-    when a resume would play nothing (:func:`multiturn.engine.runner.unchanged_results`), else None."""
-    ensure_output_dir(settings.output_path, "--output_path")
-    return None if settings.overwrite else unchanged_results(settings)
+def nothing_to_play(settings: PlaySettings) -> Path | None:
+    """The results file that already holds this run when a resume would play nothing
+    (:func:`multiturn.engine.runner.unchanged_results`; checked before any model is loaded), else None."""
+    return None if settings.output_path is None or settings.overwrite else unchanged_results(settings)
 
 
 def load_backends(settings: PlaySettings) -> dict[str, Any]:
@@ -272,7 +264,7 @@ def failure_summary(payload: dict[str, Any], argv: list[str]) -> str | None:
 def log_run(settings: PlaySettings, payload: dict[str, Any], tasks: list[str]) -> None:
     """``--wandb_args`` / ``--hf_hub_log_args``: the results and the episodes through lm-eval's loggers
     (:mod:`multiturn.engine.run_loggers`); the episodes are read back from ``--output_path``."""
-    folder = settings.model_dir()
+    folder = settings.model_dir
     episodes = {task: read_episodes(TaskStore(folder, task).episodes) for task in tasks} if folder is not None else {}
     if settings.wandb_args:
         run_loggers.log_wandb(payload, episodes, settings.wandb_args, settings.wandb_config_args)

@@ -1,7 +1,7 @@
 """The episode record: one line of an episodes JSONL, written and read here only.
 
 An :class:`EpisodeRecord` holds one finished (or failed) episode: its id, task, seed, the fingerprint of the
-settings it was played under (``settings_id``: :func:`multiturn.engine.settings.settings_id`, checked on resume
+settings it was played under (``settings_id``: :func:`multiturn.engine.store.settings_id`, checked on resume
 when ``episodes_<task>.settings.json`` is gone) and instance,
 whether a backend call failed, the game's scores, every model call in play order (``calls``: role
 and reply; ``triangulate score`` replays them through the game), the game's transcript and the

@@ -1,7 +1,8 @@
 """Results of ``triangulate play``: task summaries and the results JSON.
 
-The task's own files (episodes, turn log, settings, rank parts) belong to :class:`multiturn.engine.store.TaskStore`;
-this module summarises the records and writes the results JSON (:func:`plumbing.run_folder.new_results_path`).
+The model folder's files (a task's episodes, turn log, settings, rank parts: :class:`multiturn.engine.store.TaskStore`;
+the results JSON: :func:`multiturn.engine.store.write_results`) belong to :mod:`multiturn.engine.store`; this module
+summarises the records and builds the results JSON.
 """
 
 from __future__ import annotations
@@ -10,16 +11,12 @@ import logging
 import math
 from collections.abc import Iterable, Mapping, Sequence
 from datetime import datetime
-from pathlib import Path
 from typing import Any
-
-from lm_eval.utils import handle_non_serializable
 
 from multiturn.engine.settings import scoring_version
 from multiturn.game import TaskSpec
 from multiturn.registry import group_aggregator
-from plumbing import jsonio
-from plumbing.run_folder import EPISODE_IDS_KEY, new_results_path
+from plumbing.run_folder import EPISODE_IDS_KEY
 from plumbing.stats import mean_of_keys
 
 log = logging.getLogger(__name__)
@@ -150,11 +147,3 @@ def add_group(out: dict[str, Any], group: str, present: Sequence[str], task_resu
     out["higher_is_better"][group] = {k: v for k, v in hib.items() if k in shared}
     out["versions"][group] = "N/A"  # lm-eval: a group without metadata.version
     out["n-shot"][group] = 0
-
-
-def write_results(model_dir: Path, payload: Mapping[str, Any]) -> Path:
-    """Write a new results JSON (:func:`plumbing.run_folder.new_results_path`) into ``model_dir`` with the atomic
-    writer (:mod:`plumbing.atomic`), so a reader never sees a half-written results file; returns its path."""
-    model_dir = Path(model_dir)
-    model_dir.mkdir(parents=True, exist_ok=True)
-    return jsonio.write_json(new_results_path(model_dir), payload, indent=2, default=handle_non_serializable)

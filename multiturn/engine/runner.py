@@ -9,45 +9,22 @@ finished episode appended as it ends, each answered turn as it is answered; a ki
 
 from __future__ import annotations
 
-import math
 import random
 import sys
 import time
-from collections.abc import Mapping, Sequence
+from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
-from models.retry import RetryPolicy
+from models.loading import decoding_config
 from multiturn import registry
 from multiturn.engine import results as res
-from multiturn.engine import settings as settings_rule
 from multiturn.engine.distributed import barrier, gather_to_rank0, rank_and_world, shard
-from multiturn.engine.scheduler import DEFAULT_MAX_LIVE, play_episodes
-from multiturn.engine.settings import PlaySettings, episode_settings
-from multiturn.engine.store import EpisodeWriter, TaskStore
-from multiturn.engine.turns import TurnLog, Turns
-from multiturn.game import TaskSpec
-from plumbing import run_folder
-from plumbing.checks import DEFAULT_SEED
-from plumbing.errors import UserError
+from multiturn.engine.scheduler import play_episodes
+from multiturn.engine.settings import PlaySettings, TaskSettings
+from multiturn.engine.store import TaskStore, newest_results_of, write_results
+from multiturn.engine.turns import Turns
 from plumbing.locks import lock_all
-
-
-def select_instances(instances: Sequence[Mapping[str, Any]], limit: int | float | None) -> list[dict[str, Any]]:
-    """The first ``limit`` instances (a float in (0, 1) is a fraction, as in lm-eval); ids must be unique."""
-    items = [dict(inst) for inst in instances]
-    ids = [str(inst.get("id", "")) for inst in items]
-    if any(not i for i in ids):
-        raise ValueError("every instance needs a non-empty 'id'")
-    if len(set(ids)) != len(ids):
-        raise ValueError("instance ids are not unique")
-    if limit is None:
-        return items
-    if isinstance(limit, float) and 0 < limit < 1:
-        return items[: int(math.ceil(len(items) * limit))]
-    if limit < 0:
-        raise UserError(f"--limit must be positive, got {limit}")
-    return items[: int(limit)]
 
 
 def _seed_everything(seed: int) -> None:
@@ -60,65 +37,43 @@ def _seed_everything(seed: int) -> None:
         torch.manual_seed(seed)
 
 
-def _resume(
-    task: TaskSpec, lm: Any, store: TaskStore, wanted: list[str], settings: Mapping[str, Any], overwrite: bool
-) -> tuple[dict[str, dict[str, Any]], Turns]:
+def _resume(lm: Any, store: TaskStore, wanted: list[str], settings: TaskSettings) -> tuple[dict[str, dict[str, Any]], Turns]:
     """Rank 0 checks the stored episodes' settings and compacts the task's files; every rank then reads the finished
     episodes among ``wanted`` and the logged turns of the unfinished ones. Returns (id -> finished record, id -> turns)."""
     if rank_and_world(lm)[0] == 0:
-        store.check_settings(settings, overwrite=overwrite)
-        store.compact(overwrite=overwrite)
+        store.check_settings(settings.episode_settings, overwrite=settings.overwrite)
+        store.compact(overwrite=settings.overwrite)
     barrier(lm)
     all_done = store.finished()
     done = {i: all_done[i] for i in wanted if i in all_done}
     return done, store.stored_turns(i for i in wanted if i not in done)
 
 
-def run_task(
-    task: TaskSpec,
-    lms: Mapping[str, Any],
-    *,
-    limit: int | float | None = None,
-    seed: int = DEFAULT_SEED,
-    output_dir: str | Path | None = None,
-    model_name: str = "model",
-    overwrite: bool = False,
-    gen_kwargs_override: Mapping[str, Any] | None = None,
-    judge_gen_kwargs: Mapping[str, Any] | None = None,
-    progress: bool = True,
-    max_live: int | None = DEFAULT_MAX_LIVE,
-    retry: RetryPolicy | None = None,
-    resume: Mapping[str, Any] | None = None,
-) -> dict[str, Any]:
+def run_task(settings: TaskSettings, lms: Mapping[str, Any], *, progress: bool = True) -> dict[str, Any]:
     """Play one task and return its summary (``metrics``, ``stderr``, ``n_samples``, ``records``, ...).
 
-    With ``output_dir`` the records go to the task's episodes file in ``output_dir/model_name``, every answered turn
-    to its turn log, and stored episodes are resumed (finished ones skipped, unfinished ones rebuilt from their logged
-    turns) unless ``overwrite``, and only when they were played with the same settings (``resume``: a run's
-    :meth:`~multiturn.engine.settings.PlaySettings.episode_settings`, else the task's config and scoring version, seed
-    and gen_kwargs: :meth:`multiturn.engine.store.TaskStore.check_settings`). Under a distributed
-    LM every rank must call this; only rank 0's return value holds the metrics (others get
-    ``{"task": ..., "rank": r}``).
+    With ``settings.model_dir`` the records go to the task's episodes file there, every answered turn to its turn
+    log, and stored episodes are resumed (finished ones skipped, unfinished ones rebuilt from their logged turns)
+    unless ``settings.overwrite``, and only when they were played with the same settings
+    (:attr:`~multiturn.engine.settings.TaskSettings.episode_settings`:
+    :meth:`multiturn.engine.store.TaskStore.check_settings`). Under a distributed LM every rank must call this; only
+    rank 0's return value holds the metrics (others get ``{"task": ..., "rank": r}``).
     """
+    task = settings.task
     if "player" not in lms:
         raise ValueError("lms needs a 'player' backend")
     if not task.name:
         raise ValueError(f"{type(task).__qualname__} has no name: build it with multiturn.registry.get_task (its name is its registration)")
     lm = lms["player"]
     rank, world = rank_and_world(lm)
-    all_instances = task.instances(seed)
-    instances = select_instances(all_instances, limit)
-    wanted = [str(inst["id"]) for inst in instances]
-    _seed_everything(seed + rank)
+    instances, wanted, store = settings.instances, settings.wanted, settings.store
+    _seed_everything(settings.seed + rank)
 
-    store, done, resumed, settings_id, writer, turn_log = None, {}, {}, None, None, None
-    if output_dir is not None:
-        settings = resume if resume is not None else episode_settings(task, seed, gen_kwargs_override, judge_gen_kwargs)
-        settings_id = settings_rule.settings_id(settings)  # every record carries it: a resume checks it when the settings file is gone
-        store = TaskStore(run_folder.model_dir(output_dir, model_name), task.name)
-        done, resumed = _resume(task, lm, store, wanted, settings, overwrite)
-        episodes_file, turns_file = store.write_paths(rank, world)
-        writer, turn_log = EpisodeWriter(episodes_file), TurnLog(turns_file)
+    done, resumed, writer, turn_log, settings_id = {}, {}, None, None, None
+    if store is not None:
+        done, resumed = _resume(lm, store, wanted, settings)
+        writer, turn_log = store.writers(rank, world)
+        settings_id = settings.settings_id  # every stored record carries it: a resume checks it when the settings file is gone
 
     pending = [inst for inst in instances if str(inst["id"]) not in done]
     mine = shard(pending, rank, world)
@@ -127,12 +82,12 @@ def run_task(
             task,
             mine,
             lms,
-            seed=seed,
+            seed=settings.seed,
             on_finish=writer.write if writer else None,
-            gen_kwargs_override=gen_kwargs_override,
-            judge_gen_kwargs=judge_gen_kwargs,
-            max_live=max_live,
-            retry=retry,
+            gen_kwargs_override=settings.gen_kwargs,
+            judge_gen_kwargs=settings.judge_gen_kwargs,
+            max_live=settings.max_live,
+            retry=settings.retry,
             progress=progress,
             position=rank,
             initial=len(done) if world <= 1 else 0,
@@ -153,7 +108,7 @@ def run_task(
     ordered = [by_id[i] for i in wanted if i in by_id]
     if store is not None and len(ordered) == len(wanted):
         store.drop_turns()  # every wanted episode has its record (failed ones are played again from the start)
-    return res.summarize(task, ordered, len(all_instances))
+    return res.summarize(task, ordered, len(settings.all_instances))
 
 
 def _gather(lm: Any, rank: int, new_records: list[dict[str, Any]], store: TaskStore | None) -> list[dict[str, Any]] | None:
@@ -181,44 +136,20 @@ def run_tasks(settings: PlaySettings, lms: Mapping[str, Any], *, progress: bool 
     requested_groups = {name: groups[name] for name in settings.tasks if name in groups}
     started = time.perf_counter()
     summaries: dict[str, dict[str, Any]] = {}
-    expanded = registry.expand(list(settings.tasks))
+    plan = settings.task_settings()
     rank = rank_and_world(lms["player"])[0]
-    model_dir = settings.model_dir()
-    locked = [TaskStore(model_dir, name).episodes for name in expanded] if model_dir is not None and rank == 0 else []
+    locked = [t.store.episodes for t in plan if t.store is not None] if rank == 0 else []
     with lock_all(locked, wait=settings.wait_lock):
-        for name in expanded:
-            task = registry.get_task(name, settings.task_args)
-            summary = run_task(
-                task,
-                lms,
-                limit=settings.limit,
-                seed=settings.seed,
-                output_dir=settings.output_path,
-                model_name=settings.folder(),
-                overwrite=settings.overwrite,
-                gen_kwargs_override=settings.gen_kwargs or None,
-                judge_gen_kwargs=settings.judge_gen_kwargs or None,
-                progress=progress,
-                max_live=settings.max_live,
-                retry=settings.retry_policy(),
-                resume=settings.episode_settings(task),
-            )
+        for task_settings in plan:
+            task = task_settings.task
+            summary = run_task(task_settings, lms, progress=progress)
             if "judge" in task.roles:  # SPLAT without --judge_model: the player judges itself, and the results say so
                 summary["judge"] = "self" if lms.get("judge", lms["player"]) is lms["player"] else "separate"
             if "metrics" in summary:
-                summaries[name] = summary
+                summaries[task.name] = summary
         if rank != 0:
             return None, None
         return _write_payload(settings, summaries, requested_groups, decoding_config(lms["player"]), started)
-
-
-def decoding_config(lm: Any) -> dict[str, Any]:
-    """How the backend decodes, for the run config: its LM class and, for the prefix cache, its switches."""
-    out: dict[str, Any] = {"lm_class": type(lm).__name__}
-    if hasattr(lm, "prefix_cache_enabled"):
-        out["prefix_cache"] = bool(lm.prefix_cache_enabled)
-        out["prompt_lookup_tokens"] = int(getattr(lm, "prompt_lookup_tokens", 0))
-    return out
 
 
 def _write_payload(
@@ -238,53 +169,34 @@ def _write_payload(
         model_name_sanitized=settings.folder(),
         total_seconds=time.perf_counter() - started,
     )
-    model_dir = settings.model_dir()
-    return payload, res.write_results(model_dir, payload) if model_dir is not None else None
+    model_dir = settings.model_dir
+    return payload, write_results(model_dir, payload) if model_dir is not None else None
 
 
 def unchanged_results(settings: PlaySettings) -> Path | None:
     """The results file a resume of ``settings`` would only write again, or None when there is work to do.
 
     Nothing is left when, for every task, the stored episodes were played with these settings (the resume
-    check's own rule: the task's settings file equals :meth:`PlaySettings.episode_settings` by
-    :func:`multiturn.engine.settings.same_settings`), every wanted episode has finished in its episodes file (no
+    check's own rule: the task's settings file equals :attr:`TaskSettings.episode_settings` by
+    :func:`multiturn.engine.store.same_settings`), every wanted episode has finished in its episodes file (no
     rank parts of an interrupted distributed run), and the newest results file that reports all these tasks
     (lm-eval runs of the model share the folder), written after every one of those episode files, reports each
     over exactly those episodes. Checked before any model is loaded (``settings.output_path`` given).
     """
-    model_dir = run_folder.model_dir(settings.output_path, settings.folder())
     episode_files = []
     counts: dict[str, int] = {}
-    for name in registry.expand(list(settings.tasks)):
-        store = TaskStore(model_dir, name)
-        if not store.episodes.is_file() or not store.settings_file.is_file() or store.rank_parts():
-            return None
-        task = registry.get_task(name, settings.task_args)
-        if not settings_rule.same_settings(store.stored_settings(), settings.episode_settings(task)):
+    for task_settings in settings.task_settings():
+        store = task_settings.store
+        if not store.played_with(task_settings.episode_settings):
             return None  # the run goes on, and its resume check names what changed
-        wanted = [str(i["id"]) for i in select_instances(task.instances(settings.seed), settings.limit)]
         done = store.finished()
-        if any(i not in done for i in wanted):
+        if any(i not in done for i in task_settings.wanted):
             return None
         episode_files.append(store.episodes)
-        counts[name] = len(wanted)
-    results = _newest_results_of(model_dir, list(counts))
-    if results is None or results.stat().st_mtime < max(p.stat().st_mtime for p in episode_files):
+        counts[task_settings.task.name] = len(task_settings.wanted)
+    found = newest_results_of(settings.model_dir, list(counts))
+    if found is None or found[0].stat().st_mtime < max(p.stat().st_mtime for p in episode_files):
         return None
-    samples = run_folder.read_results(results).get("n-samples") or {}
+    results, data = found
+    samples = data.get("n-samples") or {}
     return None if any((samples.get(t) or {}).get("effective") != n for t, n in counts.items()) else results
-
-
-def _newest_results_of(model_dir: Path, tasks: Sequence[str]) -> Path | None:
-    """The newest results file in ``model_dir`` that reports every one of ``tasks`` (lm-eval runs of the model share
-    the folder), or None."""
-    if not run_folder.has_results(model_dir):
-        return None
-    for results in reversed(run_folder.oldest_first(run_folder.results_files(model_dir))):
-        try:
-            data = run_folder.read_results(results)
-        except UserError:
-            continue
-        if all(t in data["results"] for t in tasks):
-            return results
-    return None

@@ -203,16 +203,23 @@ def ask(
     logged as the backend hands it to lm-eval's cache hook (:class:`multiturn.engine.turns.TurnHook`), and every reply
     not logged so (or logged otherwise than returned) when the call returns."""
     prompts = [lm.apply_chat_template(request.messages) for _, request, _ in members]
-    if turn_log is None:
-        return call_backend(lm, prompts, members[0][2], retry, task=task.name, role=role)
-    digests = [request_digest(request.messages, kwargs) for _, request, kwargs in members]
-    turns = [(prompt, len(ep.calls), ep.id, role, digest) for prompt, (ep, _, _), digest in zip(prompts, members, digests)]
+    turns = [] if turn_log is None else _turns(prompts, members, role)
     with TurnHook(lm, turn_log, turns) as hook:
         replies = call_backend(lm, prompts, members[0][2], retry, task=task.name, role=role)
     for (_, turn, episode, _, digest), reply in zip(turns, replies):
-        if not isinstance(reply, BackendFailure) and hook.logged.get(episode) != reply:
+        if turn_log is not None and not isinstance(reply, BackendFailure) and hook.logged.get(episode) != reply:
             turn_log.write(episode, turn, role, digest, reply)
     return replies
+
+
+def _turns(
+    prompts: Sequence[str], members: Sequence[tuple[LiveEpisode, Request, dict[str, Any]]], role: str
+) -> list[tuple[str, int, str, str, str]]:
+    """(rendered prompt, turn, episode id, role, request digest) of each request of one call, as the turn log keeps them."""
+    return [
+        (prompt, len(ep.calls), ep.id, role, request_digest(request.messages, kwargs))
+        for prompt, (ep, request, kwargs) in zip(prompts, members)
+    ]
 
 
 def last_message(request: Request) -> str:

@@ -1,26 +1,33 @@
-"""What one ``triangulate play`` run was asked to do (:class:`PlaySettings`), and the one rule that says whether
-stored episodes were played with the same settings (:func:`episode_settings`, :func:`same_settings`).
+"""What one ``triangulate play`` run was asked to do (:class:`PlaySettings`), and what each of its tasks is played
+with (:class:`TaskSettings`, :func:`episode_settings`).
 
 ``triangulate play`` builds one ``PlaySettings`` from its command line before any model loads (each
-``--model_args*`` becomes a :class:`models.ref.ModelRef` here, parsed once), and the engine reads nothing else. The three places that compare runs use it:
-"nothing left to play" (:func:`multiturn.engine.runner.unchanged_results`, before loading), the resume check
-(:meth:`multiturn.engine.store.TaskStore.check_settings`, under the task's lock) and the settings file it writes
-(``episodes_<task>.settings.json``): each compares :func:`episode_settings` with :func:`same_settings`.
+``--model_args*`` becomes a :class:`models.ref.ModelRef` here, parsed once), and the engine reads nothing else:
+:meth:`PlaySettings.task_settings` makes one ``TaskSettings`` per task, once, which "nothing left to play"
+(:func:`multiturn.engine.runner.unchanged_results`, before loading) and the runner
+(:func:`multiturn.engine.runner.run_task`) both read. Its :attr:`TaskSettings.episode_settings` is what the resume
+rule (:func:`multiturn.engine.store.same_settings`) compares with the task's settings file
+(``episodes_<task>.settings.json``).
 """
 
 from __future__ import annotations
 
-import hashlib
+import functools
 import json
-from collections.abc import Callable, Mapping
+import math
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from models.args import check_local_model, play_batch_size
-from models.loading import resolve_model
+from models.args import check_local_model
+from models.default_model import DEFAULT_MODEL
+from models.loading import play_batch_size, resolve_model
 from models.ref import ModelRef
 from models.retry import DEFAULT_MAX_REPLY_CHARS, RetryPolicy
+from multiturn import registry
+from multiturn.engine.scheduler import DEFAULT_MAX_LIVE, is_zero
+from multiturn.engine.store import TaskStore, settings_id
 from multiturn.game import TaskSpec
 from plumbing import run_folder
 from plumbing.checks import DEFAULT_SEED, MAX_SEED, number_problem
@@ -91,37 +98,37 @@ class PlaySettings:
     def from_args(cls, args: Any, roles: set[str] | frozenset[str]) -> PlaySettings:
         """The settings of ``triangulate play``'s parsed command line ``args`` (an ``argparse.Namespace``) for tasks
         with ``roles``: the edge where each ``--model_args*`` becomes a :class:`ModelRef`. ``UserError`` for a bad value."""
-        from multiturn.engine.scheduler import DEFAULT_MAX_LIVE
-
+        for flag in ("gen_kwargs", "judge_gen_kwargs"):
+            check_gen_kwargs(getattr(args, flag), f"--{flag}")
         prefix_cache = False if getattr(args, "no_prefix_cache", False) else None
-        ref = ModelRef.parse(args.model, args.model_args)
-        check_local_model(ref.args)  # a missing local model folder: one line, before --output_path is made
         seed = int(args.seed)
-        backend = resolve_model(ref, device=args.device, prefix_cache=prefix_cache, seed=seed)
-        roles_given = {}
+        # each model given, keyed by its field: the player's backend, and each role that has a model of its own (a role
+        # with --model_args_b/--judge_model_args alone keeps the player's registry name)
+        given = {"backend": (args.model, args.model_args)}
         for role, (model_flag, args_flag) in ROLE_FLAGS.items():
             other, other_args = getattr(args, model_flag), getattr(args, args_flag)
             if role in roles and (other or other_args):
-                roles_given[role] = resolve_model(
-                    ModelRef.parse(other or backend.model, other_args), device=args.device, prefix_cache=prefix_cache, seed=seed
-                )
+                given[role] = (other or args.model or DEFAULT_MODEL, other_args)
+        refs = {role: ModelRef.parse(model, model_args) for role, (model, model_args) in given.items()}  # the one parse each
+        ref = refs["backend"]
+        check_local_model(ref.args)  # a missing local model folder: one line, before --output_path is made
+        backends = {role: resolve_model(r, device=args.device, prefix_cache=prefix_cache, seed=seed) for role, r in refs.items()}
         max_live = args.max_live if args.max_live is not None else DEFAULT_MAX_LIVE
         return cls(
             tasks=tuple(t.strip() for t in str(args.tasks).split(",") if t.strip()),
             ref=ref,
-            backend=backend,
-            **roles_given,
-            limit=limit_value(args.limit),
+            **backends,
+            limit=args.limit,
             seed=seed,
             gen_kwargs=dict(args.gen_kwargs or {}),
             judge_gen_kwargs=dict(args.judge_gen_kwargs or {}),
             task_args=dict(args.task_args or {}),
-            batch_size=batch_size_value(str(args.batch_size))
+            batch_size=args.batch_size
             if args.batch_size is not None
             else play_batch_size(ref.model, ref.args, args.device, max_live or DEFAULT_MAX_LIVE),
             device=args.device,
             max_live=max_live,
-            request_timeout=timeout_value(args.request_timeout),
+            request_timeout=args.request_timeout,
             retries=max(1, int(args.retries)),
             prefix_cache=prefix_cache,
             max_reply_chars=getattr(args, "max_reply_chars", DEFAULT_MAX_REPLY_CHARS),
@@ -145,8 +152,9 @@ class PlaySettings:
         """The model's folder under ``--output_path`` (:attr:`models.ref.ModelRef.folder`)."""
         return self.named.folder
 
+    @functools.cached_property
     def model_dir(self) -> Path | None:
-        """The model's folder of this run's results and episodes (None without ``--output_path``)."""
+        """The model's folder of this run's results and episodes (None without ``--output_path``), named once."""
         return None if self.output_path is None else run_folder.model_dir(self.output_path, self.folder())
 
     def role_models(self) -> dict[str, ModelRef]:
@@ -187,9 +195,95 @@ class PlaySettings:
             "tasks": list(self.tasks),
         }
 
-    def episode_settings(self, task: TaskSpec) -> dict[str, Any]:
-        """What stored episodes of ``task`` must have been played with to be resumed (:func:`episode_settings`)."""
-        return episode_settings(task, self.seed, self.gen_kwargs, self.judge_gen_kwargs, self.model_settings())
+    def task_settings(self) -> list[TaskSettings]:
+        """Every task of this run (groups expanded, in order) with what it is played with: made once, before the
+        first episode, and read by the runner and by "nothing left to play" alike."""
+        return [self.for_task(registry.get_task(name, self.task_args)) for name in registry.expand(list(self.tasks))]
+
+    def for_task(self, task: TaskSpec) -> TaskSettings:
+        """``task`` as this run plays it (:class:`TaskSettings`)."""
+        return TaskSettings(
+            task,
+            limit=self.limit,
+            seed=self.seed,
+            gen_kwargs=self.gen_kwargs,
+            judge_gen_kwargs=self.judge_gen_kwargs,
+            max_live=self.max_live,
+            retry=self.retry_policy(),
+            model_dir=self.model_dir,
+            overwrite=self.overwrite,
+            models=self.model_settings(),
+        )
+
+
+@dataclass(frozen=True)
+class TaskSettings:
+    """One task as :func:`multiturn.engine.runner.run_task` plays it: the task, its episodes' settings and where its
+    files go (made by :meth:`PlaySettings.for_task`; a test builds one directly)."""
+
+    task: TaskSpec
+    #: the first N episodes, or a fraction in (0, 1); None for all
+    limit: int | float | None = None
+    seed: int = DEFAULT_SEED
+    #: the player roles' and the judge role's generation kwargs overrides
+    gen_kwargs: Mapping[str, Any] = field(default_factory=dict)
+    judge_gen_kwargs: Mapping[str, Any] = field(default_factory=dict)
+    #: episodes in flight (0 or None: all)
+    max_live: int | None = DEFAULT_MAX_LIVE
+    retry: RetryPolicy | None = None
+    #: the model folder the task's files go to (:class:`multiturn.engine.store.TaskStore`); None: nothing stored
+    model_dir: Path | None = None
+    #: start over instead of resuming the stored episodes
+    overwrite: bool = False
+    #: the models' part of the resume rule (:meth:`PlaySettings.model_settings`); empty when no run names them
+    models: Mapping[str, Any] = field(default_factory=dict)
+
+    @functools.cached_property
+    def store(self) -> TaskStore | None:
+        """The task's files in :attr:`model_dir` (None: nothing stored)."""
+        return None if self.model_dir is None else TaskStore(self.model_dir, self.task.name)
+
+    @functools.cached_property
+    def all_instances(self) -> list[dict[str, Any]]:
+        """Every instance the task makes for :attr:`seed`."""
+        return self.task.instances(self.seed)
+
+    @functools.cached_property
+    def instances(self) -> list[dict[str, Any]]:
+        """The instances this run plays (:func:`select_instances`: the first :attr:`limit`)."""
+        return select_instances(self.all_instances, self.limit)
+
+    @property
+    def wanted(self) -> list[str]:
+        """The ids of :attr:`instances`, in order."""
+        return [str(inst["id"]) for inst in self.instances]
+
+    @functools.cached_property
+    def episode_settings(self) -> dict[str, Any]:
+        """What stored episodes of the task must have been played with to be resumed (:func:`episode_settings`)."""
+        return episode_settings(self.task, self.seed, self.gen_kwargs, self.judge_gen_kwargs, self.models)
+
+    @functools.cached_property
+    def settings_id(self) -> str:
+        """The fingerprint every record of the task carries (:func:`multiturn.engine.store.settings_id`)."""
+        return settings_id(self.episode_settings)
+
+
+def select_instances(instances: Sequence[Mapping[str, Any]], limit: int | float | None) -> list[dict[str, Any]]:
+    """The first ``limit`` instances (a float in (0, 1) is a fraction, as in lm-eval); ids must be unique."""
+    items = [dict(inst) for inst in instances]
+    ids = [str(inst.get("id", "")) for inst in items]
+    if any(not i for i in ids):
+        raise ValueError("every instance needs a non-empty 'id'")
+    if len(set(ids)) != len(ids):
+        raise ValueError("instance ids are not unique")
+    if limit is None:
+        return items
+    if isinstance(limit, float) and 0 < limit < 1:
+        return items[: int(math.ceil(len(items) * limit))]
+    if limit < 0:
+        raise UserError(f"--limit must be positive, got {limit}")
+    return items[: int(limit)]
 
 
 @dataclass(frozen=True)
@@ -285,46 +379,25 @@ def option_problem(key: str, value: Any) -> str | None:
     return number_problem(value, **OPTION_BOUNDS[key])
 
 
+def check_gen_kwargs(kwargs: Mapping[str, Any] | None, flag: str) -> None:
+    """``temperature=0`` means greedy: it cannot go with ``do_sample=True``."""
+    kwargs = kwargs or {}
+    if is_zero(kwargs.get("temperature")) and str(kwargs.get("do_sample", "")).lower() == "true":
+        raise UserError(f"{flag}: temperature=0 means greedy decoding; drop do_sample=True or give a positive temperature")
+
+
 def batch_size_value(value: Any) -> int | str:
-    """``--batch_size``: a positive integer or lm-eval's ``auto``/``auto:N`` (:func:`option_problem`)."""
+    """``--batch_size`` (play's argparse type): a positive integer or lm-eval's ``auto``/``auto:N``
+    (:func:`option_problem`)."""
     if (problem := option_problem("batch_size", value)) is not None:
         raise UserError(f"--batch_size {problem}")
     return value if isinstance(value, str) and value.startswith("auto") else int(value)
 
 
 def limit_value(value: float | None) -> int | float | None:
-    """``--limit``: a count (an int) or a fraction in (0, 1); None for every episode."""
+    """``--limit`` (in play's argparse type): a count (an int) or a fraction in (0, 1); None for every episode."""
     if value is None:
         return None
     if value <= 0:
         raise UserError(f"--limit must be positive, got {value:g}")
     return value if value < 1 else int(value)
-
-
-def timeout_value(value: float | None) -> float | None:
-    """``--request_timeout``: positive seconds, or None for no limit."""
-    if value is not None and value <= 0:
-        raise UserError(f"--request_timeout must be a positive number of seconds, got {value:g}")
-    return value
-
-
-def canonical(value: Any) -> str:
-    """The one form two settings are compared in (sorted keys, any value as its JSON or ``str``)."""
-    return json.dumps(value, sort_keys=True, ensure_ascii=False, default=str)
-
-
-def same_settings(old: Any, new: Mapping[str, Any]) -> bool:
-    """The one comparison rule: stored settings ``old`` equal ``new`` in :func:`canonical` form."""
-    return canonical(old) == canonical(dict(new))
-
-
-def settings_id(settings: Mapping[str, Any]) -> str:
-    """The fingerprint of a run's settings that every episode record carries (``settings_id``): the first 16 hex
-    digits of the SHA-256 of their :func:`canonical` JSON (what ``episodes_<task>.settings.json`` holds)."""
-    return hashlib.sha256(canonical(settings).encode("utf-8", "replace")).hexdigest()[:16]
-
-
-def settings_diff(old: Mapping[str, Any], new: Mapping[str, Any]) -> str:
-    """``"key: old -> new; ..."`` for every key whose :func:`canonical` value differs."""
-    keys = [k for k in dict.fromkeys([*old, *new]) if canonical(old.get(k)) != canonical(new.get(k))]
-    return "; ".join(f"{k}: {canonical(old.get(k))} -> {canonical(new.get(k))}" for k in keys)

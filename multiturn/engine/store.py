@@ -1,4 +1,5 @@
-"""``TaskStore(model_dir, task)``: the one owner of a play task's files in a model folder.
+"""``TaskStore(model_dir, task)``: the one owner of a play task's files in a model folder; and the folder's results
+files (:func:`write_results`, :func:`newest_results_of`).
 
 The files (their names: :mod:`plumbing.run_folder`)::
 
@@ -13,23 +14,59 @@ A killed run loses nothing answered (:mod:`multiturn.engine.turns`): finished ep
 unfinished one is rebuilt from its logged turns, so only the requests in flight at the kill are asked again. On resume
 a truncated last line (the write a kill interrupted) is dropped, failed episodes are dropped so they are played again,
 and the turn log keeps only the turns of episodes without a record (:meth:`TaskStore.compact`).
+
+Stored episodes are resumed only when they were played with the same settings: the one rule is here
+(:func:`same_settings`, :func:`settings_id`, :func:`settings_diff`); what a task is played with is
+:attr:`multiturn.engine.settings.TaskSettings.episode_settings`.
 """
 
 from __future__ import annotations
 
+import hashlib
+import json
 import logging
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
+from lm_eval.utils import handle_non_serializable
+
 from multiturn.engine.record import dumps, read_episodes
-from multiturn.engine.settings import same_settings, settings_diff, settings_id
-from multiturn.engine.turns import Turns, read_turns, turn_line
+from multiturn.engine.turns import TurnLog, Turns, read_turns, turn_line
 from plumbing import atomic, jsonio, run_folder
 from plumbing.errors import UserError
 from plumbing.jsonio import read_json
 
 log = logging.getLogger(__name__)
+
+
+# --- the model folder's results files --------------------------------------------------------------
+
+
+def write_results(model_dir: Path, payload: Mapping[str, Any]) -> Path:
+    """Write a new results JSON (:func:`plumbing.run_folder.new_results_path`) into ``model_dir`` with the atomic
+    writer (:mod:`plumbing.atomic`), so a reader never sees a half-written results file; returns its path."""
+    model_dir = Path(model_dir)
+    model_dir.mkdir(parents=True, exist_ok=True)
+    return jsonio.write_json(run_folder.new_results_path(model_dir), payload, indent=2, default=handle_non_serializable)
+
+
+def newest_results_of(model_dir: Path, tasks: Sequence[str]) -> tuple[Path, dict[str, Any]] | None:
+    """The newest results file in ``model_dir`` that reports every one of ``tasks`` (lm-eval runs of the model share
+    the folder) and its content, or None."""
+    if not run_folder.has_results(model_dir):
+        return None
+    for results in reversed(run_folder.oldest_first(run_folder.results_files(model_dir))):
+        try:
+            data = run_folder.read_results(results)
+        except UserError:
+            continue
+        if all(t in data["results"] for t in tasks):
+            return results, data
+    return None
+
+
+# --- one task's files --------------------------------------------------------------------------------
 
 
 class TaskStore:
@@ -63,6 +100,11 @@ class TaskStore:
     def rank_parts(self) -> list[Path]:
         return run_folder.rank_parts(self.model_dir, self.task)
 
+    def writers(self, rank: int, world: int) -> tuple[EpisodeWriter, TurnLog]:
+        """The appenders of this rank's finished episodes and answered turns (:meth:`write_paths`)."""
+        episodes, turns = self.write_paths(rank, world)
+        return EpisodeWriter(episodes), TurnLog(turns)
+
     def has_episodes(self) -> bool:
         """Any stored record (the main file not empty, or a rank part)."""
         return self.episodes.is_file() and self.episodes.stat().st_size > 0 or bool(self.rank_parts())
@@ -77,6 +119,13 @@ class TaskStore:
         """The settings file's content, or None when there is none."""
         return read_json(self.settings_file, "run settings") if self.settings_file.is_file() else None
 
+    def played_with(self, settings: Mapping[str, Any]) -> bool:
+        """The stored episodes are whole (a main episodes file, no rank parts) and were played with ``settings`` (the
+        settings file equals them by :func:`multiturn.engine.store.same_settings`)."""
+        if not self.episodes.is_file() or not self.settings_file.is_file() or self.rank_parts():
+            return False
+        return same_settings(self.stored_settings(), settings)
+
     def stored_turns(self, ids: Iterable[str]) -> Turns:
         """The logged turns of the episodes ``ids`` (from the main turn log: read it after :meth:`compact`)."""
         wanted = set(ids)
@@ -87,7 +136,7 @@ class TaskStore:
     def check_settings(self, settings: Mapping[str, Any], *, overwrite: bool = False) -> None:
         """Stored episodes are resumed only when they were played with the same ``settings``
         (:func:`multiturn.engine.settings.episode_settings`: model and its args, task options, seed, gen_kwargs, the
-        task's scoring version; compared by :func:`multiturn.engine.settings.same_settings`); otherwise a one-line
+        task's scoring version; compared by :func:`multiturn.engine.store.same_settings`); otherwise a one-line
         ``UserError`` names what changed and offers ``--overwrite`` or a new folder. Without the settings file every
         stored record's ``seed`` and ``settings_id`` are checked instead (:meth:`check_records`). Records the settings
         for the next run."""
@@ -205,3 +254,28 @@ class EpisodeWriter:
 
     def __exit__(self, *exc) -> None:
         self.close()
+
+
+# --- the resume rule: stored episodes are resumed only under the same settings ---------------------
+
+
+def canonical(value: Any) -> str:
+    """The one form two settings are compared in (sorted keys, any value as its JSON or ``str``)."""
+    return json.dumps(value, sort_keys=True, ensure_ascii=False, default=str)
+
+
+def same_settings(old: Any, new: Mapping[str, Any]) -> bool:
+    """The one comparison rule: stored settings ``old`` equal ``new`` in :func:`canonical` form."""
+    return canonical(old) == canonical(dict(new))
+
+
+def settings_id(settings: Mapping[str, Any]) -> str:
+    """The fingerprint of a run's settings that every episode record carries (``settings_id``): the first 16 hex
+    digits of the SHA-256 of their :func:`canonical` JSON (what ``episodes_<task>.settings.json`` holds)."""
+    return hashlib.sha256(canonical(settings).encode("utf-8", "replace")).hexdigest()[:16]
+
+
+def settings_diff(old: Mapping[str, Any], new: Mapping[str, Any]) -> str:
+    """``"key: old -> new; ..."`` for every key whose :func:`canonical` value differs."""
+    keys = [k for k in dict.fromkeys([*old, *new]) if canonical(old.get(k)) != canonical(new.get(k))]
+    return "; ".join(f"{k}: {canonical(old.get(k))} -> {canonical(new.get(k))}" for k in keys)

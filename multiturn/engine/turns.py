@@ -92,14 +92,17 @@ class TurnHook:
     answered. ``logged`` holds what was written (episode id -> reply); the scheduler logs the rest when the batch
     returns, and again any reply the backend returned differently. The previous hook is called too and put back."""
 
-    def __init__(self, lm: Any, log: TurnLog, members: Sequence[tuple[str, int, str, str, str]]):
-        """``members``: (rendered prompt, turn, episode id, role, request digest) of every request of the call."""
+    def __init__(self, lm: Any, log: TurnLog | None, members: Sequence[tuple[str, int, str, str, str]]):
+        """``members``: (rendered prompt, turn, episode id, role, request digest) of every request of the call; without
+        a ``log`` (a run that stores nothing) the hook is not installed."""
         self.lm, self.log = lm, log
         self.waiting: dict[str, list[tuple[int, str, str, str]]] = {}
         for prompt, turn, episode, role, digest in members:
             self.waiting.setdefault(prompt, []).append((turn, episode, role, digest))
         self.logged: dict[str, str] = {}
         self._previous = getattr(lm, "cache_hook", None)
+        #: installed for the call: a backend without lm-eval's hook gets its turns logged when the batch returns
+        self._installs = self._previous is not None and log is not None
         self._open = False
         self._lock = threading.Lock()
 
@@ -117,7 +120,7 @@ class TurnHook:
         self.log.write(episode, turn, role, digest, res)
 
     def __enter__(self) -> TurnHook:
-        if self._previous is not None:  # a backend without lm-eval's hook: its turns are logged when the batch returns
+        if self._installs:
             self._open = True
             self.lm.cache_hook = self
         return self
@@ -125,5 +128,5 @@ class TurnHook:
     def __exit__(self, *exc: object) -> None:
         with self._lock:
             self._open = False  # a reply of an abandoned (timed-out) call arriving later is not logged
-        if self._previous is not None:
+        if self._installs:
             self.lm.cache_hook = self._previous

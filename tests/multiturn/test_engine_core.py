@@ -9,6 +9,7 @@ import pytest
 from models.retry import RetryPolicy
 from models.scripted import ScriptedLM
 from multiturn.engine.runner import run_task
+from multiturn.engine.settings import TaskSettings
 from plumbing.jsonio import read_jsonl
 from plumbing.run_folder import episodes_path
 from tests.support.engine_helpers import BrokenLM, CountTask, echo_last
@@ -18,7 +19,7 @@ NO_WAIT = RetryPolicy(attempts=3, base_delay=0.0, sleep=lambda s: None)
 
 def test_perfect_player_scores_one_and_requests_are_batched_in_lockstep():
     lm = ScriptedLM(echo_last)
-    summary = run_task(CountTask(n_episodes=6, lengths=(3, 1, 5)), {"player": lm}, progress=False, max_live=0)
+    summary = run_task(TaskSettings(CountTask(n_episodes=6, lengths=(3, 1, 5)), max_live=0), {"player": lm}, progress=False)
     assert summary["metrics"]["accuracy"] == 1.0
     assert summary["n_samples"] == {"original": 6, "effective": 6}
     assert lm.requests_seen == 2 * (3 + 1 + 5)
@@ -27,20 +28,20 @@ def test_perfect_player_scores_one_and_requests_are_batched_in_lockstep():
 
 def test_finished_episodes_leave_the_window_and_the_queue_refills_it():
     lm = ScriptedLM(echo_last)
-    summary = run_task(CountTask(n_episodes=6, lengths=(3, 1, 5)), {"player": lm}, progress=False, max_live=2)
+    summary = run_task(TaskSettings(CountTask(n_episodes=6, lengths=(3, 1, 5)), max_live=2), {"player": lm}, progress=False)
     assert summary["metrics"]["accuracy"] == 1.0
     assert lm.requests_seen == 18
 
 
 def test_wrong_player_scores_zero():
-    summary = run_task(CountTask(), {"player": ScriptedLM(lambda m: "x")}, progress=False)
+    summary = run_task(TaskSettings(CountTask()), {"player": ScriptedLM(lambda m: "x")}, progress=False)
     assert summary["metrics"]["accuracy"] == 0.0
 
 
 def test_backend_errors_are_retried_then_recorded_as_failed_and_the_run_goes_on(tmp_path):
     sleeps: list[float] = []
     retry = RetryPolicy(attempts=3, base_delay=0.5, sleep=sleeps.append)
-    summary = run_task(CountTask(n_episodes=2), {"player": BrokenLM()}, progress=False, retry=retry, output_dir=tmp_path, model_name="m")
+    summary = run_task(TaskSettings(CountTask(n_episodes=2), retry=retry, model_dir=tmp_path / "m"), {"player": BrokenLM()}, progress=False)
     assert sleeps == [0.5, 1.0]  # exponential backoff between the three attempts
     assert summary["n_failed"] == 2 and summary["n_samples"]["effective"] == 0
     records = read_jsonl(episodes_path(tmp_path / "m", "count_test"))
@@ -55,7 +56,7 @@ def test_only_the_requests_that_fail_alone_fail():
         return echo_last(messages)
 
     summary = run_task(
-        CountTask(n_episodes=3, lengths=(2, 3, 1)), {"player": ScriptedLM(respond)}, progress=False, retry=NO_WAIT, max_live=0
+        TaskSettings(CountTask(n_episodes=3, lengths=(2, 3, 1)), retry=NO_WAIT, max_live=0), {"player": ScriptedLM(respond)}, progress=False
     )
     assert summary["n_failed"] == 1
     assert summary["metrics"]["accuracy"] == 1.0
@@ -65,19 +66,19 @@ def test_only_the_requests_that_fail_alone_fail():
 
 def test_resume_skips_finished_episodes_tolerates_a_truncated_line_and_replays_failures(tmp_path):
     task = CountTask(n_episodes=4, lengths=(2,))
-    run_task(task, {"player": ScriptedLM(echo_last)}, progress=False, output_dir=tmp_path, model_name="m", limit=2)
+    run_task(TaskSettings(task, limit=2, model_dir=tmp_path / "m"), {"player": ScriptedLM(echo_last)}, progress=False)
     path = episodes_path(tmp_path / "m", "count_test")
     with path.open("a") as fh:
         fh.write(json.dumps({"id": "ep002", "failed": True, "error": "x", "scores": {}}) + "\n")
         fh.write('{"id": "ep003", "transcr')  # a kill mid-write
     lm = ScriptedLM(echo_last)
-    summary = run_task(task, {"player": lm}, progress=False, output_dir=tmp_path, model_name="m")
+    summary = run_task(TaskSettings(task, model_dir=tmp_path / "m"), {"player": lm}, progress=False)
     assert lm.requests_seen == 4  # only ep002 and ep003 were played
     ids = [r["id"] for r in read_jsonl(path)]
     assert sorted(ids) == ["ep000", "ep001", "ep002", "ep003"]
     assert summary["n_samples"]["effective"] == 4 and summary["metrics"]["accuracy"] == 1.0
     lm2 = ScriptedLM(echo_last)
-    run_task(task, {"player": lm2}, progress=False, output_dir=tmp_path, model_name="m", overwrite=True)
+    run_task(TaskSettings(task, overwrite=True, model_dir=tmp_path / "m"), {"player": lm2}, progress=False)
     assert lm2.requests_seen == 8 and len(read_jsonl(path)) == 4
 
 
@@ -89,10 +90,12 @@ def test_same_seed_same_order_and_gen_kwargs_override_reaches_player_only():
             seen.extend(r.args[1] for r in requests)
             return super().generate_until(requests, disable_tqdm)
 
-    run_task(CountTask(n_episodes=1, lengths=(1,)), {"player": Spy(echo_last)}, progress=False, gen_kwargs_override={"temperature": 0.0})
+    run_task(
+        TaskSettings(CountTask(n_episodes=1, lengths=(1,)), gen_kwargs={"temperature": 0.0}), {"player": Spy(echo_last)}, progress=False
+    )
     assert seen == [{"max_gen_toks": 4, "temperature": 0.0, "do_sample": False}]  # temperature 0 = greedy
 
 
 def test_missing_player_is_an_error():
     with pytest.raises(ValueError):
-        run_task(CountTask(), {}, progress=False)
+        run_task(TaskSettings(CountTask()), {}, progress=False)

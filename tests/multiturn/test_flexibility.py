@@ -9,6 +9,7 @@ import pytest
 from models.scripted import ScriptedLM
 from multiturn import registry
 from multiturn.engine.runner import run_task, run_tasks
+from multiturn.engine.settings import TaskSettings
 from multiturn.games import flexibility, wcst
 from multiturn.games.flexibility import templates
 from multiturn.games.lnt import lnt_answer, lnt_prompt, parse_lnt
@@ -56,7 +57,7 @@ def shadow_oracle(task, seed: int = SEED, wrong_after_switch: bool = False):
 @pytest.mark.parametrize("name", ["wcst", "lnt"])
 def test_a_player_that_knows_the_rule_scores_one_and_sees_switches(name):
     task = registry.get_task(name)
-    summary = run_task(task, {"player": ScriptedLM(shadow_oracle(task))}, seed=SEED, progress=False, max_live=0)
+    summary = run_task(TaskSettings(task, seed=SEED, max_live=0), {"player": ScriptedLM(shadow_oracle(task))}, progress=False)
     m = summary["metrics"]
     assert m["accuracy"] == 1.0 and m["accuracy_all_trials"] == 1.0 and m["parse_rate"] == 1.0
     assert summary["n_samples"]["effective"] == 8
@@ -70,7 +71,9 @@ def test_a_player_that_knows_the_rule_scores_one_and_sees_switches(name):
 
 def test_perseverative_errors_count_answers_by_the_previous_rule():
     task = registry.get_task("wcst")
-    summary = run_task(task, {"player": ScriptedLM(shadow_oracle(task, wrong_after_switch=True))}, seed=SEED, limit=2, progress=False)
+    summary = run_task(
+        TaskSettings(task, seed=SEED, limit=2), {"player": ScriptedLM(shadow_oracle(task, wrong_after_switch=True))}, progress=False
+    )
     for record in summary["records"]:
         errors = [t for t in record["trials"] if not t["correct"]]
         assert errors and all(t["perseverative"] for t in errors)
@@ -84,7 +87,7 @@ def test_history_holds_trial_reply_feedback_and_feedback_reply():
         seen.append(messages)
         return "vowel"
 
-    run_task(registry.get_task("lnt"), {"player": ScriptedLM(respond)}, limit=1, progress=False)
+    run_task(TaskSettings(registry.get_task("lnt"), limit=1), {"player": ScriptedLM(respond)}, progress=False)
     assert len(seen) == 25 + 24  # 25 trials, a feedback turn after each but the last
     last = seen[-1]
     assert last[0] == {"role": "system", "content": templates()["lnt"]["system_prompt"]}
@@ -100,7 +103,7 @@ def test_garbage_gets_no_feedback_and_scores_zero(name):
         calls.append(1)
         return "I am not sure what you mean."
 
-    summary = run_task(registry.get_task(name), {"player": ScriptedLM(respond)}, limit=2, progress=False)
+    summary = run_task(TaskSettings(registry.get_task(name), limit=2), {"player": ScriptedLM(respond)}, progress=False)
     # Nothing parsed: the parsed-only accuracy (seed 003 App. E.2.1) has no trials -> NaN.
     assert math.isnan(summary["metrics"]["accuracy"]) and summary["metrics"]["parse_rate"] == 0.0
     assert summary["metrics"]["accuracy_all_trials"] == 0.0
@@ -110,7 +113,7 @@ def test_garbage_gets_no_feedback_and_scores_zero(name):
 
 def test_always_dash_is_unparseable_for_both_tests():
     for name in ("wcst", "lnt"):
-        summary = run_task(registry.get_task(name), {"player": ScriptedLM(lambda m: "-")}, limit=1, progress=False)
+        summary = run_task(TaskSettings(registry.get_task(name), limit=1), {"player": ScriptedLM(lambda m: "-")}, progress=False)
         assert summary["metrics"]["parse_rate"] == 0.0
 
 
@@ -178,7 +181,7 @@ def test_accuracy_counts_parsed_trials_only_and_averages_runs():
             return "no idea"
         return lnt_answer(trials[-1].split("Sequence: ")[1][:2], first_rule[trials[0]])
 
-    summary = run_task(task, {"player": ScriptedLM(respond)}, seed=SEED, limit=2, progress=False)
+    summary = run_task(TaskSettings(task, seed=SEED, limit=2), {"player": ScriptedLM(respond)}, progress=False)
     per_run = []
     for record in summary["records"]:
         trials = record["trials"]

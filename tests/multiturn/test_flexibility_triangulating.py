@@ -7,6 +7,7 @@ import pytest
 from models.scripted import ScriptedLM
 from multiturn import registry
 from multiturn.engine.runner import run_task, run_tasks
+from multiturn.engine.settings import TaskSettings
 from multiturn.games.flexibility import templates
 from multiturn.games.lnt import lnt_answer
 from multiturn.games.wcst import wcst_correct
@@ -112,7 +113,7 @@ def test_switches_follow_six_correct_in_a_row():
     while game.next_request() is not None:
         game.on_reply(lnt_answer(game.instance["trials"][game.trial]["sequence"], game.rule))
     assert game.n_switches == 4 and game.scores()["accuracy"] == 1.0
-    summary = run_task(task, {"player": ScriptedLM(lambda m: "vowel")}, seed=SEED, limit=1, progress=False)
+    summary = run_task(TaskSettings(task, seed=SEED, limit=1), {"player": ScriptedLM(lambda m: "vowel")}, progress=False)
     assert summary["metrics"]["parse_rate"] == 1.0
 
 

@@ -7,6 +7,7 @@ import pytest
 from datasets_build.globalgroup import SUBSET_NAMES
 from models.scripted import ScriptedLM
 from multiturn.engine.runner import run_task
+from multiturn.engine.settings import TaskSettings
 from multiturn.game import TaskSpec
 from multiturn.games import connections_interactive as ci
 from multiturn.games import globalgroup_interactive as gi
@@ -133,7 +134,7 @@ def test_prompt_names_the_rules_and_the_board():
 
 def test_knower_solves_every_game_with_zero_mistakes():
     lm = ScriptedLM(knower(synthetic_groups))
-    summary = run_task(FixedTask([make_doc(i) for i in range(5)]), {"player": lm}, progress=False)
+    summary = run_task(TaskSettings(FixedTask([make_doc(i) for i in range(5)])), {"player": lm}, progress=False)
     m = summary["metrics"]
     assert m["solved"] == 1.0 and m["groups_found"] == 4.0 and m["mistakes"] == 0.0
     assert m["weighted_clustering"] == 10.0 and m["invalid_replies"] == 0.0
@@ -145,7 +146,7 @@ def test_knower_solves_every_game_with_zero_mistakes():
 
 def test_wrong_player_ends_after_four_mistakes():
     lm = ScriptedLM(wrong_player)
-    summary = run_task(FixedTask([make_doc(i) for i in range(3)]), {"player": lm}, progress=False)
+    summary = run_task(TaskSettings(FixedTask([make_doc(i) for i in range(3)])), {"player": lm}, progress=False)
     m = summary["metrics"]
     assert m["mistakes"] == 4.0 and m["groups_found"] == 0.0 and m["solved"] == 0.0 and m["weighted_clustering"] == 0.0
     assert lm.requests_seen == 3 * 4
@@ -160,7 +161,7 @@ def test_unparseable_replies_reprompt_once_then_count_as_mistakes():
         return "I like turtles."
 
     lm = ScriptedLM(garbage)
-    summary = run_task(FixedTask([make_doc(0)]), {"player": lm}, progress=False)
+    summary = run_task(TaskSettings(FixedTask([make_doc(0)])), {"player": lm}, progress=False)
     m = summary["metrics"]
     assert m["mistakes"] == 4.0 and m["invalid_replies"] == 8.0 and m["groups_found"] == 0.0
     assert lm.requests_seen == 8
@@ -176,7 +177,7 @@ def test_one_invalid_reply_then_a_good_one_costs_nothing():
     def player(messages):
         return "Hmm, let me think." if len(messages) == 1 else know(messages)
 
-    summary = run_task(FixedTask([make_doc(1)]), {"player": ScriptedLM(player)}, progress=False)
+    summary = run_task(TaskSettings(FixedTask([make_doc(1)])), {"player": ScriptedLM(player)}, progress=False)
     assert summary["metrics"]["mistakes"] == 0.0 and summary["metrics"]["solved"] == 1.0
     assert summary["metrics"]["invalid_replies"] == 1.0
 
@@ -185,7 +186,7 @@ def test_repeated_wrong_guess_is_invalid_not_a_second_mistake():
     def player(messages):
         return "GUESS: [BASS, ANT, DART, CONDO]"
 
-    summary = run_task(FixedTask([make_doc(2)]), {"player": ScriptedLM(player)}, progress=False)
+    summary = run_task(TaskSettings(FixedTask([make_doc(2)])), {"player": ScriptedLM(player)}, progress=False)
     events = [e["result"] for e in summary["records"][0]["events"]]
     # wrong (1), repeat -> invalid, repeat -> invalid_mistake (2), then the same cycle again
     assert events[:3] == ["wrong", "invalid", "invalid_mistake"]
@@ -200,7 +201,7 @@ def test_one_away_then_recovery():
             return "GUESS: [BASS, FLOUNDER, SALMON, HEM]"
         return know(messages)
 
-    summary = run_task(FixedTask([make_doc(3)]), {"player": ScriptedLM(player)}, progress=False)
+    summary = run_task(TaskSettings(FixedTask([make_doc(3)])), {"player": ScriptedLM(player)}, progress=False)
     m = summary["metrics"]
     assert m["one_away_recoveries"] == 1.0 and m["mistakes"] == 1.0 and m["solved"] == 1.0
     record = summary["records"][0]
@@ -212,7 +213,7 @@ def test_groups_without_colours_have_no_weighted_score():
     groups = [{k: v for k, v in g.items() if k in ("topic", "words")} for g in GROUPS]
     doc = {"id": "gg", "words": WORDS, "groups": groups}
     lm = ScriptedLM(knower(synthetic_groups))
-    summary = run_task(FixedTask([doc], intro=gi.INTRO), {"player": lm}, progress=False)
+    summary = run_task(TaskSettings(FixedTask([doc], intro=gi.INTRO)), {"player": lm}, progress=False)
     assert "weighted_clustering" not in summary["metrics"]
     assert summary["metrics"]["solved"] == 1.0
     assert "Correct! FISH:" in " ".join(t["content"] for t in summary["records"][0]["transcript"])
@@ -255,7 +256,7 @@ def test_knower_solves_all_438_connections_games_without_mistakes(built):
     docs = task.instances(seed=0)
     assert len(docs) == 438
     lm = ScriptedLM(knower(gold_lookup(docs)))
-    summary = run_task(task, {"player": lm}, progress=False, max_live=0)
+    summary = run_task(TaskSettings(task, max_live=0), {"player": lm}, progress=False)
     m = summary["metrics"]
     assert summary["n_samples"]["effective"] == 438
     assert m["solved"] == 1.0 and m["mistakes"] == 0.0 and m["groups_found"] == 4.0
@@ -274,7 +275,7 @@ def test_wrong_player_loses_every_connections_game_in_four_mistakes(built):
         return "GUESS: [" + ", ".join(g[turn % 4] for g in gold(messages)) + "]"
 
     lm = ScriptedLM(wrong)
-    summary = run_task(task, {"player": lm}, limit=50, progress=False, max_live=0)
+    summary = run_task(TaskSettings(task, limit=50, max_live=0), {"player": lm}, progress=False)
     m = summary["metrics"]
     assert m["mistakes"] == 4.0 and m["groups_found"] == 0.0 and m["solved"] == 0.0 and m["weighted_clustering"] == 0.0
     assert lm.requests_seen == 50 * 4
@@ -285,7 +286,7 @@ def test_knower_solves_every_globalgroup_4x4_test_game(built, subset):
     task = get_task(f"globalgroup_interactive_{subset}")
     docs = task.instances(seed=0)
     assert len(docs) == 300
-    summary = run_task(task, {"player": ScriptedLM(knower(gold_lookup(docs)))}, progress=False, max_live=0)
+    summary = run_task(TaskSettings(task, max_live=0), {"player": ScriptedLM(knower(gold_lookup(docs)))}, progress=False)
     m = summary["metrics"]
     assert m["solved"] == 1.0 and m["mistakes"] == 0.0 and "weighted_clustering" not in m
 
@@ -300,7 +301,7 @@ def test_report_joins_static_samples_and_episodes_game_by_game(tmp_path):
     from triangulation.runs.results_io import Run
 
     docs = [make_doc(i) for i in range(3)]
-    run_task(FixedTask(docs), {"player": ScriptedLM(knower(synthetic_groups))}, output_dir=tmp_path, model_name="m", progress=False)
+    run_task(TaskSettings(FixedTask(docs), model_dir=tmp_path / "m"), {"player": ScriptedLM(knower(synthetic_groups))}, progress=False)
     episodes = tmp_path / "m" / "episodes_fixed_interactive.jsonl"
     with episodes.open("a") as fh:
         fh.write('{"id": "g1", "trunc')  # a run killed mid-write: the last line is skipped

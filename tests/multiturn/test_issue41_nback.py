@@ -14,6 +14,7 @@ import pytest
 from models.scripted import ScriptedLM
 from multiturn import registry
 from multiturn.engine.runner import run_task
+from multiturn.engine.settings import TaskSettings
 from multiturn.games.nback import history_turn, parse_notebook, score_trials
 
 # N: (hit rate, false-alarm rate, accuracy, |d'|) as the notebooks printed them
@@ -52,13 +53,13 @@ def test_nback_plays_gongs_history_and_the_port_is_unaffected(upstream, built_da
         seen.append(messages)
         return "- (no match)"
 
-    run_task(registry.get_task("nback_verbal_2"), {"player": ScriptedLM(spy)}, limit=1, progress=False)
+    run_task(TaskSettings(registry.get_task("nback_verbal_2"), limit=1), {"player": ScriptedLM(spy)}, progress=False)
     replies = [m["content"] for m in seen[-1] if m["role"] == "assistant"]
     assert replies == ["-"] * 23  # before issue 41: the whole "- (no match)"
     seen.clear()
     task = registry.get_task("nback_verbal_2", {"parse": "strict"})
-    run_task(task, {"player": ScriptedLM(spy)}, limit=1, progress=False)
+    run_task(TaskSettings(task, limit=1), {"player": ScriptedLM(spy)}, progress=False)
     assert {m["content"] for m in seen[-1] if m["role"] == "assistant"} == {"- (no match)"}
     seen.clear()
-    run_task(registry.get_task("nback_verbal_3_triangulating"), {"player": ScriptedLM(spy)}, limit=1, progress=False)
+    run_task(TaskSettings(registry.get_task("nback_verbal_3_triangulating"), limit=1), {"player": ScriptedLM(spy)}, progress=False)
     assert [m["role"] for m in seen[-1]] == ["system"] + ["user"] * 24

@@ -12,6 +12,7 @@ from models.scripted import ScriptedLM
 from multiturn import registry
 from multiturn.engine.runner import run_task
 from multiturn.engine.scheduler import play_episodes
+from multiturn.engine.settings import TaskSettings
 from multiturn.games.nback import (
     abs_dprime_notebook,
     dprime,
@@ -77,7 +78,7 @@ def test_the_rule_oracle_loses_exactly_the_mislabelled_trials(upstream, built_da
 
 @pytest.mark.parametrize("name", ["nback_verbal_1", "nback_spatial_3", "nback_verbal_3_triangulating"])
 def test_always_dash_has_hit_rate_zero_and_accuracy_two_thirds(upstream, built_data, name):
-    summary = run_task(registry.get_task(name), {"player": ScriptedLM(lambda m: "-")}, limit=2, progress=False)
+    summary = run_task(TaskSettings(registry.get_task(name), limit=2), {"player": ScriptedLM(lambda m: "-")}, progress=False)
     m = summary["metrics"]
     assert m["hit_rate"] == 0.0 and m["false_alarm_rate"] == 0.0
     assert m["accuracy"] == pytest.approx(16 / 24)  # 16 of 24 trials are non-matches
@@ -89,7 +90,9 @@ def test_garbage_is_a_miss_on_targets_and_a_false_alarm_on_the_others(upstream, 
     false_alarms += 1``", so an invalid reply is a false alarm. Garbage on every trial: H = 0 -> 0.01,
     FA = 16/16 = 1 -> 0.99, d' = z(0.01) - z(0.99) = -4.6527. Our ``*_valid`` variant (only ``m`` is a false
     alarm): FA 0 -> 0.01, d' = z(0.01) - z(0.01) = 0."""
-    summary = run_task(registry.get_task("nback_verbal_2"), {"player": ScriptedLM(lambda m: "I think so")}, limit=1, progress=False)
+    summary = run_task(
+        TaskSettings(registry.get_task("nback_verbal_2"), limit=1), {"player": ScriptedLM(lambda m: "I think so")}, progress=False
+    )
     m = summary["metrics"]
     assert m["accuracy"] == 0.0 and m["parse_rate"] == 0.0
     assert m["hit_rate"] == 0.0 and m["false_alarm_rate"] == 1.0
@@ -104,12 +107,12 @@ def test_original_protocol_keeps_replies_and_the_port_does_not(upstream, built_d
         seen.append(messages)
         return "-"
 
-    run_task(registry.get_task("nback_verbal_3"), {"player": ScriptedLM(spy)}, limit=1, progress=False)
+    run_task(TaskSettings(registry.get_task("nback_verbal_3"), limit=1), {"player": ScriptedLM(spy)}, progress=False)
     last = seen[-1]
     assert [m["role"] for m in last[:4]] == ["system", "user", "assistant", "user"]
     assert len(last) == 1 + 2 * 23 + 1
     seen.clear()
-    run_task(registry.get_task("nback_verbal_3_triangulating"), {"player": ScriptedLM(spy)}, limit=1, progress=False)
+    run_task(TaskSettings(registry.get_task("nback_verbal_3_triangulating"), limit=1), {"player": ScriptedLM(spy)}, progress=False)
     assert [m["role"] for m in seen[-1]] == ["system"] + ["user"] * 24
 
 

@@ -11,7 +11,8 @@ from lm_eval.api.instance import Instance
 from lm_eval.api.model import LM
 
 from models import loading as backends
-from models.args import prefix_cache_enabled, runner_model_args
+from models.args import prefix_cache_enabled
+from models.loading import runner_model_args
 from models.prefix_cache import (
     PrefixCacheHFLM,
     PrefixPool,

@@ -7,7 +7,7 @@ import argparse
 
 import torch
 
-from models.args import play_batch_size
+from models.loading import play_batch_size
 from multiturn.engine.settings import PlaySettings
 
 

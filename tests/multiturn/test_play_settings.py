@@ -72,7 +72,7 @@ def _settings(tmp_path, model_args: str = "seed=3", **changes) -> object:
 
 def test_the_settings_file_nothing_left_and_the_resume_check_use_one_rule(echo_task, tmp_path):
     from multiturn.engine.runner import run_tasks, unchanged_results
-    from multiturn.engine.settings import same_settings
+    from multiturn.engine.store import same_settings
     from plumbing import run_folder
     from plumbing.jsonio import read_json
 
@@ -86,7 +86,7 @@ def test_the_settings_file_nothing_left_and_the_resume_check_use_one_rule(echo_t
 
     play(settings)
     stored = read_json(run_folder.settings_path(run_folder.model_dir(tmp_path, settings.folder()), "settings_echo"))
-    assert same_settings(stored, settings.episode_settings(registry.get_task("settings_echo")))  # the file is the rule's input
+    assert same_settings(stored, settings.for_task(registry.get_task("settings_echo")).episode_settings)  # the file is the rule's input
     assert stored["model_args"] == "seed=3"  # lm-eval's string form, as files written before PlaySettings hold it
     assert _settings(tmp_path, None).model_settings() == {"model": "random", "model_args": ""}  # no model_args: "", as before
     assert unchanged_results(settings) is not None

@@ -12,6 +12,7 @@ import pytest
 from models.scripted import ScriptedLM
 from multiturn import registry
 from multiturn.engine.runner import run_task, run_tasks
+from multiturn.engine.settings import TaskSettings
 from multiturn.game import Game, Request, TaskSpec
 from tests.support.play_settings import play_settings
 
@@ -89,7 +90,7 @@ def test_a_nameless_spec_takes_its_registration_everywhere(fresh_tasks, tmp_path
 
 def test_the_engine_refuses_a_task_with_no_name():
     with pytest.raises(ValueError, match="PlusOneTask has no name: build it with multiturn.registry.get_task"):
-        run_task(PlusOneTask(), {"player": ScriptedLM(lambda m: "1")}, progress=False)
+        run_task(TaskSettings(PlusOneTask()), {"player": ScriptedLM(lambda m: "1")}, progress=False)
 
 
 def test_no_registered_game_states_a_name_of_its_own():

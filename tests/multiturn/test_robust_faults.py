@@ -21,9 +21,10 @@ import pytest
 
 from models.retry import RetryPolicy
 from models.scripted import ScriptedLM
-from multiturn.engine import results as res
 from multiturn.engine.record import read_episodes
 from multiturn.engine.runner import run_task
+from multiturn.engine.settings import TaskSettings
+from multiturn.engine.store import write_results
 from multiturn.game import Game, Request, TaskSpec
 from plumbing import atomic, run_folder
 
@@ -136,7 +137,7 @@ def test_flaky_backend_run_finishes_marks_failures_and_the_same_command_complete
     task = EchoTask(n=20, turns=3)
     lm = FlakyLM(rate=0.2, seed=7)
     retry = RetryPolicy(attempts=2, **NO_WAIT)
-    first = run_task(task, {"player": lm}, output_dir=tmp_path, model_name="m", max_live=4, retry=retry, progress=False)
+    first = run_task(TaskSettings(task, max_live=4, retry=retry, model_dir=tmp_path / "m"), {"player": lm}, progress=False)
 
     records = first["records"]
     failed = [r for r in records if r["failed"]]
@@ -152,7 +153,7 @@ def test_flaky_backend_run_finishes_marks_failures_and_the_same_command_complete
     summary = first
     while summary["n_failed"] and runs < 10:  # the same command again, on the same flaky backend
         lm.answered.clear()
-        summary = run_task(task, {"player": lm}, output_dir=tmp_path, model_name="m", max_live=4, retry=retry, progress=False)
+        summary = run_task(TaskSettings(task, max_live=4, retry=retry, model_dir=tmp_path / "m"), {"player": lm}, progress=False)
         runs += 1
         assert not set(lm.answered) & set(finished_before), "a finished episode was played again"
         finished_before.update({r["id"]: r for r in summary["records"] if not r["failed"]})
@@ -169,7 +170,7 @@ def test_a_batch_with_one_bad_request_fails_only_that_episode():
                 raise ValueError("request rejected: content filter")
             return super().generate_until(requests, disable_tqdm)
 
-    summary = run_task(EchoTask(n=8), {"player": PoisonLM(echo)}, retry=RetryPolicy(attempts=3, **NO_WAIT), progress=False)
+    summary = run_task(TaskSettings(EchoTask(n=8), retry=RetryPolicy(attempts=3, **NO_WAIT)), {"player": PoisonLM(echo)}, progress=False)
     failed = [r["id"] for r in summary["records"] if r["failed"]]
     assert failed == ["e03"] and summary["metrics"]["accuracy"] == 1.0
 
@@ -179,7 +180,9 @@ def test_wrong_number_of_replies_is_a_backend_error():
         def generate_until(self, requests, disable_tqdm: bool = False):
             return super().generate_until(requests, disable_tqdm)[:-1]
 
-    summary = run_task(EchoTask(n=3, turns=1), {"player": ShortLM(echo)}, retry=RetryPolicy(attempts=1, **NO_WAIT), progress=False)
+    summary = run_task(
+        TaskSettings(EchoTask(n=3, turns=1), retry=RetryPolicy(attempts=1, **NO_WAIT)), {"player": ShortLM(echo)}, progress=False
+    )
     assert all(r["failed"] and "replies for" in r["error"] for r in summary["records"])
     assert summary["metrics"] == {} and summary["n_failed"] == 3
 
@@ -191,7 +194,9 @@ def test_a_hung_call_times_out_and_the_retry_succeeds():
     lm = HangingLM({"e01"}, first_call_only=True)
     try:
         started = time.perf_counter()
-        summary = run_task(EchoTask(n=4, turns=2), {"player": lm}, retry=RetryPolicy(attempts=2, timeout=0.3, **NO_WAIT), progress=False)
+        summary = run_task(
+            TaskSettings(EchoTask(n=4, turns=2), retry=RetryPolicy(attempts=2, timeout=0.3, **NO_WAIT)), {"player": lm}, progress=False
+        )
         elapsed = time.perf_counter() - started
     finally:
         lm.release.set()
@@ -205,11 +210,8 @@ def test_an_episode_that_always_hangs_is_marked_failed_and_completed_later(tmp_p
     try:
         started = time.perf_counter()
         first = run_task(
-            task,
+            TaskSettings(task, retry=RetryPolicy(attempts=2, timeout=0.25, **NO_WAIT), model_dir=tmp_path / "m"),
             {"player": lm},
-            output_dir=tmp_path,
-            model_name="m",
-            retry=RetryPolicy(attempts=2, timeout=0.25, **NO_WAIT),
             progress=False,
         )
         elapsed = time.perf_counter() - started
@@ -221,7 +223,7 @@ def test_an_episode_that_always_hangs_is_marked_failed_and_completed_later(tmp_p
     assert first["metrics"]["accuracy"] == 1.0 and first["n_samples"]["effective"] == 5
 
     healthy = FlakyLM(rate=0.0)
-    second = run_task(task, {"player": healthy}, output_dir=tmp_path, model_name="m", progress=False)
+    second = run_task(TaskSettings(task, model_dir=tmp_path / "m"), {"player": healthy}, progress=False)
     assert set(healthy.answered) == {"e02"}  # only the failed episode is played again
     assert second["n_failed"] == 0 and second["n_samples"]["effective"] == 6
     assert sorted(r["id"] for r in _lines(_jsonl(tmp_path, task))) == [f"e{i:02d}" for i in range(6)]
@@ -236,7 +238,7 @@ def test_without_a_timeout_the_call_is_direct():
             seen.append(threading.current_thread() is threading.main_thread())
             return super().generate_until(requests, disable_tqdm)
 
-    run_task(EchoTask(n=2, turns=1), {"player": ThreadLM(echo)}, retry=RetryPolicy(timeout=None), progress=False)
+    run_task(TaskSettings(EchoTask(n=2, turns=1), retry=RetryPolicy(timeout=None)), {"player": ThreadLM(echo)}, progress=False)
     assert seen and all(seen)
 
 
@@ -244,7 +246,7 @@ def test_without_a_timeout_the_call_is_direct():
 
 
 def test_empty_replies_are_the_models_answers_not_failures():
-    summary = run_task(EchoTask(n=4), {"player": ScriptedLM(lambda m: "")}, progress=False)
+    summary = run_task(TaskSettings(EchoTask(n=4)), {"player": ScriptedLM(lambda m: "")}, progress=False)
     assert summary["n_failed"] == 0 and summary["metrics"]["accuracy"] == 0.0
 
 
@@ -269,7 +271,9 @@ def test_real_tasks_finish_on_empty_replies(reply, upstream, built_data, tmp_pat
     lm = ScriptedLM(lambda m: reply)
     for name in REAL_TASKS:
         summary = run_task(
-            registry.get_task(name), {"player": lm, "player_b": lm, "judge": lm}, limit=1, output_dir=tmp_path, progress=False
+            TaskSettings(registry.get_task(name), limit=1, model_dir=tmp_path / "model"),
+            {"player": lm, "player_b": lm, "judge": lm},
+            progress=False,
         )
         assert summary["n_failed"] == 0, name
         [record] = summary["records"]
@@ -282,14 +286,14 @@ def test_real_tasks_finish_on_empty_replies(reply, upstream, built_data, tmp_pat
 
 def test_truncated_last_line_is_dropped_on_resume_and_that_episode_replayed(tmp_path):
     task = EchoTask(n=5, turns=2)
-    run_task(task, {"player": ScriptedLM(echo)}, output_dir=tmp_path, model_name="m", progress=False)
+    run_task(TaskSettings(task, model_dir=tmp_path / "m"), {"player": ScriptedLM(echo)}, progress=False)
     path = _jsonl(tmp_path, task)
     raw = path.read_bytes()
     last_start = raw.rstrip(b"\n").rfind(b"\n") + 1
     cut_id = json.loads(raw[last_start:])["id"]
     path.write_bytes(raw[: last_start + (len(raw) - last_start) // 2])  # a kill mid-write
     lm = FlakyLM(rate=0.0)
-    summary = run_task(task, {"player": lm}, output_dir=tmp_path, model_name="m", progress=False)
+    summary = run_task(TaskSettings(task, model_dir=tmp_path / "m"), {"player": lm}, progress=False)
     assert set(lm.answered) == {cut_id}
     assert summary["n_samples"]["effective"] == 5 and summary["metrics"]["accuracy"] == 1.0
     assert sorted(r["id"] for r in _lines(path)) == [f"e{i:02d}" for i in range(5)]  # valid JSONL, each once
@@ -300,7 +304,7 @@ def test_truncated_last_line_is_dropped_on_resume_and_that_episode_replayed(tmp_
 
 def test_results_json_is_written_atomically(tmp_path, monkeypatch):
     payload = {"results": {"t": {"acc,none": 1.0}}}
-    path = res.write_results(tmp_path, payload)
+    path = write_results(tmp_path, payload)
     assert json.loads(path.read_text()) == payload and [p.name for p in tmp_path.iterdir()] == [path.name]
 
     def crash(*_a, **_k):
@@ -308,7 +312,7 @@ def test_results_json_is_written_atomically(tmp_path, monkeypatch):
 
     monkeypatch.setattr(atomic.os, "replace", crash)
     with pytest.raises(OSError):
-        res.write_results(tmp_path / "other", payload)
+        write_results(tmp_path / "other", payload)
     assert list((tmp_path / "other").iterdir()) == []  # no half-written results_*.json, no temporary left
 
 
@@ -322,6 +326,6 @@ def test_the_temporary_results_name_is_never_read_as_results(tmp_path, monkeypat
         real_replace(src, dst)
 
     monkeypatch.setattr(atomic.os, "replace", spy)
-    res.write_results(tmp_path, {"results": {}})
+    write_results(tmp_path, {"results": {}})
     [tmp_name] = seen
     assert tmp_name.startswith(".") and not tmp_name.endswith(".json")

@@ -12,6 +12,7 @@ import pytest
 from datasets_build.hub import atomic_dir
 from models.scripted import ScriptedLM
 from multiturn.engine.runner import run_task
+from multiturn.engine.settings import TaskSettings
 from multiturn.games import splat
 from multiturn.registry import get_task
 from plumbing.errors import UserError
@@ -187,7 +188,7 @@ def test_player_that_knows_solves_every_puzzle_in_one_round(puzzles, tmp_path):
     task = get_task("splat_easy")
     by_title = {p["title"]: p for p in puzzles}
     player, judge = ScriptedLM(_player_that_knows(by_title)), ScriptedLM(_judge_that_knows(by_title))
-    summary = run_task(task, {"player": player, "judge": judge}, limit=12, output_dir=tmp_path, model_name="m", progress=False)
+    summary = run_task(TaskSettings(task, limit=12, model_dir=tmp_path / "m"), {"player": player, "judge": judge}, progress=False)
     assert summary["n_samples"]["effective"] == 12
     assert summary["metrics"]["accuracy"] == 1.0
     assert summary["metrics"]["rounds"] == 1.0
@@ -204,7 +205,7 @@ def test_player_that_never_solves_uses_fifteen_rounds(puzzles):
     by_title = {p["title"]: p for p in puzzles}
     player = ScriptedLM(lambda messages: "Is it raining?")
     judge = ScriptedLM(_judge_that_knows(by_title))
-    summary = run_task(task, {"player": player, "judge": judge}, limit=3, progress=False)
+    summary = run_task(TaskSettings(task, limit=3), {"player": player, "judge": judge}, progress=False)
     m = summary["metrics"]
     assert m["accuracy"] == 0.0 and m["rounds"] == 15.0 and m["overall"] == 0.0
     assert judge.requests_seen == 3 * 15
@@ -225,7 +226,9 @@ def test_hit_on_a_later_round_counts_that_round(puzzles):
         return knows(messages) if len(messages) >= 7 else "Is it a trick?"
 
     summary = run_task(
-        get_task("splat_hard"), {"player": ScriptedLM(player), "judge": ScriptedLM(_judge_that_knows(by_title))}, limit=2, progress=False
+        TaskSettings(get_task("splat_hard"), limit=2),
+        {"player": ScriptedLM(player), "judge": ScriptedLM(_judge_that_knows(by_title))},
+        progress=False,
     )
     assert summary["metrics"] == {"accuracy": 1.0, "rounds": 4.0, "overall": 25.0}
 
@@ -240,7 +243,7 @@ def test_empty_player_turn_uses_its_round_without_a_judge_call(puzzles):
         return "   " if len(messages) == 1 else knows(messages)
 
     judge = ScriptedLM(_judge_that_knows(by_title))
-    summary = run_task(get_task("splat_medium"), {"player": ScriptedLM(player), "judge": judge}, limit=1, progress=False)
+    summary = run_task(TaskSettings(get_task("splat_medium"), limit=1), {"player": ScriptedLM(player), "judge": judge}, progress=False)
     assert summary["metrics"]["rounds"] == 2.0 and summary["metrics"]["accuracy"] == 1.0
     assert judge.requests_seen == 1
     assert seen[-1] == splat.EMPTY_TURN_REPLY
@@ -261,7 +264,7 @@ def test_judge_agreement_with_human_labels(puzzles, tmp_path):
     task = get_task("splat_easy", {"human_labels": labels})
     player = ScriptedLM(_player_that_knows(by_title))
     judge = ScriptedLM(_judge_that_knows(by_title))
-    summary = run_task(task, {"player": player, "judge": judge}, limit=3, progress=False)
+    summary = run_task(TaskSettings(task, limit=3), {"player": player, "judge": judge}, progress=False)
     # eq. 6 per kind: questions 1 of 2 agree, final answers 2 of 2 (seed 004 Table 2 reports them apart)
     assert summary["metrics"]["judge_agreement_reasoning"] == pytest.approx(1 / 2)
     assert summary["metrics"]["judge_labels_reasoning"] == 2.0
@@ -425,9 +428,8 @@ def test_player_sees_judge_replies_lower_cased(puzzles):
         return "Is it night?"
 
     run_task(
-        get_task("splat_easy", {"max_rounds": 2}),
+        TaskSettings(get_task("splat_easy", {"max_rounds": 2}), limit=1),
         {"player": ScriptedLM(player), "judge": ScriptedLM(lambda m: "YES, Indeed.")},
-        limit=1,
         progress=False,
     )
     assert seen[1] == "yes, indeed."

@@ -15,6 +15,7 @@ import pytest
 
 from models.scripted import ScriptedLM
 from multiturn.engine.runner import run_task
+from multiturn.engine.settings import TaskSettings
 from multiturn.engine.store import TaskStore
 from multiturn.engine.turns import read_turns, turn_line
 from tests.support.engine_helpers import CountTask, echo_last
@@ -47,12 +48,12 @@ def _episodes(folder: Path, task: str = "count_test") -> dict[str, dict]:
 def test_a_kill_mid_batch_loses_only_the_request_in_flight_and_lockstep_goes_on(tmp_path):
     task = CountTask()
     whole = ScriptedLM(echo_last)
-    expected = run_task(task, {"player": whole}, progress=False, output_dir=tmp_path / "whole", model_name="m")
+    expected = run_task(TaskSettings(task, model_dir=tmp_path / "whole" / "m"), {"player": whole}, progress=False)
     assert whole.requests_seen == TURNS
 
     first = dying(after=8)  # the second step's batch of 6 is answered up to its 3rd request
     with pytest.raises(Killed):
-        run_task(task, {"player": first}, progress=False, output_dir=tmp_path / "run", model_name="m")
+        run_task(TaskSettings(task, model_dir=tmp_path / "run" / "m"), {"player": first}, progress=False)
     store = TaskStore(tmp_path / "run" / "m", task.name)
     logged = read_turns([store.turns])
     assert sum(map(len, logged.values())) == 8  # every answered request, the 2 answered of the batch in flight included
@@ -60,7 +61,7 @@ def test_a_kill_mid_batch_loses_only_the_request_in_flight_and_lockstep_goes_on(
     assert finished == {"ep001", "ep004"}  # the one-turn episodes ended in the first step (their turns wait for compaction)
 
     second = ScriptedLM(echo_last)
-    resumed = run_task(task, {"player": second}, progress=False, output_dir=tmp_path / "run", model_name="m")
+    resumed = run_task(TaskSettings(task, model_dir=tmp_path / "run" / "m"), {"player": second}, progress=False)
     assert first.requests_seen - 1 + second.requests_seen == TURNS  # each turn asked once; the one in flight again
     remaining = [n - len(logged.get(f"ep{i:03d}", [])) for i, n in enumerate([3, 1, 5] * 2) if f"ep{i:03d}" not in finished]
     assert second.calls == max(remaining)  # episodes at different depths still advance together, one batch a step
@@ -72,14 +73,14 @@ def test_a_kill_mid_batch_loses_only_the_request_in_flight_and_lockstep_goes_on(
 def test_logged_turns_that_no_longer_fit_the_game_are_asked_again(tmp_path, caplog):
     task = CountTask(n_episodes=1, lengths=(5,))
     with pytest.raises(Killed):
-        run_task(task, {"player": dying(after=4)}, progress=False, output_dir=tmp_path, model_name="m")
+        run_task(TaskSettings(task, model_dir=tmp_path / "m"), {"player": dying(after=4)}, progress=False)
     store = TaskStore(tmp_path / "m", task.name)
     turns = read_turns([store.turns])["ep000"]
     assert [t["turn"] for t in turns] == [0, 1, 2, 3]
     turns[2] = {**turns[2], "request": "0" * 16}  # turn 2 answered another request: it and what follows are asked again
     store.turns.write_text("".join(turn_line(t) + "\n" for t in turns), encoding="utf-8")
     again = ScriptedLM(echo_last)
-    summary = run_task(task, {"player": again}, progress=False, output_dir=tmp_path, model_name="m")
+    summary = run_task(TaskSettings(task, model_dir=tmp_path / "m"), {"player": again}, progress=False)
     assert again.requests_seen == 3 and summary["metrics"]["accuracy"] == 1.0
     assert "2 of 4 logged turns fit the game" in caplog.text
     assert len(_episodes(tmp_path)["ep000"]["calls"]) == 5
@@ -104,10 +105,10 @@ def test_a_resume_under_other_settings_is_refused_even_when_only_turns_were_stor
 
     task = CountTask(n_episodes=2, lengths=(4,))
     with pytest.raises(Killed):
-        run_task(task, {"player": dying(after=3)}, progress=False, output_dir=tmp_path, model_name="m", seed=1)
+        run_task(TaskSettings(task, seed=1, model_dir=tmp_path / "m"), {"player": dying(after=3)}, progress=False)
     assert not TaskStore(tmp_path / "m", task.name).finished()
     with pytest.raises(UserError, match="other settings"):
-        run_task(task, {"player": ScriptedLM(echo_last)}, progress=False, output_dir=tmp_path, model_name="m", seed=2)
+        run_task(TaskSettings(task, seed=2, model_dir=tmp_path / "m"), {"player": ScriptedLM(echo_last)}, progress=False)
 
 
 def _play(out: Path, work: Path, *, die_after: int = 0, limit: int = 4) -> subprocess.CompletedProcess:
