@@ -117,7 +117,7 @@ def load_lm(backend: ModelRef, *, batch_size: int | str | None = 1, device: str 
         raise ValueError("load_lm takes a resolved model (models.loading.resolve_model)")
     register_secrets(args)
     lm_class = _runner_lm_class(model, prefix_cache) or resolve_lm_class(model)
-    extra = {"batch_size": batch_size, "device": device}
+    extra = {"batch_size": batch_size, "device": device or _hf_default_device(model, args)}
     if not all(takes_keyword(lm_class, key) for key in extra):  # a backend that does not take batch_size/device
         extra = {}
     try:
@@ -129,6 +129,17 @@ def load_lm(backend: ModelRef, *, batch_size: int | str | None = 1, device: str 
             f"cannot load --model {model} with --model_args {backend.args_string or '(none)'}: {detail} "
             "(check the model name or path and the model_args keys)"
         ) from exc
+
+
+def _hf_default_device(model: str, args: Mapping[str, Any]) -> str | None:
+    """The device for an ``hf`` model when neither ``--device`` nor model_args name one: CUDA when present, else the
+    CPU, as lm-eval's ``HFLM`` chooses for an unnamed device (its constructor's own default, ``cuda``, fails on a
+    machine without CUDA; ``lm_eval``'s CLI passes ``cuda:0``, which falls back). None: the backend's own default."""
+    if model not in HF_MODEL_NAMES or args.get("device"):
+        return None
+    import torch  # an hf model loads torch anyway
+
+    return "cuda" if torch.cuda.is_available() else "cpu"
 
 
 def decoding_config(lm: Any) -> dict[str, Any]:
