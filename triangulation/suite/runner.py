@@ -32,7 +32,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TextIO
 
-from plumbing import jsonio, run_folder
+from plumbing import run_folder
 from plumbing.errors import UserError
 from plumbing.locks import RunLock
 from plumbing.secrets import hide_argv_secrets, scrub
@@ -49,12 +49,12 @@ from triangulation.suite.cells import (
     outcome_row,
     read_marker,
     redacted_argv,
-    replica_args,
     write_marker,
+    write_status,
 )
 from triangulation.suite.healing import serve_and_run
 from triangulation.suite.outputs import report_model_names, run_report, write_sizes
-from triangulation.suite.placement import pool_placements, waves
+from triangulation.suite.placement import Placement, pool_placements, waves
 from triangulation.suite.pool import run_pool
 from triangulation.suite.serve import Endpoint, api_endpoint, deaf_to_checkpoint, last_line, needs_completions, start_vllm
 from triangulation.suite.spec import Cell, ModelSpec, Suite, cells
@@ -116,8 +116,7 @@ class Sweep:
             self._endpoints.append(endpoint)
             return endpoint
         log = self.root / "logs" / model.name / "server.log"
-        serve_args = (*model.serve_args, *replica_args(model, replicas))
-        endpoint = start_vllm(model.ref, log, gpus=model.gpu_count, serve_args=serve_args, env=env)
+        endpoint = start_vllm(model.ref, log, gpus=model.gpu_count, serve_args=model.serve_args, env=env, replicas=replicas)
         self._endpoints.append(endpoint)
         started = time.monotonic()
         try:
@@ -333,13 +332,15 @@ def run_suite(
     retries: int | None = None,
     report: bool = True,
     gpus: list[str] | None = None,
+    placements: list[Placement] | None = None,
 ) -> SuiteResult:
-    """Every cell (finished ones skipped), the models of one wave at once on their GPUs
-    (:mod:`triangulation.suite.placement`), then the report over ``root``; returns each cell's outcome.
-    Ctrl-C or SIGTERM stops every cell and server started, then re-raises."""
+    """Every cell (finished ones skipped), the models of one wave at once on their GPUs (``placements``, as the
+    command placed them; else placed here: :mod:`triangulation.suite.placement`), then the report over ``root``;
+    returns each cell's outcome. Ctrl-C or SIGTERM stops every cell and server started, then re-raises."""
     from tqdm.auto import tqdm
 
-    placements = pool_placements(suite, gpus or [], root=root)  # a model too big for the node: an error before anything runs
+    if placements is None:  # a model too big for the node: an error before anything runs
+        placements = pool_placements(suite, gpus or [], root=root)
     root.mkdir(parents=True, exist_ok=True)
     attempts = 1 + (suite.retries if retries is None else retries)
     result = SuiteResult()
@@ -366,7 +367,7 @@ def run_suite(
     finally:
         bar.close()
         result.outcomes = [o for m in suite.models for o in by_model.get(m.name, [])]
-        write_status(root, suite, result)
+        write_status(root, suite, [outcome_row(o) for o in result.outcomes])
         if previous is not None:
             signal.signal(signal.SIGTERM, previous)
     write_sizes(root, suite)
@@ -435,13 +436,6 @@ def _terminate_on_sigterm():
         raise SystemExit(128 + signum)
 
     return signal.signal(signal.SIGTERM, handler)
-
-
-def write_status(root: Path, suite: Suite, result: SuiteResult) -> Path:
-    path = root / "suite_status.json"
-    rows = [outcome_row(o) for o in result.outcomes]
-    jsonio.write_json(path, {"suite": str(suite.path), "executor": "local", "cells": rows}, indent=1)
-    return path
 
 
 def summary(result: SuiteResult) -> str:

@@ -39,7 +39,7 @@ import submitit
 
 from plumbing import jsonio
 from plumbing.errors import UserError
-from triangulation.suite.cells import Outcome, is_done, outcome_row
+from triangulation.suite.cells import Outcome, is_done, outcome_row, write_status
 from triangulation.suite.outputs import run_report, write_sizes
 from triangulation.suite.runner import Sweep
 from triangulation.suite.spec import Cell, ModelSpec, Suite, load_suite, time_minutes
@@ -113,7 +113,7 @@ def job_main(suite_path: str, root: str, model_name: str, launcher: list[str], a
     rows = [outcome_row(o, "slurm", job_id) for o in outcomes]
     folder = Path(root) / "status"
     folder.mkdir(parents=True, exist_ok=True)
-    _write_json(folder / f"{model_name}.json", {"model": model_name, "cells": rows})
+    jsonio.write_json(folder / f"{model_name}.json", {"model": model_name, "cells": rows}, indent=1)
     return rows
 
 
@@ -178,10 +178,6 @@ def seconds_left(job_id: str, env: dict[str, str] | None = None) -> float | None
     except (IndexError, ValueError):
         return None
     return end - time.time()
-
-
-def _write_json(path: Path, data: Any) -> None:
-    jsonio.write_json(path, data, indent=1)
 
 
 def read_jobs(root: Path) -> dict[str, dict[str, Any]]:
@@ -255,7 +251,7 @@ def submit(suite: Suite, root: Path, launcher: Sequence[str], attempts: int) -> 
                 "submitted": time.strftime("%Y-%m-%dT%H:%M:%S"),
             }
     root.mkdir(parents=True, exist_ok=True)
-    _write_json(root / JOBS_FILE, jobs)
+    jsonio.write_json(root / JOBS_FILE, jobs, indent=1)
     if refused:  # the other models' jobs went out (and are recorded): one line for what did not
         raise UserError("; ".join(refused))
     return submitted
@@ -292,12 +288,6 @@ def _job_report(root: Path, model: str) -> dict[str, dict[str, Any]]:
     except (OSError, ValueError):
         return {}
     return {r["cell"]: r for r in data.get("cells", []) if isinstance(r, dict) and "cell" in r}
-
-
-def write_status_rows(root: Path, suite: Suite, rows: list[dict[str, Any]]) -> Path:
-    path = root / "suite_status.json"
-    _write_json(path, {"suite": str(suite.path), "executor": "slurm", "cells": rows})
-    return path
 
 
 def wait(suite: Suite, root: Path, poll: float = 5.0) -> list[dict[str, Any]]:
@@ -357,7 +347,7 @@ def run_slurm(suite: Suite, root: Path, launcher: Sequence[str], attempts: int, 
             f"suite: stopped waiting; the jobs go on (scancel them to stop): triangulate suite {suite.path} --output_path {root} --status"
         )
         return 130
-    write_status_rows(root, suite, rows)
+    write_status(root, suite, rows, "slurm")
     return finish(suite, root, rows, report, alive=set())
 
 
@@ -384,7 +374,7 @@ def status_command(suite: Suite, root: Path, report: bool = True) -> int:
     ours = {str(j.get("job_id")) for j in read_jobs(root).values()}
     alive = active_jobs(ours)
     rows = cell_rows(suite, root, alive)
-    write_status_rows(root, suite, rows)
+    write_status(root, suite, rows, "slurm")
     if alive or not all(r["status"] in DONE for r in rows):
         print("\n".join(status_lines(suite, rows, alive)))
         return 0 if alive else 1
