@@ -22,8 +22,8 @@ from plumbing.errors import UserError
 from tests.support.slurm_cluster import missing_tools, slurm_cluster
 from tests.triangulation.test_suite import LAUNCHER, ROOT, scripted, suite_env, write_suite
 from triangulation.suite.cells import cell_dir, is_done
-from triangulation.suite.slurm import executor_parameters, model_gpus, read_jobs, time_minutes
-from triangulation.suite.spec import cells, load_suite
+from triangulation.suite.slurm import executor_parameters, model_gpus, read_jobs
+from triangulation.suite.spec import cells, load_suite, time_minutes
 
 #: seconds of model work per request in the time-limit test: 8 requests, more than one leg of a one-minute job can hold
 DELAY_S = 8
@@ -202,7 +202,7 @@ def test_models_that_need_no_gpu_request_none_and_each_model_has_its_own_time(tm
     assert "#SBATCH --signal=USR2@90" in script  # submitit's checkpoint signal, 90 s before the limit
     short = _make_sbatch_string(command="true", folder=str(tmp_path), **executor_parameters(suite, 0, 1))
     assert "#SBATCH --signal=USR2@20" in short  # a one-minute job is signalled 20 s before its limit
-    assert cells(suite)[0].fingerprint() == cells(load_suite(write_suite(tmp_path, {"models": [{"name": "chance", "model": "random"}], "tasks": [{"play": "lnt"}]}, "b.yaml")))[0].fingerprint()  # fmt: skip
+    assert cells(suite)[0].fingerprint == cells(load_suite(write_suite(tmp_path, {"models": [{"name": "chance", "model": "random"}], "tasks": [{"play": "lnt"}]}, "b.yaml")))[0].fingerprint  # fmt: skip
     with pytest.raises(UserError, match=r"models\[0\]: time: 'soon' is neither minutes"):
         load_suite(write_suite(tmp_path, {"models": [{"name": "a", "time": "soon"}], "tasks": [{"play": "lnt"}]}, "c.yaml"))
 

@@ -157,7 +157,7 @@ def request_cache(output_dir: Path, cell: Cell) -> Path:
     """lm-eval's request cache of an eval cell (``--use_cache``; lm-eval adds ``_rank<N>.db``): each answered
     request is stored as it comes, so a killed, timed-out or requeued cell resumes at the request. Keyed by the
     cell's fingerprint: a changed model or entry never reads another configuration's answers."""
-    return output_dir / ".request_cache" / cell.fingerprint()
+    return output_dir / ".request_cache" / cell.fingerprint
 
 
 def cell_dir(root: Path, cell: Cell) -> Path:
@@ -176,7 +176,7 @@ def read_marker(root: Path, cell: Cell) -> dict[str, Any] | None:
 def is_done(root: Path, cell: Cell) -> bool:
     """Finished with this very configuration, and its results files are still there."""
     marker = read_marker(root, cell)
-    if not marker or marker.get("fingerprint") != cell.fingerprint():
+    if not marker or marker.get("fingerprint") != cell.fingerprint:
         return False
     return all((cell_dir(root, cell) / f).is_file() for f in marker.get("results", [])) and bool(marker.get("results"))
 
@@ -186,7 +186,7 @@ def write_marker(root: Path, cell: Cell, results: list[str], seconds: float, att
     the wall time, when it started, the machine, the model and the cell's work (:func:`cell_counts`)."""
     payload = {
         "cell": cell.label,
-        "fingerprint": cell.fingerprint(),
+        "fingerprint": cell.fingerprint,
         "results": results,
         "seconds": round(seconds, 1),
         "attempts": attempts,

@@ -335,8 +335,8 @@ def vllm_check(suite: Suite, found: Findings) -> None:
 def gpu_checks(suite: Suite, executor: str, gpus: list[str], found: Findings) -> None:
     need = {m.name: model_gpus(suite, m) for m in suite.models}
     if executor == "slurm":
-        node = slurm_node_gpus(suite.slurm.get("partition"))
-        where = f"partition {suite.slurm.get('partition') or '(default)'}"
+        node = slurm_node_gpus(suite.slurm.partition)
+        where = f"partition {suite.slurm.partition or '(default)'}"
         if node is None:
             found.notes.append("GPU count not checked: `sinfo` not found")
         for m in suite.models:
@@ -350,7 +350,7 @@ def gpu_checks(suite: Suite, executor: str, gpus: list[str], found: Findings) ->
                 found.problems.append(
                     f"model {m.name} needs {need[m.name]} GPUs but this node has {len(gpus)} ({','.join(gpus)}); lower its `gpus:`"
                 )
-    memory = slurm_gpu_memory_mib(suite.slurm.get("partition")) if executor == "slurm" else gpu_memory_mib(gpus)
+    memory = slurm_gpu_memory_mib(suite.slurm.partition) if executor == "slurm" else gpu_memory_mib(gpus)
     if executor == "slurm" and not memory:
         found.notes.append("memory fit not checked: the partition's GPU type is not named in `sinfo` (gpu:TYPE:N) or not known here")
         return

@@ -194,7 +194,7 @@ class Sweep:
         log = root / "logs" / cell.model.name / f"{cell.task.name}.log"
         log.parent.mkdir(parents=True, exist_ok=True)
         old = read_marker(root, cell)
-        overwrite = bool(old) and old.get("fingerprint") != cell.fingerprint()  # the entry changed: play starts over
+        overwrite = bool(old) and old.get("fingerprint") != cell.fingerprint  # the entry changed: play starts over
         argv = cell_argv(cell, folder, self.launcher, overwrite=overwrite, endpoint=endpoint)
         started = time.time()
         detail = "stopped"

@@ -42,7 +42,7 @@ from plumbing.errors import UserError
 from triangulation.suite.cells import Outcome, is_done, outcome_row, write_status
 from triangulation.suite.outputs import run_report, write_sizes
 from triangulation.suite.runner import Sweep
-from triangulation.suite.spec import Cell, ModelSpec, Suite, load_suite, time_minutes
+from triangulation.suite.spec import Cell, ModelSpec, Suite, load_suite
 
 JOBS_FILE = "slurm_jobs.json"
 #: seconds before its time limit that SLURM signals a job to checkpoint (submitit's default 90; a third of the
@@ -62,7 +62,7 @@ def model_gpus(suite: Suite, model: ModelSpec) -> int:
         return model.gpus
     if needs_no_gpu(model):
         return 0
-    return int(suite.slurm.get("gpus_per_model", 1))
+    return suite.slurm.gpus_per_model
 
 
 def needs_no_gpu(model: ModelSpec) -> bool:
@@ -72,13 +72,13 @@ def needs_no_gpu(model: ModelSpec) -> bool:
 
 def model_time(suite: Suite, model: ModelSpec) -> int:
     """A model's job time limit in minutes: its own ``time:``, else the block's ``time``, else 24 h."""
-    return model.time if model.time is not None else time_minutes(suite.slurm.get("time"))
+    return model.time if model.time is not None else suite.slurm.time
 
 
 def executor_parameters(suite: Suite, gpus: int, minutes: int | None = None) -> dict[str, Any]:
     """submitit ``SlurmExecutor`` parameters of one model's job (``minutes``: its time limit, default the block's)."""
     block = suite.slurm
-    minutes = time_minutes(block.get("time")) if minutes is None else minutes
+    minutes = block.time if minutes is None else minutes
     params: dict[str, Any] = {
         "job_name": f"suite-{suite.name}",
         "time": minutes,
@@ -89,16 +89,16 @@ def executor_parameters(suite: Suite, gpus: int, minutes: int | None = None) -> 
     }
     if gpus:
         params["gpus_per_node"] = gpus
-    if block.get("partition"):
-        params["partition"] = str(block["partition"])
-    if block.get("cpus"):
-        params["cpus_per_task"] = int(block["cpus"])
-    if block.get("mem"):
-        params["mem"] = str(block["mem"])
-    if block.get("sbatch"):
-        params["additional_parameters"] = {str(k): v for k, v in block["sbatch"].items()}
-    if block.get("setup"):
-        params["setup"] = list(block["setup"])
+    if block.partition:
+        params["partition"] = block.partition
+    if block.cpus:
+        params["cpus_per_task"] = block.cpus
+    if block.mem:
+        params["mem"] = block.mem
+    if block.sbatch:
+        params["additional_parameters"] = dict(block.sbatch)
+    if block.setup:
+        params["setup"] = list(block.setup)
     return params
 
 
@@ -188,6 +188,11 @@ def read_jobs(root: Path) -> dict[str, dict[str, Any]]:
     return data if isinstance(data, dict) else {}
 
 
+def job_ids(jobs: dict[str, dict[str, Any]]) -> set[str]:
+    """The job ids of this sweep's models (:data:`JOBS_FILE`)."""
+    return {str(j.get("job_id")) for j in jobs.values()}
+
+
 def active_jobs(ids: Iterable[str], env: dict[str, str] | None = None) -> set[str]:
     """Which of ``ids`` (``123`` or ``123_4``: this sweep's jobs) are queued or running now; ``squeue`` is asked
     about these jobs only (``-j``), not about every user's."""
@@ -223,14 +228,15 @@ def submit(suite: Suite, root: Path, launcher: Sequence[str], attempts: int) -> 
     array); returns model -> new job id. An ``sbatch`` refusal is a one-line UserError quoting sbatch, raised once
     every other array is submitted."""
     jobs = read_jobs(root)
-    alive = active_jobs(str(j.get("job_id")) for j in jobs.values())
+    alive = active_jobs(job_ids(jobs))
+    todo = {m.name: unfinished(suite, root, m) for m in suite.models}  # each cell's marker read once
     groups: dict[tuple[int, int], list[ModelSpec]] = {}
     for m in suite.models:
-        if unfinished(suite, root, m) and str(jobs.get(m.name, {}).get("job_id")) not in alive:
+        if todo[m.name] and str(jobs.get(m.name, {}).get("job_id")) not in alive:
             groups.setdefault((model_gpus(suite, m), model_time(suite, m)), []).append(m)
     submitted: dict[str, str] = {}
     refused: list[str] = []
-    requeues = int(suite.slurm.get("max_requeues", 3))
+    requeues = suite.slurm.max_requeues
     for (gpus, minutes), models in groups.items():
         executor = submitit.SlurmExecutor(folder=root / "slurm" / "%j", max_num_timeout=requeues)
         executor.update_parameters(**executor_parameters(suite, gpus, minutes), array_parallelism=len(models))
@@ -245,7 +251,7 @@ def submit(suite: Suite, root: Path, launcher: Sequence[str], attempts: int) -> 
             submitted[m.name] = str(job.job_id)
             jobs[m.name] = {
                 "job_id": str(job.job_id),
-                "cells": [c.label for c in unfinished(suite, root, m)],
+                "cells": [c.label for c in todo[m.name]],
                 "gpus": gpus,
                 "time": minutes,
                 "submitted": time.strftime("%Y-%m-%dT%H:%M:%S"),
@@ -257,10 +263,9 @@ def submit(suite: Suite, root: Path, launcher: Sequence[str], attempts: int) -> 
     return submitted
 
 
-def cell_rows(suite: Suite, root: Path, alive: set[str]) -> list[dict[str, Any]]:
-    """Every cell's status: done (its marker), running (its job is queued or running), what its job reported,
-    or failed when its job ended without finishing it (scancel, time limit, node failure)."""
-    jobs = read_jobs(root)
+def cell_rows(suite: Suite, root: Path, jobs: dict[str, dict[str, Any]], alive: set[str]) -> list[dict[str, Any]]:
+    """Every cell's status: done (its marker), running (its job, of ``jobs``, is queued or running), what its job
+    reported, or failed when its job ended without finishing it (scancel, time limit, node failure)."""
     rows = []
     for m in suite.models:
         job = jobs.get(m.name, {})
@@ -294,13 +299,13 @@ def wait(suite: Suite, root: Path, poll: float = 5.0) -> list[dict[str, Any]]:
     """Until none of the sweep's jobs is queued or running; a progress bar of finished cells."""
     from tqdm.auto import tqdm
 
-    ours = {str(j.get("job_id")) for j in read_jobs(root).values()}
+    jobs = read_jobs(root)
     total = len(suite.models) * len(suite.tasks)
     bar = tqdm(total=total, desc=f"suite {suite.name} (slurm)", unit="cell", dynamic_ncols=True)
     try:
         while True:
-            alive = active_jobs(ours)
-            rows = cell_rows(suite, root, alive)
+            alive = active_jobs(job_ids(jobs))
+            rows = cell_rows(suite, root, jobs, alive)
             done = sum(r["status"] in ("done", "skipped-done") for r in rows)
             bar.update(done - bar.n)
             bar.set_postfix_str(f"{len(alive)} job(s) queued or running", refresh=True)
@@ -371,9 +376,9 @@ def status_command(suite: Suite, root: Path, report: bool = True) -> int:
     """``--status``: where the sweep stands; once no job is left and every cell is done, the report too."""
     if not (root / JOBS_FILE).is_file():
         raise UserError(f"{root} has no SLURM sweep ({JOBS_FILE} missing): start one with --executor slurm")
-    ours = {str(j.get("job_id")) for j in read_jobs(root).values()}
-    alive = active_jobs(ours)
-    rows = cell_rows(suite, root, alive)
+    jobs = read_jobs(root)
+    alive = active_jobs(job_ids(jobs))
+    rows = cell_rows(suite, root, jobs, alive)
     write_status(root, suite, rows, "slurm")
     if alive or not all(r["status"] in DONE for r in rows):
         print("\n".join(status_lines(suite, rows, alive)))

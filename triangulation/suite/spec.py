@@ -150,6 +150,21 @@ class TaskEntry:
     include_path: tuple[str, ...] = ()
 
 
+@dataclass(frozen=True)
+class SlurmBlock:
+    """The suite's ``slurm:`` block, checked and parsed once (:func:`_slurm`): ``partition``, ``time`` (minutes),
+    ``gpus_per_model``, ``cpus`` and ``mem`` per job, ``sbatch`` extra options, ``setup`` shell lines, ``max_requeues``."""
+
+    partition: str | None = None
+    time: int = DEFAULT_TIME_MIN
+    gpus_per_model: int = 1
+    cpus: int | None = None
+    mem: str | None = None
+    sbatch: Mapping[str, Any] = field(default_factory=dict)
+    setup: tuple[str, ...] = ()
+    max_requeues: int = 3
+
+
 @dataclass
 class Suite:
     path: Path
@@ -161,38 +176,42 @@ class Suite:
     max_consecutive_failures: int = 3
     sizes: dict[str, float] = field(default_factory=dict)
     report: dict[str, Any] = field(default_factory=dict)
-    slurm: dict[str, Any] = field(default_factory=dict)
+    slurm: SlurmBlock = field(default_factory=SlurmBlock)
     retry_wait: float = 10.0  # seconds before a failed cell's first retry, doubled for each further one
     include_path: tuple[str, ...] = ()  # the suite's own lm-eval task folders or files, absolute
 
 
 @dataclass(frozen=True)
 class Cell:
+    """One model x one task entry of a suite, with its fingerprint (:func:`cell_fingerprint`) made once, with it:
+    what its marker, its request cache and a rerun's skip compare."""
+
     model: ModelSpec
     task: TaskEntry
+    fingerprint: str = field(init=False, repr=False, compare=False)
+
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "fingerprint", cell_fingerprint(self.model, self.task))
 
     @property
     def label(self) -> str:
         return f"{self.model.name}/{self.task.name}"
 
-    def fingerprint(self) -> str:
-        """Hash of everything that decides the cell's results (a changed entry is run again; ``size`` only
-        labels Figure 1 and ``gpus`` only places the model, so changing them reruns nothing)."""
-        defaults = {f.name: f.default for f in fields(ModelSpec)}
-        model = {k: v for k, v in self.model.__dict__.items() if k not in NOT_RESULTS and not (k in SERVE_KEYS and v == defaults[k])}
-        model["model_args"] = model.pop("ref").fingerprint()  # credentials and timeouts left out (issue 39, item 13)
-        for role in ("judge", "player_b"):
-            if model.get(role) is not None:
-                model[role] = role_fingerprint(model[role])
-        if model.get("base_url"):
-            model["base_url"] = redact_url(model["base_url"])
-        options = {k: v for k, v in self.task.options.items() if k not in NOT_RESULTS_OPTIONS}
-        blob = json.dumps(
-            {"model": model, "task": [self.task.runner, list(self.task.tasks), options]},
-            sort_keys=True,
-            default=str,
-        )
-        return hashlib.sha256(blob.encode()).hexdigest()[:16]
+
+def cell_fingerprint(m: ModelSpec, task: TaskEntry) -> str:
+    """Hash of everything that decides a cell's results (a changed entry is run again; ``size`` only labels
+    Figure 1 and ``gpus`` only places the model, so changing them reruns nothing)."""
+    defaults = {f.name: f.default for f in fields(ModelSpec)}
+    model = {k: v for k, v in m.__dict__.items() if k not in NOT_RESULTS and not (k in SERVE_KEYS and v == defaults[k])}
+    model["model_args"] = model.pop("ref").fingerprint()  # credentials and timeouts left out (issue 39, item 13)
+    for role in ("judge", "player_b"):
+        if model.get(role) is not None:
+            model[role] = role_fingerprint(model[role])
+    if model.get("base_url"):
+        model["base_url"] = redact_url(model["base_url"])
+    options = {k: v for k, v in task.options.items() if k not in NOT_RESULTS_OPTIONS}
+    blob = json.dumps({"model": model, "task": [task.runner, list(task.tasks), options]}, sort_keys=True, default=str)
+    return hashlib.sha256(blob.encode()).hexdigest()[:16]
 
 
 def _fail(path: Path, where: str, message: str) -> UserError:
@@ -543,21 +562,26 @@ def load_suite(path: Path | str) -> Suite:
     )
 
 
-def _slurm(path: Path, value: Any) -> dict[str, Any]:
+def _slurm(path: Path, value: Any) -> SlurmBlock:
     """The ``slurm:`` block: ``partition``, ``time`` (minutes or "H:MM:SS"), ``gpus_per_model`` (overrides each
     model's ``gpus``), ``cpus`` and ``mem`` (per job, e.g. "32G"), ``sbatch`` (extra options, a mapping),
     ``setup`` (shell lines run before each job, e.g. ``module load cuda``)."""
     block = _check_keys(path, "slurm", value or {}, SLURM_KEYS)
-    for key in ("gpus_per_model", "cpus", "max_requeues"):
-        if key in block:
-            _number(path, "slurm", key, block[key], int)
-    if "time" in block:
-        _time(path, "slurm", block["time"])
+    numbers = {key: _number(path, "slurm", key, block[key], int) for key in ("gpus_per_model", "cpus", "max_requeues") if key in block}
     if "sbatch" in block and not isinstance(block["sbatch"], Mapping):
         raise _fail(path, "slurm.sbatch", "must be a mapping of sbatch options (e.g. account: myproj, qos: high)")
     if "setup" in block and not (isinstance(block["setup"], list) and all(isinstance(x, str) for x in block["setup"])):
         raise _fail(path, "slurm.setup", "must be a list of shell lines")
-    return block
+    return SlurmBlock(
+        partition=str(block["partition"]) if block.get("partition") else None,
+        time=_time(path, "slurm", block["time"]) if "time" in block else DEFAULT_TIME_MIN,
+        gpus_per_model=numbers.get("gpus_per_model", 1),
+        cpus=numbers.get("cpus") or None,
+        mem=str(block["mem"]) if block.get("mem") else None,
+        sbatch={str(k): v for k, v in (block.get("sbatch") or {}).items()},
+        setup=tuple(block.get("setup") or ()),
+        max_requeues=numbers.get("max_requeues", 3),
+    )
 
 
 def time_minutes(value: Any) -> int:
