@@ -1,4 +1,5 @@
-"""What a suite writes besides its cells: the status file, the model sizes and the report over its runs."""
+"""What a suite writes besides its cells and their status (:func:`triangulation.suite.cells.write_status`): the model
+sizes and the report over its runs."""
 
 from __future__ import annotations
 

@@ -100,7 +100,7 @@ class Sweep:
         if not todo:
             return done
         work, groups = split.expand(self.root, todo)  # `split: true` group cells: one cell per subtask
-        self._regroup(groups)
+        self._regroup(groups, work)
         if not work:  # every subtask cell finished earlier: only the merge is left
             return done + split.merge_outcomes(self.root, todo, groups, [])
         if model.weightless:  # the chance player: its cells side by side, one per CPU core
@@ -279,13 +279,14 @@ class Sweep:
             if endpoint.server is not None:
                 endpoint.server.stop()
 
-    def _regroup(self, groups: dict[str, list[Cell]]) -> None:
+    def _regroup(self, groups: dict[str, list[Cell]], work: list[Cell]) -> None:
         """The progress bar counts subtask cells: a split group cell is as many cells as its subtasks
-        (the finished ones ticked at once)."""
+        (the finished ones, those :func:`split.expand` left out of ``work``, ticked at once)."""
         if self.bar is None or not groups:
             return
         self.bar.total += sum(len(subs) - 1 for subs in groups.values())
-        self.bar.update(sum(1 for subs in groups.values() for s in subs if is_done(self.root, s)))
+        left = {c.label for c in work}
+        self.bar.update(sum(1 for subs in groups.values() for s in subs if s.label not in left))
 
     def _tick(self, n: int = 1) -> None:
         if self.bar is not None and n:

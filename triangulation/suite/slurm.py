@@ -212,7 +212,7 @@ def active_jobs(ids: Iterable[str], env: dict[str, str] | None = None) -> set[st
 
 
 def unfinished(suite: Suite, root: Path, model: ModelSpec) -> list[Cell]:
-    return [Cell(model, t) for t in suite.tasks if not is_done(root, Cell(model, t))]
+    return [c for c in (Cell(model, t) for t in suite.tasks) if not is_done(root, c)]
 
 
 def sbatch_refusal(exc: BaseException) -> str:
