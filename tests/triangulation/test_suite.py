@@ -147,7 +147,7 @@ def test_shipped_suites_load():
     from triangulation.suite.outputs import report_model_names
 
     report_names = set(report_model_names(tri.models))
-    for pair in tri.report["pairs"]:  # Figure 2's pairs name models as the report will
+    for pair in tri.report.pairs:  # Figure 2's pairs name models as the report will
         assert set(pair.split(",")) <= report_names
 
 

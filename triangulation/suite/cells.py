@@ -20,7 +20,7 @@ from plumbing import jsonio
 from plumbing.secrets import scrub
 from triangulation.suite.serve import Endpoint, needs_completions
 from triangulation.suite.spec import Cell, ModelSpec, Suite, chat_template
-from triangulation.suite.task_stats import Counts, read_plan_counts, table_counts
+from triangulation.suite.task_stats import Counts, read_plan_counts, sum_counts, table_counts
 from triangulation.suite.throughput import hardware
 
 MARKER = ".suite_done.json"
@@ -233,19 +233,6 @@ def cell_counts(root: Path, cell: Cell) -> Counts:
     if not parts:
         parts = list(table_counts(entry, [leaf or entry], limit=cell.task.options.get("limit")).values())
     return sum_counts(parts)
-
-
-def sum_counts(parts: list[Counts]) -> Counts:
-    kinds = {p.kind for p in parts}
-    kind = parts[0].kind if len(kinds) == 1 else "generate"
-    return Counts(
-        kind,
-        sum(p.requests for p in parts),
-        sum(p.prompt_tokens for p in parts),
-        sum(p.gen_tokens for p in parts),
-        sum(p.max_gen_tokens for p in parts),
-        "; ".join(sorted({p.source for p in parts}))[:300],
-    )
 
 
 def redacted_argv(argv: list[str]) -> list[str]:

@@ -42,7 +42,6 @@ from triangulation.suite.gpu_fit import (
     slurm_node_gpus,
 )
 from triangulation.suite.serve import ServerError, vllm_command
-from triangulation.suite.slurm import model_gpus
 from triangulation.suite.spec import ModelSpec, Suite
 
 #: the extra that installs the battery's task dependencies: module -> pip name (pyproject.toml's
@@ -333,7 +332,7 @@ def vllm_check(suite: Suite, found: Findings) -> None:
 
 
 def gpu_checks(suite: Suite, executor: str, gpus: list[str], found: Findings) -> None:
-    need = {m.name: model_gpus(suite, m) for m in suite.models}
+    need = {m.name: suite.slurm.job_gpus(m) for m in suite.models}
     if executor == "slurm":
         node = slurm_node_gpus(suite.slurm.partition)
         where = f"partition {suite.slurm.partition or '(default)'}"

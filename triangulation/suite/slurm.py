@@ -55,26 +55,6 @@ REQUEUE_MARGIN_S = 10
 SIGNAL_EARLY_S = 60
 
 
-def model_gpus(suite: Suite, model: ModelSpec) -> int:
-    """GPUs of a model's job: its own ``gpus:``; else none for a model that needs no GPU (the chance player,
-    ``engine: api``); else the block's ``gpus_per_model``, else 1."""
-    if model.gpus is not None:
-        return model.gpus
-    if needs_no_gpu(model):
-        return 0
-    return suite.slurm.gpus_per_model
-
-
-def needs_no_gpu(model: ModelSpec) -> bool:
-    """The chance player and an existing endpoint (``engine: api``) compute nothing on a GPU."""
-    return model.engine == "api" or model.weightless
-
-
-def model_time(suite: Suite, model: ModelSpec) -> int:
-    """A model's job time limit in minutes: its own ``time:``, else the block's ``time``, else 24 h."""
-    return model.time if model.time is not None else suite.slurm.time
-
-
 def executor_parameters(suite: Suite, gpus: int, minutes: int | None = None) -> dict[str, Any]:
     """submitit ``SlurmExecutor`` parameters of one model's job (``minutes``: its time limit, default the block's)."""
     block = suite.slurm
@@ -233,7 +213,7 @@ def submit(suite: Suite, root: Path, launcher: Sequence[str], attempts: int) -> 
     groups: dict[tuple[int, int], list[ModelSpec]] = {}
     for m in suite.models:
         if todo[m.name] and str(jobs.get(m.name, {}).get("job_id")) not in alive:
-            groups.setdefault((model_gpus(suite, m), model_time(suite, m)), []).append(m)
+            groups.setdefault((suite.slurm.job_gpus(m), suite.slurm.job_minutes(m)), []).append(m)
     submitted: dict[str, str] = {}
     refused: list[str] = []
     requeues = suite.slurm.max_requeues

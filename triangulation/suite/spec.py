@@ -11,6 +11,7 @@ from __future__ import annotations
 import contextlib
 import hashlib
 import json
+import os
 import re
 import shlex
 from collections.abc import Mapping
@@ -164,6 +165,31 @@ class SlurmBlock:
     setup: tuple[str, ...] = ()
     max_requeues: int = 3
 
+    def job_gpus(self, model: ModelSpec) -> int:
+        """GPUs of a model's job: its own ``gpus:``; else none for a model that needs no GPU (the chance player,
+        ``engine: api``); else the block's ``gpus_per_model``."""
+        if model.gpus is not None:
+            return model.gpus
+        return 0 if model.engine == "api" or model.weightless else self.gpus_per_model
+
+    def job_minutes(self, model: ModelSpec) -> int:
+        """A model's job time limit in minutes: its own ``time:``, else the block's ``time`` (default 24 h)."""
+        return model.time if model.time is not None else self.time
+
+
+@dataclass(frozen=True)
+class ReportBlock:
+    """The suite's ``report:`` block, checked and resolved once (:func:`_report`): the title, the external tables
+    (``[LABEL=]FILE``) and the abilities taxonomy with ``$VARS`` expanded and relative to the suite file, Figure 2's
+    pairs, the scatter plots, and whether subtasks get columns."""
+
+    title: str
+    external: tuple[str, ...] = ()
+    abilities: Path | None = None
+    pairs: tuple[str, ...] = ()
+    scatter: tuple[str, ...] = ()
+    subtasks: bool = False
+
 
 @dataclass
 class Suite:
@@ -175,7 +201,7 @@ class Suite:
     timeout: float | None = None
     max_consecutive_failures: int = 3
     sizes: dict[str, float] = field(default_factory=dict)
-    report: dict[str, Any] = field(default_factory=dict)
+    report: ReportBlock = field(default_factory=lambda: ReportBlock("suite"))
     slurm: SlurmBlock = field(default_factory=SlurmBlock)
     retry_wait: float = 10.0  # seconds before a failed cell's first retry, doubled for each further one
     include_path: tuple[str, ...] = ()  # the suite's own lm-eval task folders or files, absolute
@@ -538,17 +564,15 @@ def load_suite(path: Path | str) -> Suite:
         dup = sorted({x for x in labels if labels.count(x) > 1})
         if dup:
             raise _fail(path, kind, f"two entries are named {dup[0]!r}; give one a different `name:`")
-    report = _check_keys(path, "report", data.get("report") or {}, REPORT_KEYS)
-    for key in ("external", "pairs", "scatter"):
-        if key in report and not (isinstance(report[key], list) and all(isinstance(x, str) for x in report[key])):
-            raise _fail(path, f"report.{key}", "must be a list of strings")
+    name = str(data.get("name") or path.stem)
+    report = _report(path, data.get("report"), name)
     slurm = _slurm(path, data.get("slurm"))
     sizes = data.get("sizes") or {}
     if not isinstance(sizes, Mapping):
         raise _fail(path, "sizes", "must map model names to billions of parameters")
     return Suite(
         path=path,
-        name=str(data.get("name") or path.stem),
+        name=name,
         models=models,
         tasks=tasks,
         retries=_number(path, "top level", "retries", data.get("retries", 1), int, maximum=MAX_RETRIES),
@@ -560,6 +584,37 @@ def load_suite(path: Path | str) -> Suite:
         retry_wait=_number(path, "top level", "retry_wait", data.get("retry_wait", 10.0), maximum=MAX_RETRY_WAIT),
         include_path=include,
     )
+
+
+def _report(path: Path, value: Any, suite_name: str) -> ReportBlock:
+    """The ``report:`` block (:class:`ReportBlock`); paths relative to the suite file's folder unless absolute."""
+    block = _check_keys(path, "report", value or {}, REPORT_KEYS)
+    for key in ("external", "pairs", "scatter"):
+        if key in block and not (isinstance(block[key], list) and all(isinstance(x, str) for x in block[key])):
+            raise _fail(path, f"report.{key}", "must be a list of strings")
+    abilities = block.get("abilities")
+    if abilities and not isinstance(abilities, str):
+        raise _fail(path, "report.abilities", "must be the path of an abilities taxonomy file")
+    return ReportBlock(
+        title=str(block.get("title") or f"suite {suite_name}"),
+        external=tuple(_external(path, spec) for spec in block.get("external", [])),
+        abilities=_report_path(path, abilities) if abilities else None,
+        pairs=tuple(block.get("pairs", [])),
+        scatter=tuple(block.get("scatter", [])),
+        subtasks=bool(block.get("subtasks", False)),
+    )
+
+
+def _report_path(path: Path, value: str) -> Path:
+    """``value`` with ``~`` and ``$VARS`` expanded, relative to the suite file's folder unless absolute."""
+    out = Path(os.path.expandvars(os.path.expanduser(value)))
+    return out if out.is_absolute() else path.parent / out
+
+
+def _external(path: Path, spec: str) -> str:
+    """An external table, ``[LABEL=]FILE``, with FILE resolved (:func:`_report_path`)."""
+    label, sep, file = spec.rpartition("=") if "=" in spec else ("", "", spec)
+    return f"{label}={_report_path(path, file)}" if sep else str(_report_path(path, file))
 
 
 def _slurm(path: Path, value: Any) -> SlurmBlock:
