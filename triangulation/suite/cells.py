@@ -173,12 +173,26 @@ def read_marker(root: Path, cell: Cell) -> dict[str, Any] | None:
     return data if isinstance(data, dict) else None
 
 
-def is_done(root: Path, cell: Cell) -> bool:
-    """Finished with this very configuration, and its results files are still there."""
+@dataclass(frozen=True)
+class MarkerState:
+    """What a cell's done-marker says, read once: ``done`` (finished with this very configuration, and its results
+    files are still there); ``stale`` (it finished another configuration of the entry: a play cell starts over)."""
+
+    done: bool
+    stale: bool
+
+
+def marker_state(root: Path, cell: Cell) -> MarkerState:
     marker = read_marker(root, cell)
     if not marker or marker.get("fingerprint") != cell.fingerprint:
-        return False
-    return all((cell_dir(root, cell) / f).is_file() for f in marker.get("results", [])) and bool(marker.get("results"))
+        return MarkerState(False, bool(marker))
+    results = marker.get("results", [])
+    return MarkerState(all((cell_dir(root, cell) / f).is_file() for f in results) and bool(results), False)
+
+
+def is_done(root: Path, cell: Cell) -> bool:
+    """Finished with this very configuration, and its results files are still there (:func:`marker_state`)."""
+    return marker_state(root, cell).done
 
 
 def write_marker(root: Path, cell: Cell, results: list[str], seconds: float, attempts: int) -> None:

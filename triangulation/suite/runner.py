@@ -46,8 +46,8 @@ from triangulation.suite.cells import (
     cell_argv,
     cell_dir,
     is_done,
+    marker_state,
     outcome_row,
-    read_marker,
     redacted_argv,
     write_marker,
     write_status,
@@ -170,9 +170,10 @@ class Sweep:
         waited for, and skipped when that suite finished it, so two suites never run one cell twice."""
         lock = self._cell_lock(cell)
         try:
-            if is_done(self.root, cell):
+            marker = marker_state(self.root, cell)
+            if marker.done:
                 return Outcome(cell, "skipped-done")
-            return self._attempt_cell(cell, env, endpoint)
+            return self._attempt_cell(cell, env, endpoint, overwrite=marker.stale)  # the entry changed: play starts over
         finally:
             lock.release()
 
@@ -186,15 +187,14 @@ class Sweep:
             self._say(f"suite: {cell.label} is being run by another suite on {self.root}; waiting for it (lock {folder}.lock)")
             return RunLock(folder, wait=True).acquire()
 
-    def _attempt_cell(self, cell: Cell, env: Mapping[str, str] | None, endpoint: Endpoint | None) -> Outcome:
-        """Run one cell (up to ``attempts`` times; a dead server is not retried); on success write its marker."""
+    def _attempt_cell(self, cell: Cell, env: Mapping[str, str] | None, endpoint: Endpoint | None, overwrite: bool = False) -> Outcome:
+        """Run one cell (up to ``attempts`` times; a dead server is not retried); on success write its marker;
+        ``overwrite``: its stored results are of another configuration."""
         root, attempts = self.root, self.attempts
         folder = cell_dir(root, cell)
         folder.mkdir(parents=True, exist_ok=True)
         log = root / "logs" / cell.model.name / f"{cell.task.name}.log"
         log.parent.mkdir(parents=True, exist_ok=True)
-        old = read_marker(root, cell)
-        overwrite = bool(old) and old.get("fingerprint") != cell.fingerprint  # the entry changed: play starts over
         argv = cell_argv(cell, folder, self.launcher, overwrite=overwrite, endpoint=endpoint)
         started = time.time()
         detail = "stopped"
