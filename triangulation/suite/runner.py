@@ -109,6 +109,16 @@ class Sweep:
             return done + split.merge_outcomes(self.root, todo, groups, self._run_serially(work, env))
         return done + split.merge_outcomes(self.root, todo, groups, serve_and_run(self, model, work, env, replicas=replicas))
 
+    def run_placed(self, placement: Placement, plan: list[Cell], gpus: list[str] | None) -> list[Outcome]:
+        """The cells of ``plan`` that are the placed model's (:meth:`run_model`, on ``gpus`` with the placement's
+        replicas), each failure said on its own line."""
+        model = placement.model
+        outcomes = self.run_model(model, [c for c in plan if c.model is model], gpus, placement.replicas)
+        for o in outcomes:
+            if o.status == "failed":
+                self._say(f"suite: {o.cell.label} failed after {o.attempts} attempt(s): {o.detail}")
+        return outcomes
+
     def _endpoint(self, model: ModelSpec, env: dict[str, str], replicas: int = 1) -> Endpoint:
         if model.engine == "api":
             endpoint = api_endpoint(model.base_url or "", model.ref.args, model.api_key_env)
@@ -380,22 +390,17 @@ def run_suite(
     return result
 
 
-def _run_wave(sweep: Sweep, wave: list, plan: list[Cell]) -> dict[str, list[Outcome]]:
+def _run_wave(sweep: Sweep, wave: list[Placement], plan: list[Cell]) -> dict[str, list[Outcome]]:
     """The models of one wave at once, a thread each with its GPUs (the main thread waits, so Ctrl-C and
     SIGTERM reach it and :meth:`Sweep.stop` ends every model's cells and servers)."""
     done: dict[str, list[Outcome]] = {}
     errors: list[BaseException] = []
 
-    def work(p) -> None:
+    def work(p: Placement) -> None:
         try:
-            outcomes = sweep.run_model(p.model, [c for c in plan if c.model is p.model], None if p.gpus is None else list(p.gpus))
+            done[p.model.name] = sweep.run_placed(p, plan, None if p.gpus is None else list(p.gpus))
         except BaseException as exc:  # noqa: BLE001  (re-raised in the main thread)
             errors.append(exc)
-            return
-        done[p.model.name] = outcomes
-        for o in outcomes:
-            if o.status == "failed":
-                sweep._say(f"suite: {o.cell.label} failed after {o.attempts} attempt(s): {o.detail}")
 
     if len(wave) == 1:  # in the main thread, as one model at a time always ran
         work(wave[0])
@@ -411,21 +416,13 @@ def _run_wave(sweep: Sweep, wave: list, plan: list[Cell]) -> dict[str, list[Outc
     return done
 
 
-def _run_pool(sweep: Sweep, placements: list, plan: list[Cell], gpus: list[str]) -> dict[str, list[Outcome]]:
+def _run_pool(sweep: Sweep, placements: list[Placement], plan: list[Cell], gpus: list[str]) -> dict[str, list[Outcome]]:
     """The models in the GPU pool (:func:`triangulation.suite.pool.run_pool`), in the expected start order of
     the plan: each on as many GPUs as its placement holds (replicas included) as soon as they are free."""
     by_name = {p.model.name: p for p in placements}
     order = [(p.model.name, len(p.gpus or ())) for p in sorted(placements, key=lambda p: (p.start or 0.0, -(p.end or 0.0)))]
 
-    def start(name: str, ids: list[str]) -> list[Outcome]:
-        p = by_name[name]
-        outcomes = sweep.run_model(p.model, [c for c in plan if c.model is p.model], ids, p.replicas)
-        for o in outcomes:
-            if o.status == "failed":
-                sweep._say(f"suite: {o.cell.label} failed after {o.attempts} attempt(s): {o.detail}")
-        return outcomes
-
-    return run_pool(order, gpus, start)
+    return run_pool(order, gpus, lambda name, ids: sweep.run_placed(by_name[name], plan, ids))
 
 
 def _terminate_on_sigterm():
