@@ -19,7 +19,7 @@ from multiturn.api import PlayOptions, json_flag, model_flags
 from plumbing import jsonio
 from plumbing.secrets import scrub
 from triangulation.suite.serve import Endpoint, needs_completions
-from triangulation.suite.spec import Cell, ModelSpec, Suite, chat_template
+from triangulation.suite.spec import Cell, ModelSpec, Suite
 from triangulation.suite.task_stats import Counts, read_plan_counts, sum_counts, table_counts
 from triangulation.suite.throughput import hardware
 
@@ -134,10 +134,12 @@ class EvalOptions:
 
 def eval_options(cell: Cell, endpoint: Endpoint | None = None) -> EvalOptions:
     """An eval cell's options: its task entry's, the model's batch size, device and chat template (a client of a
-    served model: no batch size or device)."""
+    served model: no batch size or device); what its command line asks of lm-eval and what ``--dry_run`` counts."""
     m, o = cell.model, cell.task.options
     local = endpoint is None
-    template = chat_template(m, o)
+    # the model's ``apply_chat_template`` (default true) unless the task entry sets ``apply_chat_template: false``
+    # (``suites/triangulating.yaml`` does for seed 003's tasks outside the Open LLM Leaderboard)
+    template = bool(m.apply_chat_template and o.get("apply_chat_template", True))
     return EvalOptions(
         limit=o.get("limit"),
         seed=o.get("seed"),

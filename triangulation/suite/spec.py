@@ -131,13 +131,6 @@ class ModelSpec:
         return 1 if self.gpus is None else self.gpus
 
 
-def chat_template(model: ModelSpec, options: Mapping[str, Any]) -> bool:
-    """Does an eval cell render its prompts with the model's chat template? The model's
-    ``apply_chat_template`` (default true) unless the task entry sets ``apply_chat_template: false``
-    (``suites/triangulating.yaml`` does for seed 003's tasks outside the Open LLM Leaderboard)."""
-    return bool(model.apply_chat_template and options.get("apply_chat_template", True))
-
-
 @dataclass(frozen=True)
 class TaskEntry:
     """One task entry of a suite file (``eval:`` or ``play:``); a play task itself is ``multiturn``'s ``TaskSpec``."""
