@@ -57,7 +57,7 @@ def test_two_suite_names_of_one_weights_are_two_rows(tmp_path):
 def _fingerprints(tmp_path: Path, model: dict, options: dict | None = None) -> list[str]:
     path = tmp_path / "s.yaml"
     path.write_text(yaml.safe_dump({"name": "s", "models": [{"name": "m", **model}], "tasks": [{"play": "wordle", **(options or {})}]}))
-    return [c.fingerprint() for c in cells(load_suite(path))]
+    return [c.fingerprint for c in cells(load_suite(path))]
 
 
 def test_credentials_and_timeouts_do_not_change_a_fingerprint(tmp_path):
@@ -106,7 +106,7 @@ def test_a_suite_parses_each_model_once_and_derives_names_flags_and_fingerprints
     assert len(parses) == 3  # the model, its judge, its second player: once each, at the suite file
     [cell] = cells(suite)
     argv = cell_argv(cell, tmp_path, ["triangulate"])
-    cell.fingerprint(), report_model_names(suite.models), model_checks(suite.models[0], Findings())
+    cell.fingerprint, report_model_names(suite.models), model_checks(suite.models[0], Findings())
     assert len(parses) == 3  # the command line, fingerprint, report name and preflight read the ModelRefs
     assert argv[argv.index("--judge_model_args") + 1] == "pretrained=/w/judge"  # passed on as written
     assert argv[argv.index("--model_args_b") + 1] == '{"pretrained": "/w/b"}'
@@ -123,4 +123,4 @@ def test_two_gguf_files_of_one_name_and_two_revisions_are_two_suite_rows(tmp_pat
     suite = load_suite(_suite(tmp_path, models))
     assert report_model_names(suite.models) == ["llama", "qwen", "r1", "r2"]  # one id each: each row by its suite name
     assert len({m.ref.key for m in suite.models}) == 4  # four weights, as the report's own naming tells them apart
-    assert len({c.fingerprint() for c in cells(suite)}) == 4
+    assert len({c.fingerprint for c in cells(suite)}) == 4

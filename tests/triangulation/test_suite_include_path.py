@@ -54,7 +54,7 @@ def test_include_path_is_relative_to_the_suite_file_and_reaches_every_eval_cell(
     # a list, and an absolute path, say the same; a cell's fingerprint does not depend on where the folder is
     again = load_suite(_suite(tmp_path, [str(lab), "../lab_tasks"]))
     assert again.include_path == suite.include_path
-    assert [c.fingerprint() for c in cells(again)] == [c.fingerprint() for c in cells(suite)]
+    assert [c.fingerprint for c in cells(again)] == [c.fingerprint for c in cells(suite)]
 
 
 @pytest.mark.parametrize(

@@ -110,11 +110,11 @@ def test_serving_keys_leave_hf_fingerprints_alone_and_count_when_they_change_res
         sort_keys=True,
         default=str,
     )
-    assert cell.fingerprint() == hashlib.sha256(blob.encode()).hexdigest()[:16]  # runs made before `engine:` stay done
+    assert cell.fingerprint == hashlib.sha256(blob.encode()).hexdigest()[:16]  # runs made before `engine:` stay done
     served = Cell(ModelSpec(**{**cell.model.__dict__, "engine": "vllm"}), cell.task)
-    assert served.fingerprint() != cell.fingerprint()
+    assert served.fingerprint != cell.fingerprint
     more = Cell(ModelSpec(**{**served.model.__dict__, "num_concurrent": 64, "gpus": 4, "serve_timeout": 5.0}), cell.task)
-    assert more.fingerprint() == served.fingerprint()  # how fast it runs does not change what it scores
+    assert more.fingerprint == served.fingerprint  # how fast it runs does not change what it scores
 
 
 def test_served_cells_are_clients_chat_for_generation_and_play_completions_for_loglikelihood(tmp_path, monkeypatch):
@@ -261,7 +261,7 @@ def test_served_clients_get_the_servers_max_model_len_and_eval_cells_a_request_c
         assert "max_length=1536" in starts[task][starts[task].index("--model_args") + 1]
     mmlu = starts["mmlu"]
     cache = Path(mmlu[mmlu.index("--use_cache") + 1])
-    assert cache == out / "runs" / "m1" / "mmlu" / ".request_cache" / cells(suite)[0].fingerprint()
+    assert cache == out / "runs" / "m1" / "mmlu" / ".request_cache" / cells(suite)[0].fingerprint
     assert "--use_cache" not in starts["wordle"]  # play cells resume inside their episodes files
 
 

@@ -22,8 +22,8 @@ from plumbing.errors import UserError
 from tests.support.slurm_cluster import missing_tools, slurm_cluster
 from tests.triangulation.test_suite import LAUNCHER, ROOT, scripted, suite_env, write_suite
 from triangulation.suite.cells import cell_dir, is_done
-from triangulation.suite.slurm import executor_parameters, model_gpus, read_jobs, time_minutes
-from triangulation.suite.spec import cells, load_suite
+from triangulation.suite.slurm import executor_parameters, read_jobs
+from triangulation.suite.spec import cells, load_suite, time_minutes
 
 #: seconds of model work per request in the time-limit test: 8 requests, more than one leg of a one-minute job can hold
 DELAY_S = 8
@@ -50,8 +50,8 @@ def test_job_resources_from_the_slurm_block(tmp_path):
         )
     )
     big, small = suite.models
-    assert (model_gpus(suite, big), model_gpus(suite, small)) == (4, 2)  # a model's own gpus: wins
-    script = _make_sbatch_string(command="true", folder=str(tmp_path / "%j"), **executor_parameters(suite, model_gpus(suite, big)))
+    assert (suite.slurm.job_gpus(big), suite.slurm.job_gpus(small)) == (4, 2)  # a model's own gpus: wins
+    script = _make_sbatch_string(command="true", folder=str(tmp_path / "%j"), **executor_parameters(suite, suite.slurm.job_gpus(big)))
     for line in ("--partition=gpu", "--time=90", "--gpus-per-node=4", "--cpus-per-task=16", "--mem=200G", "--account=proj"):
         assert f"#SBATCH {line}" in script, line
     assert "--gpus-per-node" not in _make_sbatch_string(command="true", folder=str(tmp_path), **executor_parameters(suite, 0))
@@ -173,8 +173,6 @@ def test_sweep_on_a_real_slurm_cluster_survives_scancel(cluster, tmp_path):
 def test_models_that_need_no_gpu_request_none_and_each_model_has_its_own_time(tmp_path):
     from submitit.slurm.slurm import _make_sbatch_string
 
-    from triangulation.suite.slurm import model_time
-
     suite = load_suite(
         write_suite(
             tmp_path,
@@ -192,17 +190,17 @@ def test_models_that_need_no_gpu_request_none_and_each_model_has_its_own_time(tm
         )
     )
     chance, remote, cpu, big, small = suite.models
-    assert [model_gpus(suite, m) for m in suite.models] == [0, 0, 0, 4, 1]
-    assert [model_time(suite, m) for m in suite.models] == [60, 60, 60, 2880, 90]
+    assert [suite.slurm.job_gpus(m) for m in suite.models] == [0, 0, 0, 4, 1]
+    assert [suite.slurm.job_minutes(m) for m in suite.models] == [60, 60, 60, 2880, 90]
     for m in (chance, remote, cpu):
-        script = _make_sbatch_string(command="true", folder=str(tmp_path / "%j"), **executor_parameters(suite, model_gpus(suite, m)))
+        script = _make_sbatch_string(command="true", folder=str(tmp_path / "%j"), **executor_parameters(suite, suite.slurm.job_gpus(m)))
         assert "gpus" not in script and "gres" not in script, m.name
-    script = _make_sbatch_string(command="true", folder=str(tmp_path), **executor_parameters(suite, 4, model_time(suite, big)))
+    script = _make_sbatch_string(command="true", folder=str(tmp_path), **executor_parameters(suite, 4, suite.slurm.job_minutes(big)))
     assert "#SBATCH --time=2880" in script and "#SBATCH --gpus-per-node=4" in script
     assert "#SBATCH --signal=USR2@90" in script  # submitit's checkpoint signal, 90 s before the limit
     short = _make_sbatch_string(command="true", folder=str(tmp_path), **executor_parameters(suite, 0, 1))
     assert "#SBATCH --signal=USR2@20" in short  # a one-minute job is signalled 20 s before its limit
-    assert cells(suite)[0].fingerprint() == cells(load_suite(write_suite(tmp_path, {"models": [{"name": "chance", "model": "random"}], "tasks": [{"play": "lnt"}]}, "b.yaml")))[0].fingerprint()  # fmt: skip
+    assert cells(suite)[0].fingerprint == cells(load_suite(write_suite(tmp_path, {"models": [{"name": "chance", "model": "random"}], "tasks": [{"play": "lnt"}]}, "b.yaml")))[0].fingerprint  # fmt: skip
     with pytest.raises(UserError, match=r"models\[0\]: time: 'soon' is neither minutes"):
         load_suite(write_suite(tmp_path, {"models": [{"name": "a", "time": "soon"}], "tasks": [{"play": "lnt"}]}, "c.yaml"))
 

@@ -94,14 +94,16 @@ def run(args: argparse.Namespace) -> int:
     root = args.output_path
     if root.exists() and not root.is_dir():
         raise UserError(f"--output_path {root} is a file, not a folder")
+    # the GPUs a local run may use, read once (the preflight checks them, the pool places models on them)
+    gpus = gpu_inventory(args.gpus) if args.executor == "local" and not args.status else []
     if args.check:
         from triangulation.suite.preflight import preflight, report
 
-        return report(preflight(suite, args.executor, gpu_inventory(args.gpus) if args.executor == "local" else []), suite)
+        return report(preflight(suite, args.executor, gpus), suite)
     if not (args.no_check or args.dry_run or args.status):
         from triangulation.suite.preflight import check_or_raise
 
-        check_or_raise(suite, args.executor, gpu_inventory(args.gpus) if args.executor == "local" else [])
+        check_or_raise(suite, args.executor, gpus)
     if args.status or args.executor == "slurm":
         from triangulation.suite import slurm
 
@@ -113,14 +115,13 @@ def run(args: argparse.Namespace) -> int:
     if args.no_wait:
         raise UserError("--no_wait goes with --executor slurm")
     if args.executor == "slurm":  # SLURM places each model's job: every model may run at once
-        gpus, placements = [], [Placement(m, None, 0) for m in suite.models]
-    else:
-        gpus = gpu_inventory(args.gpus)
-        placements = pool_placements(suite, gpus, root=root)  # a model too big for the node: one line, before anything starts
+        placements = [Placement(m, None, 0) for m in suite.models]
+    else:  # a model too big for the node: one line, before anything starts
+        placements = pool_placements(suite, gpus, root=root)
     if args.dry_run:
         print_plan(write_plan(suite, root, placements, launcher, gpus), root)
         return 0
-    result = run_suite(suite, root, launcher=launcher, retries=args.retries, report=not args.no_report, gpus=gpus)
+    result = run_suite(suite, root, launcher=launcher, retries=args.retries, report=not args.no_report, gpus=gpus, placements=placements)
     print(summary(result), file=sys.stderr if result.exit_code else sys.stdout)
     if result.report is not None:
         print(f"report: {result.report}")

@@ -10,7 +10,8 @@ import json
 import os
 import sys
 import time
-from dataclasses import dataclass
+from collections.abc import Mapping
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
@@ -18,8 +19,8 @@ from multiturn.api import PlayOptions, json_flag, model_flags
 from plumbing import jsonio
 from plumbing.secrets import scrub
 from triangulation.suite.serve import Endpoint, needs_completions
-from triangulation.suite.spec import Cell, ModelSpec, chat_template
-from triangulation.suite.task_stats import Counts, read_plan_counts, table_counts
+from triangulation.suite.spec import Cell, ModelSpec, Suite
+from triangulation.suite.task_stats import Counts, read_plan_counts, sum_counts, table_counts
 from triangulation.suite.throughput import hardware
 
 MARKER = ".suite_done.json"
@@ -54,17 +55,26 @@ def cell_argv(
     endpoint: Endpoint | None = None,
 ) -> list[str]:
     """The command line that runs one cell (``launcher`` is how ``triangulate`` is started); with ``endpoint``
-    (a served model) the cell is a client of that server (:meth:`Endpoint.client`)."""
+    (a served model) the cell is a client of that server (:meth:`Endpoint.client`). The cell's options are made
+    once (:func:`eval_options`, :func:`play_options`) and write their own flags."""
     m, t = cell.model, cell.task
+    options = eval_options(cell, endpoint) if t.runner == "eval" else play_options(cell, overwrite, endpoint)
     argv = [*launcher, t.runner, "--tasks", ",".join(t.tasks), "--output_path", str(output_dir)]
     if endpoint is not None:
-        completions = t.runner == "eval" and (not chat_template(m, t.options) or needs_completions(t.tasks, t.include_path))
+        completions = isinstance(options, EvalOptions) and (not options.apply_chat_template or needs_completions(t.tasks, t.include_path))
         argv += model_flags(*endpoint.client(completions, m.num_concurrent))
     elif m.model is not None or m.ref.given is not None:  # without either, each command supplies the embedded SmolLM2
         argv += model_flags(m.model or "hf", m.ref.given)
-    if t.runner == "eval":
-        return argv + eval_flags(cell, output_dir, endpoint)
-    return argv + play_options(cell, overwrite, endpoint).flags()
+    if isinstance(options, EvalOptions):  # lm-eval's request cache and the first-request stamp live in the cell's folder
+        return [
+            *argv,
+            *options.flags(),
+            "--use_cache",
+            str(request_cache(output_dir, cell)),
+            "--first_request_file",
+            str(output_dir / FIRST_REQUEST),
+        ]
+    return argv + options.flags()
 
 
 def play_options(cell: Cell, overwrite: bool = False, endpoint: Endpoint | None = None) -> PlayOptions:
@@ -87,41 +97,69 @@ def play_options(cell: Cell, overwrite: bool = False, endpoint: Endpoint | None 
     )
 
 
-def eval_flags(cell: Cell, output_dir: Path, endpoint: Endpoint | None = None) -> list[str]:
-    """``triangulate eval``'s flags for an eval cell (after its model's)."""
+@dataclass(frozen=True)
+class EvalOptions:
+    """An eval cell's settings minus its model: what a suite's eval cell asks of ``triangulate eval``, written as its
+    flags in one place (:meth:`flags`), as :class:`multiturn.api.PlayOptions` is for a play cell. Made once per
+    cell by :func:`eval_options`; a client of a served model sends ``num_concurrent`` requests, so it has no batch or device."""
+
+    limit: int | float | None = None
+    seed: int | None = None
+    gen_kwargs: Mapping[str, Any] = field(default_factory=dict)
+    batch_size: int | str | None = None
+    device: str | None = None
+    include_path: tuple[str, ...] = ()
+    num_fewshot: int | None = None
+    apply_chat_template: bool = False
+    fewshot_as_multiturn: bool = False
+    metadata: Mapping[str, Any] = field(default_factory=dict)
+    log_samples: bool = False
+
+    def flags(self) -> list[str]:
+        """``triangulate eval``'s flags for these options (after the model's; unset ones left out: lm-eval's defaults)."""
+        out: list[str] = []
+        for flag, value in (("--limit", self.limit), ("--seed", self.seed)):
+            out += [] if value is None else [flag, str(value)]
+        out += ["--gen_kwargs", json_flag(self.gen_kwargs)] if self.gen_kwargs else []
+        out += [] if self.batch_size is None else ["--batch_size", str(self.batch_size)]
+        out += ["--device", self.device] if self.device else []
+        # the suite's own task folders (`triangulate eval` adds ours before them)
+        out += ["--include_path", os.pathsep.join(self.include_path)] if self.include_path else []
+        out += [] if self.num_fewshot is None else ["--num_fewshot", str(self.num_fewshot)]
+        out += ["--apply_chat_template"] if self.apply_chat_template else []
+        out += ["--fewshot_as_multiturn"] if self.fewshot_as_multiturn else []
+        out += ["--metadata", json_flag(self.metadata)] if self.metadata else []
+        return out + (["--log_samples"] if self.log_samples else [])
+
+
+def eval_options(cell: Cell, endpoint: Endpoint | None = None) -> EvalOptions:
+    """An eval cell's options: its task entry's, the model's batch size, device and chat template (a client of a
+    served model: no batch size or device); what its command line asks of lm-eval and what ``--dry_run`` counts."""
     m, o = cell.model, cell.task.options
-    argv: list[str] = []
-    if o.get("limit") is not None:
-        argv += ["--limit", str(o["limit"])]
-    if "seed" in o:
-        argv += ["--seed", str(o["seed"])]
-    if o.get("gen_kwargs"):
-        argv += ["--gen_kwargs", json_flag(o["gen_kwargs"])]
-    batch = o.get("batch_size") or m.batch_size
-    if batch is not None and endpoint is None:  # a client's concurrency is num_concurrent
-        argv += ["--batch_size", str(batch)]
-    if m.device and endpoint is None:
-        argv += ["--device", m.device]
-    if cell.task.include_path:  # the suite's own task folders (`triangulate eval` adds ours before them)
-        argv += ["--include_path", os.pathsep.join(cell.task.include_path)]
-    if "num_fewshot" in o:
-        argv += ["--num_fewshot", str(o["num_fewshot"])]
-    if chat_template(m, o):
-        argv += ["--apply_chat_template"]
-        if o.get("fewshot_as_multiturn"):
-            argv += ["--fewshot_as_multiturn"]
-    if o.get("metadata"):
-        argv += ["--metadata", json_flag(o["metadata"])]
-    if o.get("log_samples"):
-        argv += ["--log_samples"]
-    return argv + ["--use_cache", str(request_cache(output_dir, cell)), "--first_request_file", str(output_dir / FIRST_REQUEST)]
+    local = endpoint is None
+    # the model's ``apply_chat_template`` (default true) unless the task entry sets ``apply_chat_template: false``
+    # (``suites/triangulating.yaml`` does for seed 003's tasks outside the Open LLM Leaderboard)
+    template = bool(m.apply_chat_template and o.get("apply_chat_template", True))
+    return EvalOptions(
+        limit=o.get("limit"),
+        seed=o.get("seed"),
+        gen_kwargs=o.get("gen_kwargs") or {},
+        batch_size=(o.get("batch_size") or m.batch_size) if local else None,
+        device=m.device if local else None,
+        include_path=cell.task.include_path,
+        num_fewshot=o.get("num_fewshot"),
+        apply_chat_template=template,
+        fewshot_as_multiturn=template and bool(o.get("fewshot_as_multiturn")),
+        metadata=o.get("metadata") or {},
+        log_samples=bool(o.get("log_samples")),
+    )
 
 
 def request_cache(output_dir: Path, cell: Cell) -> Path:
     """lm-eval's request cache of an eval cell (``--use_cache``; lm-eval adds ``_rank<N>.db``): each answered
     request is stored as it comes, so a killed, timed-out or requeued cell resumes at the request. Keyed by the
     cell's fingerprint: a changed model or entry never reads another configuration's answers."""
-    return output_dir / ".request_cache" / cell.fingerprint()
+    return output_dir / ".request_cache" / cell.fingerprint
 
 
 def cell_dir(root: Path, cell: Cell) -> Path:
@@ -137,12 +175,26 @@ def read_marker(root: Path, cell: Cell) -> dict[str, Any] | None:
     return data if isinstance(data, dict) else None
 
 
-def is_done(root: Path, cell: Cell) -> bool:
-    """Finished with this very configuration, and its results files are still there."""
+@dataclass(frozen=True)
+class MarkerState:
+    """What a cell's done-marker says, read once: ``done`` (finished with this very configuration, and its results
+    files are still there); ``stale`` (it finished another configuration of the entry: a play cell starts over)."""
+
+    done: bool
+    stale: bool
+
+
+def marker_state(root: Path, cell: Cell) -> MarkerState:
     marker = read_marker(root, cell)
-    if not marker or marker.get("fingerprint") != cell.fingerprint():
-        return False
-    return all((cell_dir(root, cell) / f).is_file() for f in marker.get("results", [])) and bool(marker.get("results"))
+    if not marker or marker.get("fingerprint") != cell.fingerprint:
+        return MarkerState(False, bool(marker))
+    results = marker.get("results", [])
+    return MarkerState(all((cell_dir(root, cell) / f).is_file() for f in results) and bool(results), False)
+
+
+def is_done(root: Path, cell: Cell) -> bool:
+    """Finished with this very configuration, and its results files are still there (:func:`marker_state`)."""
+    return marker_state(root, cell).done
 
 
 def write_marker(root: Path, cell: Cell, results: list[str], seconds: float, attempts: int) -> None:
@@ -150,7 +202,7 @@ def write_marker(root: Path, cell: Cell, results: list[str], seconds: float, att
     the wall time, when it started, the machine, the model and the cell's work (:func:`cell_counts`)."""
     payload = {
         "cell": cell.label,
-        "fingerprint": cell.fingerprint(),
+        "fingerprint": cell.fingerprint,
         "results": results,
         "seconds": round(seconds, 1),
         "attempts": attempts,
@@ -199,31 +251,20 @@ def cell_counts(root: Path, cell: Cell) -> Counts:
     return sum_counts(parts)
 
 
-def sum_counts(parts: list[Counts]) -> Counts:
-    kinds = {p.kind for p in parts}
-    kind = parts[0].kind if len(kinds) == 1 else "generate"
-    return Counts(
-        kind,
-        sum(p.requests for p in parts),
-        sum(p.prompt_tokens for p in parts),
-        sum(p.gen_tokens for p in parts),
-        sum(p.max_gen_tokens for p in parts),
-        "; ".join(sorted({p.source for p in parts}))[:300],
-    )
-
-
-def replica_args(model: ModelSpec, replicas: int) -> list[str]:
-    """``vllm serve`` flags for data-parallel replicas (the pool's choice), with the tensor-parallel size
-    said too (a parallel flag in serve_args turns off the default one)."""
-    if replicas <= 1:
-        return []
-    tp = ["--tensor-parallel-size", str(model.gpu_count)] if model.gpu_count > 1 else []
-    return [*tp, "--data-parallel-size", str(replicas)]
-
-
 def redacted_argv(argv: list[str]) -> list[str]:
     """``argv`` with credentials replaced (:func:`plumbing.secrets.scrub`), for log headers and ``--dry_run``."""
     return [scrub(a) for a in argv]
+
+
+STATUS_FILE = "suite_status.json"
+
+
+def write_status(root: Path, suite: Suite, rows: list[dict[str, Any]], executor: str = "local") -> Path:
+    """``root/suite_status.json``: every cell's row (:func:`outcome_row`), as the local sweep or the SLURM jobs left it;
+    the one writer of the file."""
+    path = root / STATUS_FILE
+    jsonio.write_json(path, {"suite": str(suite.path), "executor": executor, "cells": rows}, indent=1)
+    return path
 
 
 def outcome_row(o: Outcome, executor: str = "local", job_id: str | None = None) -> dict[str, Any]:

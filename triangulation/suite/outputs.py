@@ -1,8 +1,8 @@
-"""What a suite writes besides its cells: the status file, the model sizes and the report over its runs."""
+"""What a suite writes besides its cells and their status (:func:`triangulation.suite.cells.write_status`): the model
+sizes and the report over its runs."""
 
 from __future__ import annotations
 
-import os
 import sys
 from pathlib import Path
 
@@ -42,35 +42,20 @@ def report_model_names(models: list[ModelSpec]) -> list[str]:
 
 def run_report(root: Path, suite: Suite) -> Path | None:
     """The report (:func:`triangulation.report.make.make_report`) over ``root/runs`` and the suite's external tables, into ``root/report``."""
-    runs = root / "runs"
+    runs, block = root / "runs", suite.report
     has_results = run_folder.has_results(runs)
-    externals = [_resolve(suite, e) for e in suite.report.get("external", [])]
-    if not has_results and not externals:
+    if not has_results and not block.external:
         print("suite: no results to report on", file=sys.stderr)
         return None
     return make_report(
         [runs] if has_results else [],
         root / "report",
-        externals=externals,
-        abilities=_resolve_path(suite, suite.report.get("abilities")),
-        pairs=list(suite.report.get("pairs", [])),
-        scatter=list(suite.report.get("scatter", [])),
+        externals=list(block.external),
+        abilities=block.abilities,
+        pairs=list(block.pairs),
+        scatter=list(block.scatter),
         sizes=root / "model_sizes.csv",
-        subtasks=bool(suite.report.get("subtasks", False)),
-        title=str(suite.report.get("title") or f"suite {suite.name}"),
+        subtasks=block.subtasks,
+        title=block.title,
         labels={runs / m.name: m.name for m in suite.models},
     )
-
-
-def _resolve_path(suite: Suite, value: str | None) -> Path | None:
-    if not value:
-        return None
-    path = Path(os.path.expandvars(os.path.expanduser(value)))
-    return path if path.is_absolute() else suite.path.parent / path
-
-
-def _resolve(suite: Suite, spec: str) -> str:
-    """``[LABEL=]FILE`` with ``$VARS`` expanded and FILE relative to the suite file."""
-    label, sep, file = spec.rpartition("=") if "=" in spec else ("", "", spec)
-    path = _resolve_path(suite, file)
-    return f"{label}={path}" if sep else str(path)

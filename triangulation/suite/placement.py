@@ -27,11 +27,11 @@ from typing import Any
 from plumbing.errors import UserError
 from triangulation.suite import estimate
 from triangulation.suite.calibration import Measured, measured_rates, read_markers, start_key
-from triangulation.suite.cells import model_key, sum_counts
+from triangulation.suite.cells import model_key
 from triangulation.suite.pool import Job, Slot, busy_share, choose_replicas, makespan, schedule
 from triangulation.suite.spec import ModelSpec, TaskEntry
 from triangulation.suite.split import leaf_tasks
-from triangulation.suite.task_stats import DEFAULT_PATH, ONE_PASS, Counts, read_plan_counts, table_counts
+from triangulation.suite.task_stats import DEFAULT_PATH, ONE_PASS, Counts, read_plan_counts, sum_counts, table_counts
 from triangulation.suite.throughput import gpu_kind, hardware, table_rates
 
 SMI_LINE = re.compile(r"^GPU (\d+):", re.MULTILINE)

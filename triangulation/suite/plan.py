@@ -43,10 +43,10 @@ from models.default_model import GGUF_FILE, smollm2_dir
 from plumbing import jsonio
 from plumbing.checks import DEFAULT_SEED
 from plumbing.secrets import scrub_tree
-from triangulation.suite.cells import cell_argv, cell_dir, is_done, redacted_argv
+from triangulation.suite.cells import EvalOptions, cell_argv, cell_dir, eval_options, is_done, redacted_argv
 from triangulation.suite.placement import Placement, pool_estimate, suite_costs
 from triangulation.suite.serve import planned_endpoint
-from triangulation.suite.spec import Cell, ModelSpec, Suite, TaskEntry, chat_template
+from triangulation.suite.spec import Cell, ModelSpec, Suite, TaskEntry
 from triangulation.suite.split import leaf_tasks as leaf_tasks_of
 from triangulation.suite.task_index import leaf_tasks, task_manager
 from triangulation.suite.task_stats import PLAN_FILE, plan_counts
@@ -129,13 +129,12 @@ def force_offline() -> None:
         pass
 
 
-def count_eval(task: TaskEntry, model: ModelSpec, tok: Any, subtasks: Subtasks | None = None) -> Counts:
-    """Requests and prompt tokens of an lm-eval cell, built by lm-eval as a run builds them (per leaf task
-    into ``subtasks``)."""
+def count_eval(task: TaskEntry, options: EvalOptions, tok: Any, subtasks: Subtasks | None = None) -> Counts:
+    """Requests and prompt tokens of an lm-eval cell, built by lm-eval as a run builds them with the cell's own
+    ``options`` (:func:`triangulation.suite.cells.eval_options`; per leaf task into ``subtasks``)."""
     from lm_eval.evaluator_utils import get_sample_size
     from lm_eval.tasks import get_task_dict
 
-    o = task.options
     if tok is None:
         return None, None, NO_TOKENIZER
     try:
@@ -143,24 +142,23 @@ def count_eval(task: TaskEntry, model: ModelSpec, tok: Any, subtasks: Subtasks |
     except Exception as exc:  # noqa: BLE001  (data not local, unknown task: the plan says so and goes on)
         return None, None, f"not counted: {_one_line(exc)}"
     requests = tokens = 0
-    templated = chat_template(model, o)
-    chat = (lambda history, add_generation_prompt=True: render(tok, history)) if templated else None
+    chat = (lambda history, add_generation_prompt=True: render(tok, history)) if options.apply_chat_template else None
     for leaf in leaf_tasks(task_dict):
-        if "num_fewshot" in o:
-            leaf.set_config(key="num_fewshot", value=o["num_fewshot"])
-        leaf.set_fewshot_seed(seed=o.get("seed", DEFAULT_SEED))
+        if options.num_fewshot is not None:
+            leaf.set_config(key="num_fewshot", value=options.num_fewshot)
+        leaf.set_fewshot_seed(seed=DEFAULT_SEED if options.seed is None else options.seed)
         try:
             leaf.build_all_requests(
-                limit=get_sample_size(leaf, o.get("limit")),
-                apply_chat_template=templated,
-                fewshot_as_multiturn=bool(o.get("fewshot_as_multiturn")),
+                limit=get_sample_size(leaf, options.limit),
+                apply_chat_template=options.apply_chat_template,
+                fewshot_as_multiturn=options.fewshot_as_multiturn,
                 chat_template=chat,
                 tokenizer_name="plan",
             )
         except Exception as exc:  # noqa: BLE001
             return None, None, f"not counted ({leaf.config.task}): {_one_line(exc)}"
         try:
-            row = _count_instances(leaf, tok, (o.get("gen_kwargs") or {}).get("max_gen_toks"))
+            row = _count_instances(leaf, tok, options.gen_kwargs.get("max_gen_toks"))
         except Exception as exc:  # noqa: BLE001  (a tokenizer failing on a prompt: that cell is not counted)
             return None, None, f"not counted ({leaf.config.task}): {_one_line(exc)}"
         requests, tokens = requests + row["requests"], tokens + row["prompt_tokens"]
@@ -307,7 +305,7 @@ def build_plan(
                 if progress is not None:
                     progress(f"counting {cell.label} ({tok_name})")
                 subs: Subtasks = {}
-                counts = count_eval(task, p.model, tok, subs) if task.runner == "eval" else count_play(task, tok, subs)
+                counts = count_eval(task, eval_options(cell), tok, subs) if task.runner == "eval" else count_play(task, tok, subs)
                 memo[key] = (counts, subs)
             (requests, tokens, note), subs = memo[key]
             gen = {k: sum(v.get(k) or 0 for v in subs.values()) if tokens is not None else None for k in ("gen_tokens", "max_gen_tokens")}

@@ -42,7 +42,6 @@ from triangulation.suite.gpu_fit import (
     slurm_node_gpus,
 )
 from triangulation.suite.serve import ServerError, vllm_command
-from triangulation.suite.slurm import model_gpus
 from triangulation.suite.spec import ModelSpec, Suite
 
 #: the extra that installs the battery's task dependencies: module -> pip name (pyproject.toml's
@@ -333,10 +332,10 @@ def vllm_check(suite: Suite, found: Findings) -> None:
 
 
 def gpu_checks(suite: Suite, executor: str, gpus: list[str], found: Findings) -> None:
-    need = {m.name: model_gpus(suite, m) for m in suite.models}
+    need = {m.name: suite.slurm.job_gpus(m) for m in suite.models}
     if executor == "slurm":
-        node = slurm_node_gpus(suite.slurm.get("partition"))
-        where = f"partition {suite.slurm.get('partition') or '(default)'}"
+        node = slurm_node_gpus(suite.slurm.partition)
+        where = f"partition {suite.slurm.partition or '(default)'}"
         if node is None:
             found.notes.append("GPU count not checked: `sinfo` not found")
         for m in suite.models:
@@ -350,7 +349,7 @@ def gpu_checks(suite: Suite, executor: str, gpus: list[str], found: Findings) ->
                 found.problems.append(
                     f"model {m.name} needs {need[m.name]} GPUs but this node has {len(gpus)} ({','.join(gpus)}); lower its `gpus:`"
                 )
-    memory = slurm_gpu_memory_mib(suite.slurm.get("partition")) if executor == "slurm" else gpu_memory_mib(gpus)
+    memory = slurm_gpu_memory_mib(suite.slurm.partition) if executor == "slurm" else gpu_memory_mib(gpus)
     if executor == "slurm" and not memory:
         found.notes.append("memory fit not checked: the partition's GPU type is not named in `sinfo` (gpu:TYPE:N) or not known here")
         return

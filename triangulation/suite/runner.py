@@ -32,7 +32,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TextIO
 
-from plumbing import jsonio, run_folder
+from plumbing import run_folder
 from plumbing.errors import UserError
 from plumbing.locks import RunLock
 from plumbing.secrets import hide_argv_secrets, scrub
@@ -46,15 +46,15 @@ from triangulation.suite.cells import (
     cell_argv,
     cell_dir,
     is_done,
+    marker_state,
     outcome_row,
-    read_marker,
     redacted_argv,
-    replica_args,
     write_marker,
+    write_status,
 )
 from triangulation.suite.healing import serve_and_run
 from triangulation.suite.outputs import report_model_names, run_report, write_sizes
-from triangulation.suite.placement import pool_placements, waves
+from triangulation.suite.placement import Placement, pool_placements, waves
 from triangulation.suite.pool import run_pool
 from triangulation.suite.serve import Endpoint, api_endpoint, deaf_to_checkpoint, last_line, needs_completions, start_vllm
 from triangulation.suite.spec import Cell, ModelSpec, Suite, cells
@@ -100,7 +100,7 @@ class Sweep:
         if not todo:
             return done
         work, groups = split.expand(self.root, todo)  # `split: true` group cells: one cell per subtask
-        self._regroup(groups)
+        self._regroup(groups, work)
         if not work:  # every subtask cell finished earlier: only the merge is left
             return done + split.merge_outcomes(self.root, todo, groups, [])
         if model.weightless:  # the chance player: its cells side by side, one per CPU core
@@ -109,6 +109,16 @@ class Sweep:
             return done + split.merge_outcomes(self.root, todo, groups, self._run_serially(work, env))
         return done + split.merge_outcomes(self.root, todo, groups, serve_and_run(self, model, work, env, replicas=replicas))
 
+    def run_placed(self, placement: Placement, plan: list[Cell], gpus: list[str] | None) -> list[Outcome]:
+        """The cells of ``plan`` that are the placed model's (:meth:`run_model`, on ``gpus`` with the placement's
+        replicas), each failure said on its own line."""
+        model = placement.model
+        outcomes = self.run_model(model, [c for c in plan if c.model is model], gpus, placement.replicas)
+        for o in outcomes:
+            if o.status == "failed":
+                self._say(f"suite: {o.cell.label} failed after {o.attempts} attempt(s): {o.detail}")
+        return outcomes
+
     def _endpoint(self, model: ModelSpec, env: dict[str, str], replicas: int = 1) -> Endpoint:
         if model.engine == "api":
             endpoint = api_endpoint(model.base_url or "", model.ref.args, model.api_key_env)
@@ -116,8 +126,7 @@ class Sweep:
             self._endpoints.append(endpoint)
             return endpoint
         log = self.root / "logs" / model.name / "server.log"
-        serve_args = (*model.serve_args, *replica_args(model, replicas))
-        endpoint = start_vllm(model.ref, log, gpus=model.gpu_count, serve_args=serve_args, env=env)
+        endpoint = start_vllm(model.ref, log, gpus=model.gpu_count, serve_args=model.serve_args, env=env, replicas=replicas)
         self._endpoints.append(endpoint)
         started = time.monotonic()
         try:
@@ -171,9 +180,10 @@ class Sweep:
         waited for, and skipped when that suite finished it, so two suites never run one cell twice."""
         lock = self._cell_lock(cell)
         try:
-            if is_done(self.root, cell):
+            marker = marker_state(self.root, cell)
+            if marker.done:
                 return Outcome(cell, "skipped-done")
-            return self._attempt_cell(cell, env, endpoint)
+            return self._attempt_cell(cell, env, endpoint, overwrite=marker.stale)  # the entry changed: play starts over
         finally:
             lock.release()
 
@@ -187,15 +197,14 @@ class Sweep:
             self._say(f"suite: {cell.label} is being run by another suite on {self.root}; waiting for it (lock {folder}.lock)")
             return RunLock(folder, wait=True).acquire()
 
-    def _attempt_cell(self, cell: Cell, env: Mapping[str, str] | None, endpoint: Endpoint | None) -> Outcome:
-        """Run one cell (up to ``attempts`` times; a dead server is not retried); on success write its marker."""
+    def _attempt_cell(self, cell: Cell, env: Mapping[str, str] | None, endpoint: Endpoint | None, overwrite: bool = False) -> Outcome:
+        """Run one cell (up to ``attempts`` times; a dead server is not retried); on success write its marker;
+        ``overwrite``: its stored results are of another configuration."""
         root, attempts = self.root, self.attempts
         folder = cell_dir(root, cell)
         folder.mkdir(parents=True, exist_ok=True)
         log = root / "logs" / cell.model.name / f"{cell.task.name}.log"
         log.parent.mkdir(parents=True, exist_ok=True)
-        old = read_marker(root, cell)
-        overwrite = bool(old) and old.get("fingerprint") != cell.fingerprint()  # the entry changed: play starts over
         argv = cell_argv(cell, folder, self.launcher, overwrite=overwrite, endpoint=endpoint)
         started = time.time()
         detail = "stopped"
@@ -280,13 +289,14 @@ class Sweep:
             if endpoint.server is not None:
                 endpoint.server.stop()
 
-    def _regroup(self, groups: dict[str, list[Cell]]) -> None:
+    def _regroup(self, groups: dict[str, list[Cell]], work: list[Cell]) -> None:
         """The progress bar counts subtask cells: a split group cell is as many cells as its subtasks
-        (the finished ones ticked at once)."""
+        (the finished ones, those :func:`split.expand` left out of ``work``, ticked at once)."""
         if self.bar is None or not groups:
             return
         self.bar.total += sum(len(subs) - 1 for subs in groups.values())
-        self.bar.update(sum(1 for subs in groups.values() for s in subs if is_done(self.root, s)))
+        left = {c.label for c in work}
+        self.bar.update(sum(1 for subs in groups.values() for s in subs if s.label not in left))
 
     def _tick(self, n: int = 1) -> None:
         if self.bar is not None and n:
@@ -333,13 +343,15 @@ def run_suite(
     retries: int | None = None,
     report: bool = True,
     gpus: list[str] | None = None,
+    placements: list[Placement] | None = None,
 ) -> SuiteResult:
-    """Every cell (finished ones skipped), the models of one wave at once on their GPUs
-    (:mod:`triangulation.suite.placement`), then the report over ``root``; returns each cell's outcome.
-    Ctrl-C or SIGTERM stops every cell and server started, then re-raises."""
+    """Every cell (finished ones skipped), the models of one wave at once on their GPUs (``placements``, as the
+    command placed them; else placed here: :mod:`triangulation.suite.placement`), then the report over ``root``;
+    returns each cell's outcome. Ctrl-C or SIGTERM stops every cell and server started, then re-raises."""
     from tqdm.auto import tqdm
 
-    placements = pool_placements(suite, gpus or [], root=root)  # a model too big for the node: an error before anything runs
+    if placements is None:  # a model too big for the node: an error before anything runs
+        placements = pool_placements(suite, gpus or [], root=root)
     root.mkdir(parents=True, exist_ok=True)
     attempts = 1 + (suite.retries if retries is None else retries)
     result = SuiteResult()
@@ -366,7 +378,7 @@ def run_suite(
     finally:
         bar.close()
         result.outcomes = [o for m in suite.models for o in by_model.get(m.name, [])]
-        write_status(root, suite, result)
+        write_status(root, suite, [outcome_row(o) for o in result.outcomes])
         if previous is not None:
             signal.signal(signal.SIGTERM, previous)
     write_sizes(root, suite)
@@ -378,22 +390,17 @@ def run_suite(
     return result
 
 
-def _run_wave(sweep: Sweep, wave: list, plan: list[Cell]) -> dict[str, list[Outcome]]:
+def _run_wave(sweep: Sweep, wave: list[Placement], plan: list[Cell]) -> dict[str, list[Outcome]]:
     """The models of one wave at once, a thread each with its GPUs (the main thread waits, so Ctrl-C and
     SIGTERM reach it and :meth:`Sweep.stop` ends every model's cells and servers)."""
     done: dict[str, list[Outcome]] = {}
     errors: list[BaseException] = []
 
-    def work(p) -> None:
+    def work(p: Placement) -> None:
         try:
-            outcomes = sweep.run_model(p.model, [c for c in plan if c.model is p.model], None if p.gpus is None else list(p.gpus))
+            done[p.model.name] = sweep.run_placed(p, plan, None if p.gpus is None else list(p.gpus))
         except BaseException as exc:  # noqa: BLE001  (re-raised in the main thread)
             errors.append(exc)
-            return
-        done[p.model.name] = outcomes
-        for o in outcomes:
-            if o.status == "failed":
-                sweep._say(f"suite: {o.cell.label} failed after {o.attempts} attempt(s): {o.detail}")
 
     if len(wave) == 1:  # in the main thread, as one model at a time always ran
         work(wave[0])
@@ -409,21 +416,13 @@ def _run_wave(sweep: Sweep, wave: list, plan: list[Cell]) -> dict[str, list[Outc
     return done
 
 
-def _run_pool(sweep: Sweep, placements: list, plan: list[Cell], gpus: list[str]) -> dict[str, list[Outcome]]:
+def _run_pool(sweep: Sweep, placements: list[Placement], plan: list[Cell], gpus: list[str]) -> dict[str, list[Outcome]]:
     """The models in the GPU pool (:func:`triangulation.suite.pool.run_pool`), in the expected start order of
     the plan: each on as many GPUs as its placement holds (replicas included) as soon as they are free."""
     by_name = {p.model.name: p for p in placements}
     order = [(p.model.name, len(p.gpus or ())) for p in sorted(placements, key=lambda p: (p.start or 0.0, -(p.end or 0.0)))]
 
-    def start(name: str, ids: list[str]) -> list[Outcome]:
-        p = by_name[name]
-        outcomes = sweep.run_model(p.model, [c for c in plan if c.model is p.model], ids, p.replicas)
-        for o in outcomes:
-            if o.status == "failed":
-                sweep._say(f"suite: {o.cell.label} failed after {o.attempts} attempt(s): {o.detail}")
-        return outcomes
-
-    return run_pool(order, gpus, start)
+    return run_pool(order, gpus, lambda name, ids: sweep.run_placed(by_name[name], plan, ids))
 
 
 def _terminate_on_sigterm():
@@ -435,13 +434,6 @@ def _terminate_on_sigterm():
         raise SystemExit(128 + signum)
 
     return signal.signal(signal.SIGTERM, handler)
-
-
-def write_status(root: Path, suite: Suite, result: SuiteResult) -> Path:
-    path = root / "suite_status.json"
-    rows = [outcome_row(o) for o in result.outcomes]
-    jsonio.write_json(path, {"suite": str(suite.path), "executor": "local", "cells": rows}, indent=1)
-    return path
 
 
 def summary(result: SuiteResult) -> str:

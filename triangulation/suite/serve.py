@@ -293,6 +293,15 @@ def vllm_argv(path: str, port: int, model_args: Mapping[str, Any], gpus: int, se
     return argv + extra
 
 
+def replica_args(gpus: int, replicas: int) -> list[str]:
+    """``vllm serve`` flags for data-parallel replicas of ``gpus`` GPUs each, with the tensor-parallel size said
+    too (a parallel flag in serve_args turns off the default one)."""
+    if replicas <= 1:
+        return []
+    tp = ["--tensor-parallel-size", str(gpus)] if gpus > 1 else []
+    return [*tp, "--data-parallel-size", str(replicas)]
+
+
 def served_path(ref: ModelRef, export: bool = True) -> tuple[str, dict[str, Any]]:
     """The weights ``vllm serve`` loads (``pretrained=`` of an ``hf``/``vllm`` model; the embedded SmolLM2
     when the model names none, exported unless ``export`` is false) and the parsed model_args."""
@@ -305,11 +314,14 @@ def served_path(ref: ModelRef, export: bool = True) -> tuple[str, dict[str, Any]
     return str(path), args
 
 
-def start_vllm(ref: ModelRef, log: Path, gpus: int = 1, serve_args: Iterable[str] = (), env: Mapping[str, str] | None = None) -> Endpoint:
-    """Start ``vllm serve`` for one model (not yet waited for: call ``endpoint.server.wait_ready``)."""
+def start_vllm(
+    ref: ModelRef, log: Path, gpus: int = 1, serve_args: Iterable[str] = (), env: Mapping[str, str] | None = None, replicas: int = 1
+) -> Endpoint:
+    """Start ``vllm serve`` for one model on ``gpus`` GPUs per replica, ``replicas`` data-parallel replicas (the
+    pool's choice); not yet waited for: call ``endpoint.server.wait_ready``."""
     path, args = served_path(ref)
     port = free_port()
-    argv = vllm_argv(path, port, args, gpus, serve_args)
+    argv = vllm_argv(path, port, args, gpus, (*serve_args, *replica_args(gpus, replicas)))
     server = ServerProcess(argv, log, f"http://127.0.0.1:{port}/v1", env=env).start()
     return Endpoint(server.base_url, model=path, tokenizer=path, server=server)
 

@@ -39,10 +39,10 @@ import submitit
 
 from plumbing import jsonio
 from plumbing.errors import UserError
-from triangulation.suite.cells import Outcome, is_done, outcome_row
+from triangulation.suite.cells import Outcome, is_done, outcome_row, write_status
 from triangulation.suite.outputs import run_report, write_sizes
 from triangulation.suite.runner import Sweep
-from triangulation.suite.spec import Cell, ModelSpec, Suite, load_suite, time_minutes
+from triangulation.suite.spec import Cell, ModelSpec, Suite, load_suite
 
 JOBS_FILE = "slurm_jobs.json"
 #: seconds before its time limit that SLURM signals a job to checkpoint (submitit's default 90; a third of the
@@ -55,30 +55,10 @@ REQUEUE_MARGIN_S = 10
 SIGNAL_EARLY_S = 60
 
 
-def model_gpus(suite: Suite, model: ModelSpec) -> int:
-    """GPUs of a model's job: its own ``gpus:``; else none for a model that needs no GPU (the chance player,
-    ``engine: api``); else the block's ``gpus_per_model``, else 1."""
-    if model.gpus is not None:
-        return model.gpus
-    if needs_no_gpu(model):
-        return 0
-    return int(suite.slurm.get("gpus_per_model", 1))
-
-
-def needs_no_gpu(model: ModelSpec) -> bool:
-    """The chance player and an existing endpoint (``engine: api``) compute nothing on a GPU."""
-    return model.engine == "api" or model.weightless
-
-
-def model_time(suite: Suite, model: ModelSpec) -> int:
-    """A model's job time limit in minutes: its own ``time:``, else the block's ``time``, else 24 h."""
-    return model.time if model.time is not None else time_minutes(suite.slurm.get("time"))
-
-
 def executor_parameters(suite: Suite, gpus: int, minutes: int | None = None) -> dict[str, Any]:
     """submitit ``SlurmExecutor`` parameters of one model's job (``minutes``: its time limit, default the block's)."""
     block = suite.slurm
-    minutes = time_minutes(block.get("time")) if minutes is None else minutes
+    minutes = block.time if minutes is None else minutes
     params: dict[str, Any] = {
         "job_name": f"suite-{suite.name}",
         "time": minutes,
@@ -89,16 +69,16 @@ def executor_parameters(suite: Suite, gpus: int, minutes: int | None = None) -> 
     }
     if gpus:
         params["gpus_per_node"] = gpus
-    if block.get("partition"):
-        params["partition"] = str(block["partition"])
-    if block.get("cpus"):
-        params["cpus_per_task"] = int(block["cpus"])
-    if block.get("mem"):
-        params["mem"] = str(block["mem"])
-    if block.get("sbatch"):
-        params["additional_parameters"] = {str(k): v for k, v in block["sbatch"].items()}
-    if block.get("setup"):
-        params["setup"] = list(block["setup"])
+    if block.partition:
+        params["partition"] = block.partition
+    if block.cpus:
+        params["cpus_per_task"] = block.cpus
+    if block.mem:
+        params["mem"] = block.mem
+    if block.sbatch:
+        params["additional_parameters"] = dict(block.sbatch)
+    if block.setup:
+        params["setup"] = list(block.setup)
     return params
 
 
@@ -113,7 +93,7 @@ def job_main(suite_path: str, root: str, model_name: str, launcher: list[str], a
     rows = [outcome_row(o, "slurm", job_id) for o in outcomes]
     folder = Path(root) / "status"
     folder.mkdir(parents=True, exist_ok=True)
-    _write_json(folder / f"{model_name}.json", {"model": model_name, "cells": rows})
+    jsonio.write_json(folder / f"{model_name}.json", {"model": model_name, "cells": rows}, indent=1)
     return rows
 
 
@@ -180,16 +160,17 @@ def seconds_left(job_id: str, env: dict[str, str] | None = None) -> float | None
     return end - time.time()
 
 
-def _write_json(path: Path, data: Any) -> None:
-    jsonio.write_json(path, data, indent=1)
-
-
 def read_jobs(root: Path) -> dict[str, dict[str, Any]]:
     try:
         data = json.loads((root / JOBS_FILE).read_text(encoding="utf-8"))
     except (OSError, ValueError):
         return {}
     return data if isinstance(data, dict) else {}
+
+
+def job_ids(jobs: dict[str, dict[str, Any]]) -> set[str]:
+    """The job ids of this sweep's models (:data:`JOBS_FILE`)."""
+    return {str(j.get("job_id")) for j in jobs.values()}
 
 
 def active_jobs(ids: Iterable[str], env: dict[str, str] | None = None) -> set[str]:
@@ -211,7 +192,7 @@ def active_jobs(ids: Iterable[str], env: dict[str, str] | None = None) -> set[st
 
 
 def unfinished(suite: Suite, root: Path, model: ModelSpec) -> list[Cell]:
-    return [Cell(model, t) for t in suite.tasks if not is_done(root, Cell(model, t))]
+    return [c for c in (Cell(model, t) for t in suite.tasks) if not is_done(root, c)]
 
 
 def sbatch_refusal(exc: BaseException) -> str:
@@ -227,14 +208,15 @@ def submit(suite: Suite, root: Path, launcher: Sequence[str], attempts: int) -> 
     array); returns model -> new job id. An ``sbatch`` refusal is a one-line UserError quoting sbatch, raised once
     every other array is submitted."""
     jobs = read_jobs(root)
-    alive = active_jobs(str(j.get("job_id")) for j in jobs.values())
+    alive = active_jobs(job_ids(jobs))
+    todo = {m.name: unfinished(suite, root, m) for m in suite.models}  # each cell's marker read once
     groups: dict[tuple[int, int], list[ModelSpec]] = {}
     for m in suite.models:
-        if unfinished(suite, root, m) and str(jobs.get(m.name, {}).get("job_id")) not in alive:
-            groups.setdefault((model_gpus(suite, m), model_time(suite, m)), []).append(m)
+        if todo[m.name] and str(jobs.get(m.name, {}).get("job_id")) not in alive:
+            groups.setdefault((suite.slurm.job_gpus(m), suite.slurm.job_minutes(m)), []).append(m)
     submitted: dict[str, str] = {}
     refused: list[str] = []
-    requeues = int(suite.slurm.get("max_requeues", 3))
+    requeues = suite.slurm.max_requeues
     for (gpus, minutes), models in groups.items():
         executor = submitit.SlurmExecutor(folder=root / "slurm" / "%j", max_num_timeout=requeues)
         executor.update_parameters(**executor_parameters(suite, gpus, minutes), array_parallelism=len(models))
@@ -249,22 +231,21 @@ def submit(suite: Suite, root: Path, launcher: Sequence[str], attempts: int) -> 
             submitted[m.name] = str(job.job_id)
             jobs[m.name] = {
                 "job_id": str(job.job_id),
-                "cells": [c.label for c in unfinished(suite, root, m)],
+                "cells": [c.label for c in todo[m.name]],
                 "gpus": gpus,
                 "time": minutes,
                 "submitted": time.strftime("%Y-%m-%dT%H:%M:%S"),
             }
     root.mkdir(parents=True, exist_ok=True)
-    _write_json(root / JOBS_FILE, jobs)
+    jsonio.write_json(root / JOBS_FILE, jobs, indent=1)
     if refused:  # the other models' jobs went out (and are recorded): one line for what did not
         raise UserError("; ".join(refused))
     return submitted
 
 
-def cell_rows(suite: Suite, root: Path, alive: set[str]) -> list[dict[str, Any]]:
-    """Every cell's status: done (its marker), running (its job is queued or running), what its job reported,
-    or failed when its job ended without finishing it (scancel, time limit, node failure)."""
-    jobs = read_jobs(root)
+def cell_rows(suite: Suite, root: Path, jobs: dict[str, dict[str, Any]], alive: set[str]) -> list[dict[str, Any]]:
+    """Every cell's status: done (its marker), running (its job, of ``jobs``, is queued or running), what its job
+    reported, or failed when its job ended without finishing it (scancel, time limit, node failure)."""
     rows = []
     for m in suite.models:
         job = jobs.get(m.name, {})
@@ -294,23 +275,17 @@ def _job_report(root: Path, model: str) -> dict[str, dict[str, Any]]:
     return {r["cell"]: r for r in data.get("cells", []) if isinstance(r, dict) and "cell" in r}
 
 
-def write_status_rows(root: Path, suite: Suite, rows: list[dict[str, Any]]) -> Path:
-    path = root / "suite_status.json"
-    _write_json(path, {"suite": str(suite.path), "executor": "slurm", "cells": rows})
-    return path
-
-
 def wait(suite: Suite, root: Path, poll: float = 5.0) -> list[dict[str, Any]]:
     """Until none of the sweep's jobs is queued or running; a progress bar of finished cells."""
     from tqdm.auto import tqdm
 
-    ours = {str(j.get("job_id")) for j in read_jobs(root).values()}
+    jobs = read_jobs(root)
     total = len(suite.models) * len(suite.tasks)
     bar = tqdm(total=total, desc=f"suite {suite.name} (slurm)", unit="cell", dynamic_ncols=True)
     try:
         while True:
-            alive = active_jobs(ours)
-            rows = cell_rows(suite, root, alive)
+            alive = active_jobs(job_ids(jobs))
+            rows = cell_rows(suite, root, jobs, alive)
             done = sum(r["status"] in ("done", "skipped-done") for r in rows)
             bar.update(done - bar.n)
             bar.set_postfix_str(f"{len(alive)} job(s) queued or running", refresh=True)
@@ -357,7 +332,7 @@ def run_slurm(suite: Suite, root: Path, launcher: Sequence[str], attempts: int, 
             f"suite: stopped waiting; the jobs go on (scancel them to stop): triangulate suite {suite.path} --output_path {root} --status"
         )
         return 130
-    write_status_rows(root, suite, rows)
+    write_status(root, suite, rows, "slurm")
     return finish(suite, root, rows, report, alive=set())
 
 
@@ -381,10 +356,10 @@ def status_command(suite: Suite, root: Path, report: bool = True) -> int:
     """``--status``: where the sweep stands; once no job is left and every cell is done, the report too."""
     if not (root / JOBS_FILE).is_file():
         raise UserError(f"{root} has no SLURM sweep ({JOBS_FILE} missing): start one with --executor slurm")
-    ours = {str(j.get("job_id")) for j in read_jobs(root).values()}
-    alive = active_jobs(ours)
-    rows = cell_rows(suite, root, alive)
-    write_status_rows(root, suite, rows)
+    jobs = read_jobs(root)
+    alive = active_jobs(job_ids(jobs))
+    rows = cell_rows(suite, root, jobs, alive)
+    write_status(root, suite, rows, "slurm")
     if alive or not all(r["status"] in DONE for r in rows):
         print("\n".join(status_lines(suite, rows, alive)))
         return 0 if alive else 1

@@ -11,6 +11,7 @@ from __future__ import annotations
 import contextlib
 import hashlib
 import json
+import os
 import re
 import shlex
 from collections.abc import Mapping
@@ -130,13 +131,6 @@ class ModelSpec:
         return 1 if self.gpus is None else self.gpus
 
 
-def chat_template(model: ModelSpec, options: Mapping[str, Any]) -> bool:
-    """Does an eval cell render its prompts with the model's chat template? The model's
-    ``apply_chat_template`` (default true) unless the task entry sets ``apply_chat_template: false``
-    (``suites/triangulating.yaml`` does for seed 003's tasks outside the Open LLM Leaderboard)."""
-    return bool(model.apply_chat_template and options.get("apply_chat_template", True))
-
-
 @dataclass(frozen=True)
 class TaskEntry:
     """One task entry of a suite file (``eval:`` or ``play:``); a play task itself is ``multiturn``'s ``TaskSpec``."""
@@ -150,6 +144,46 @@ class TaskEntry:
     include_path: tuple[str, ...] = ()
 
 
+@dataclass(frozen=True)
+class SlurmBlock:
+    """The suite's ``slurm:`` block, checked and parsed once (:func:`_slurm`): ``partition``, ``time`` (minutes),
+    ``gpus_per_model``, ``cpus`` and ``mem`` per job, ``sbatch`` extra options, ``setup`` shell lines, ``max_requeues``."""
+
+    partition: str | None = None
+    time: int = DEFAULT_TIME_MIN
+    gpus_per_model: int = 1
+    cpus: int | None = None
+    mem: str | None = None
+    sbatch: Mapping[str, Any] = field(default_factory=dict)
+    setup: tuple[str, ...] = ()
+    max_requeues: int = 3
+
+    def job_gpus(self, model: ModelSpec) -> int:
+        """GPUs of a model's job: its own ``gpus:``; else none for a model that needs no GPU (the chance player,
+        ``engine: api``); else the block's ``gpus_per_model``."""
+        if model.gpus is not None:
+            return model.gpus
+        return 0 if model.engine == "api" or model.weightless else self.gpus_per_model
+
+    def job_minutes(self, model: ModelSpec) -> int:
+        """A model's job time limit in minutes: its own ``time:``, else the block's ``time`` (default 24 h)."""
+        return model.time if model.time is not None else self.time
+
+
+@dataclass(frozen=True)
+class ReportBlock:
+    """The suite's ``report:`` block, checked and resolved once (:func:`_report`): the title, the external tables
+    (``[LABEL=]FILE``) and the abilities taxonomy with ``$VARS`` expanded and relative to the suite file, Figure 2's
+    pairs, the scatter plots, and whether subtasks get columns."""
+
+    title: str
+    external: tuple[str, ...] = ()
+    abilities: Path | None = None
+    pairs: tuple[str, ...] = ()
+    scatter: tuple[str, ...] = ()
+    subtasks: bool = False
+
+
 @dataclass
 class Suite:
     path: Path
@@ -160,39 +194,43 @@ class Suite:
     timeout: float | None = None
     max_consecutive_failures: int = 3
     sizes: dict[str, float] = field(default_factory=dict)
-    report: dict[str, Any] = field(default_factory=dict)
-    slurm: dict[str, Any] = field(default_factory=dict)
+    report: ReportBlock = field(default_factory=lambda: ReportBlock("suite"))
+    slurm: SlurmBlock = field(default_factory=SlurmBlock)
     retry_wait: float = 10.0  # seconds before a failed cell's first retry, doubled for each further one
     include_path: tuple[str, ...] = ()  # the suite's own lm-eval task folders or files, absolute
 
 
 @dataclass(frozen=True)
 class Cell:
+    """One model x one task entry of a suite, with its fingerprint (:func:`cell_fingerprint`) made once, with it:
+    what its marker, its request cache and a rerun's skip compare."""
+
     model: ModelSpec
     task: TaskEntry
+    fingerprint: str = field(init=False, repr=False, compare=False)
+
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "fingerprint", cell_fingerprint(self.model, self.task))
 
     @property
     def label(self) -> str:
         return f"{self.model.name}/{self.task.name}"
 
-    def fingerprint(self) -> str:
-        """Hash of everything that decides the cell's results (a changed entry is run again; ``size`` only
-        labels Figure 1 and ``gpus`` only places the model, so changing them reruns nothing)."""
-        defaults = {f.name: f.default for f in fields(ModelSpec)}
-        model = {k: v for k, v in self.model.__dict__.items() if k not in NOT_RESULTS and not (k in SERVE_KEYS and v == defaults[k])}
-        model["model_args"] = model.pop("ref").fingerprint()  # credentials and timeouts left out (issue 39, item 13)
-        for role in ("judge", "player_b"):
-            if model.get(role) is not None:
-                model[role] = role_fingerprint(model[role])
-        if model.get("base_url"):
-            model["base_url"] = redact_url(model["base_url"])
-        options = {k: v for k, v in self.task.options.items() if k not in NOT_RESULTS_OPTIONS}
-        blob = json.dumps(
-            {"model": model, "task": [self.task.runner, list(self.task.tasks), options]},
-            sort_keys=True,
-            default=str,
-        )
-        return hashlib.sha256(blob.encode()).hexdigest()[:16]
+
+def cell_fingerprint(m: ModelSpec, task: TaskEntry) -> str:
+    """Hash of everything that decides a cell's results (a changed entry is run again; ``size`` only labels
+    Figure 1 and ``gpus`` only places the model, so changing them reruns nothing)."""
+    defaults = {f.name: f.default for f in fields(ModelSpec)}
+    model = {k: v for k, v in m.__dict__.items() if k not in NOT_RESULTS and not (k in SERVE_KEYS and v == defaults[k])}
+    model["model_args"] = model.pop("ref").fingerprint()  # credentials and timeouts left out (issue 39, item 13)
+    for role in ("judge", "player_b"):
+        if model.get(role) is not None:
+            model[role] = role_fingerprint(model[role])
+    if model.get("base_url"):
+        model["base_url"] = redact_url(model["base_url"])
+    options = {k: v for k, v in task.options.items() if k not in NOT_RESULTS_OPTIONS}
+    blob = json.dumps({"model": model, "task": [task.runner, list(task.tasks), options]}, sort_keys=True, default=str)
+    return hashlib.sha256(blob.encode()).hexdigest()[:16]
 
 
 def _fail(path: Path, where: str, message: str) -> UserError:
@@ -519,17 +557,15 @@ def load_suite(path: Path | str) -> Suite:
         dup = sorted({x for x in labels if labels.count(x) > 1})
         if dup:
             raise _fail(path, kind, f"two entries are named {dup[0]!r}; give one a different `name:`")
-    report = _check_keys(path, "report", data.get("report") or {}, REPORT_KEYS)
-    for key in ("external", "pairs", "scatter"):
-        if key in report and not (isinstance(report[key], list) and all(isinstance(x, str) for x in report[key])):
-            raise _fail(path, f"report.{key}", "must be a list of strings")
+    name = str(data.get("name") or path.stem)
+    report = _report(path, data.get("report"), name)
     slurm = _slurm(path, data.get("slurm"))
     sizes = data.get("sizes") or {}
     if not isinstance(sizes, Mapping):
         raise _fail(path, "sizes", "must map model names to billions of parameters")
     return Suite(
         path=path,
-        name=str(data.get("name") or path.stem),
+        name=name,
         models=models,
         tasks=tasks,
         retries=_number(path, "top level", "retries", data.get("retries", 1), int, maximum=MAX_RETRIES),
@@ -543,21 +579,57 @@ def load_suite(path: Path | str) -> Suite:
     )
 
 
-def _slurm(path: Path, value: Any) -> dict[str, Any]:
+def _report(path: Path, value: Any, suite_name: str) -> ReportBlock:
+    """The ``report:`` block (:class:`ReportBlock`); paths relative to the suite file's folder unless absolute."""
+    block = _check_keys(path, "report", value or {}, REPORT_KEYS)
+    for key in ("external", "pairs", "scatter"):
+        if key in block and not (isinstance(block[key], list) and all(isinstance(x, str) for x in block[key])):
+            raise _fail(path, f"report.{key}", "must be a list of strings")
+    abilities = block.get("abilities")
+    if abilities and not isinstance(abilities, str):
+        raise _fail(path, "report.abilities", "must be the path of an abilities taxonomy file")
+    return ReportBlock(
+        title=str(block.get("title") or f"suite {suite_name}"),
+        external=tuple(_external(path, spec) for spec in block.get("external", [])),
+        abilities=_report_path(path, abilities) if abilities else None,
+        pairs=tuple(block.get("pairs", [])),
+        scatter=tuple(block.get("scatter", [])),
+        subtasks=bool(block.get("subtasks", False)),
+    )
+
+
+def _report_path(path: Path, value: str) -> Path:
+    """``value`` with ``~`` and ``$VARS`` expanded, relative to the suite file's folder unless absolute."""
+    out = Path(os.path.expandvars(os.path.expanduser(value)))
+    return out if out.is_absolute() else path.parent / out
+
+
+def _external(path: Path, spec: str) -> str:
+    """An external table, ``[LABEL=]FILE``, with FILE resolved (:func:`_report_path`)."""
+    label, sep, file = spec.rpartition("=") if "=" in spec else ("", "", spec)
+    return f"{label}={_report_path(path, file)}" if sep else str(_report_path(path, file))
+
+
+def _slurm(path: Path, value: Any) -> SlurmBlock:
     """The ``slurm:`` block: ``partition``, ``time`` (minutes or "H:MM:SS"), ``gpus_per_model`` (overrides each
     model's ``gpus``), ``cpus`` and ``mem`` (per job, e.g. "32G"), ``sbatch`` (extra options, a mapping),
     ``setup`` (shell lines run before each job, e.g. ``module load cuda``)."""
     block = _check_keys(path, "slurm", value or {}, SLURM_KEYS)
-    for key in ("gpus_per_model", "cpus", "max_requeues"):
-        if key in block:
-            _number(path, "slurm", key, block[key], int)
-    if "time" in block:
-        _time(path, "slurm", block["time"])
+    numbers = {key: _number(path, "slurm", key, block[key], int) for key in ("gpus_per_model", "cpus", "max_requeues") if key in block}
     if "sbatch" in block and not isinstance(block["sbatch"], Mapping):
         raise _fail(path, "slurm.sbatch", "must be a mapping of sbatch options (e.g. account: myproj, qos: high)")
     if "setup" in block and not (isinstance(block["setup"], list) and all(isinstance(x, str) for x in block["setup"])):
         raise _fail(path, "slurm.setup", "must be a list of shell lines")
-    return block
+    return SlurmBlock(
+        partition=str(block["partition"]) if block.get("partition") else None,
+        time=_time(path, "slurm", block["time"]) if "time" in block else DEFAULT_TIME_MIN,
+        gpus_per_model=numbers.get("gpus_per_model", 1),
+        cpus=numbers.get("cpus") or None,
+        mem=str(block["mem"]) if block.get("mem") else None,
+        sbatch={str(k): v for k, v in (block.get("sbatch") or {}).items()},
+        setup=tuple(block.get("setup") or ()),
+        max_requeues=numbers.get("max_requeues", 3),
+    )
 
 
 def time_minutes(value: Any) -> int:

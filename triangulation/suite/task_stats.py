@@ -186,6 +186,20 @@ class Counts:
         }
 
 
+def sum_counts(parts: list[Counts]) -> Counts:
+    """The work of several cells (a split entry's subtasks, a cell's leaves) as one: a kind they share, else generate."""
+    kinds = {p.kind for p in parts}
+    kind = parts[0].kind if len(kinds) == 1 else "generate"
+    return Counts(
+        kind,
+        sum(p.requests for p in parts),
+        sum(p.prompt_tokens for p in parts),
+        sum(p.gen_tokens for p in parts),
+        sum(p.max_gen_tokens for p in parts),
+        "; ".join(sorted({p.source for p in parts}))[:300],
+    )
+
+
 def table_counts(entry: str, leaves: Sequence[str], path: str = DEFAULT_PATH, limit: float | None = None) -> dict[str, Counts]:
     """Each leaf's work from the table: its own row, else its entry's row split equally, else :data:`UNKNOWN`;
     ``limit`` (the entry's: items per leaf, or a fraction of them below 1) as lm-eval applies it."""

@@ -15,7 +15,7 @@ from __future__ import annotations
 import math
 import re
 from collections import defaultdict
-from collections.abc import Iterable
+from collections.abc import Iterable, Iterator
 from pathlib import Path
 
 from tqdm.auto import tqdm
@@ -307,13 +307,21 @@ def write_viewer(
     if not tasks:
         return {}
     out.mkdir(parents=True, exist_ok=True)
-    pages: dict[str, tuple[Path, list[Episode]]] = {}
+    for name, html in render_pages(tasks, report, groups):  # one page in memory at a time
+        write_text(out / name, html)
+    return {task: out / page_name(task) for task in tasks}
+
+
+def render_pages(
+    tasks: dict[str, list[Episode]], report: str | None = None, groups: dict[str, list[str]] | None = None
+) -> Iterator[tuple[str, str]]:
+    """The viewer's pages as (file name, HTML), one after another: each task's parts of :data:`EPISODES_PER_FILE`
+    episodes, linked to each other, then ``index.html``."""
     for task, episodes in tqdm(tasks.items(), desc="episode pages", unit="task", disable=len(tasks) < 5):
         parts = max(1, -(-len(episodes) // EPISODES_PER_FILE))
         for part in range(1, parts + 1):
             chunk = episodes[(part - 1) * EPISODES_PER_FILE : part * EPISODES_PER_FILE]
             nav = part_nav(task, part, parts, len(episodes))
-            write_text((out / page_name(task, part)), render_task_page(task, chunk, nav=nav, report=report))
-        pages[task] = (out / page_name(task), episodes)
-    write_text((out / "index.html"), render_index(pages, report=report, groups=groups))
-    return {task: path for task, (path, _) in pages.items()}
+            yield page_name(task, part), render_task_page(task, chunk, nav=nav, report=report)
+    pages = {task: (Path(page_name(task)), episodes) for task, episodes in tasks.items()}
+    yield "index.html", render_index(pages, report=report, groups=groups)
