@@ -54,6 +54,16 @@ class ModelRef:
         given = dict(model_args) if isinstance(model_args, Mapping) else model_args
         return cls(model, MappingProxyType(parse_model_args(model_args)), given)
 
+    @classmethod
+    def stored(cls, config: Mapping[str, Any]) -> ModelRef:
+        """The model a stored results ``config`` scored (that file's edge; never the folder's name): its ``model_args``
+        parsed once, its ``model_name`` (else its registry name) the name when those args name no model. A config
+        that names no model at all is a one-line ``UserError``."""
+        ref = cls.parse(config.get("model_name") or config.get("model") or None, config.get("model_args"))
+        if ref.model is None:
+            short_id(ref.args, None)  # the UserError when the args name no model either
+        return ref
+
     def with_args(self, model: str, args: Mapping[str, Any]) -> ModelRef:
         """This model as another registry name and (already parsed) args reach it: its backend's form
         (:func:`models.loading.resolve_model`); ``given`` is kept."""

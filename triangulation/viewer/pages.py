@@ -20,7 +20,8 @@ from pathlib import Path
 
 from tqdm.auto import tqdm
 
-from models.naming import model_id, unique_model_ids
+from models.naming import unique_ids
+from models.ref import ModelRef
 from multiturn.api import TurnView, read_episodes
 from plumbing import run_folder
 from plumbing.errors import UserError
@@ -94,20 +95,19 @@ def page_name(task: str, part: int = 1) -> str:
 
 def model_names(folders: Iterable[Path]) -> dict[Path, str]:
     """The model each results folder holds, from its newest results JSON's config (else the folder's name),
-    unique over ``folders`` (:func:`models.naming.unique_model_ids`; a renaming is said once on stderr)."""
-    named: dict[Path, dict] = {}
+    unique over ``folders`` (:func:`models.naming.unique_ids` of each one's :class:`~models.ref.ModelRef`; a
+    renaming is said once on stderr)."""
+    refs: dict[Path, ModelRef] = {}
     out: dict[Path, str] = {}
     for folder in dict.fromkeys(folders):
-        data = run_folder.latest_results(folder)
-        config = (data.get("config") or {}) if data else {}
+        newest = run_folder.latest_results(folder)
         try:
-            model_id(config)
-            named[folder] = config
+            refs[folder] = ModelRef.stored(newest.config if newest else {})
         except UserError:  # a results file that does not name its model: fall back to the folder name
             out[folder] = folder.name
-    names, notes = unique_model_ids(list(named.values()))
+    names, notes = unique_ids([(ref.report_id, ref.key) for ref in refs.values()])
     say_renamed(notes)
-    return {**out, **dict(zip(named, names))}
+    return {**out, **dict(zip(refs, names))}
 
 
 def find_episode_files(roots: Iterable[Path]) -> list[tuple[str, str, str, Path]]:
@@ -120,7 +120,8 @@ def find_episode_files(roots: Iterable[Path]) -> list[tuple[str, str, str, Path]
 
 def task_args_of(folder: Path, task: str) -> dict:
     """The ``--task_args`` a play run of ``task`` in ``folder`` used (its newest results file's config)."""
-    return dict(run_folder.latest_results(folder, [task]).get("config", {}).get("task_args") or {})
+    newest = run_folder.latest_results(folder, [task])
+    return dict((newest.config if newest else {}).get("task_args") or {})
 
 
 def load_episodes(roots: Iterable[Path]) -> dict[str, list[Episode]]:
