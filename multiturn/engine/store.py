@@ -54,9 +54,8 @@ def write_results(model_dir: Path, payload: Mapping[str, Any]) -> Path:
 def newest_results_of(model_dir: Path, tasks: Sequence[str]) -> run_folder.ResultsFile | None:
     """The newest results file in ``model_dir`` that reports every one of ``tasks`` (lm-eval runs of the model share
     the folder), or None."""
-    if not run_folder.has_results(model_dir):
-        return None
-    return next((f for f in run_folder.newest_first(run_folder.results_files(model_dir)) if all(t in f.results for t in tasks)), None)
+    files = Path(model_dir).rglob(run_folder.RESULTS_GLOB)  # one scan: none when the folder is not there yet
+    return next((f for f in run_folder.newest_first(files) if all(t in f.results for t in tasks)), None)
 
 
 # --- one task's files --------------------------------------------------------------------------------
