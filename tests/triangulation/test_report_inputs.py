@@ -100,10 +100,10 @@ def test_plain_wide_csv_and_labels(tmp_path):
 
 def test_models_whose_paths_end_alike_get_unique_names():
     """Issue 30 item 1: the fewest parent folders that tell them apart; one model's results files share a name."""
-    from models.naming import unique_ids
+    from models.ref import unique_report_ids
 
     def named(*configs):
-        return unique_ids([(ref.report_id, ref.key) for ref in map(ModelRef.stored, configs)])
+        return unique_report_ids([ModelRef.stored(config) for config in configs])
 
     configs = [{"model_args": f"pretrained={p}"} for p in ("/m/a/x/Same", "/m/b/x/Same", "/m/a/x/Same/", "org/Same", "/other/Solo")]
     names, notes = named(*configs, {"model": "random"})

@@ -18,8 +18,7 @@ from fnmatch import fnmatchcase
 from pathlib import Path
 from typing import Any
 
-from models.naming import unique_ids
-from models.ref import ModelRef
+from models.ref import ModelRef, unique_report_ids
 from plumbing.errors import UserError
 from plumbing.run_folder import EPISODE_IDS_KEY, ResultsFile
 
@@ -95,13 +94,13 @@ def run_of(file: ResultsFile) -> Run:
 
 
 def name_models(runs: list[Run], labels: Mapping[Path, str] | None = None) -> None:
-    """Give every run its model's unique name (:func:`models.naming.unique_ids` of each run's
+    """Give every run its model's unique name (:func:`models.ref.unique_report_ids` of each run's
     :class:`~models.ref.ModelRef`: two models whose paths end in the same folder name keep two rows), saying each
     renaming on stderr once. ``labels``: folder -> the suite label (``name:``) of the model whose runs it holds (two
     entries of one weights keep two rows)."""
     found = [next((label for folder, label in (labels or {}).items() if r.path.is_relative_to(folder)), None) for r in runs]
     refs = [r.ref or ModelRef.stored({"model": r.model}) for r in runs]
-    names, notes = unique_ids([(ref.report_id, ref.key) for ref in refs], found if labels else None)
+    names, notes = unique_report_ids(refs, found if labels else None)
     for run, name in zip(runs, names):
         run.model = name
     say_renamed(notes)
@@ -111,7 +110,7 @@ _SAID: set[str] = set()
 
 
 def say_renamed(notes: list[str]) -> None:
-    """Print each model renaming (:func:`models.naming.unique_ids`) to stderr, once per process (the report
+    """Print each model renaming (:func:`models.ref.unique_report_ids`) to stderr, once per process (the report
     and its episode pages name the same models)."""
     for note in notes:
         if note not in _SAID:

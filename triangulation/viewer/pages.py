@@ -21,8 +21,7 @@ from pathlib import Path
 
 from tqdm.auto import tqdm
 
-from models.naming import unique_ids
-from models.ref import ModelRef
+from models.ref import ModelRef, unique_report_ids
 from multiturn.api import TurnView, read_episodes
 from plumbing import run_folder
 from plumbing.errors import UserError
@@ -115,7 +114,7 @@ class RecordFile:
 
 def model_names(newest: Mapping[Path, ResultsFile | None]) -> dict[Path, str]:
     """The model each results folder holds, from its newest results JSON's config (else the folder's name),
-    unique over the folders (:func:`models.naming.unique_ids` of each one's :class:`~models.ref.ModelRef`; a
+    unique over the folders (:func:`models.ref.unique_report_ids` of each one's :class:`~models.ref.ModelRef`; a
     renaming is said once on stderr)."""
     refs: dict[Path, ModelRef] = {}
     out: dict[Path, str] = {}
@@ -124,7 +123,7 @@ def model_names(newest: Mapping[Path, ResultsFile | None]) -> dict[Path, str]:
             refs[folder] = ModelRef.stored(stored.config if stored else {})
         except UserError:  # a results file that does not name its model: fall back to the folder name
             out[folder] = folder.name
-    names, notes = unique_ids([(ref.report_id, ref.key) for ref in refs.values()])
+    names, notes = unique_report_ids(list(refs.values()))
     say_renamed(notes)
     return {**out, **dict(zip(refs, names))}
 
