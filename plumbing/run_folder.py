@@ -23,7 +23,7 @@ import hashlib
 import logging
 import re
 from collections.abc import Iterable, Iterator, Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from datetime import datetime
 from pathlib import Path
 from typing import Any
@@ -233,7 +233,7 @@ class ResultsFile:
     (lm-eval's shape, checked), with the per-sample files of its tasks beside it (:meth:`records_file`)."""
 
     path: Path
-    data: Mapping[str, Any]
+    data: Mapping[str, Any] = field(compare=False, repr=False)  # a file is known by its path
 
     @classmethod
     def read(cls, path: Path) -> ResultsFile:
