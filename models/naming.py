@@ -1,4 +1,4 @@
-"""How a model is named: one ``parse_model_args`` and one naming rule, for play, eval, score, report and suite.
+"""How a model is named: one naming rule on parsed ``model_args``, for play, eval, score, report and suite.
 
 The rule (lm-eval's ``EvaluationTracker``): a model is named by the value of the first of
 :data:`NAME_KEYS` in its ``model_args`` (``pretrained=org/name`` -> ``org/name``), else by its registry
@@ -9,17 +9,17 @@ From that one name come:
 - :func:`model_name`: the name itself (``config.model_name`` of a play results file);
 - :func:`model_folder_name`: its folder in an ``--output_path`` (lm-eval's ``sanitize_model_name``, so
   ``lm_eval`` and ``triangulate play`` runs of one model land side by side);
-- :func:`model_id`: the name the report gives a results file's model, read from its ``config`` (never
-  from the folder): a GGUF model's name (:func:`gguf_model_name`), a local path's last component, a hub id whole;
-- :func:`unique_model_ids`: :func:`model_id` of every results file under one report, viewer or export, made unique:
-  two models whose whole names differ (:func:`model_key`: ``/models/orgA/Same``, ``/models/orgB/Same``) but
-  shorten to one id get the parent folders that tell them apart (``orgA/Same``, ``orgB/Same``), and each such
-  renaming is said in one line, so no model's scores merge into another's;
+- :func:`short_id`: the name the report gives a model: a GGUF model's name (:func:`gguf_model_name`), a local
+  path's last component, a hub id whole;
+- :func:`unique_ids`: the ids of every model under one report, viewer or export, made unique: two models whose
+  whole names differ (:func:`identity_key`: ``/models/orgA/Same``, ``/models/orgB/Same``) but shorten to one id
+  get the parent folders that tell them apart (``orgA/Same``, ``orgB/Same``), and each such renaming is said in
+  one line, so no model's scores merge into another's;
 - :func:`label_of`: a suite's default label for a model entry (its id in folder-safe characters;
   :data:`EMBEDDED_LABEL` for the embedded model).
 
-Each takes parsed ``model_args``: :class:`models.ref.ModelRef` parses them once, at the edge; only :func:`model_id`
-and :func:`model_key`, which read a stored results ``config``, parse its ``model_args``.
+Each takes parsed ``model_args``: :class:`models.ref.ModelRef` parses them once, at the edge (a stored results
+``config`` too: :meth:`models.ref.ModelRef.stored`).
 """
 
 from __future__ import annotations
@@ -29,7 +29,7 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
-from models.args import parse_model_args, redact_url
+from models.args import redact_url
 from models.default_model import DEFAULT_MODEL_NAME
 from plumbing.errors import UserError
 from plumbing.run_folder import short_folder_name
@@ -77,12 +77,6 @@ def model_folder_name(model: str | None, model_args: Mapping[str, Any] | None) -
     return folder if folder.strip(".") else "model"  # `..` would write beside --output_path
 
 
-def model_id(config: Mapping[str, Any]) -> str:
-    """The model a results file scored, from its stored ``config`` (not from the folder name): :func:`short_id`
-    of its ``model_args`` parsed."""
-    return short_id(parse_model_args(config.get("model_args")), config.get("model_name") or config.get("model"))
-
-
 def short_id(args: Mapping[str, Any], fallback: str | None) -> str:
     """A model's report id from its parsed ``args`` (``fallback``: the stored ``model_name`` or registry name).
 
@@ -104,13 +98,8 @@ def short_id(args: Mapping[str, Any], fallback: str | None) -> str:
     return str(fallback)
 
 
-def model_key(config: Mapping[str, Any]) -> str:
-    """:func:`identity_key` of a stored ``config``."""
-    return identity_key(parse_model_args(config.get("model_args")), config.get("model_name") or config.get("model"))
-
-
 def identity_key(args: Mapping[str, Any], fallback: str | None) -> str:
-    """The model's identity, the whole name :func:`model_id` shortens: the first :data:`NAME_KEYS` value as given (a
+    """The model's identity, the whole name :func:`short_id` shortens: the first :data:`NAME_KEYS` value as given (a
     URL login dropped; a ``gguf_file`` under it: two GGUF files of one name in two folders are two models), else
     ``config.model_name``/``config.model``, with ``@revision`` when a Hub ``revision`` is pinned. Two results files
     of one model share it; two weights never do."""
@@ -122,15 +111,6 @@ def identity_key(args: Mapping[str, Any], fallback: str | None) -> str:
     key = key or str(fallback or "")
     revision = args.get("revision")
     return f"{key}@{revision}" if revision not in (None, "", "main") else key
-
-
-def unique_model_ids(configs: Sequence[Mapping[str, Any]], labels: Sequence[str | None] | None = None) -> tuple[list[str], list[str]]:
-    """:func:`unique_ids` of stored results ``config``s (each one's ``model_args`` parsed once here)."""
-    named = []
-    for config in configs:
-        args, fallback = parse_model_args(config.get("model_args")), config.get("model_name") or config.get("model")
-        named.append((short_id(args, fallback), identity_key(args, fallback)))
-    return unique_ids(named, labels)
 
 
 def unique_ids(named: Sequence[tuple[str, str]], labels: Sequence[str | None] | None = None) -> tuple[list[str], list[str]]:

@@ -18,13 +18,13 @@ the code needs is derived from it, here:
 from __future__ import annotations
 
 import functools
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from types import MappingProxyType
 from typing import Any
 
 from models.args import model_args_string, parse_model_args, redact_model_args, redact_url
-from models.naming import EMBEDDED_LABEL, identity_key, is_embedded, label_of, model_folder_name, model_name, short_id
+from models.naming import EMBEDDED_LABEL, identity_key, is_embedded, label_of, model_folder_name, model_name, short_id, unique_ids
 from plumbing.secrets import SECRET_KEY_PATTERN
 
 #: model_args keys that change how a backend is reached, never what it answers (left out of a fingerprint)
@@ -53,6 +53,16 @@ class ModelRef:
         """The one parse of a model's ``model_args`` (at an edge)."""
         given = dict(model_args) if isinstance(model_args, Mapping) else model_args
         return cls(model, MappingProxyType(parse_model_args(model_args)), given)
+
+    @classmethod
+    def stored(cls, config: Mapping[str, Any]) -> ModelRef:
+        """The model a stored results ``config`` scored (that file's edge; never the folder's name): its ``model_args``
+        parsed once, its ``model_name`` (else its registry name) the name when those args name no model. A config
+        that names no model at all is a one-line ``UserError``."""
+        ref = cls.parse(config.get("model_name") or config.get("model") or None, config.get("model_args"))
+        if ref.model is None:
+            short_id(ref.args, None)  # the UserError when the args name no model either
+        return ref
 
     def with_args(self, model: str, args: Mapping[str, Any]) -> ModelRef:
         """This model as another registry name and (already parsed) args reach it: its backend's form
@@ -113,3 +123,9 @@ class ModelRef:
         if not drop and not urls:
             return self.given
         return {k: redact_url(v) if k in urls else v for k, v in self.args.items() if k not in drop}
+
+
+def unique_report_ids(refs: Sequence[ModelRef], labels: Sequence[str | None] | None = None) -> tuple[list[str], list[str]]:
+    """Each model's report id, unique over ``refs`` (:func:`models.naming.unique_ids` of their :attr:`ModelRef.report_id`
+    and :attr:`ModelRef.key`; ``labels``: each one's suite ``name:``, or None); returns the ids and one line per renaming."""
+    return unique_ids([(ref.report_id, ref.key) for ref in refs], labels)

@@ -13,7 +13,7 @@
 picks the same name for its runs). ``<date>`` is lm-eval's file date id (ISO time, ``:`` -> ``-``).
 Everything that finds, names or reads these files goes through here: file names, discovery of the
 models and tasks of a folder, the latest results of a model and task, and reading (results JSON with
-:func:`read_results`; JSONL with :func:`plumbing.jsonio.read_jsonl`, which skips and counts a torn last
+:meth:`ResultsFile.read`; JSONL with :func:`plumbing.jsonio.read_jsonl`, which skips and counts a torn last
 line). lm-eval's own writer (``EvaluationTracker``) spells its names itself.
 """
 
@@ -22,7 +22,8 @@ from __future__ import annotations
 import hashlib
 import logging
 import re
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Iterator, Mapping, Sequence
+from dataclasses import dataclass, field
 from datetime import datetime
 from pathlib import Path
 from typing import Any
@@ -181,15 +182,6 @@ def samples_files(model_dir: Path, tasks: Sequence[str] | None = None) -> dict[s
     return {task: path for task, (_, path) in sorted(found.items())}
 
 
-def task_records_file(model_dir: Path, task: str, date: str) -> Path | None:
-    """The per-sample file of ``task`` for the results file of ``date``: lm-eval's
-    ``samples_<task>_<date>.jsonl``, else play's ``episodes_<task>.jsonl``; None when neither exists."""
-    for candidate in (Path(model_dir) / f"{SAMPLES_PREFIX}{task}_{date}.jsonl", episodes_path(model_dir, task)):
-        if candidate.is_file():
-            return candidate
-    return None
-
-
 def model_dirs(run_dir: Path) -> list[Path]:
     """Folders under (or equal to) ``run_dir`` holding a ``results_*.json`` next to episodes or samples files."""
     run_dir = Path(run_dir)
@@ -235,46 +227,85 @@ def torn_lines(roots: Iterable[Path], tasks: Sequence[str] | None = None) -> Tor
     return torn_last_lines(path for task, _, path in record_files(roots) if tasks is None or task in tasks)
 
 
-def read_results(path: Path) -> dict[str, Any]:
-    """The one reader of results JSON: the parsed file, checked to be lm-eval's shape (a ``results``
-    object, a ``config`` object when present); anything else is a one-line ``UserError``."""
-    try:
-        data = read_json(path, "results file")
-    except UserError as exc:  # "<path>: malformed JSON (...)" -> say what the file was read as
-        text = str(exc)
-        raise UserError(text if text.startswith(("results file", "cannot read")) else f"cannot read results file {text}") from None
-    if not isinstance(data, dict) or not isinstance(data.get("results"), dict):
-        raise UserError(f"{path} is not an lm-eval results file (no 'results' object)")
-    if not isinstance(data.get("config") or {}, dict):
-        raise UserError(f"{path}: 'config' is not an object")
-    return data
+@dataclass(frozen=True)
+class ResultsFile:
+    """One stored ``results_<date>.json``, read once (:meth:`read`): its path, its date and its parsed payload
+    (lm-eval's shape, checked), with the per-sample files of its tasks beside it (:meth:`records_file`)."""
 
+    path: Path
+    data: Mapping[str, Any] = field(compare=False, repr=False)  # a file is known by its path
 
-def results_by_source(model_dir: Path, tasks: Sequence[str]) -> list[tuple[dict[str, Any], list[str]]]:
-    """``tasks`` grouped by the results file each was last reported in (:func:`latest_results` per task):
-    ``[(that file's payload, its tasks)]``, newest file first. Runs of one model share its folder, each
-    with its own settings (``--task_args``, metadata): a task is re-read with the settings of its own run,
-    never another's. Tasks no readable file reports are left out."""
-    groups: dict[str, tuple[dict[str, Any], list[str]]] = {}
-    for task in tasks:
-        data = latest_results(model_dir, [task])
-        if data:
-            key = f"{data.get('date')}|{sorted(data.get('results', {}))}"
-            groups.setdefault(key, (data, []))[1].append(task)
-    return sorted(groups.values(), key=lambda g: str(g[0].get("date", "")), reverse=True)
-
-
-def latest_results(model_dir: Path, tasks: Sequence[str] | None = None) -> dict[str, Any]:
-    """The newest ``results_*.json`` of ``model_dir`` that reports any of ``tasks`` (any task when None);
-    {} if none. lm-eval and play runs of one model share the folder; a file that is not lm-eval's
-    shape is skipped with a warning."""
-    files = oldest_first(Path(model_dir).glob(RESULTS_GLOB))
-    for path in reversed(files):
+    @classmethod
+    def read(cls, path: Path) -> ResultsFile:
+        """The one reader of results JSON: the parsed file, checked to be lm-eval's shape (a ``results``
+        object, a ``config`` object when present); anything else is a one-line ``UserError``."""
         try:
-            data = read_results(path)
+            data = read_json(path, "results file")
+        except UserError as exc:  # "<path>: malformed JSON (...)" -> say what the file was read as
+            text = str(exc)
+            raise UserError(text if text.startswith(("results file", "cannot read")) else f"cannot read results file {text}") from None
+        if not isinstance(data, dict) or not isinstance(data.get("results"), dict):
+            raise UserError(f"{path} is not an lm-eval results file (no 'results' object)")
+        if not isinstance(data.get("config") or {}, dict):
+            raise UserError(f"{path}: 'config' is not an object")
+        return cls(Path(path), data)
+
+    @property
+    def date(self) -> str:
+        """The ``<date>`` of ``results_<date>.json``."""
+        return results_date(self.path)
+
+    @property
+    def model_dir(self) -> Path:
+        return self.path.parent
+
+    @property
+    def results(self) -> Mapping[str, Any]:
+        return self.data["results"]
+
+    @property
+    def config(self) -> Mapping[str, Any]:
+        """The run's ``config`` ({} when the file has none)."""
+        return self.data.get("config") or {}
+
+    def reports_any(self, tasks: Sequence[str] | None) -> bool:
+        """True when the file reports any of ``tasks`` (None: any file does)."""
+        return tasks is None or any(t in self.results for t in tasks)
+
+    def records_file(self, task: str) -> Path | None:
+        """The per-sample file of ``task`` for this results file: lm-eval's ``samples_<task>_<date>.jsonl``, else
+        play's ``episodes_<task>.jsonl``; None when neither exists."""
+        for candidate in (self.model_dir / f"{SAMPLES_PREFIX}{task}_{self.date}.jsonl", episodes_path(self.model_dir, task)):
+            if candidate.is_file():
+                return candidate
+        return None
+
+
+def newest_first(files: Iterable[Path]) -> Iterator[ResultsFile]:
+    """The readable results files of ``files``, newest first (:func:`oldest_first` reversed), each read once; a file
+    that is not lm-eval's shape is skipped with a warning."""
+    for path in reversed(oldest_first(files)):
+        try:
+            yield ResultsFile.read(path)
         except UserError as exc:
             log.warning("skipping %s", exc)
-            continue
-        if tasks is None or any(t in data["results"] for t in tasks):
-            return data
-    return {}
+
+
+def results_by_source(model_dir: Path, tasks: Sequence[str]) -> list[tuple[ResultsFile, list[str]]]:
+    """``tasks`` grouped by the results file each was last reported in (:func:`latest_results` per task):
+    ``[(that file, its tasks)]``, newest file first. Runs of one model share its folder, each
+    with its own settings (``--task_args``, metadata): a task is re-read with the settings of its own run,
+    never another's. Tasks no readable file reports are left out."""
+    groups: dict[Path, tuple[ResultsFile, list[str]]] = {}
+    for task in tasks:
+        found = latest_results(model_dir, [task])
+        if found is not None:
+            groups.setdefault(found.path, (found, []))[1].append(task)
+    return sorted(groups.values(), key=lambda g: str(g[0].data.get("date", "")), reverse=True)
+
+
+def latest_results(model_dir: Path, tasks: Sequence[str] | None = None) -> ResultsFile | None:
+    """The newest ``results_*.json`` of ``model_dir`` that reports any of ``tasks`` (any task when None);
+    None if none. lm-eval and play runs of one model share the folder; a file that is not lm-eval's
+    shape is skipped with a warning."""
+    return next((f for f in newest_first(Path(model_dir).glob(RESULTS_GLOB)) if f.reports_any(tasks)), None)

@@ -133,7 +133,7 @@ def rescore_runs(
     that last reported them (each run of the folder with its own ``--task_args``)."""
     names = [t for t in run_folder.play_tasks(model_dir) if tasks is None or t in tasks]
     check_newest_results(model_dir)
-    return [rescore_run(model_dir, group, judge, old) for old, group in run_folder.results_by_source(model_dir, names)]
+    return [rescore_run(model_dir, group, judge, old.data) for old, group in run_folder.results_by_source(model_dir, names)]
 
 
 def rescore_run(
@@ -148,7 +148,8 @@ def rescore_run(
     names = [t for t in run_folder.play_tasks(model_dir) if tasks is None or t in tasks]
     if old is None:
         check_newest_results(model_dir)
-        old = run_folder.latest_results(model_dir, names)
+        newest = run_folder.latest_results(model_dir, names)
+        old = newest.data if newest is not None else {}
     config = dict(old.get("config", {}))
     task_args = dict(config.get("task_args") or {})
     reports: list[TaskRescore] = []
@@ -179,7 +180,7 @@ def check_newest_results(model_dir: Path) -> None:
     files = run_folder.oldest_first(Path(model_dir).glob(run_folder.RESULTS_GLOB))
     if files:
         try:
-            run_folder.read_results(files[-1])
+            run_folder.ResultsFile.read(files[-1])
         except UserError as exc:
             raise UserError(f"{exc}; repair or remove it before re-scoring") from None
 

@@ -195,8 +195,7 @@ def unchanged_results(settings: PlaySettings) -> Path | None:
         episode_files.append(store.episodes)
         counts[task_settings.task.name] = len(task_settings.wanted)
     found = newest_results_of(settings.model_dir, list(counts))
-    if found is None or found[0].stat().st_mtime < max(p.stat().st_mtime for p in episode_files):
+    if found is None or found.path.stat().st_mtime < max(p.stat().st_mtime for p in episode_files):
         return None
-    results, data = found
-    samples = data.get("n-samples") or {}
-    return None if any((samples.get(t) or {}).get("effective") != n for t, n in counts.items()) else results
+    samples = found.data.get("n-samples") or {}
+    return None if any((samples.get(t) or {}).get("effective") != n for t, n in counts.items()) else found.path

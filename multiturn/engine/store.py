@@ -51,19 +51,11 @@ def write_results(model_dir: Path, payload: Mapping[str, Any]) -> Path:
     return jsonio.write_json(run_folder.new_results_path(model_dir), payload, indent=2, default=handle_non_serializable)
 
 
-def newest_results_of(model_dir: Path, tasks: Sequence[str]) -> tuple[Path, dict[str, Any]] | None:
+def newest_results_of(model_dir: Path, tasks: Sequence[str]) -> run_folder.ResultsFile | None:
     """The newest results file in ``model_dir`` that reports every one of ``tasks`` (lm-eval runs of the model share
-    the folder) and its content, or None."""
-    if not run_folder.has_results(model_dir):
-        return None
-    for results in reversed(run_folder.oldest_first(run_folder.results_files(model_dir))):
-        try:
-            data = run_folder.read_results(results)
-        except UserError:
-            continue
-        if all(t in data["results"] for t in tasks):
-            return results, data
-    return None
+    the folder), or None."""
+    files = Path(model_dir).rglob(run_folder.RESULTS_GLOB)  # one scan: none when the folder is not there yet
+    return next((f for f in run_folder.newest_first(files) if all(t in f.results for t in tasks)), None)
 
 
 # --- one task's files --------------------------------------------------------------------------------

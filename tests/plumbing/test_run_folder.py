@@ -38,9 +38,13 @@ def test_names_round_trip_through_discovery(tmp_path):
     assert run_folder.model_dirs(tmp_path) == [model] and run_folder.results_files(tmp_path) == [results]
     kinds = sorted((task, kind, path.name) for task, kind, path in run_folder.record_files([tmp_path]))
     assert kinds == [("mmlu", "samples", "samples_mmlu_2024-02-01T00-00-00.000001.jsonl"), ("wcst", "play", "episodes_wcst.jsonl")]
-    assert run_folder.task_records_file(model, "wcst", "x") == run_folder.episodes_path(model, "wcst")
-    assert run_folder.task_records_file(model, "mmlu", "2024-01-01T00-00-00.000001").name.startswith("samples_mmlu_2024-01")
-    assert run_folder.task_records_file(model, "nope", "x") is None
+    stored = run_folder.ResultsFile.read(results)
+    assert stored.path == results and stored.date == run_folder.results_date(results) and set(stored.results) == {"wcst", "mmlu"}
+    assert stored.records_file("wcst") == run_folder.episodes_path(model, "wcst")
+    assert stored.records_file("mmlu") is None  # no samples file of this results file's date
+    older = run_folder.ResultsFile(model / "results_2024-01-01T00-00-00.000001.json", stored.data)
+    assert older.records_file("mmlu").name.startswith("samples_mmlu_2024-01")
+    assert older.records_file("nope") is None
 
 
 def test_latest_results_is_the_newest_file_reporting_the_task_and_skips_foreign_files(tmp_path):
@@ -49,14 +53,15 @@ def test_latest_results_is_the_newest_file_reporting_the_task_and_skips_foreign_
     foreign = tmp_path / "results_c.json"
     foreign.write_text("[1, 2]", encoding="utf-8")
     os.utime(foreign, (3_000, 3_000))
-    assert list(run_folder.latest_results(tmp_path)["results"]) == ["mmlu"]
-    assert list(run_folder.latest_results(tmp_path, ["wcst"])["results"]) == ["wcst"]
-    assert run_folder.latest_results(tmp_path, ["lnt"]) == {}
+    assert list(run_folder.latest_results(tmp_path).results) == ["mmlu"]
+    assert run_folder.latest_results(tmp_path, ["wcst"]).path == tmp_path / "results_a.json"
+    assert run_folder.latest_results(tmp_path, ["lnt"]) is None
+    assert [f.path.name for f in run_folder.newest_first(tmp_path.glob("results_*.json"))] == ["results_b.json", "results_a.json"]
     with pytest.raises(UserError, match="not an lm-eval results file"):
-        run_folder.read_results(foreign)
+        run_folder.ResultsFile.read(foreign)
     with pytest.raises(UserError, match=r"cannot read results file .*results_d\.json: malformed JSON"):
         (tmp_path / "results_d.json").write_text("{", encoding="utf-8")
-        run_folder.read_results(tmp_path / "results_d.json")
+        run_folder.ResultsFile.read(tmp_path / "results_d.json")
 
 
 def test_missing_folders_are_one_line_errors(tmp_path):
@@ -71,7 +76,7 @@ def test_missing_folders_are_one_line_errors(tmp_path):
 def test_the_committed_old_run_folder_is_discovered():
     model = RUN_V1 / "random"
     assert run_folder.model_dirs(RUN_V1) == [model]
-    assert "wcst" in run_folder.play_tasks(model) and run_folder.latest_results(model, ["wcst"])["config"]["model"] == "random"
+    assert "wcst" in run_folder.play_tasks(model) and run_folder.latest_results(model, ["wcst"]).config["model"] == "random"
 
 
 def test_a_released_lock_leaves_no_lock_file_and_a_waiter_locks_the_new_file(tmp_path):

@@ -130,7 +130,7 @@ def _merged(root: Path, entry: str) -> dict:
     folder = root / "runs" / CHANCE["name"] / entry
     files = [folder / f for f in json.loads((folder / MARKER).read_text(encoding="utf-8"))["results"]]
     assert len(files) == 1, files
-    return run_folder.read_results(files[0])
+    return dict(run_folder.ResultsFile.read(files[0]).data)
 
 
 COMPARED = ("results", "groups", "group_subtasks", "n-samples", "higher_is_better", "versions")

@@ -20,7 +20,7 @@ from triangulation.suite.spec import cells, load_suite
 
 def _rows(*model_args: str, labels=None, root=Path("/runs")) -> list[str]:
     runs = [
-        Run(model="?", path=root / f"m{i}" / "r.json", date="d", results={}, config={"model": "hf", "model_args": a})
+        Run(model="?", path=root / f"m{i}" / "r.json", date="d", results={}, ref=ModelRef.stored({"model": "hf", "model_args": a}))
         for i, a in enumerate(model_args)
     ]
     name_models(runs, {root / label: label for label in labels} if labels else None)

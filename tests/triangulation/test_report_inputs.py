@@ -7,7 +7,7 @@ import json
 import pandas as pd
 import pytest
 
-from models.naming import model_id
+from models.ref import ModelRef
 from plumbing.errors import UserError
 from triangulation.report.external import parse_spec, read_external, read_externals
 from triangulation.runs.results_io import Run, main_metric, read_run
@@ -32,7 +32,7 @@ from triangulation.runs.results_io import Run, main_metric, read_run
     ],
 )
 def test_model_id_from_config(config, expected):
-    assert model_id(config) == expected
+    assert ModelRef.stored(config).report_id == expected
 
 
 def test_folder_name_does_not_decide_the_model(tmp_path):
@@ -100,10 +100,15 @@ def test_plain_wide_csv_and_labels(tmp_path):
 
 def test_models_whose_paths_end_alike_get_unique_names():
     """Issue 30 item 1: the fewest parent folders that tell them apart; one model's results files share a name."""
-    from models.naming import unique_model_ids
+    from models.ref import unique_report_ids
+
+    def named(*configs):
+        return unique_report_ids([ModelRef.stored(config) for config in configs])
 
     configs = [{"model_args": f"pretrained={p}"} for p in ("/m/a/x/Same", "/m/b/x/Same", "/m/a/x/Same/", "org/Same", "/other/Solo")]
-    names, notes = unique_model_ids([*configs, {"model": "random"}])
+    names, notes = named(*configs, {"model": "random"})
     assert names == ["a/x/Same", "b/x/Same", "a/x/Same", "org/Same", "Solo", "random"]
     assert len(notes) == 1 and "'Same'" in notes[0] and "/m/b/x/Same -> b/x/Same" in notes[0]
-    assert unique_model_ids([{"model_args": "pretrained=/a/Same"}, {"model_args": "model=Same"}])[0] == ["a/Same", "Same"]
+    assert named({"model_args": "pretrained=/a/Same"}, {"model_args": "model=Same"})[0] == ["a/Same", "Same"]
+    with pytest.raises(UserError, match="no config.model_args or config.model"):
+        ModelRef.stored({"model_args": ""})  # a stored config that names no model

@@ -290,7 +290,8 @@ def unchanged_eval(args: argparse.Namespace, embedded: bool, ref: ModelRef) -> P
 
     wanted = comparable(ref.args)
     for path in reversed(run_folder.oldest_first(run_folder.results_files(folder))):
-        data = run_folder.read_results(path)
+        found = run_folder.ResultsFile.read(path)
+        data = found.data
         if not all(t in data["results"] or t in (data.get("groups") or {}) for t in names):
             continue
         config = data.get("config") or {}
@@ -302,9 +303,8 @@ def unchanged_eval(args: argparse.Namespace, embedded: bool, ref: ModelRef) -> P
             # lm-eval records None without --apply_chat_template, the template (or "" for a model with none) with it
             and (data.get("chat_template") is not None) == bool(getattr(args, "apply_chat_template", False))
         )
-        date = run_folder.results_date(path)
         leaves = data.get("configs") or data["results"]  # groups have no samples file of their own
-        logged = all(run_folder.task_records_file(folder, t, date) is not None for t in leaves)
+        logged = all(found.records_file(t) is not None for t in leaves)
         return path if same and (logged or not getattr(args, "log_samples", False)) else None
     return None
 
@@ -347,7 +347,7 @@ def adopt_default_model_folder(output: Path) -> Path | None:
     target.mkdir(parents=True, exist_ok=True)
     for path in sorted(source.iterdir()):
         if run_folder.is_results_file(path):
-            data = run_folder.read_results(path)
+            data = dict(run_folder.ResultsFile.read(path).data)
             data["model_name"] = data["model_name_sanitized"] = DEFAULT_MODEL_NAME
             jsonio.write_json(path, data, indent=2, default=str)
         os.replace(path, target / path.name)

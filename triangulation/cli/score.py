@@ -85,7 +85,7 @@ def _leaf_tasks(asked: list[str], model_dirs: list[Path]) -> list[str]:
 
 def _group_subtasks(path: Path) -> dict[str, list[str]]:
     try:
-        return {g: list(m) for g, m in (run_folder.read_results(path).get("group_subtasks") or {}).items() if m}
+        return {g: list(m) for g, m in (run_folder.ResultsFile.read(path).data.get("group_subtasks") or {}).items() if m}
     except UserError:
         return {}
 
@@ -105,7 +105,9 @@ def rescore_folder(args: argparse.Namespace, model_dir: Path, tasks: list[str] |
     print(f"== {model_dir}")
     play_tasks = [t for t in run_folder.play_tasks(model_dir) if tasks is None or t in tasks]
     lm_tasks = list(run_folder.samples_files(model_dir, tasks))
-    rescored_lm = [(old, rescore_lm_eval_run(model_dir, old, names)) for old, names in run_folder.results_by_source(model_dir, lm_tasks)]
+    rescored_lm = [
+        (old.data, rescore_lm_eval_run(model_dir, old.data, names)) for old, names in run_folder.results_by_source(model_dir, lm_tasks)
+    ]
     changes = 0
     if play_tasks:
         with lock_all([run_folder.episodes_path(model_dir, t) for t in play_tasks], wait=getattr(args, "wait_lock", False)):

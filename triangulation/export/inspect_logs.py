@@ -32,9 +32,9 @@ from typing import Any
 from multiturn.api import TurnView
 from plumbing import run_folder
 from plumbing.errors import UserError
-from triangulation.runs.results_io import Run, main_metric, metric_values, read_run
+from triangulation.runs.results_io import Run, main_metric, metric_values, run_of
 from triangulation.viewer.episodes import Episode
-from triangulation.viewer.pages import file_episodes, find_episode_files
+from triangulation.viewer.pages import RecordFile, file_episodes, find_episode_files
 
 SCORER = "triangulate"
 INSTALL_HINT = "inspect-ai is not installed: pip install 'triangulate[inspect]' (or pip install inspect-ai)"
@@ -151,15 +151,6 @@ def eval_results(run: Run | None, task: str, n: int, main_metrics: Mapping[str, 
     return EvalResults(total_samples=n, completed_samples=n, scores=scores)
 
 
-def latest_run_with(folder: Path, task: str) -> Run | None:
-    """The newest ``results_*.json`` in ``folder`` that scored ``task`` (None when none did)."""
-    for path in sorted(folder.glob(run_folder.RESULTS_GLOB), key=run_folder.results_date, reverse=True):
-        run = read_run(path)
-        if task in run.results:
-            return run
-    return None
-
-
 def build_log(task: str, model: str, episodes: list[Episode], run: Run | None, source: Path, main_metrics: Mapping[str, Any] | None = None):
     """One :class:`~inspect_ai.log.EvalLog` for ``model`` x ``task`` (sample ids made unique in order)."""
     from inspect_ai.log import EvalConfig, EvalDataset, EvalLog, EvalPlan, EvalSpec, EvalStats
@@ -208,16 +199,16 @@ def created_at(run: Run | None, source: Path) -> str:
     return datetime.fromtimestamp(source.stat().st_mtime, tz=timezone.utc).isoformat(timespec="seconds")
 
 
-def latest_sources(found: list[tuple[str, str, str, Path]]) -> dict[tuple[str, str], tuple[str, Path, Run | None]]:
-    """(model, task) -> (kind, file, run) of the newest run of that model x task (by the results file's date,
+def latest_sources(found: list[RecordFile]) -> dict[tuple[str, str], tuple[RecordFile, Run | None]]:
+    """(model, task) -> (file, run) of the newest run of that model x task (by the results file's date,
     as the report picks it), among the episode and sample files found."""
-    best: dict[tuple[str, str], tuple[tuple[str, float], str, Path, Run | None]] = {}
-    for task, model, kind, path in found:
-        run = latest_run_with(path.parent, task)
-        rank = (run.date if run else "", path.stat().st_mtime)
-        if (model, task) not in best or rank > best[(model, task)][0]:
-            best[(model, task)] = (rank, kind, path, run)
-    return {key: (kind, path, run) for key, (_, kind, path, run) in best.items()}
+    best: dict[tuple[str, str], tuple[tuple[str, float], RecordFile, Run | None]] = {}
+    for record in found:
+        run = run_of(record.results) if record.results is not None else None
+        rank = (run.date if run else "", record.path.stat().st_mtime)
+        if (record.model, record.task) not in best or rank > best[(record.model, record.task)][0]:
+            best[(record.model, record.task)] = (rank, record, run)
+    return {key: (record, run) for key, (_, record, run) in best.items()}
 
 
 def top_group(run: Run | None, task: str) -> str:
@@ -232,22 +223,22 @@ def top_group(run: Run | None, task: str) -> str:
 
 
 def log_units(
-    sources: Mapping[tuple[str, str], tuple[str, Path, Run | None]],
-) -> dict[tuple[str, str], list[tuple[str, str, Path, Run | None]]]:
-    """(model, log name) -> its member tasks' (task, kind, file, run): one log per lm-eval group (its subtasks'
+    sources: Mapping[tuple[str, str], tuple[RecordFile, Run | None]],
+) -> dict[tuple[str, str], list[tuple[RecordFile, Run | None]]]:
+    """(model, log name) -> its member tasks' (file, run): one log per lm-eval group (its subtasks'
     samples together, as lm-eval reports the group), one per other task."""
-    units: dict[tuple[str, str], list[tuple[str, str, Path, Run | None]]] = {}
-    for (model, task), (kind, path, run) in sorted(sources.items()):
-        units.setdefault((model, top_group(run, task)), []).append((task, kind, path, run))
+    units: dict[tuple[str, str], list[tuple[RecordFile, Run | None]]] = {}
+    for (model, task), (record, run) in sorted(sources.items(), key=lambda item: item[0]):
+        units.setdefault((model, top_group(run, task)), []).append((record, run))
     return units
 
 
-def member_episodes(name: str, task: str, model: str, kind: str, path: Path) -> list[Episode]:
-    """The episodes of ``task``; in a group's log each id is prefixed by its subtask (ids repeat across them)."""
-    episodes = file_episodes(task, model, kind, path)
-    if task != name:
+def member_episodes(name: str, record: RecordFile) -> list[Episode]:
+    """The episodes of ``record``'s task; in a group's log each id is prefixed by its subtask (ids repeat across them)."""
+    episodes = file_episodes(record)
+    if record.task != name:
         for ep in episodes:
-            ep.id = f"{task}-{ep.id}"
+            ep.id = f"{record.task}-{ep.id}"
     return episodes
 
 
@@ -263,8 +254,8 @@ def export_inspect(run_dirs: Iterable[Path], out: Path, main_metrics: Mapping[st
     out.mkdir(parents=True, exist_ok=True)
     written = []
     for (model, name), members in sorted(log_units(latest_sources(found)).items()):
-        episodes = [ep for task, kind, path, _ in members for ep in member_episodes(name, task, model, kind, path)]
-        log = build_log(name, model, episodes, members[0][3], members[0][2], main_metrics)
+        episodes = [ep for record, _ in members for ep in member_episodes(name, record)]
+        log = build_log(name, model, episodes, members[0][1], members[0][0].path, main_metrics)
         stem = f"{log.eval.created[:19].replace(':', '-')}_{slug(name)}_{slug(model)}"
         target = out / f"{run_folder.short_folder_name(stem)}.eval"  # a 300-character model name still fits
         write_eval_log(log, str(target))

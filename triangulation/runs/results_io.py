@@ -18,9 +18,9 @@ from fnmatch import fnmatchcase
 from pathlib import Path
 from typing import Any
 
-from models.naming import model_id, unique_model_ids
-from plumbing import run_folder
+from models.ref import ModelRef, unique_report_ids
 from plumbing.errors import UserError
+from plumbing.run_folder import EPISODE_IDS_KEY, ResultsFile
 
 NON_METRIC_KEYS = {"alias", "name", "sample_len", "samples", " "}
 
@@ -39,7 +39,8 @@ class Run:
     n_samples: dict[str, int] = field(default_factory=dict)  # task -> samples scored (lm-eval's ``n-samples``, effective)
     n_total: dict[str, int] = field(default_factory=dict)  # task -> samples of the whole task (``n-samples``, original)
     episode_ids: dict[str, set[str]] = field(default_factory=dict)  # task -> the episodes its numbers come from (play)
-    config: dict[str, Any] = field(default_factory=dict)  # the results file's ``config`` (the model's whole name)
+    config: dict[str, Any] = field(default_factory=dict)  # the results file's ``config`` (the run's settings)
+    ref: ModelRef | None = None  # the model the file scored, made once from its ``config`` (None: named by ``model`` only)
 
     def top_level_tasks(self, max_members: int = 12) -> list[str]:
         """Tasks to list as benchmarks: a group of more than ``max_members`` tasks (mmlu's subjects,
@@ -62,38 +63,44 @@ def seed_replicas(group: str, members: list[str]) -> bool:
 
 def read_run(path: Path) -> Run:
     """Parse one results JSON; unreadable or foreign files raise a one-line UserError."""
-    data = run_folder.read_results(path)
-    config = data.get("config") or {}
-    date = run_folder.results_date(path)
+    return run_of(ResultsFile.read(path))
+
+
+def run_of(file: ResultsFile) -> Run:
+    """The :class:`Run` of a results file read once: its model a :class:`~models.ref.ModelRef` made here, once."""
+    data, config = file.data, file.config
     try:
-        model = model_id(config)
+        ref = ModelRef.stored(config)
     except UserError as exc:  # the file is named: "results file has no config.model_args ..." alone says not which
-        raise UserError(f"{path}: {exc}") from None
+        raise UserError(f"{file.path}: {exc}") from None
     run = Run(
-        model=model,
-        path=Path(path),
-        date=date,
+        model=ref.report_id,
+        path=file.path,
+        date=file.date,
         results={str(k): v for k, v in {**(data.get("groups") or {}), **data["results"]}.items() if isinstance(v, dict)},
         configs={str(k): v for k, v in (data.get("configs") or {}).items() if isinstance(v, dict)},
         group_subtasks={str(k): list(v) for k, v in (data.get("group_subtasks") or {}).items() if isinstance(v, list)},
         n_samples=_n_samples(data.get("n-samples")),
         n_total=_n_samples(data.get("n-samples"), "original"),
-        episode_ids=_episode_ids(data.get(run_folder.EPISODE_IDS_KEY)),
-        config=dict(config) if isinstance(config, dict) else {},
+        episode_ids=_episode_ids(data.get(EPISODE_IDS_KEY)),
+        config=dict(config),
+        ref=ref,
     )
     for task in run.results:
-        records = run_folder.task_records_file(Path(path).parent, task, date)
+        records = file.records_file(task)
         if records is not None:
             run.samples[task] = records
     return run
 
 
 def name_models(runs: list[Run], labels: Mapping[Path, str] | None = None) -> None:
-    """Give every run its model's unique name (:func:`models.naming.unique_model_ids`: two models whose paths end
-    in the same folder name keep two rows), saying each renaming on stderr once. ``labels``: folder -> the suite
-    label (``name:``) of the model whose runs it holds (two entries of one weights keep two rows)."""
+    """Give every run its model's unique name (:func:`models.ref.unique_report_ids` of each run's
+    :class:`~models.ref.ModelRef`: two models whose paths end in the same folder name keep two rows), saying each
+    renaming on stderr once. ``labels``: folder -> the suite label (``name:``) of the model whose runs it holds (two
+    entries of one weights keep two rows)."""
     found = [next((label for folder, label in (labels or {}).items() if r.path.is_relative_to(folder)), None) for r in runs]
-    names, notes = unique_model_ids([r.config or {"model": r.model} for r in runs], found if labels else None)
+    refs = [r.ref or ModelRef.stored({"model": r.model}) for r in runs]
+    names, notes = unique_report_ids(refs, found if labels else None)
     for run, name in zip(runs, names):
         run.model = name
     say_renamed(notes)
@@ -103,7 +110,7 @@ _SAID: set[str] = set()
 
 
 def say_renamed(notes: list[str]) -> None:
-    """Print each model renaming (:func:`models.naming.unique_model_ids`) to stderr, once per process (the report
+    """Print each model renaming (:func:`models.ref.unique_report_ids`) to stderr, once per process (the report
     and its episode pages name the same models)."""
     for note in notes:
         if note not in _SAID:

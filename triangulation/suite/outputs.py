@@ -7,7 +7,7 @@ import sys
 from pathlib import Path
 
 from models.loading import resolve_model
-from models.naming import unique_ids
+from models.ref import unique_report_ids
 from plumbing import run_folder
 from plumbing.csvio import write_rows
 from triangulation.report.make import make_report
@@ -35,9 +35,8 @@ def write_sizes(root: Path, suite: Suite) -> Path:
 def report_model_names(models: list[ModelSpec]) -> list[str]:
     """The names the report gives these models' results (each one's :attr:`models.ref.ModelRef.report_id` as its
     backend is reached: the embedded model by its GGUF file), unique as the report makes them
-    (:func:`models.naming.unique_ids`; a suite's ``name:`` tells two entries of one weights apart)."""
-    backends = [resolve_model(m.ref) for m in models]
-    return unique_ids([(b.report_id, b.key) for b in backends], [m.name for m in models])[0]
+    (:func:`models.ref.unique_report_ids`; a suite's ``name:`` tells two entries of one weights apart)."""
+    return unique_report_ids([resolve_model(m.ref) for m in models], [m.name for m in models])[0]
 
 
 def run_report(root: Path, suite: Suite) -> Path | None:

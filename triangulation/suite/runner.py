@@ -312,13 +312,9 @@ def finished_results(folder: Path, cell: Cell) -> list[str]:
     cell, relative to ``folder`` (play exits 0 so only when that file covers the stored episodes); [] for eval."""
     if cell.task.runner != "play":
         return []
-    for path in reversed(run_folder.oldest_first(folder.rglob(run_folder.RESULTS_GLOB))):
-        try:
-            data = run_folder.read_results(path)
-        except UserError:
-            continue
-        if all(t in data["results"] or t in (data.get("groups") or {}) for t in cell.task.tasks):
-            return [str(path.relative_to(folder))]
+    for found in run_folder.newest_first(folder.rglob(run_folder.RESULTS_GLOB)):
+        if all(t in found.results or t in (found.data.get("groups") or {}) for t in cell.task.tasks):
+            return [str(found.path.relative_to(folder))]
     return []
 
 

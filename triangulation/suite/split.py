@@ -84,7 +84,7 @@ def marked_results(folder: Path) -> Path:
 
 
 def _latest(folder: Path) -> dict[str, Any]:
-    return run_folder.read_results(marked_results(folder))
+    return dict(run_folder.ResultsFile.read(marked_results(folder)).data)
 
 
 def _model_folder(folder: Path) -> str:

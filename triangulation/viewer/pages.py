@@ -15,16 +15,18 @@ from __future__ import annotations
 import math
 import re
 from collections import defaultdict
-from collections.abc import Iterable, Iterator
+from collections.abc import Iterable, Iterator, Mapping
+from dataclasses import dataclass
 from pathlib import Path
 
 from tqdm.auto import tqdm
 
-from models.naming import model_id, unique_model_ids
+from models.ref import ModelRef, unique_report_ids
 from multiturn.api import TurnView, read_episodes
 from plumbing import run_folder
 from plumbing.errors import UserError
 from plumbing.jsonio import read_jsonl, write_text
+from plumbing.run_folder import ResultsFile
 from triangulation.html import esc, script_json
 from triangulation.runs.results_io import say_renamed
 from triangulation.viewer.episodes import ROLE_LABELS, Episode, from_record, from_sample, play_task
@@ -92,52 +94,70 @@ def page_name(task: str, part: int = 1) -> str:
     return f"{stem}.html" if part == 1 else f"{stem}-{part}.html"
 
 
-def model_names(folders: Iterable[Path]) -> dict[Path, str]:
+@dataclass(frozen=True)
+class RecordFile:
+    """One file of per-sample records under the viewer's roots, found once (:func:`find_episode_files`): its task,
+    kind (``"play"`` episodes or lm-eval ``"samples"``), path, its model's unique name and the newest results file of
+    its folder that reports its task (None when none does)."""
+
+    task: str
+    kind: str
+    path: Path
+    model: str
+    results: ResultsFile | None
+
+    @property
+    def task_args(self) -> dict:
+        """The ``--task_args`` the run of the task used (its results file's config)."""
+        return dict((self.results.config if self.results else {}).get("task_args") or {})
+
+
+def model_names(newest: Mapping[Path, ResultsFile | None]) -> dict[Path, str]:
     """The model each results folder holds, from its newest results JSON's config (else the folder's name),
-    unique over ``folders`` (:func:`models.naming.unique_model_ids`; a renaming is said once on stderr)."""
-    named: dict[Path, dict] = {}
+    unique over the folders (:func:`models.ref.unique_report_ids` of each one's :class:`~models.ref.ModelRef`; a
+    renaming is said once on stderr)."""
+    refs: dict[Path, ModelRef] = {}
     out: dict[Path, str] = {}
-    for folder in dict.fromkeys(folders):
-        data = run_folder.latest_results(folder)
-        config = (data.get("config") or {}) if data else {}
+    for folder, stored in newest.items():
         try:
-            model_id(config)
-            named[folder] = config
+            refs[folder] = ModelRef.stored(stored.config if stored else {})
         except UserError:  # a results file that does not name its model: fall back to the folder name
             out[folder] = folder.name
-    names, notes = unique_model_ids(list(named.values()))
+    names, notes = unique_report_ids(list(refs.values()))
     say_renamed(notes)
-    return {**out, **dict(zip(named, names))}
+    return {**out, **dict(zip(refs, names))}
 
 
-def find_episode_files(roots: Iterable[Path]) -> list[tuple[str, str, str, Path]]:
-    """(task, model, kind, path) for every play episodes file and the latest lm-eval samples file of each
-    model and task under ``roots`` (kind ``"play"`` or ``"samples"``; :func:`plumbing.run_folder.record_files`)."""
-    found = list(run_folder.record_files(roots))
-    models = model_names(path.parent for _, _, path in found)
-    return [(task, models[path.parent], kind, path) for task, kind, path in found]
-
-
-def task_args_of(folder: Path, task: str) -> dict:
-    """The ``--task_args`` a play run of ``task`` in ``folder`` used (its newest results file's config)."""
-    return dict(run_folder.latest_results(folder, [task]).get("config", {}).get("task_args") or {})
+def find_episode_files(roots: Iterable[Path]) -> list[RecordFile]:
+    """Every play episodes file and the latest lm-eval samples file of each model and task under ``roots``
+    (:func:`plumbing.run_folder.record_files`), each folder's results files read once."""
+    found = run_folder.record_files(roots)
+    stored = {
+        folder: list(run_folder.newest_first(folder.glob(run_folder.RESULTS_GLOB)))
+        for folder in dict.fromkeys(p.parent for _, _, p in found)
+    }
+    models = model_names({folder: files[0] if files else None for folder, files in stored.items()})
+    return [
+        RecordFile(task, kind, path, models[path.parent], next((f for f in stored[path.parent] if task in f.results), None))
+        for task, kind, path in found
+    ]
 
 
 def load_episodes(roots: Iterable[Path]) -> dict[str, list[Episode]]:
     """task -> episodes of every model under ``roots`` (a torn last line is skipped and counted:
     :func:`plumbing.run_folder.torn_lines`)."""
     tasks: dict[str, list[Episode]] = defaultdict(list)
-    for task, model, kind, path in find_episode_files(roots):
-        tasks[task].extend(file_episodes(task, model, kind, path))
+    for found in find_episode_files(roots):
+        tasks[found.task].extend(file_episodes(found))
     return dict(sorted(tasks.items()))
 
 
-def file_episodes(task: str, model: str, kind: str, path: Path) -> list[Episode]:
-    """The episodes of one file that :func:`find_episode_files` found (kind ``"play"`` or ``"samples"``)."""
-    if kind == "play":
-        spec = play_task(task, task_args_of(path.parent, task))
-        return [from_record(record, model, spec) for record in read_episodes(path)]
-    return [from_sample(record, model, task) for record in read_jsonl(path)]
+def file_episodes(found: RecordFile) -> list[Episode]:
+    """The episodes of one file that :func:`find_episode_files` found."""
+    if found.kind == "play":
+        spec = play_task(found.task, found.task_args)
+        return [from_record(record, found.model, spec) for record in read_episodes(found.path)]
+    return [from_sample(record, found.model, found.task) for record in read_jsonl(found.path)]
 
 
 # --- rendering ---------------------------------------------------------------------------------
