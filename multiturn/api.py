@@ -22,11 +22,12 @@ plan) uses of ``multiturn``. An import-linter contract in ``pyproject.toml`` hol
 
 from __future__ import annotations
 
+from multiturn.engine.flags import PlayOptions, json_flag, model_flags, option_problem
 from multiturn.engine.record import read_episodes
 from multiturn.engine.rescore import changed_metrics, judge_agreement, rescore_run, rescore_runs, store_rescored
 from multiturn.engine.results import add_group
 from multiturn.engine.scheduler import merged_gen_kwargs, play_episodes
-from multiturn.engine.settings import PlayOptions, json_flag, model_flags, option_problem, select_instances
+from multiturn.engine.settings import select_instances
 from multiturn.engine.store import write_results
 from multiturn.game import DRY_RUN_COUNT, CostHints, EpisodeSummary, TaskSpec, TurnView, transcript_views
 from multiturn.games.clem.scoring import aggregate as clem_aggregate

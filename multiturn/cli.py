@@ -28,9 +28,10 @@ from models.ref import ModelRef
 from models.retry import DEFAULT_MAX_REPLY_CHARS
 from multiturn import registry
 from multiturn.engine import run_loggers
+from multiturn.engine.flags import OPTION_BOUNDS, batch_size_value, limit_value
 from multiturn.engine.record import read_episodes
 from multiturn.engine.runner import run_tasks, unchanged_results
-from multiturn.engine.settings import OPTION_BOUNDS, PlaySettings, batch_size_value, limit_value
+from multiturn.engine.settings import PlaySettings
 from multiturn.engine.store import TaskStore
 from plumbing import run_folder
 from plumbing.checks import DEFAULT_SEED, number_arg

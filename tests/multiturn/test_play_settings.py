@@ -137,7 +137,8 @@ def test_each_role_model_is_parsed_once_at_the_flags(parses):
 def test_a_suite_cells_play_options_are_read_back_by_play_as_given(tmp_path):
     """The one writer of play's flags (:meth:`PlayOptions.flags`, the suite's play cells) and play's reader agree."""
     from models.ref import ModelRef
-    from multiturn.engine.settings import PlayOptions, PlaySettings
+    from multiturn.engine.flags import PlayOptions
+    from multiturn.engine.settings import PlaySettings
 
     judge, player_b = ModelRef.parse("random", "seed=5"), ModelRef.parse(None, {"seed": 4})
     options = PlayOptions(

@@ -269,7 +269,7 @@ def _number(path: Path, where: str, key: str, value: Any, kind=float, minimum: f
 
 def _checked(path: Path, where: str, key: str, value: Any) -> Any:
     """``value`` of ``limit``, ``seed`` or ``batch_size`` checked as ``triangulate play`` checks its flags
-    (:func:`multiturn.engine.settings.option_problem`; lm-eval takes the same values)."""
+    (:func:`multiturn.engine.flags.option_problem`; lm-eval takes the same values)."""
     if (problem := option_problem(key, value)) is not None:
         raise _fail(path, where, f"{key} {problem}")
     return value
