@@ -22,7 +22,7 @@ plan) uses of ``multiturn``. An import-linter contract in ``pyproject.toml`` hol
 
 from __future__ import annotations
 
-from multiturn.engine.flags import PlayOptions, json_flag, model_flags, option_problem
+from multiturn.engine.flags import PlayOptions, json_flag, model_flags, option_problem, shared_flags
 from multiturn.engine.record import read_episodes
 from multiturn.engine.rescore import changed_metrics, judge_agreement, rescore_run, rescore_runs, store_rescored
 from multiturn.engine.results import add_group
@@ -54,6 +54,7 @@ __all__ = [
     "group_names",
     "is_play_task",
     "json_flag",
+    "shared_flags",
     "judge_agreement",
     "merged_gen_kwargs",
     "model_flags",

@@ -36,18 +36,26 @@ class PlayOptions:
 
     def flags(self) -> list[str]:
         """``triangulate play``'s flags for these options (unset ones left out: play's defaults)."""
-        out: list[str] = []
-        for flag, value in (("--limit", self.limit), ("--seed", self.seed)):
-            out += [] if value is None else [flag, str(value)]
-        out += ["--gen_kwargs", json_flag(self.gen_kwargs)] if self.gen_kwargs else []
-        out += [] if self.batch_size is None else ["--batch_size", str(self.batch_size)]
-        out += ["--device", self.device] if self.device else []
+        out = shared_flags(self.limit, self.seed, self.gen_kwargs, self.batch_size, self.device)
         out += [] if self.max_live is None else ["--max_live", str(self.max_live)]
         out += ["--task_args", json_flag(self.task_args)] if self.task_args else []
         out += ["--judge_gen_kwargs", json_flag(self.judge_gen_kwargs)] if self.judge_gen_kwargs else []
         for role, ref in (("judge", self.judge), ("player_b", self.player_b)):
             out += [] if ref is None else model_flags(ref.model, ref.given, *(f"--{key}" for key in ROLE_FLAGS[role]))
         return out + (["--overwrite"] if self.overwrite else [])
+
+
+def shared_flags(
+    limit: int | float | None, seed: int | None, gen_kwargs: Mapping[str, Any], batch_size: int | str | None, device: str | None
+) -> list[str]:
+    """The flags ``triangulate play`` and ``triangulate eval`` share, as a suite's cell writes them (unset ones left
+    out: the command's defaults)."""
+    out: list[str] = []
+    for flag, value in (("--limit", limit), ("--seed", seed)):
+        out += [] if value is None else [flag, str(value)]
+    out += ["--gen_kwargs", json_flag(gen_kwargs)] if gen_kwargs else []
+    out += [] if batch_size is None else ["--batch_size", str(batch_size)]
+    return out + (["--device", device] if device else [])
 
 
 def json_flag(value: Mapping[str, Any]) -> str:

@@ -15,7 +15,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from multiturn.api import PlayOptions, json_flag, model_flags
+from multiturn.api import PlayOptions, json_flag, model_flags, shared_flags
 from plumbing import jsonio
 from plumbing.secrets import scrub
 from triangulation.suite.serve import Endpoint, needs_completions
@@ -117,12 +117,7 @@ class EvalOptions:
 
     def flags(self) -> list[str]:
         """``triangulate eval``'s flags for these options (after the model's; unset ones left out: lm-eval's defaults)."""
-        out: list[str] = []
-        for flag, value in (("--limit", self.limit), ("--seed", self.seed)):
-            out += [] if value is None else [flag, str(value)]
-        out += ["--gen_kwargs", json_flag(self.gen_kwargs)] if self.gen_kwargs else []
-        out += [] if self.batch_size is None else ["--batch_size", str(self.batch_size)]
-        out += ["--device", self.device] if self.device else []
+        out = shared_flags(self.limit, self.seed, self.gen_kwargs, self.batch_size, self.device)
         # the suite's own task folders (`triangulate eval` adds ours before them)
         out += ["--include_path", os.pathsep.join(self.include_path)] if self.include_path else []
         out += [] if self.num_fewshot is None else ["--num_fewshot", str(self.num_fewshot)]
