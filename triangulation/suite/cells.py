@@ -77,17 +77,26 @@ def cell_argv(
     return argv + options.flags()
 
 
+def shared_options(cell: Cell, local: bool) -> dict[str, Any]:
+    """The options a play cell and an eval cell share (:func:`multiturn.api.shared_flags` writes them): the task
+    entry's limit, seed and gen_kwargs, and, for a local model (not a client of a served one), the batch size and device."""
+    m, o = cell.model, cell.task.options
+    return {
+        "limit": o.get("limit"),
+        "seed": o.get("seed"),
+        "gen_kwargs": o.get("gen_kwargs") or {},
+        "batch_size": (o.get("batch_size") or m.batch_size) if local else None,
+        "device": m.device if local else None,
+    }
+
+
 def play_options(cell: Cell, overwrite: bool = False, endpoint: Endpoint | None = None) -> PlayOptions:
     """A play cell's settings minus its model: the task entry's options, the model's batch size, device and roles
     (a client of a served model sends every live episode's turn at once: ``num_concurrent``, no batch or device)."""
     m, o = cell.model, cell.task.options
     local = endpoint is None
     return PlayOptions(
-        limit=o.get("limit"),
-        seed=o.get("seed"),
-        gen_kwargs=o.get("gen_kwargs") or {},
-        batch_size=(o.get("batch_size") or m.batch_size) if local else None,
-        device=m.device if local else None,
+        **shared_options(cell, local),
         max_live=None if local else m.num_concurrent,
         task_args=o.get("task_args") or {},
         judge_gen_kwargs=o.get("judge_gen_kwargs") or {},
@@ -136,11 +145,7 @@ def eval_options(cell: Cell, endpoint: Endpoint | None = None) -> EvalOptions:
     # (``suites/triangulating.yaml`` does for seed 003's tasks outside the Open LLM Leaderboard)
     template = bool(m.apply_chat_template and o.get("apply_chat_template", True))
     return EvalOptions(
-        limit=o.get("limit"),
-        seed=o.get("seed"),
-        gen_kwargs=o.get("gen_kwargs") or {},
-        batch_size=(o.get("batch_size") or m.batch_size) if local else None,
-        device=m.device if local else None,
+        **shared_options(cell, local),
         include_path=cell.task.include_path,
         num_fewshot=o.get("num_fewshot"),
         apply_chat_template=template,
