@@ -1,7 +1,9 @@
 """The one atomic file writer: every file a command writes whole (results JSON, run settings, suite markers,
-job status, rewritten lm-eval files, HTML pages) goes through :func:`write_text` or :func:`write_lines` (JSON
-and pages through :func:`plumbing.jsonio.write_json` / :func:`plumbing.jsonio.write_text`, which encode and
-call them), and every log that grows a line at a time through :class:`LineAppender`.
+job status, rewritten lm-eval files, HTML pages, CSV tables) goes through :func:`write_text` or :func:`write_lines`
+(JSON through :func:`plumbing.jsonio.write_json`, which encodes and calls them), and every log that grows a line at a
+time through :class:`LineAppender`. Text is written as UTF-8 with each lone UTF-16 surrogate (a hostile or broken
+server's ``"\\ud800"``, valid in a Python ``str``, not encodable) replaced by U+FFFD (:data:`REPLACE_SURROGATES`, the
+default ``errors``), so no write fails on one.
 
 A whole-file write goes to a hidden temporary file beside the target (``.<name>.<pid>.tmp``, so two processes
 never share one), is flushed and fsynced, then renamed over the target (``os.replace``, atomic on POSIX): a
@@ -17,19 +19,34 @@ failure puts the old one back).
 
 from __future__ import annotations
 
+import codecs
 import os
 import shutil
 from collections.abc import Iterable
 from pathlib import Path
 
+#: the ``errors`` handler that encodes each lone surrogate as U+FFFD (what :func:`plumbing.jsonio.clean_text` does to
+#: a string), the writers' default
+REPLACE_SURROGATES = "plumbing.replace_surrogates"
 
-def write_text(path: str | os.PathLike, text: str, *, errors: str = "strict") -> Path:
-    """Replace ``path`` with ``text`` (UTF-8; ``errors`` as in ``str.encode``, e.g. ``"surrogateescape"`` to write
-    back bytes read that way) atomically; parent folders are created. Returns the path."""
+
+def _replace_surrogates(error: UnicodeError) -> tuple[bytes, int]:
+    """U+FFFD for each lone surrogate, as UTF-8 bytes (the UTF-8 encoder takes only ASCII text back from a handler)."""
+    if isinstance(error, UnicodeEncodeError) and all(0xD800 <= ord(c) <= 0xDFFF for c in error.object[error.start : error.end]):
+        return "\ufffd".encode() * (error.end - error.start), error.end
+    raise error
+
+
+codecs.register_error(REPLACE_SURROGATES, _replace_surrogates)
+
+
+def write_text(path: str | os.PathLike, text: str, *, errors: str = REPLACE_SURROGATES) -> Path:
+    """Replace ``path`` with ``text`` (UTF-8; lone surrogates as U+FFFD, or ``errors`` as in ``str.encode``, e.g.
+    ``"surrogateescape"`` to write back bytes read that way) atomically; parent folders are created. Returns the path."""
     return write_lines(path, [text], errors=errors)
 
 
-def write_lines(path: str | os.PathLike, chunks: Iterable[str], *, errors: str = "strict") -> Path:
+def write_lines(path: str | os.PathLike, chunks: Iterable[str], *, errors: str = REPLACE_SURROGATES) -> Path:
     """Replace ``path`` with the concatenation of ``chunks`` (e.g. JSONL lines, each ending in a newline) atomically,
     without building the whole text in memory."""
     return _replace(path, (chunk.encode("utf-8", errors) for chunk in chunks))

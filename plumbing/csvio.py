@@ -19,7 +19,7 @@ from collections.abc import Iterable, Sequence
 from pathlib import Path
 from typing import Any
 
-from plumbing.jsonio import write_text
+from plumbing.atomic import write_text
 
 #: a cell starting with one of these is a formula to a spreadsheet (OWASP: ``= + - @``, tab, carriage return)
 FORMULA_STARTS = ("=", "+", "-", "@", "\t", "\r")

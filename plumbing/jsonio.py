@@ -4,9 +4,9 @@
 is skipped and counted (``Records.skipped``; :func:`torn_last_lines` for the files a command read), any other
 corrupt line is a ``UserError`` naming file and line.
 
-:func:`dumps` and :func:`write_text` are the one encoder for every text written to JSON, JSONL and HTML: they
-survive lone UTF-16 surrogates (a hostile or broken server's ``"\\ud800"``), replacing each with U+FFFD and
-counting them.
+:func:`dumps` is the one JSON encoder for every JSON and JSONL text written: it survives lone UTF-16 surrogates (a
+hostile or broken server's ``"\\ud800"``), replacing each with U+FFFD and counting them (other text is written by
+:func:`plumbing.atomic.write_text`, which replaces them as it encodes).
 """
 
 from __future__ import annotations
@@ -63,15 +63,10 @@ def dumps(value: Any, *, count: bool = False, **kwargs: Any) -> str:
     return json.dumps(clean, **kwargs)
 
 
-def write_text(path: str | os.PathLike, text: str) -> Path:
-    """Write ``text`` as UTF-8 (an HTML page, a CSV) with lone surrogates replaced, with the atomic writer
-    (:func:`plumbing.atomic.write_text`)."""
-    return atomic.write_text(path, clean_text(text)[0])
-
-
 def write_json(path: str | os.PathLike, value: Any, **dumps_kwargs: Any) -> Path:
     """Write ``value`` as JSON (:func:`dumps`: UTF-8, lone surrogates replaced) with the atomic writer."""
-    return atomic.write_text(path, dumps(value, **dumps_kwargs))
+    text = dumps(value, **dumps_kwargs)
+    return atomic.write_text(path, text)
 
 
 def read_json(path: str | os.PathLike, what: str = "file") -> Any:

@@ -78,3 +78,11 @@ def test_no_module_writes_a_temporary_file_by_hand(module):
     manual = [ast.unparse(c) for c in calls if ast.unparse(c.func) in ("os.replace", "os.fsync") and "target" not in ast.unparse(c)]
     temp_names = [n.value for n in ast.walk(tree) if isinstance(n, ast.Constant) and isinstance(n.value, str) and n.value.endswith(".tmp")]
     assert not manual and not temp_names, (manual, temp_names)
+
+
+def test_lone_surrogates_are_written_as_replacement_characters(tmp_path):
+    """A string with lone surrogates (a broken server's text) is written, each one as U+FFFD, not refused."""
+    path = atomic.write_text(tmp_path / "page.html", "a\ud800\udfffb")
+    assert path.read_bytes() == "a\ufffd\ufffdb".encode()
+    lines = atomic.write_lines(tmp_path / "x.jsonl", ["\udc00\n", "ok\n"])
+    assert lines.read_text(encoding="utf-8") == "\ufffd\nok\n"

@@ -10,9 +10,9 @@ import pandas as pd
 from tqdm.auto import tqdm
 
 from datasets_build.fresh_names import published_of
+from plumbing.atomic import write_text
 from plumbing.csvio import write_csv
 from plumbing.errors import UserError
-from plumbing.jsonio import write_text
 from triangulation.html import render_page
 from triangulation.report.abilities import Taxonomy, apply_subtask_exclusions
 from triangulation.report.chance import analytic_chance

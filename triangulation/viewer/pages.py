@@ -24,8 +24,9 @@ from tqdm.auto import tqdm
 from models.ref import ModelRef, unique_report_ids
 from multiturn.api import TurnView, read_episodes
 from plumbing import run_folder
+from plumbing.atomic import write_text
 from plumbing.errors import UserError
-from plumbing.jsonio import read_jsonl, write_text
+from plumbing.jsonio import read_jsonl
 from plumbing.run_folder import ResultsFile
 from triangulation.html import esc, script_json
 from triangulation.runs.results_io import say_renamed
