@@ -32,7 +32,6 @@ from multiturn.engine.flags import OPTION_BOUNDS, batch_size_value, limit_value
 from multiturn.engine.record import read_episodes
 from multiturn.engine.runner import run_tasks, unchanged_results
 from multiturn.engine.settings import PlaySettings
-from multiturn.engine.store import TaskStore
 from plumbing import run_folder
 from plumbing.checks import DEFAULT_SEED, number_arg
 from plumbing.errors import UserError
@@ -211,7 +210,7 @@ def run(args: argparse.Namespace) -> int:
     if path is not None:
         print(f"results: {path}")
     if settings.wandb_args or settings.hf_hub_log_args:
-        log_run(settings, payload, expanded)
+        log_run(settings, payload)
     summary = failure_summary(payload, getattr(args, "argv", None) or sys.argv[1:])
     if summary is not None:
         print(summary, file=sys.stderr)
@@ -262,11 +261,11 @@ def failure_summary(payload: dict[str, Any], argv: list[str]) -> str | None:
     return f"triangulate play: {total} of {total + finished} episodes failed on backend errors ({counts}); they are not scored; resume with: {resume}"
 
 
-def log_run(settings: PlaySettings, payload: dict[str, Any], tasks: list[str]) -> None:
+def log_run(settings: PlaySettings, payload: dict[str, Any]) -> None:
     """``--wandb_args`` / ``--hf_hub_log_args``: the results and the episodes through lm-eval's loggers
-    (:mod:`multiturn.engine.run_loggers`); the episodes are read back from ``--output_path``."""
-    folder = settings.model_dir
-    episodes = {task: read_episodes(TaskStore(folder, task).episodes) for task in tasks} if folder is not None else {}
+    (:mod:`multiturn.engine.run_loggers`); each task's episodes are read back from its files in ``--output_path``
+    (none without it)."""
+    episodes = {t.task.name: read_episodes(t.store.episodes) for t in settings.plan if t.store is not None}
     if settings.wandb_args:
         run_loggers.log_wandb(payload, episodes, settings.wandb_args, settings.wandb_config_args)
     if settings.hf_hub_log_args:

@@ -22,7 +22,7 @@ from multiturn.engine import results as res
 from multiturn.engine.distributed import barrier, gather_to_rank0, rank_and_world, shard
 from multiturn.engine.scheduler import play_episodes
 from multiturn.engine.settings import PlaySettings, TaskSettings
-from multiturn.engine.store import TaskStore, newest_results_of, write_results
+from multiturn.engine.store import TaskStore
 from multiturn.engine.turns import Turns
 from plumbing.locks import lock_all
 
@@ -136,7 +136,7 @@ def run_tasks(settings: PlaySettings, lms: Mapping[str, Any], *, progress: bool 
     requested_groups = {name: groups[name] for name in settings.tasks if name in groups}
     started = time.perf_counter()
     summaries: dict[str, dict[str, Any]] = {}
-    plan = settings.task_settings()
+    plan = settings.plan
     rank = rank_and_world(lms["player"])[0]
     locked = [t.store.episodes for t in plan if t.store is not None] if rank == 0 else []
     with lock_all(locked, wait=settings.wait_lock):
@@ -170,7 +170,7 @@ def _write_payload(
         total_seconds=time.perf_counter() - started,
     )
     model_dir = settings.model_dir
-    return payload, write_results(model_dir, payload) if model_dir is not None else None
+    return payload, res.write_results(model_dir, payload) if model_dir is not None else None
 
 
 def unchanged_results(settings: PlaySettings) -> Path | None:
@@ -185,7 +185,7 @@ def unchanged_results(settings: PlaySettings) -> Path | None:
     """
     episode_files = []
     counts: dict[str, int] = {}
-    for task_settings in settings.task_settings():
+    for task_settings in settings.plan:
         store = task_settings.store
         if not store.played_with(task_settings.episode_settings):
             return None  # the run goes on, and its resume check names what changed
@@ -194,7 +194,7 @@ def unchanged_results(settings: PlaySettings) -> Path | None:
             return None
         episode_files.append(store.episodes)
         counts[task_settings.task.name] = len(task_settings.wanted)
-    found = newest_results_of(settings.model_dir, list(counts))
+    found = res.newest_results_of(settings.model_dir, list(counts))
     if found is None or found.path.stat().st_mtime < max(p.stat().st_mtime for p in episode_files):
         return None
     samples = found.data.get("n-samples") or {}

@@ -3,7 +3,7 @@ with (:class:`TaskSettings`, :func:`episode_settings`).
 
 ``triangulate play`` builds one ``PlaySettings`` from its command line before any model loads (each
 ``--model_args*`` becomes a :class:`models.ref.ModelRef` here, parsed once), and the engine reads nothing else:
-:meth:`PlaySettings.task_settings` makes one ``TaskSettings`` per task, once, which "nothing left to play"
+:attr:`PlaySettings.plan` makes one ``TaskSettings`` per task, once, which "nothing left to play"
 (:func:`multiturn.engine.runner.unchanged_results`, before loading) and the runner
 (:func:`multiturn.engine.runner.run_task`) both read. Its :attr:`TaskSettings.episode_settings` is what the resume
 rule (:func:`multiturn.engine.store.same_settings`) compares with the task's settings file
@@ -193,10 +193,11 @@ class PlaySettings:
             "tasks": list(self.tasks),
         }
 
-    def task_settings(self) -> list[TaskSettings]:
-        """Every task of this run (groups expanded, in order) with what it is played with: made once, before the
-        first episode, and read by the runner and by "nothing left to play" alike."""
-        return [self.for_task(registry.get_task(name, self.task_args)) for name in registry.expand(list(self.tasks))]
+    @functools.cached_property
+    def plan(self) -> tuple[TaskSettings, ...]:
+        """Every task of this run (groups expanded, in order) with what it is played with: made once, on first read,
+        and read by "nothing left to play", the runner and the loggers alike (each task's instances made once)."""
+        return tuple(self.for_task(registry.get_task(name, self.task_args)) for name in registry.expand(list(self.tasks)))
 
     def for_task(self, task: TaskSpec) -> TaskSettings:
         """``task`` as this run plays it (:class:`TaskSettings`)."""
