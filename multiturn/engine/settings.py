@@ -110,8 +110,10 @@ class PlaySettings:
         refs = {role: ModelRef.parse(model, model_args) for role, (model, model_args) in given.items()}  # the one parse each
         ref = refs["backend"]
         check_local_model(ref.args)  # a missing local model folder: one line, before --output_path is made
-        backends = {role: resolve_model(r, device=args.device, prefix_cache=prefix_cache, seed=seed) for role, r in refs.items()}
         max_live = args.max_live if args.max_live is not None else DEFAULT_MAX_LIVE
+        live = max_live or DEFAULT_MAX_LIVE
+        batch_size = args.batch_size if args.batch_size is not None else play_batch_size(ref.model, ref.args, args.device, live)
+        backends = {role: resolve_model(r, device=args.device, prefix_cache=prefix_cache, seed=seed) for role, r in refs.items()}
         return cls(
             tasks=tuple(t.strip() for t in str(args.tasks).split(",") if t.strip()),
             ref=ref,
@@ -121,9 +123,7 @@ class PlaySettings:
             gen_kwargs=dict(args.gen_kwargs or {}),
             judge_gen_kwargs=dict(args.judge_gen_kwargs or {}),
             task_args=dict(args.task_args or {}),
-            batch_size=args.batch_size
-            if args.batch_size is not None
-            else play_batch_size(ref.model, ref.args, args.device, max_live or DEFAULT_MAX_LIVE),
+            batch_size=batch_size,
             device=args.device,
             max_live=max_live,
             request_timeout=args.request_timeout,
