@@ -16,9 +16,10 @@ from typing import Any
 
 from lm_eval.utils import handle_non_serializable
 
-from multiturn.engine.settings import scoring_version
+from models.loading import decoding_config
+from multiturn.engine.settings import PlaySettings, scoring_version
 from multiturn.game import TaskSpec
-from multiturn.registry import group_aggregator
+from multiturn.registry import group_aggregator, group_names
 from plumbing import jsonio, run_folder
 from plumbing.run_folder import EPISODE_IDS_KEY
 from plumbing.stats import mean_of_keys
@@ -56,6 +57,23 @@ def summarize(task: TaskSpec, records: Sequence[Mapping[str, Any]], n_original: 
         "n_failed": len(records) - len(ok),
         "records": list(records),
     }
+
+
+def play_payload(settings: PlaySettings, summaries: Mapping[str, Mapping[str, Any]], lm: Any, total_seconds: float) -> dict[str, Any]:
+    """The results JSON of a ``triangulate play`` run, assembled here alone: the :func:`summarize` outputs of its tasks,
+    the groups it asked for (each with its members' mean: :func:`results_payload`) and its ``config``: the settings'
+    (:meth:`multiturn.engine.settings.PlaySettings.config`) and how the player's backend decoded
+    (:func:`models.loading.decoding_config`, read when the run ends: the prefix cache can switch itself off mid-run)."""
+    groups = group_names()
+    config = {**settings.config(), **decoding_config(lm)}
+    return results_payload(
+        summaries,
+        groups={name: groups[name] for name in settings.tasks if name in groups},
+        config=config,
+        model_name=config["model_name"],
+        model_name_sanitized=settings.folder(),
+        total_seconds=total_seconds,
+    )
 
 
 def results_payload(
