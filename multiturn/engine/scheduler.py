@@ -29,6 +29,7 @@ from models.retry import BackendFailure, RetryPolicy, call_backend
 from multiturn.engine.record import CUT_KEY, EpisodeRecord, make_record
 from multiturn.engine.turns import TurnHook, TurnLog, Turns
 from multiturn.game import Game, Request, TaskSpec
+from plumbing.errors import UserError
 
 log = logging.getLogger(__name__)
 
@@ -100,6 +101,14 @@ def with_override(kwargs: Mapping[str, Any], override: Mapping[str, Any]) -> dic
     if "do_sample" not in override and is_zero(override.get("temperature")):
         out["do_sample"] = False
     return out
+
+
+def check_gen_kwargs(kwargs: Mapping[str, Any] | None, flag: str) -> None:
+    """A user override checked where it is given (``--gen_kwargs``, ``--judge_gen_kwargs``), by the rule
+    :func:`with_override` applies: ``temperature=0`` means greedy, so it cannot go with ``do_sample=True``."""
+    kwargs = kwargs or {}
+    if is_zero(kwargs.get("temperature")) and str(kwargs.get("do_sample", "")).lower() == "true":
+        raise UserError(f"{flag}: temperature=0 means greedy decoding; drop do_sample=True or give a positive temperature")
 
 
 def is_zero(value: Any) -> bool:

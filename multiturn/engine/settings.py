@@ -26,7 +26,7 @@ from models.ref import ModelRef
 from models.retry import DEFAULT_MAX_REPLY_CHARS, RetryPolicy
 from multiturn import registry
 from multiturn.engine.flags import ROLE_FLAGS
-from multiturn.engine.scheduler import DEFAULT_MAX_LIVE, is_zero
+from multiturn.engine.scheduler import DEFAULT_MAX_LIVE, check_gen_kwargs
 from multiturn.engine.store import TaskStore, settings_id
 from multiturn.game import TaskSpec
 from plumbing import run_folder
@@ -308,10 +308,3 @@ def episode_settings(
 def scoring_version(task: TaskSpec) -> Any:
     """The task's scoring :attr:`multiturn.game.TaskSpec.version`."""
     return task.version
-
-
-def check_gen_kwargs(kwargs: Mapping[str, Any] | None, flag: str) -> None:
-    """``temperature=0`` means greedy: it cannot go with ``do_sample=True``."""
-    kwargs = kwargs or {}
-    if is_zero(kwargs.get("temperature")) and str(kwargs.get("do_sample", "")).lower() == "true":
-        raise UserError(f"{flag}: temperature=0 means greedy decoding; drop do_sample=True or give a positive temperature")
