@@ -101,7 +101,8 @@ def resolve_model(ref: ModelRef, *, device: str | None = None, prefix_cache: boo
         model = DEFAULT_MODEL
         if not args:
             args = default_model_kwargs(device=device or "cpu")
-    return ref.with_args(model, runner_model_args(model, args, prefix_cache, seed))
+    backend_args = runner_model_args(model, args, prefix_cache, seed)
+    return ref.with_args(model, backend_args)
 
 
 def load_lm(backend: ModelRef, *, batch_size: int | str | None = 1, device: str | None = None, prefix_cache: bool | None = None):

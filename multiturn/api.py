@@ -25,10 +25,9 @@ from __future__ import annotations
 from multiturn.engine.flags import PlayOptions, json_flag, model_flags, option_problem, shared_flags
 from multiturn.engine.record import read_episodes
 from multiturn.engine.rescore import changed_metrics, judge_agreement, rescore_run, rescore_runs, store_rescored
-from multiturn.engine.results import add_group
+from multiturn.engine.results import add_group, write_results
 from multiturn.engine.scheduler import merged_gen_kwargs, play_episodes
 from multiturn.engine.settings import select_instances
-from multiturn.engine.store import write_results
 from multiturn.game import DRY_RUN_COUNT, CostHints, EpisodeSummary, TaskSpec, TurnView, transcript_views
 from multiturn.games.clem.scoring import aggregate as clem_aggregate
 from multiturn.games.clem.scoring import episode_pooled as clem_episode_pooled

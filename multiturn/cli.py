@@ -18,7 +18,7 @@ import shlex
 import sys
 from contextlib import nullcontext
 from pathlib import Path
-from typing import Any
+from typing import Any, NamedTuple
 
 from lm_eval._cli.utils import MergeDictAction
 
@@ -32,7 +32,6 @@ from multiturn.engine.flags import OPTION_BOUNDS, batch_size_value, limit_value
 from multiturn.engine.record import read_episodes
 from multiturn.engine.runner import run_tasks, unchanged_results
 from multiturn.engine.settings import PlaySettings
-from multiturn.engine.store import TaskStore
 from plumbing import run_folder
 from plumbing.checks import DEFAULT_SEED, number_arg
 from plumbing.errors import UserError
@@ -210,13 +209,15 @@ def run(args: argparse.Namespace) -> int:
     print(format_table(payload))
     if path is not None:
         print(f"results: {path}")
+    failures = failure_summary(payload, getattr(args, "argv", None) or sys.argv[1:])  # said after the loggers ran
     if settings.wandb_args or settings.hf_hub_log_args:
-        log_run(settings, payload, expanded)
-    summary = failure_summary(payload, getattr(args, "argv", None) or sys.argv[1:])
-    if summary is not None:
-        print(summary, file=sys.stderr)
-        return 1
-    return 0
+        log_run(settings, payload)
+    if failures is None:
+        return 0
+    if failures.none_finished:
+        raise UserError(failures.line)
+    print(failures.line, file=sys.stderr)
+    return 1
 
 
 def nothing_to_play(settings: PlaySettings) -> Path | None:
@@ -239,11 +240,19 @@ def load_backends(settings: PlaySettings) -> dict[str, Any]:
     return lms
 
 
-def failure_summary(payload: dict[str, Any], argv: list[str]) -> str | None:
+class Failures(NamedTuple):
+    """A run's episodes that failed on backend errors (:func:`failure_summary`): the one line that says so, and whether
+    no episode finished at all (then the run is an error, and the line its message)."""
+
+    line: str
+    none_finished: bool
+
+
+def failure_summary(payload: dict[str, Any], argv: list[str]) -> Failures | None:
     """One line naming how many episodes failed on backend errors, in which tasks, and the command that
     plays exactly those again (``argv``: the command line from ``play`` on, ``--overwrite`` dropped, since a
-    rerun resumes); None when none failed.
-    Raises :class:`UserError` when no episode of the run finished at all (every one failed)."""
+    rerun resumes); None when none failed. When no episode of the run finished at all the line says every one
+    failed and the first error (``none_finished``)."""
     entries = {task: e for task, e in payload.get("results", {}).items() if "n_failed" in e}
     failed = {task: int(e["n_failed"]) for task, e in entries.items() if e.get("n_failed")}
     if not failed:
@@ -256,17 +265,21 @@ def failure_summary(payload: dict[str, Any], argv: list[str]) -> str | None:
     finished = sum(int(payload.get("n-samples", {}).get(task, {}).get("effective", 0)) for task in entries)
     if finished == 0:
         first = next((e["first_error"] for e in entries.values() if e.get("first_error")), "?")
-        raise UserError(
-            f"every episode failed on backend errors ({total}: {counts}); first error: {first}; fix the backend and resume with: {resume}"
+        return Failures(
+            f"every episode failed on backend errors ({total}: {counts}); first error: {first}; fix the backend and resume with: {resume}",
+            none_finished=True,
         )
-    return f"triangulate play: {total} of {total + finished} episodes failed on backend errors ({counts}); they are not scored; resume with: {resume}"
+    return Failures(
+        f"triangulate play: {total} of {total + finished} episodes failed on backend errors ({counts}); they are not scored; resume with: {resume}",
+        none_finished=False,
+    )
 
 
-def log_run(settings: PlaySettings, payload: dict[str, Any], tasks: list[str]) -> None:
+def log_run(settings: PlaySettings, payload: dict[str, Any]) -> None:
     """``--wandb_args`` / ``--hf_hub_log_args``: the results and the episodes through lm-eval's loggers
-    (:mod:`multiturn.engine.run_loggers`); the episodes are read back from ``--output_path``."""
-    folder = settings.model_dir
-    episodes = {task: read_episodes(TaskStore(folder, task).episodes) for task in tasks} if folder is not None else {}
+    (:mod:`multiturn.engine.run_loggers`); each task's episodes are read back from its files in ``--output_path``
+    (none without it)."""
+    episodes = {t.task.name: read_episodes(t.store.episodes) for t in settings.plan if t.store is not None}
     if settings.wandb_args:
         run_loggers.log_wandb(payload, episodes, settings.wandb_args, settings.wandb_config_args)
     if settings.hf_hub_log_args:

@@ -190,6 +190,13 @@ def damage(record: Mapping[str, Any]) -> str | None:
     return None
 
 
+def has_numeric_scores(record: Mapping[str, Any]) -> bool:
+    """``scores`` is an object of numbers (NaN allowed) or nulls, as every game writes it (a finished episode without
+    them is a damaged record: a resume plays it again)."""
+    scores = record.get("scores")
+    return isinstance(scores, Mapping) and all(v is None or isinstance(v, (int, float)) for v in scores.values())
+
+
 def _json_type(value: Any) -> str:
     """``value``'s (or the type ``value``'s) name in JSON: object, array, string, integer, true/false, null."""
     kind = value if isinstance(value, type) else type(value)
@@ -201,13 +208,12 @@ def read_episodes(path: Path) -> Records:
     """The decoded records of an episodes file (none when it is missing). A torn last line is skipped
     and counted (:func:`plumbing.jsonio.read_jsonl`); a line that is no episode record (:func:`damage`)
     is a one-line error naming file and line (every reader: score, view, report, export, a resuming play)."""
-    raw = read_jsonl(path, missing_ok=True)
-    records = []
-    for number, line in zip(raw.lines, raw):
+    records = read_jsonl(path, missing_ok=True)
+    for k, (number, line) in enumerate(zip(records.lines, records)):
         why = damage(line)
         if why is not None:
             raise UserError(
                 f"{path}:{number}: not an episode record ({why}); repair or delete that line, or play the task again with --overwrite"
             )
-        records.append(decode(line, f"{path}:{number}: episode {line['id']!r}"))
-    return Records(raw.path, records, raw.skipped, raw.lines)
+        records[k] = decode(line, f"{path}:{number}: episode {line['id']!r}")  # each line checked and decoded in place
+    return records

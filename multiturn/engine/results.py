@@ -1,8 +1,8 @@
-"""Results of ``triangulate play``: task summaries and the results JSON.
+"""Results of ``triangulate play``: task summaries and the results JSON, built, written and found here.
 
-The model folder's files (a task's episodes, turn log, settings, rank parts: :class:`multiturn.engine.store.TaskStore`;
-the results JSON: :func:`multiturn.engine.store.write_results`) belong to :mod:`multiturn.engine.store`; this module
-summarises the records and builds the results JSON.
+A task's own files (episodes, turn log, settings, rank parts) belong to :class:`multiturn.engine.store.TaskStore`; this
+module summarises the records, builds the results JSON (:func:`results_payload`) and owns the model folder's results
+files: :func:`write_results` writes a new one, :func:`newest_results_of` finds the newest that reports given tasks.
 """
 
 from __future__ import annotations
@@ -11,11 +11,16 @@ import logging
 import math
 from collections.abc import Iterable, Mapping, Sequence
 from datetime import datetime
+from pathlib import Path
 from typing import Any
 
-from multiturn.engine.settings import scoring_version
+from lm_eval.utils import handle_non_serializable
+
+from models.loading import decoding_config
+from multiturn.engine.settings import PlaySettings, scoring_version
 from multiturn.game import TaskSpec
-from multiturn.registry import group_aggregator
+from multiturn.registry import group_aggregator, group_names
+from plumbing import jsonio, run_folder
 from plumbing.run_folder import EPISODE_IDS_KEY
 from plumbing.stats import mean_of_keys
 
@@ -52,6 +57,23 @@ def summarize(task: TaskSpec, records: Sequence[Mapping[str, Any]], n_original: 
         "n_failed": len(records) - len(ok),
         "records": list(records),
     }
+
+
+def play_payload(settings: PlaySettings, summaries: Mapping[str, Mapping[str, Any]], lm: Any, total_seconds: float) -> dict[str, Any]:
+    """The results JSON of a ``triangulate play`` run, assembled here alone: the :func:`summarize` outputs of its tasks,
+    the groups it asked for (each with its members' mean: :func:`results_payload`) and its ``config``: the settings'
+    (:meth:`multiturn.engine.settings.PlaySettings.config`) and how the player's backend decoded
+    (:func:`models.loading.decoding_config`, read when the run ends: the prefix cache can switch itself off mid-run)."""
+    groups = group_names()
+    config = {**settings.config(), **decoding_config(lm)}
+    return results_payload(
+        summaries,
+        groups={name: groups[name] for name in settings.tasks if name in groups},
+        config=config,
+        model_name=config["model_name"],
+        model_name_sanitized=settings.folder(),
+        total_seconds=total_seconds,
+    )
 
 
 def results_payload(
@@ -147,3 +169,21 @@ def add_group(out: dict[str, Any], group: str, present: Sequence[str], task_resu
     out["higher_is_better"][group] = {k: v for k, v in hib.items() if k in shared}
     out["versions"][group] = "N/A"  # lm-eval: a group without metadata.version
     out["n-shot"][group] = 0
+
+
+# --- the model folder's results files --------------------------------------------------------------
+
+
+def write_results(model_dir: Path, payload: Mapping[str, Any]) -> Path:
+    """Write a new results JSON (:func:`plumbing.run_folder.new_results_path`) into ``model_dir`` with the atomic
+    writer (:mod:`plumbing.atomic`), so a reader never sees a half-written results file; returns its path."""
+    model_dir = Path(model_dir)
+    model_dir.mkdir(parents=True, exist_ok=True)
+    return jsonio.write_json(run_folder.new_results_path(model_dir), payload, indent=2, default=handle_non_serializable)
+
+
+def newest_results_of(model_dir: Path, tasks: Sequence[str]) -> run_folder.ResultsFile | None:
+    """The newest results file in ``model_dir`` that reports every one of ``tasks`` (lm-eval runs of the model share
+    the folder), or None."""
+    files = Path(model_dir).rglob(run_folder.RESULTS_GLOB)  # one scan: none when the folder is not there yet
+    return next((f for f in run_folder.newest_first(files) if all(t in f.results for t in tasks)), None)

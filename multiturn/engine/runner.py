@@ -3,7 +3,7 @@
 The pieces it puts together: :mod:`multiturn.engine.scheduler` plays the episodes in lockstep (with
 :mod:`models.retry` for backend calls), :class:`multiturn.engine.store.TaskStore` owns the task's files (each
 finished episode appended as it ends, each answered turn as it is answered; a killed run resumed from them, mid-episode),
-:mod:`multiturn.engine.results` builds the results JSON, and :mod:`multiturn.engine.distributed` shards the pending episodes over the ranks of an
+:mod:`multiturn.engine.results` builds and writes the results JSON, and :mod:`multiturn.engine.distributed` shards the pending episodes over the ranks of an
 ``accelerate launch`` run (rank 0 gathers the records, writes them and computes the metrics).
 """
 
@@ -16,13 +16,11 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
-from models.loading import decoding_config
-from multiturn import registry
 from multiturn.engine import results as res
 from multiturn.engine.distributed import barrier, gather_to_rank0, rank_and_world, shard
 from multiturn.engine.scheduler import play_episodes
 from multiturn.engine.settings import PlaySettings, TaskSettings
-from multiturn.engine.store import TaskStore, newest_results_of, write_results
+from multiturn.engine.store import TaskStore
 from multiturn.engine.turns import Turns
 from plumbing.locks import lock_all
 
@@ -132,11 +130,9 @@ def run_tasks(settings: PlaySettings, lms: Mapping[str, Any], *, progress: bool 
     the results file is written: a second process on the same folder and task gets a one-line error naming this
     one's PID, or waits with ``settings.wait_lock``.
     """
-    groups = registry.group_names()
-    requested_groups = {name: groups[name] for name in settings.tasks if name in groups}
     started = time.perf_counter()
     summaries: dict[str, dict[str, Any]] = {}
-    plan = settings.task_settings()
+    plan = settings.plan
     rank = rank_and_world(lms["player"])[0]
     locked = [t.store.episodes for t in plan if t.store is not None] if rank == 0 else []
     with lock_all(locked, wait=settings.wait_lock):
@@ -149,28 +145,9 @@ def run_tasks(settings: PlaySettings, lms: Mapping[str, Any], *, progress: bool 
                 summaries[task.name] = summary
         if rank != 0:
             return None, None
-        return _write_payload(settings, summaries, requested_groups, decoding_config(lms["player"]), started)
-
-
-def _write_payload(
-    settings: PlaySettings,
-    summaries: Mapping[str, dict[str, Any]],
-    requested_groups: Mapping[str, list[str]],
-    decoding: Mapping[str, Any],
-    started: float,
-) -> tuple[dict[str, Any], Path | None]:
-    """The lm-eval-shaped results of ``summaries``, written to the run's model folder when it has one."""
-    config = {**settings.config(), **decoding}
-    payload = res.results_payload(
-        summaries,
-        groups=requested_groups,
-        config=config,
-        model_name=config["model_name"],
-        model_name_sanitized=settings.folder(),
-        total_seconds=time.perf_counter() - started,
-    )
-    model_dir = settings.model_dir
-    return payload, write_results(model_dir, payload) if model_dir is not None else None
+        payload = res.play_payload(settings, summaries, lms["player"], time.perf_counter() - started)
+        model_dir = settings.model_dir
+        return payload, res.write_results(model_dir, payload) if model_dir is not None else None
 
 
 def unchanged_results(settings: PlaySettings) -> Path | None:
@@ -185,7 +162,7 @@ def unchanged_results(settings: PlaySettings) -> Path | None:
     """
     episode_files = []
     counts: dict[str, int] = {}
-    for task_settings in settings.task_settings():
+    for task_settings in settings.plan:
         store = task_settings.store
         if not store.played_with(task_settings.episode_settings):
             return None  # the run goes on, and its resume check names what changed
@@ -194,7 +171,7 @@ def unchanged_results(settings: PlaySettings) -> Path | None:
             return None
         episode_files.append(store.episodes)
         counts[task_settings.task.name] = len(task_settings.wanted)
-    found = newest_results_of(settings.model_dir, list(counts))
+    found = res.newest_results_of(settings.model_dir, list(counts))
     if found is None or found.path.stat().st_mtime < max(p.stat().st_mtime for p in episode_files):
         return None
     samples = found.data.get("n-samples") or {}

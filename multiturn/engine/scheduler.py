@@ -15,6 +15,7 @@ fresh game (:func:`rebuild`): only the turns it never got answered are asked of 
 
 from __future__ import annotations
 
+import hashlib
 import json
 import logging
 from collections import deque
@@ -26,8 +27,9 @@ from tqdm.auto import tqdm
 
 from models.retry import BackendFailure, RetryPolicy, call_backend
 from multiturn.engine.record import CUT_KEY, EpisodeRecord, make_record
-from multiturn.engine.turns import TurnHook, TurnLog, Turns, request_digest
+from multiturn.engine.turns import TurnHook, TurnLog, Turns
 from multiturn.game import Game, Request, TaskSpec
+from plumbing.errors import UserError
 
 log = logging.getLogger(__name__)
 
@@ -51,6 +53,33 @@ class LiveEpisode:
         return str(self.instance["id"])
 
 
+@dataclass(frozen=True)
+class Asked:
+    """One request made whole once (:func:`asked`): the game's request, the generation kwargs it is sent with and its
+    digest, which the turn log stores with the reply and a resume compares (:func:`rebuild`)."""
+
+    request: Request
+    gen_kwargs: dict[str, Any]
+    digest: str
+
+
+#: the user's generation kwargs overrides: (``--gen_kwargs`` for the player roles, ``--judge_gen_kwargs``)
+Overrides = tuple[Mapping[str, Any] | None, Mapping[str, Any] | None]
+
+
+def asked(task: TaskSpec, request: Request, overrides: Overrides) -> Asked:
+    """``request`` with its generation kwargs (:func:`merged_gen_kwargs`) and its digest (:func:`request_digest`)."""
+    kwargs = merged_gen_kwargs(task, request, *overrides)
+    return Asked(request, kwargs, request_digest(request.messages, kwargs))
+
+
+def request_digest(messages: Sequence[Mapping[str, Any]], gen_kwargs: Mapping[str, Any]) -> str:
+    """The first 16 hex digits of the SHA-256 of a request (its messages and generation kwargs): a logged turn is
+    replayed only into a game that asks the same."""
+    text = json.dumps({"messages": list(messages), "gen_kwargs": dict(gen_kwargs)}, sort_keys=True, default=str, ensure_ascii=False)
+    return hashlib.sha256(text.encode("utf-8", "surrogatepass")).hexdigest()[:16]
+
+
 def merged_gen_kwargs(
     task: TaskSpec, request: Request, override: Mapping[str, Any] | None, judge_override: Mapping[str, Any] | None = None
 ) -> dict[str, Any]:
@@ -72,6 +101,14 @@ def with_override(kwargs: Mapping[str, Any], override: Mapping[str, Any]) -> dic
     if "do_sample" not in override and is_zero(override.get("temperature")):
         out["do_sample"] = False
     return out
+
+
+def check_gen_kwargs(kwargs: Mapping[str, Any] | None, flag: str) -> None:
+    """A user override checked where it is given (``--gen_kwargs``, ``--judge_gen_kwargs``), by the rule
+    :func:`with_override` applies: ``temperature=0`` means greedy, so it cannot go with ``do_sample=True``."""
+    kwargs = kwargs or {}
+    if is_zero(kwargs.get("temperature")) and str(kwargs.get("do_sample", "")).lower() == "true":
+        raise UserError(f"{flag}: temperature=0 means greedy decoding; drop do_sample=True or give a positive temperature")
 
 
 def is_zero(value: Any) -> bool:
@@ -139,19 +176,19 @@ def play_episodes(
             while queue and len(live) < window:
                 inst = queue.popleft()
                 live.append(rebuild(task, inst, seed, resumed.get(str(inst["id"]), []), overrides, retry.max_reply_chars))
-            waiting: list[tuple[LiveEpisode, Request]] = []
+            waiting: list[tuple[LiveEpisode, Asked]] = []
             still: list[LiveEpisode] = []
             for ep in live:
                 request = None if ep.game.done else ep.game.next_request()
                 if request is None:
                     finish(ep)
                 else:
-                    waiting.append((ep, request))
+                    waiting.append((ep, asked(task, request, overrides)))
                     still.append(ep)
             live = still
             if not waiting:
                 continue
-            failed = send_step(task, waiting, lms, retry, gen_kwargs_override, judge_gen_kwargs, turn_log)
+            failed = send_step(task, waiting, lms, retry, turn_log)
             if failed:
                 for ep in live:
                     if id(ep) in failed:
@@ -164,30 +201,27 @@ def play_episodes(
 
 def send_step(
     task: TaskSpec,
-    waiting: Sequence[tuple[LiveEpisode, Request]],
+    waiting: Sequence[tuple[LiveEpisode, Asked]],
     lms: Mapping[str, Any],
     retry: RetryPolicy,
-    gen_kwargs_override: Mapping[str, Any] | None = None,
-    judge_gen_kwargs: Mapping[str, Any] | None = None,
     turn_log: TurnLog | None = None,
 ) -> set[int]:
     """One lockstep step: the waiting requests grouped by role and generation kwargs, each group sent in
     one backend call, each reply handed to its game (and stored in ``turn_log`` as it comes: :func:`ask`);
     returns ``id()`` of the episodes whose call failed."""
-    groups: dict[tuple[str, str], list[tuple[LiveEpisode, Request, dict[str, Any]]]] = {}
-    for ep, request in waiting:
-        kwargs = merged_gen_kwargs(task, request, gen_kwargs_override, judge_gen_kwargs)
-        groups.setdefault((request.role, _gen_key(kwargs)), []).append((ep, request, kwargs))
+    groups: dict[tuple[str, str], list[tuple[LiveEpisode, Asked]]] = {}
+    for ep, one in waiting:
+        groups.setdefault((one.request.role, _gen_key(one.gen_kwargs)), []).append((ep, one))
     failed: set[int] = set()
     for (role, _), members in groups.items():
         replies = ask(task, lms.get(role) or lms["player"], role, members, retry, turn_log)
-        for (ep, request, _), reply in zip(members, replies):
+        for (ep, one), reply in zip(members, replies):
             if isinstance(reply, BackendFailure):
                 ep.error = reply.message
-                ep.calls.append({"role": role, "prompt": last_message(request), "reply": None, "error": reply.message})
+                ep.calls.append({"role": role, "prompt": last_message(one.request), "reply": None, "error": reply.message})
                 failed.add(id(ep))
             else:
-                answer(task, ep, request, reply, retry.max_reply_chars)
+                answer(task, ep, one.request, reply, retry.max_reply_chars)
     return failed
 
 
@@ -195,31 +229,26 @@ def ask(
     task: TaskSpec,
     lm: Any,
     role: str,
-    members: Sequence[tuple[LiveEpisode, Request, dict[str, Any]]],
+    members: Sequence[tuple[LiveEpisode, Asked]],
     retry: RetryPolicy,
     turn_log: TurnLog | None,
 ) -> list[str | BackendFailure]:
     """One backend call for the requests of one role and one set of generation kwargs. With ``turn_log`` each reply is
     logged as the backend hands it to lm-eval's cache hook (:class:`multiturn.engine.turns.TurnHook`), and every reply
     not logged so (or logged otherwise than returned) when the call returns."""
-    prompts = [lm.apply_chat_template(request.messages) for _, request, _ in members]
+    prompts = [lm.apply_chat_template(one.request.messages) for _, one in members]
     turns = [] if turn_log is None else _turns(prompts, members, role)
     with TurnHook(lm, turn_log, turns) as hook:
-        replies = call_backend(lm, prompts, members[0][2], retry, task=task.name, role=role)
+        replies = call_backend(lm, prompts, members[0][1].gen_kwargs, retry, task=task.name, role=role)
     for (_, turn, episode, _, digest), reply in zip(turns, replies):
         if turn_log is not None and not isinstance(reply, BackendFailure) and hook.logged.get(episode) != reply:
             turn_log.write(episode, turn, role, digest, reply)
     return replies
 
 
-def _turns(
-    prompts: Sequence[str], members: Sequence[tuple[LiveEpisode, Request, dict[str, Any]]], role: str
-) -> list[tuple[str, int, str, str, str]]:
+def _turns(prompts: Sequence[str], members: Sequence[tuple[LiveEpisode, Asked]], role: str) -> list[tuple[str, int, str, str, str]]:
     """(rendered prompt, turn, episode id, role, request digest) of each request of one call, as the turn log keeps them."""
-    return [
-        (prompt, len(ep.calls), ep.id, role, request_digest(request.messages, kwargs))
-        for prompt, (ep, request, kwargs) in zip(prompts, members)
-    ]
+    return [(prompt, len(ep.calls), ep.id, role, one.digest) for prompt, (ep, one) in zip(prompts, members)]
 
 
 def last_message(request: Request) -> str:
@@ -238,7 +267,7 @@ def rebuild(
     instance: Mapping[str, Any],
     seed: int,
     turns: Sequence[Mapping[str, Any]],
-    overrides: tuple[Mapping[str, Any] | None, Mapping[str, Any] | None],
+    overrides: Overrides,
     max_reply_chars: int | None,
 ) -> LiveEpisode:
     """A fresh episode of ``instance`` with its logged ``turns`` replayed through its game (games never call models):
@@ -247,11 +276,7 @@ def rebuild(
     ep = LiveEpisode(dict(instance), task.make_game(instance, seed))
     for number, turn in enumerate(turns):
         request = None if ep.game.done else ep.game.next_request()
-        if (
-            request is None
-            or request.role != turn["role"]
-            or turn.get("request") != request_digest(request.messages, merged_gen_kwargs(task, request, *overrides))
-        ):
+        if request is None or request.role != turn["role"] or turn.get("request") != asked(task, request, overrides).digest:
             log.warning(
                 "%s: episode %s: %d of %d logged turns fit the game; the rest is asked again", task.name, instance["id"], number, len(turns)
             )

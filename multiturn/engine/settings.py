@@ -3,7 +3,7 @@ with (:class:`TaskSettings`, :func:`episode_settings`).
 
 ``triangulate play`` builds one ``PlaySettings`` from its command line before any model loads (each
 ``--model_args*`` becomes a :class:`models.ref.ModelRef` here, parsed once), and the engine reads nothing else:
-:meth:`PlaySettings.task_settings` makes one ``TaskSettings`` per task, once, which "nothing left to play"
+:attr:`PlaySettings.plan` makes one ``TaskSettings`` per task, once, which "nothing left to play"
 (:func:`multiturn.engine.runner.unchanged_results`, before loading) and the runner
 (:func:`multiturn.engine.runner.run_task`) both read. Its :attr:`TaskSettings.episode_settings` is what the resume
 rule (:func:`multiturn.engine.store.same_settings`) compares with the task's settings file
@@ -26,7 +26,7 @@ from models.ref import ModelRef
 from models.retry import DEFAULT_MAX_REPLY_CHARS, RetryPolicy
 from multiturn import registry
 from multiturn.engine.flags import ROLE_FLAGS
-from multiturn.engine.scheduler import DEFAULT_MAX_LIVE, is_zero
+from multiturn.engine.scheduler import DEFAULT_MAX_LIVE, check_gen_kwargs
 from multiturn.engine.store import TaskStore, settings_id
 from multiturn.game import TaskSpec
 from plumbing import run_folder
@@ -110,8 +110,10 @@ class PlaySettings:
         refs = {role: ModelRef.parse(model, model_args) for role, (model, model_args) in given.items()}  # the one parse each
         ref = refs["backend"]
         check_local_model(ref.args)  # a missing local model folder: one line, before --output_path is made
-        backends = {role: resolve_model(r, device=args.device, prefix_cache=prefix_cache, seed=seed) for role, r in refs.items()}
         max_live = args.max_live if args.max_live is not None else DEFAULT_MAX_LIVE
+        live = max_live or DEFAULT_MAX_LIVE
+        batch_size = args.batch_size if args.batch_size is not None else play_batch_size(ref.model, ref.args, args.device, live)
+        backends = {role: resolve_model(r, device=args.device, prefix_cache=prefix_cache, seed=seed) for role, r in refs.items()}
         return cls(
             tasks=tuple(t.strip() for t in str(args.tasks).split(",") if t.strip()),
             ref=ref,
@@ -121,9 +123,7 @@ class PlaySettings:
             gen_kwargs=dict(args.gen_kwargs or {}),
             judge_gen_kwargs=dict(args.judge_gen_kwargs or {}),
             task_args=dict(args.task_args or {}),
-            batch_size=args.batch_size
-            if args.batch_size is not None
-            else play_batch_size(ref.model, ref.args, args.device, max_live or DEFAULT_MAX_LIVE),
+            batch_size=batch_size,
             device=args.device,
             max_live=max_live,
             request_timeout=args.request_timeout,
@@ -193,10 +193,11 @@ class PlaySettings:
             "tasks": list(self.tasks),
         }
 
-    def task_settings(self) -> list[TaskSettings]:
-        """Every task of this run (groups expanded, in order) with what it is played with: made once, before the
-        first episode, and read by the runner and by "nothing left to play" alike."""
-        return [self.for_task(registry.get_task(name, self.task_args)) for name in registry.expand(list(self.tasks))]
+    @functools.cached_property
+    def plan(self) -> tuple[TaskSettings, ...]:
+        """Every task of this run (groups expanded, in order) with what it is played with: made once, on first read,
+        and read by "nothing left to play", the runner and the loggers alike (each task's instances made once)."""
+        return tuple(self.for_task(registry.get_task(name, self.task_args)) for name in registry.expand(list(self.tasks)))
 
     def for_task(self, task: TaskSpec) -> TaskSettings:
         """``task`` as this run plays it (:class:`TaskSettings`)."""
@@ -307,10 +308,3 @@ def episode_settings(
 def scoring_version(task: TaskSpec) -> Any:
     """The task's scoring :attr:`multiturn.game.TaskSpec.version`."""
     return task.version
-
-
-def check_gen_kwargs(kwargs: Mapping[str, Any] | None, flag: str) -> None:
-    """``temperature=0`` means greedy: it cannot go with ``do_sample=True``."""
-    kwargs = kwargs or {}
-    if is_zero(kwargs.get("temperature")) and str(kwargs.get("do_sample", "")).lower() == "true":
-        raise UserError(f"{flag}: temperature=0 means greedy decoding; drop do_sample=True or give a positive temperature")

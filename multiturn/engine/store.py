@@ -1,5 +1,5 @@
-"""``TaskStore(model_dir, task)``: the one owner of a play task's files in a model folder; and the folder's results
-files (:func:`write_results`, :func:`newest_results_of`).
+"""``TaskStore(model_dir, task)``: the one owner of a play task's files in a model folder (the folder's results files:
+:mod:`multiturn.engine.results`).
 
 The files (their names: :mod:`plumbing.run_folder`)::
 
@@ -25,37 +25,17 @@ from __future__ import annotations
 import hashlib
 import json
 import logging
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Iterable, Mapping
 from pathlib import Path
 from typing import Any
 
-from lm_eval.utils import handle_non_serializable
-
-from multiturn.engine.record import dumps, read_episodes
+from multiturn.engine.record import dumps, has_numeric_scores, read_episodes
 from multiturn.engine.turns import TurnLog, Turns, read_turns, turn_line
 from plumbing import atomic, jsonio, run_folder
 from plumbing.errors import UserError
 from plumbing.jsonio import read_json
 
 log = logging.getLogger(__name__)
-
-
-# --- the model folder's results files --------------------------------------------------------------
-
-
-def write_results(model_dir: Path, payload: Mapping[str, Any]) -> Path:
-    """Write a new results JSON (:func:`plumbing.run_folder.new_results_path`) into ``model_dir`` with the atomic
-    writer (:mod:`plumbing.atomic`), so a reader never sees a half-written results file; returns its path."""
-    model_dir = Path(model_dir)
-    model_dir.mkdir(parents=True, exist_ok=True)
-    return jsonio.write_json(run_folder.new_results_path(model_dir), payload, indent=2, default=handle_non_serializable)
-
-
-def newest_results_of(model_dir: Path, tasks: Sequence[str]) -> run_folder.ResultsFile | None:
-    """The newest results file in ``model_dir`` that reports every one of ``tasks`` (lm-eval runs of the model share
-    the folder), or None."""
-    files = Path(model_dir).rglob(run_folder.RESULTS_GLOB)  # one scan: none when the folder is not there yet
-    return next((f for f in run_folder.newest_first(files) if all(t in f.results for t in tasks)), None)
 
 
 # --- one task's files --------------------------------------------------------------------------------
@@ -220,12 +200,6 @@ def finished_records(paths: Iterable[Path]) -> dict[str, dict[str, Any]]:
                 continue
             done.setdefault(str(record["id"]), record)
     return done
-
-
-def has_numeric_scores(record: Mapping[str, Any]) -> bool:
-    """``scores`` is an object of numbers (NaN allowed) or nulls, as every game writes it."""
-    scores = record.get("scores")
-    return isinstance(scores, Mapping) and all(v is None or isinstance(v, (int, float)) for v in scores.values())
 
 
 class EpisodeWriter:

@@ -8,7 +8,8 @@ run rebuilds each unfinished episode by replaying its logged replies through a f
 (:func:`multiturn.engine.scheduler.rebuild`; games never call models).
 
 A line is ``{"id", "turn", "role", "request", "reply"}``: the episode, the turn's number (the count of earlier
-answered calls), the role asked, the request's digest (:func:`request_digest`: its messages and generation kwargs)
+answered calls), the role asked, the request's digest (:func:`multiturn.engine.scheduler.request_digest`: its messages and generation kwargs, made
+once per request with them: :class:`multiturn.engine.scheduler.Asked`)
 and the backend's reply as it came (before ``--max_reply_chars``; every string scrubbed of credentials, as episode
 records are). Reading (:func:`read_turns`) keeps, per episode, the turns numbered 0, 1, 2, ... in order; a later line
 for turn k replaces turn k and drops the turns after it (the episode was played again from there).
@@ -16,8 +17,6 @@ for turn k replaces turn k and drops the turns after it (the episode was played 
 
 from __future__ import annotations
 
-import hashlib
-import json
 import threading
 from collections.abc import Iterable, Mapping, Sequence
 from pathlib import Path
@@ -29,13 +28,6 @@ from plumbing.secrets import scrub_tree
 
 #: episode id -> its logged turns, in play order
 Turns = dict[str, list[dict[str, Any]]]
-
-
-def request_digest(messages: Sequence[Mapping[str, Any]], gen_kwargs: Mapping[str, Any]) -> str:
-    """The first 16 hex digits of the SHA-256 of a request (its messages and generation kwargs): a logged turn is
-    replayed only into a game that asks the same."""
-    text = json.dumps({"messages": list(messages), "gen_kwargs": dict(gen_kwargs)}, sort_keys=True, default=str, ensure_ascii=False)
-    return hashlib.sha256(text.encode("utf-8", "surrogatepass")).hexdigest()[:16]
 
 
 def turn_line(turn: Mapping[str, Any]) -> str:

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import subprocess
 import sys
 from pathlib import Path
@@ -18,7 +19,6 @@ from multiturn.cli import failure_summary
 from multiturn.engine.runner import run_tasks
 from multiturn.engine.scheduler import merged_gen_kwargs
 from multiturn.game import Request
-from plumbing.errors import UserError
 from tests.support.engine_helpers import CountTask, echo_last
 from tests.support.play_settings import play_settings
 
@@ -99,8 +99,12 @@ def _payload(**n_failed) -> dict:
 
 def test_failure_summary_is_one_line_with_counts_tasks_and_the_resume_command():
     argv = ["play", "--tasks", "a,b", "--output_path", "out dir", "--overwrite"]
-    line = failure_summary(_payload(a=2, b=0, c=1), argv)
-    assert "\n" not in line and line.startswith("triangulate play: 3 of 12 episodes failed on backend errors (a: 2, c: 1)")
+    line, none_finished = failure_summary(_payload(a=2, b=0, c=1), argv)
+    assert (
+        not none_finished
+        and "\n" not in line
+        and line.startswith("triangulate play: 3 of 12 episodes failed on backend errors (a: 2, c: 1)")
+    )
     assert line.endswith("resume with: triangulate play --tasks a,b --output_path 'out dir'")  # resuming, not --overwrite
     assert failure_summary(_payload(a=0), argv) is None
 
@@ -108,8 +112,8 @@ def test_failure_summary_is_one_line_with_counts_tasks_and_the_resume_command():
 def test_every_episode_failing_is_an_error():
     payload = _payload(a=4)
     payload["results"]["a"]["first_error"] = "ConnectionError: backend down"
-    with pytest.raises(UserError, match="every episode failed.*ConnectionError: backend down.*resume with: triangulate play"):
-        failure_summary(payload, ["play", "--tasks", "a"])
+    line, none_finished = failure_summary(payload, ["play", "--tasks", "a"])
+    assert none_finished and re.match("every episode failed.*ConnectionError: backend down.*resume with: triangulate play", line)
 
 
 def test_play_with_a_dead_backend_exits_2_with_one_line(tmp_path):

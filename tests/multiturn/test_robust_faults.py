@@ -22,9 +22,9 @@ import pytest
 from models.retry import RetryPolicy
 from models.scripted import ScriptedLM
 from multiturn.engine.record import read_episodes
+from multiturn.engine.results import write_results
 from multiturn.engine.runner import run_task
 from multiturn.engine.settings import TaskSettings
-from multiturn.engine.store import write_results
 from multiturn.game import Game, Request, TaskSpec
 from plumbing import atomic, run_folder
 

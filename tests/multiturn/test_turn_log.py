@@ -154,13 +154,13 @@ def test_the_hf_backend_hands_each_reply_to_the_turn_log_as_it_comes(smollm2, tm
     hand on ``PrefixCacheHFLM`` at batch size 2 as well.)"""
     from models.retry import RetryPolicy
     from multiturn.engine import turns as turns_module
-    from multiturn.engine.scheduler import LiveEpisode, ask
+    from multiturn.engine.scheduler import Asked, LiveEpisode, ask
     from multiturn.engine.turns import TurnHook, TurnLog
 
     lm = smollm2
     task = CountTask(n_episodes=3)
     episodes = [LiveEpisode(inst, task.make_game(inst, 0)) for inst in task.instances(0)]
-    members = [(ep, ep.game.next_request(), {"max_gen_toks": 4, "until": ["\n"]}) for ep in episodes]
+    members = [(ep, Asked(ep.game.next_request(), {"max_gen_toks": 4, "until": ["\n"]}, f"digest{k}")) for k, ep in enumerate(episodes)]
     hooked: list[str] = []
     original = TurnHook.add_partial
     monkeypatch.setattr(turns_module.TurnHook, "add_partial", lambda self, a, q, r: (hooked.append(r), original(self, a, q, r)))

@@ -180,8 +180,7 @@ def write_lm_eval_run(
 
 def write_play_run(root: Path, model_args: str, metrics: dict[str, dict[str, float]], folder: str = "play") -> Path:
     """``root/<folder>/results_<ts>.json`` in the shape multiturn.engine.results.results_payload writes."""
-    from multiturn.engine.results import results_payload
-    from multiturn.engine.store import write_results
+    from multiturn.engine.results import results_payload, write_results
 
     task_results = {t: {"metrics": m, "config": {"task": t}} for t, m in metrics.items()}
     games = [t for t in metrics if t in ("taboo", "wordle", "referencegame", "imagegame", "privateshared")]
