@@ -25,9 +25,9 @@ from pathlib import Path
 from plumbing.checks import check_number
 from plumbing.errors import UserError
 from triangulation.suite.cells import DEFAULT_LAUNCHER
-from triangulation.suite.placement import Placement, gpu_inventory, pool_placements
-from triangulation.suite.plan import write_plan
-from triangulation.suite.plan_print import print_plan
+from triangulation.suite.placement import check_fits, gpu_inventory, pool_placements
+from triangulation.suite.plan import build_plan
+from triangulation.suite.plan_print import print_plan, write_plan
 from triangulation.suite.runner import run_suite, summary
 from triangulation.suite.spec import MAX_RETRIES, load_suite
 
@@ -114,13 +114,16 @@ def run(args: argparse.Namespace) -> int:
             return slurm.run_slurm(suite, root, launcher, attempts, report=not args.no_report, no_wait=args.no_wait)
     if args.no_wait:
         raise UserError("--no_wait goes with --executor slurm")
-    if args.executor == "slurm":  # SLURM places each model's job: every model may run at once
-        placements = [Placement(m, None, 0) for m in suite.models]
-    else:  # a model too big for the node: one line, before anything starts
-        placements = pool_placements(suite, gpus, root=root)
-    if args.dry_run:
-        print_plan(write_plan(suite, root, placements, launcher, gpus), root)
+    if args.dry_run:  # the plan places the models from its own counts (SLURM: every model's job at once)
+        if gpus:  # a model too big for the node: one line, before the plan counts
+            check_fits({m.name: m.gpu_count for m in suite.models}, gpus)
+        plan = build_plan(
+            suite, root, launcher, gpus, at_once=args.executor == "slurm", progress=lambda msg: print(f"suite: {msg}", file=sys.stderr)
+        )
+        print_plan(plan, root)
+        write_plan(plan, root)
         return 0
+    placements = pool_placements(suite, gpus, root=root)  # a model too big for the node: one line, before anything starts
     result = run_suite(suite, root, launcher=launcher, retries=args.retries, report=not args.no_report, gpus=gpus, placements=placements)
     print(summary(result), file=sys.stderr if result.exit_code else sys.stdout)
     if result.report is not None:

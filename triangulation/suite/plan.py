@@ -5,7 +5,7 @@ Shape: ``{"models": [{"name", "gpus": [ids], "wave": k, "replicas", "expected_st
 "max_gen_tokens", "tokenizer", "done", "note", "subtasks": {leaf: {"kind", "requests", "prompt_tokens", "gen_tokens",
 "max_gen_tokens", "served_requests"}}, "served_requests", "one_pass", "per_choice"}]}], "gpus": [...], "totals": {...}, "expected": {"makespan_h", "busy_work", "busy_held",
 "gpu_hours_by_phase", "work_share_by_task", "sources", "model"}}``. On a GPU node the models are placed by the GPU
-pool with the run's own estimate (:func:`triangulation.suite.placement.suite_costs`: these counts, else the task
+pool with the run's own estimate (:func:`triangulation.suite.estimate.suite_costs`: these counts, else the task
 table; the rates measured by earlier runs into the same folder, else the throughput table; ``sources`` says which):
 each model's GPUs, data-parallel replicas, expected start and end, and the node's GPU shares, working and held. Counts come from the
 data on this machine only (``HF_DATASETS_OFFLINE``/``HF_HUB_OFFLINE`` are forced; nothing is
@@ -30,26 +30,24 @@ redacted (:func:`plumbing.secrets.scrub_tree`).
 
 from __future__ import annotations
 
-import json
 import os
 import shlex
-import sys
 from collections.abc import Callable, Sequence
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 from models.choice_groups import served_requests
 from models.default_model import GGUF_FILE, smollm2_dir
-from plumbing import jsonio
 from plumbing.checks import DEFAULT_SEED
 from plumbing.secrets import scrub_tree
 from triangulation.suite.cells import EvalOptions, cell_argv, cell_dir, eval_options, is_done, redacted_argv
-from triangulation.suite.placement import Placement, pool_estimate, suite_costs
+from triangulation.suite.estimate import entry_leaves, measured_at, suite_costs
+from triangulation.suite.placement import plan_placements
 from triangulation.suite.serve import planned_endpoint
 from triangulation.suite.spec import Cell, ModelSpec, Suite, TaskEntry
-from triangulation.suite.split import leaf_tasks as leaf_tasks_of
 from triangulation.suite.task_index import leaf_tasks, task_manager
-from triangulation.suite.task_stats import PLAN_FILE, plan_counts
+from triangulation.suite.task_stats import plan_counts
 
 SMOLLM2 = "SmolLM2-135M-Instruct (embedded)"
 Counts = tuple[int | None, int | None, str]  # requests, prompt tokens, note
@@ -280,28 +278,32 @@ def _one_line(exc: BaseException) -> str:
     return " ".join(f"{type(exc).__name__}: {exc}".split())[:300]
 
 
-def build_plan(
-    suite: Suite,
-    root: Path,
-    placements: Sequence[Placement],
-    launcher: Sequence[str],
-    gpus: Sequence[str] = (),
-    progress: Callable[[str], None] | None = None,
-) -> dict[str, Any]:
-    """The plan (see the module docstring); counts are shared between models with the same tokenizer."""
-    force_offline()
+@dataclass(frozen=True)
+class Plan:
+    """The dry run's plan, made once (:func:`build_plan`, credentials redacted) and read by both its outputs, the
+    file and the printout (:mod:`triangulation.suite.plan_print`); its fields are ``suite_plan.json``'s keys."""
+
+    suite: str
+    gpus: list[str]
+    models: list[dict[str, Any]]
+    totals: dict[str, Any]
+    expected: dict[str, Any]
+
+
+def count_cells(suite: Suite, progress: Callable[[str], None] | None = None) -> dict[str, list[dict[str, Any]]]:
+    """Each model's cell rows of the plan, counted (requests, tokens, kind, ``note``, ``subtasks``, a served cell's
+    one-pass share; ``command`` and ``done`` are :func:`build_plan`'s), in the suite's order; a task entry is
+    counted once per tokenizer and chat template."""
     tokenizers = Tokenizers()
     memo: dict[tuple[str, str, bool], tuple[Counts, Subtasks]] = {}
-    models = []
-    for p in placements:
-        tok, tok_name = tokenizers.for_model(p.model)
-        m = p.model
-        endpoint = planned_endpoint(m.engine, m.ref, m.base_url, m.api_key_env) if m.served else None
-        rows = []
+    out: dict[str, list[dict[str, Any]]] = {}
+    for m in suite.models:
+        tok, tok_name = tokenizers.for_model(m)
+        rows: list[dict[str, Any]] = []
         for task in suite.tasks:
-            cell = Cell(p.model, task)
-            key = (json.dumps([task.runner, task.tasks, task.options], sort_keys=True, default=str), tok_name, p.model.apply_chat_template)
+            key = (task.name, tok_name, m.apply_chat_template)
             if key not in memo:
+                cell = Cell(m, task)
                 if progress is not None:
                     progress(f"counting {cell.label} ({tok_name})")
                 subs: Subtasks = {}
@@ -312,23 +314,78 @@ def build_plan(
             rows.append(
                 {
                     "name": task.name,
-                    "command": shlex.join(redacted_argv(cell_argv(cell, cell_dir(root, cell), launcher, endpoint=endpoint))),
+                    "command": None,
                     "kind": _kind(task.runner, subs),
                     "requests": requests,
                     "prompt_tokens": tokens,
                     **gen,
                     "tokenizer": tok_name if tokens is not None else None,
-                    "done": is_done(root, cell),
+                    "done": None,
                     "note": note,
                     "subtasks": subs if len(subs) > 1 else {},
                     **(one_pass(subs) if m.served and requests is not None else {}),
                 }
             )
-        server = None if endpoint is None else endpoint.base_url
-        models.append({"name": m.name, "engine": m.engine, "engine_reason": engine_reason(m, gpus), "server": server, "cells": rows})
-    expected = _place(suite, root, placements, models, gpus)
-    plan = {"suite": str(suite.path), "gpus": list(gpus), "models": models, "totals": totals(models), "expected": expected}
-    return scrub_tree(plan)  # a served endpoint's URL password, a key in any command: never in the plan
+        out[m.name] = rows
+    return out
+
+
+def build_plan(
+    suite: Suite,
+    root: Path,
+    launcher: Sequence[str],
+    gpus: Sequence[str] = (),
+    at_once: bool = False,
+    progress: Callable[[str], None] | None = None,
+) -> Plan:
+    """The plan (see the module docstring): the cells counted (:func:`count_cells`); each model's cost from these
+    counts (:func:`triangulation.suite.estimate.suite_costs`) and its placement, once
+    (:func:`triangulation.suite.placement.plan_placements`); then each cell's command and state."""
+    force_offline()
+    counted = count_cells(suite, progress)
+    reasons = {m.name: engine_reason(m, gpus) for m in suite.models}
+    total = totals(counted)
+    costs = []
+    if gpus:  # the pool's costs from this plan's counts, made once
+        counts, leaves = _counts_and_leaves(suite, counted)
+        measured = measured_at(root)
+        costs = suite_costs(suite, len(gpus), counts, leaves, measured)
+    placements, expected = plan_placements(suite.models, gpus, costs, at_once)
+    models = []
+    for p in placements:
+        m = p.model
+        endpoint = planned_endpoint(m.engine, m.ref, m.base_url, m.api_key_env) if m.served else None
+        rows = []
+        for task, row in zip(suite.tasks, counted[m.name]):
+            cell = Cell(m, task)
+            argv = redacted_argv(cell_argv(cell, cell_dir(root, cell), launcher, endpoint=endpoint))
+            rows.append({**row, "command": shlex.join(argv), "done": is_done(root, cell)})
+        start_h, end_h = (None if s is None else round(s / 3600, 2) for s in (p.start, p.end))
+        models.append(
+            {
+                "name": m.name,
+                "engine": m.engine,
+                "engine_reason": reasons[m.name],
+                "server": None if endpoint is None else endpoint.base_url,
+                "cells": rows,
+                "gpus": list(p.gpus or []),
+                "wave": p.wave,
+                "replicas": p.replicas,
+                "expected_start_h": start_h,
+                "expected_end_h": end_h,
+            }
+        )
+    plan = {"suite": str(suite.path), "gpus": list(gpus), "models": models, "totals": total, "expected": expected}
+    return Plan(**scrub_tree(plan))  # a served endpoint's URL password, a key in any command: never in the plan
+
+
+def _counts_and_leaves(suite: Suite, counted: dict[str, list[dict[str, Any]]]) -> tuple[dict[str, Any], dict[str, Any]]:
+    """The cost model's inputs from the counted rows: per model, task entry and leaf the counts, and each split
+    entry's and play group's leaves (as counted, else lm-eval's index and the play registry)."""
+    counts = plan_counts({"models": [{"name": name, "cells": rows} for name, rows in counted.items()]})
+    first = next(iter(counted.values()), [])
+    leaves = {c["name"]: list(c["subtasks"]) for c in first if c["subtasks"]}
+    return counts, {**entry_leaves([t for t in suite.tasks if t.name not in leaves]), **leaves}
 
 
 def _kind(runner: str, subs: Subtasks) -> str:
@@ -345,49 +402,15 @@ def one_pass(subs: Subtasks) -> dict[str, Any]:
     return {"served_requests": sum(served.values()), "one_pass": faster, "per_choice": sorted(set(subs) - set(faster))}
 
 
-def _place(suite: Suite, root: Path, placements: Sequence[Placement], models: list[dict[str, Any]], gpus: Sequence[str]) -> dict[str, Any]:
-    """Each model's GPUs, replicas, expected start and end (on a GPU node: the pool, from this plan's counts and
-    the rates measured by earlier runs into ``root``: :func:`triangulation.suite.placement.suite_costs`, the
-    estimate the run uses) into its row; the node's expected makespan, GPU shares, breakdown and sources."""
-    expected: dict[str, Any] = {"makespan_h": None, "busy_work": None, "busy_held": None, "model": None}
-    if gpus and all(p.gpus is not None for p in placements):
-        counts = plan_counts({"models": models})
-        leaves = {c["name"]: list(c["subtasks"]) for c in models[0]["cells"] if c["subtasks"]} if models else {}
-        full = {t.name: leaf_tasks_of(t) for t in suite.tasks if (t.runner == "play" or t.options.get("split")) and t.name not in leaves}
-        costs = suite_costs(suite, len(gpus), root, counts, {**full, **leaves})
-        placements, expected = pool_estimate([p.model for p in placements], gpus, costs)
-        expected["model"] = (
-            "GPU pool, longest expected work first, replicas where they shorten the sweep; seconds from tokens "
-            "(triangulation/suite/estimate.py: this plan's counts, else the task table; rates measured on this machine, else the throughput table)"
-        )
-    for row, p in zip(models, placements):
-        row.update(gpus=list(p.gpus or []), wave=p.wave, replicas=p.replicas)
-        row.update(expected_start_h=_hours(p.start), expected_end_h=_hours(p.end))
-    return expected
-
-
-def _hours(seconds: float | None) -> float | None:
-    return None if seconds is None else round(seconds / 3600, 2)
-
-
-def totals(models: list[dict[str, Any]]) -> dict[str, Any]:
+def totals(counted: dict[str, list[dict[str, Any]]]) -> dict[str, Any]:
     """Per model and overall: requests and prompt tokens of the cells that were counted, and how many were not."""
     out: dict[str, Any] = {}
-    for m in models:
-        counted = [c for c in m["cells"] if c["requests"] is not None]
-        out[m["name"]] = {
-            "requests": sum(c["requests"] for c in counted),
-            "prompt_tokens": sum(c["prompt_tokens"] for c in counted),
-            "cells_not_counted": len(m["cells"]) - len(counted),
+    for name, cells in counted.items():
+        done = [c for c in cells if c["requests"] is not None]
+        out[name] = {
+            "requests": sum(c["requests"] for c in done),
+            "prompt_tokens": sum(c["prompt_tokens"] for c in done),
+            "cells_not_counted": len(cells) - len(done),
         }
     out["all"] = {k: sum(v[k] for v in out.values()) for k in ("requests", "prompt_tokens", "cells_not_counted")}
     return out
-
-
-def write_plan(
-    suite: Suite, root: Path, placements: Sequence[Placement], launcher: Sequence[str], gpus: Sequence[str] = ()
-) -> dict[str, Any]:
-    """Build the plan and write it to ``root/suite_plan.json``."""
-    plan = build_plan(suite, root, placements, launcher, gpus, progress=lambda msg: print(f"suite: {msg}", file=sys.stderr))
-    jsonio.write_json(root / PLAN_FILE, plan, indent=1)
-    return plan
