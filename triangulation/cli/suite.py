@@ -25,11 +25,14 @@ from pathlib import Path
 from plumbing.checks import check_number
 from plumbing.errors import UserError
 from triangulation.suite.cells import DEFAULT_LAUNCHER
-from triangulation.suite.placement import check_fits, gpu_inventory, pool_placements
+from triangulation.suite.counting import count_cells, counted_work
+from triangulation.suite.estimate import entry_leaves, measured_at, suite_costs
+from triangulation.suite.placement import check_fits, gpu_inventory, place_models
 from triangulation.suite.plan import build_plan
 from triangulation.suite.plan_print import print_plan, write_plan
 from triangulation.suite.runner import run_suite, summary
 from triangulation.suite.spec import MAX_RETRIES, load_suite
+from triangulation.suite.task_stats import read_plan_counts
 
 HELP = "run a models x tasks suite (lm-eval and play tasks), resumable, then the report"
 
@@ -114,16 +117,19 @@ def run(args: argparse.Namespace) -> int:
             return slurm.run_slurm(suite, root, launcher, attempts, report=not args.no_report, no_wait=args.no_wait)
     if args.no_wait:
         raise UserError("--no_wait goes with --executor slurm")
-    if args.dry_run:  # the plan places the models from its own counts (SLURM: every model's job at once)
-        if gpus:  # a model too big for the node: one line, before the plan counts
-            check_fits({m.name: m.gpu_count for m in suite.models}, gpus)
-        plan = build_plan(
-            suite, root, launcher, gpus, at_once=args.executor == "slurm", progress=lambda msg: print(f"suite: {msg}", file=sys.stderr)
-        )
+    if gpus:  # a model too big for the node: one line, before the plan counts or anything starts
+        check_fits({m.name: m.gpu_count for m in suite.models}, gpus)
+    counted = count_cells(suite, progress=lambda msg: print(f"suite: {msg}", file=sys.stderr)) if args.dry_run else None
+    costs = []
+    if gpus:  # each model's cost, once: a dry run's own counts, else those of a dry run into the same folder, else the table's
+        counts, leaves = counted_work(suite, counted) if counted is not None else (read_plan_counts(root), entry_leaves(suite.tasks))
+        costs = suite_costs(suite, len(gpus), counts, leaves, measured_at(root))
+    placements, expected = place_models(suite.models, gpus, costs, at_once=args.executor == "slurm")  # SLURM places each job
+    if counted is not None:
+        plan = build_plan(suite, root, launcher, gpus, counted, (placements, expected))
         print_plan(plan, root)
         write_plan(plan, root)
         return 0
-    placements = pool_placements(suite, gpus, root=root)  # a model too big for the node: one line, before anything starts
     result = run_suite(suite, root, launcher=launcher, retries=args.retries, report=not args.no_report, gpus=gpus, placements=placements)
     print(summary(result), file=sys.stderr if result.exit_code else sys.stdout)
     if result.report is not None:

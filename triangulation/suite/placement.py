@@ -129,10 +129,7 @@ def place_pool(models: Sequence[ModelSpec], gpus: Sequence[str], jobs: Sequence[
 def pool_placements(suite: Any, gpus: Sequence[str], replicas: bool = True, root: Path | None = None) -> list[Placement]:
     """The run's placements: the pool's on a GPU node, else one model after another. Expected work as the plan
     has it (:func:`triangulation.suite.estimate.stored_costs`): the counts of a ``--dry_run`` into ``root`` and the rates measured there."""
-    if not gpus:
-        return place(suite.models, [])
-    costs = stored_costs(suite, len(gpus), root)
-    return place_pool(suite.models, gpus, [c.job for c in costs])
+    return place_models(suite.models, gpus, stored_costs(suite, len(gpus), root) if gpus else [])[0]
 
 
 def waves(placements: Sequence[Placement]) -> list[list[Placement]]:
@@ -184,12 +181,12 @@ POOL_MODEL = (
 )
 
 
-def plan_placements(
+def place_models(
     models: Sequence[ModelSpec], gpus: Sequence[str], costs: Sequence[ModelCost], at_once: bool = False
 ) -> tuple[list[Placement], dict[str, Any]]:
-    """A ``--dry_run``'s placements and the node's expected figures (:func:`pool_estimate`) from ``costs`` made once
-    from the plan's counts, on a GPU node; else no figures, and the models one after another (a CPU machine), or
-    all at once (``at_once``: SLURM places each model's job)."""
+    """The placements of a run or a ``--dry_run`` and the node's expected figures: the pool's from ``costs`` (made once,
+    :func:`triangulation.suite.estimate.suite_costs`) on a GPU node (:func:`pool_estimate`); else no figures, and the
+    models one after another (a CPU machine), or all at once (``at_once``: SLURM places each model's job)."""
     if not gpus:
         expected: dict[str, Any] = {"makespan_h": None, "busy_work": None, "busy_held": None, "model": None}
         return [Placement(m, None, 0 if at_once else i) for i, m in enumerate(models)], expected
