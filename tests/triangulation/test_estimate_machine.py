@@ -7,7 +7,7 @@ import pytest
 
 from tests.triangulation.test_suite import ROOT
 from triangulation.suite import estimate
-from triangulation.suite.estimate import suite_costs
+from triangulation.suite.counting import model_costs
 from triangulation.suite.placement import pool_estimate
 from triangulation.suite.spec import load_suite
 from triangulation.suite.task_stats import DEFAULT_PATH, STATS, Counts, TaskStats, table_counts
@@ -72,7 +72,7 @@ def test_the_battery_spends_its_gpu_time_in_mmlu_and_bbh_prefill():
     MMLU/BBH fall to about two thirds of the work and MMLU's own share to about a quarter of what it was."""
     suite = load_suite(ROOT / "suites" / "triangulating.yaml")
     leaves = {"mmlu": [f"mmlu_{i}" for i in range(57)], "leaderboard_bbh": [f"bbh_{i}" for i in range(24)]}
-    costs = suite_costs(suite, 8, {}, leaves, {}, gpu="H100")
+    costs = model_costs(suite, 8, leaves=leaves, gpu="H100")
     placements, summary = pool_estimate(suite.models, EIGHT, costs)
     share = summary["work_share_by_task"]
     assert share["mmlu"] + share["leaderboard_bbh"] > 0.6 and share["natural_plan"] < 0.2

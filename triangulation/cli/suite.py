@@ -25,14 +25,12 @@ from pathlib import Path
 from plumbing.checks import check_number
 from plumbing.errors import UserError
 from triangulation.suite.cells import DEFAULT_LAUNCHER
-from triangulation.suite.counting import count_cells, counted_work
-from triangulation.suite.estimate import entry_leaves, measured_at, suite_costs
+from triangulation.suite.counting import count_cells, model_costs
 from triangulation.suite.placement import check_fits, gpu_inventory, place_models
 from triangulation.suite.plan import build_plan
 from triangulation.suite.plan_print import print_plan, write_plan
 from triangulation.suite.runner import run_suite, summary
 from triangulation.suite.spec import MAX_RETRIES, load_suite
-from triangulation.suite.task_stats import read_plan_counts
 
 HELP = "run a models x tasks suite (lm-eval and play tasks), resumable, then the report"
 
@@ -120,10 +118,8 @@ def run(args: argparse.Namespace) -> int:
     if gpus:  # a model too big for the node: one line, before the plan counts or anything starts
         check_fits({m.name: m.gpu_count for m in suite.models}, gpus)
     counted = count_cells(suite, progress=lambda msg: print(f"suite: {msg}", file=sys.stderr)) if args.dry_run else None
-    costs = []
-    if gpus:  # each model's cost, once: a dry run's own counts, else those of a dry run into the same folder, else the table's
-        counts, leaves = counted_work(suite, counted) if counted is not None else (read_plan_counts(root), entry_leaves(suite.tasks))
-        costs = suite_costs(suite, len(gpus), counts, leaves, measured_at(root))
+    # each model's cost, once: a dry run's own counts, else those of a dry run into the same folder, else the table's
+    costs = model_costs(suite, len(gpus), root, counted) if gpus else []
     placements, expected = place_models(suite.models, gpus, costs, at_once=args.executor == "slurm")  # SLURM places each job
     if counted is not None:
         plan = build_plan(suite, root, launcher, gpus, counted, (placements, expected))

@@ -15,26 +15,30 @@ nothing is downloaded), ``null`` where the data is not local (``note`` says why)
 
 Tokens are counted with the model's own tokenizer when it is local (``pretrained=`` of an ``hf`` /
 ``vllm`` / ``local-*`` model, its ``tokenizer=`` if given), else with the embedded SmolLM2's, and each
-cell says which (``tokenizer``). The counts are also the cost model's (:func:`counted_work`).
+cell says which (``tokenizer``). The counts are also the cost model's: :func:`model_costs` makes each model's cost
+once from its cells' work, counted here or by an earlier dry run, else the task table's.
 """
 
 from __future__ import annotations
 
 import os
-from collections.abc import Callable
+from collections.abc import Callable, Mapping, Sequence
+from pathlib import Path
 from typing import Any
 
 from models.choice_groups import served_requests
 from models.default_model import GGUF_FILE, smollm2_dir
 from plumbing.checks import DEFAULT_SEED
-from triangulation.suite.cells import EvalOptions, eval_options
-from triangulation.suite.estimate import entry_leaves
+from triangulation.suite.calibration import measured_for, model_rates, with_start_ups
+from triangulation.suite.cells import EvalOptions, eval_options, model_key
+from triangulation.suite.estimate import ModelCost, suite_costs
 from triangulation.suite.spec import Cell, ModelSpec, Suite, TaskEntry
+from triangulation.suite.split import leaf_tasks as split_leaves
 from triangulation.suite.task_index import leaf_tasks, task_manager
-from triangulation.suite.task_stats import plan_counts
+from triangulation.suite.task_stats import DEFAULT_PATH, ONE_PASS, CellWork, Counts, plan_counts, read_plan_counts, sum_counts, table_counts
 
 SMOLLM2 = "SmolLM2-135M-Instruct (embedded)"
-Counts = tuple[int | None, int | None, str]  # requests, prompt tokens, note
+Tally = tuple[int | None, int | None, str]  # a cell's requests, prompt tokens, note
 #: per subtask of a group cell: {leaf: {"requests", "prompt_tokens", "gen_tokens", "max_gen_tokens", "kind"}}
 #: (filled by count_eval / count_play); the cell's own row sums them
 Subtasks = dict[str, dict[str, Any]]
@@ -111,7 +115,7 @@ def force_offline() -> None:
         pass
 
 
-def count_eval(task: TaskEntry, options: EvalOptions, tok: Any, subtasks: Subtasks | None = None) -> Counts:
+def count_eval(task: TaskEntry, options: EvalOptions, tok: Any, subtasks: Subtasks | None = None) -> Tally:
     """Requests and prompt tokens of an lm-eval cell, built by lm-eval as a run builds them with the cell's own
     ``options`` (:func:`triangulation.suite.cells.eval_options`; per leaf task into ``subtasks``)."""
     from lm_eval.evaluator_utils import get_sample_size
@@ -197,7 +201,7 @@ def continuation_tokens(tok: Any, context: str, continuation: str) -> list[int]:
     return list(ids[len(tok(head, add_special_tokens=False)["input_ids"]) :])
 
 
-def count_play(task: TaskEntry, tok: Any, subtasks: Subtasks | None = None) -> Counts:
+def count_play(task: TaskEntry, tok: Any, subtasks: Subtasks | None = None) -> Tally:
     """Requests and prompt tokens of a play cell, its episodes played by the chance player (per play task
     into ``subtasks``)."""
     from models.chance import RandomLM
@@ -253,7 +257,7 @@ def count_cells(suite: Suite, progress: Callable[[str], None] | None = None) -> 
     counted once per tokenizer and chat template, with the data on this machine only (:func:`force_offline`)."""
     force_offline()
     tokenizers = Tokenizers()
-    memo: dict[tuple[str, str, bool], tuple[Counts, Subtasks]] = {}
+    memo: dict[tuple[str, str, bool], tuple[Tally, Subtasks]] = {}
     out: dict[str, list[dict[str, Any]]] = {}
     for m in suite.models:
         tok, tok_name = tokenizers.for_model(m)
@@ -288,13 +292,53 @@ def count_cells(suite: Suite, progress: Callable[[str], None] | None = None) -> 
     return out
 
 
-def counted_work(suite: Suite, counted: dict[str, list[dict[str, Any]]]) -> tuple[dict[str, Any], dict[str, Any]]:
-    """The cost model's inputs from the plan's counts: per model, task entry and leaf the counts, and each split
-    entry's and play group's leaves (as counted, else lm-eval's index and the play registry)."""
-    counts = plan_counts({"models": [{"name": name, "cells": rows} for name, rows in counted.items()]})
-    first = next(iter(counted.values()), [])
-    leaves = {c["name"]: list(c["subtasks"]) for c in first if c["subtasks"]}
-    return counts, {**entry_leaves([t for t in suite.tasks if t.name not in leaves]), **leaves}
+def entry_leaves(tasks: Sequence[TaskEntry]) -> dict[str, list[str]]:
+    """Each split entry's and play group's leaves (lm-eval's index, the play registry): each its own cell's work."""
+    return {t.name: split_leaves(t) for t in tasks if t.runner == "play" or t.options.get("split")}
+
+
+def model_costs(
+    suite: Suite,
+    n_gpus: int,
+    root: Path | None = None,
+    counted: Mapping[str, list[dict[str, Any]]] | None = None,
+    counts: Mapping[str, Mapping[str, Mapping[str, Counts]]] | None = None,
+    leaves: Mapping[str, Sequence[str]] | None = None,
+    split: bool | None = None,
+    gpu: str | None = None,
+) -> list[ModelCost]:
+    """Each model's cost, made once (:func:`triangulation.suite.estimate.suite_costs`) from its cells' work: the counts of
+    this dry run (``counted``: :func:`count_cells`), else ``counts`` (per model, task entry and leaf), else those of a dry
+    run into ``root`` (``suite_plan.json``), else the task table's; each split entry's and play group's leaves as
+    counted, else ``leaves``, else lm-eval's index and the play registry (a split entry, ``split``'s default, is one
+    cell per leaf); the rates and start-ups measured by earlier runs into ``root`` (:mod:`triangulation.suite.calibration`)."""
+    own = {c["name"]: list(c["subtasks"]) for c in next(iter(counted.values()), []) if c["subtasks"]} if counted else {}
+    if leaves is None:
+        leaves = {**entry_leaves([t for t in suite.tasks if t.name not in own]), **own}
+    if counts is None and counted is not None:
+        counts = plan_counts({"models": [{"name": name, "cells": rows} for name, rows in counted.items()]})
+    if counts is None:
+        counts = read_plan_counts(root) if root is not None else {}
+    work: dict[str, list[CellWork]] = {}
+    for m in suite.models:
+        cells = work[m.name] = []
+        for t in suite.tasks:
+            parts = list(leaves.get(t.name) or [t.name])
+            found = dict(counts.get(m.name, {}).get(t.name) or {})
+            if set(found) != set(parts) and not (len(parts) == 1 and found):
+                path = ONE_PASS if m.served and t.runner == "eval" else DEFAULT_PATH  # served: the one-pass client
+                found = table_counts(t.name, parts, path=path, limit=t.options.get("limit"))
+            batch = t.options.get("batch_size") or m.batch_size
+            batch = batch if isinstance(batch, int) else 0
+            if split if split is not None else bool(t.options.get("split")):
+                cells += [CellWork(f"{t.name}/{leaf}", t.name, t.runner, c, batch) for leaf, c in found.items()]
+            else:
+                cells.append(CellWork(t.name, t.name, t.runner, sum_counts(list(found.values())), batch))
+    keys = {m.name: model_key(m) for m in suite.models}
+    measured = measured_for(keys, root)
+    work = with_start_ups(work, measured)
+    rates = model_rates(suite.models, measured, gpu)
+    return suite_costs(suite.models, work, rates, measured, n_gpus)
 
 
 def _kind(runner: str, subs: Subtasks) -> str:

