@@ -122,7 +122,7 @@ def run(args: argparse.Namespace) -> int:
     costs = model_costs(suite, len(gpus), root, counted) if gpus else []
     placements, expected = place_models(suite.models, gpus, costs, at_once=args.executor == "slurm")  # SLURM places each job
     if counted is not None:
-        plan = build_plan(suite, root, launcher, gpus, counted, (placements, expected))
+        plan = build_plan(suite, root, launcher, gpus, counted, placements, expected)
         print_plan(plan, root)
         write_plan(plan, root)
         return 0

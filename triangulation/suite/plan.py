@@ -60,12 +60,12 @@ def build_plan(
     launcher: Sequence[str],
     gpus: Sequence[str],
     counted: dict[str, list[dict[str, Any]]],
-    placed: tuple[Sequence[Placement], dict[str, Any]],
+    placements: Sequence[Placement],
+    expected: dict[str, Any],
 ) -> Plan:
     """The plan (see the module docstring) from values made before it: the cells' counts (:func:`triangulation.suite.counting.count_cells`), the
     models' placements and the node's expected figures (:func:`triangulation.suite.placement.place_models`, from the
     costs of these counts); here each model's server and each cell's command and state join them."""
-    placements, expected = placed
     total = totals(counted)
     reasons = {m.name: engine_reason(m, gpus) for m in suite.models}
     models = []
