@@ -27,7 +27,7 @@ from typing import Any
 from plumbing.errors import UserError
 from triangulation.suite.counting import model_costs
 from triangulation.suite.estimate import ModelCost, shares
-from triangulation.suite.pool import Job, Slot, busy_share, choose_replicas, makespan, schedule
+from triangulation.suite.pool import Job, Slot, busy_share, check_fits, choose_replicas, makespan, schedule
 from triangulation.suite.spec import ModelSpec
 
 SMI_LINE = re.compile(r"^GPU (\d+):", re.MULTILINE)
@@ -102,14 +102,6 @@ def place(models: Sequence[ModelSpec], gpus: Sequence[str], need: Mapping[str, i
         taken, free[wave] = free[wave][:n], free[wave][n:]
         placed[i] = Placement(m, tuple(taken), wave)
     return [placed[i] for i in range(len(models))]
-
-
-def check_fits(needs: Mapping[str, int], gpus: Sequence[str]) -> None:
-    """A model needing more GPUs than the node has (``needs``: GPUs per model name): one line, before anything starts."""
-    too_big = [(name, n) for name, n in needs.items() if n > len(gpus)]
-    if too_big:
-        name, n = too_big[0]
-        raise UserError(f"model {name} needs {n} GPUs but this node has {len(gpus)} ({','.join(gpus)}); lower its `gpus:`")
 
 
 def place_pool(models: Sequence[ModelSpec], gpus: Sequence[str], jobs: Sequence[Job], replicas: bool = True) -> list[Placement]:
