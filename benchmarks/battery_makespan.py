@@ -2,7 +2,7 @@
 
     python benchmarks/battery_makespan.py [--suite FILE] [--plan DIR/suite_plan.json] [--runs DIR] [--gpus 8] [--gpu H100]
 
-The run's own estimate, not a model of it: :func:`triangulation.suite.placement.suite_costs` (each cell's
+The run's own estimate, not a model of it: :func:`triangulation.suite.counting.model_costs` (each cell's
 requests, prompt and generated tokens: a ``--dry_run``'s counts with ``--plan``, else the per-task table of
 :mod:`triangulation.suite.task_stats`; each model's prefill and decode tokens/s: the throughput table of
 :mod:`triangulation.suite.throughput`, or the rates measured by the finished cells under ``--runs``, a suite's
@@ -25,7 +25,9 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
 from triangulation.suite import estimate  # noqa: E402
-from triangulation.suite.placement import ModelCost, pool_estimate, suite_costs  # noqa: E402
+from triangulation.suite.counting import model_costs  # noqa: E402
+from triangulation.suite.estimate import ModelCost  # noqa: E402
+from triangulation.suite.placement import pool_estimate  # noqa: E402
 from triangulation.suite.spec import load_suite  # noqa: E402
 from triangulation.suite.task_stats import plan_counts  # noqa: E402
 from triangulation.suite.throughput import GPUS  # noqa: E402
@@ -55,7 +57,7 @@ def main() -> None:
     args = ap.parse_args()
     suite = load_suite(args.suite)
     counts = plan_counts(json.loads(args.plan.read_text(encoding="utf-8"))) if args.plan else {}
-    costs = suite_costs(suite, args.gpus, args.runs, counts, gpu=args.gpu)
+    costs = model_costs(suite, args.gpus, args.runs, counts=counts, gpu=args.gpu)
     gpus = [str(i) for i in range(args.gpus)]
     placements, summary = pool_estimate(suite.models, gpus, costs)
     print(f"{suite.name} on {args.gpus} x {args.gpu}: counts from {'the plan' if counts else 'the task table'}")

@@ -7,7 +7,7 @@ Three sweeps into one output folder ``DIR/root``, each after a ``--dry_run`` int
 are what the cells' done-markers record): two calibration sweeps (``cal_ll``: log-likelihood cells only;
 ``cal_gen``: generating cells only), then the validation sweep ``validate_makespan.yaml`` (one model, log-likelihood
 and generating cells at once, other tasks and limits than the calibration's). The prediction is the library's own:
-:func:`triangulation.suite.placement.suite_costs` over ``DIR/root`` (the validation plan's counts, the rates
+:func:`triangulation.suite.counting.model_costs` over ``DIR/root`` (the validation plan's counts, the rates
 measured from the calibration sweeps' markers, which it says) and :func:`estimate.served_finish` (each cell's end),
 with the server start measured from the calibration sweeps' logs and each cell's start-up measured apart (its
 first model request, recorded in its marker). Then the validation sweep runs and each cell's measured end (its marker, after the server
@@ -36,7 +36,7 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
 from triangulation.suite import estimate  # noqa: E402
-from triangulation.suite.placement import suite_costs  # noqa: E402
+from triangulation.suite.counting import model_costs  # noqa: E402
 from triangulation.suite.spec import load_suite  # noqa: E402
 
 SUITE = ROOT / "benchmarks" / "validate_makespan.yaml"
@@ -113,10 +113,10 @@ def calibrate(out: Path, root: Path) -> dict:
 def predict(root: Path, server_start_s: float) -> tuple[dict[str, float], dict[str, str], dict[str, str]]:
     """Each validation cell's expected end after the server answered, its kind, and where the rates come from."""
     suite = load_suite(SUITE)
-    cost = suite_costs(suite, 1, root)[0]
+    cost = model_costs(suite, 1, root)[0]
     setup = replace(cost.setup, start_s=0.0)
     _, ends = estimate.served_finish(cost.cells, setup)
-    return ends, {c.name: c.counts.kind for c in cost.cells}, {**cost.sources(), "server_start": f"measured: {server_start_s:.0f} s"}
+    return ends, {c.name: c.counts.kind for c in cost.cells}, {**cost.sources, "server_start": f"measured: {server_start_s:.0f} s"}
 
 
 def measured_ends(root: Path, model: str) -> dict[str, float]:

@@ -7,7 +7,8 @@ import pytest
 
 from tests.triangulation.test_suite import ROOT
 from triangulation.suite import estimate
-from triangulation.suite.placement import pool_estimate, suite_costs
+from triangulation.suite.counting import model_costs
+from triangulation.suite.placement import pool_estimate
 from triangulation.suite.spec import load_suite
 from triangulation.suite.task_stats import DEFAULT_PATH, STATS, Counts, TaskStats, table_counts
 from triangulation.suite.throughput import GPUS, Rates, table_rates
@@ -71,7 +72,7 @@ def test_the_battery_spends_its_gpu_time_in_mmlu_and_bbh_prefill():
     MMLU/BBH fall to about two thirds of the work and MMLU's own share to about a quarter of what it was."""
     suite = load_suite(ROOT / "suites" / "triangulating.yaml")
     leaves = {"mmlu": [f"mmlu_{i}" for i in range(57)], "leaderboard_bbh": [f"bbh_{i}" for i in range(24)]}
-    costs = suite_costs(suite, 8, leaves=leaves, gpu="H100")
+    costs = model_costs(suite, 8, leaves=leaves, gpu="H100")
     placements, summary = pool_estimate(suite.models, EIGHT, costs)
     share = summary["work_share_by_task"]
     assert share["mmlu"] + share["leaderboard_bbh"] > 0.6 and share["natural_plan"] < 0.2
@@ -79,7 +80,7 @@ def test_the_battery_spends_its_gpu_time_in_mmlu_and_bbh_prefill():
     one_pass = table_counts("mmlu", leaves["mmlu"], path="one_pass")
     assert sum(c.prompt_tokens for c in per_choice.values()) == 4 * sum(c.prompt_tokens for c in one_pass.values())
     prefill = sum(estimate.prefill_seconds(c, cost.setup.rates) for cost in costs for c in cost.cells if c.task in leaves)
-    work = sum(cost.breakdown().work / max(cost.job.gpus, 1) for cost in costs)
+    work = sum(cost.breakdowns[0].work / max(cost.job.gpus, 1) for cost in costs)
     assert share["mmlu"] + share["leaderboard_bbh"] >= prefill / work * 0.8  # their work is prefill, as counted
     assert 0 < summary["busy_work"] < summary["busy_held"] <= 1
     assert summary["makespan_h"] == pytest.approx(max(p.end for p in placements) / 3600, abs=0.01)

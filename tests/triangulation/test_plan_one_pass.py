@@ -7,7 +7,7 @@ from __future__ import annotations
 import re
 from types import SimpleNamespace
 
-from triangulation.suite.plan import _count_instances, continuation_tokens, one_pass
+from triangulation.suite.counting import _count_instances, continuation_tokens, one_pass
 
 
 def words(text: str, add_special_tokens: bool = False) -> dict[str, list[str]]:

@@ -12,10 +12,10 @@ from triangulation.cli.main import main
 
 
 def test_dry_run_without_any_tokenizer_notes_every_cell(tmp_path, upstream, monkeypatch, capsys):
-    from triangulation.suite import plan
+    from triangulation.suite import counting
 
     use_built_data(upstream, monkeypatch)
-    monkeypatch.setattr(plan.Tokenizers, "_load", lambda self, source: None)  # nothing on this machine
+    monkeypatch.setattr(counting.Tokenizers, "_load", lambda self, source: None)  # nothing on this machine
     suite = write_suite(
         tmp_path,
         {

@@ -13,7 +13,8 @@ import pytest
 from tests.triangulation.test_suite import ROOT
 from triangulation.suite import calibration
 from triangulation.suite.cells import cell_dir, model_key, read_marker, write_marker
-from triangulation.suite.placement import pool_estimate, pool_placements, suite_costs
+from triangulation.suite.counting import model_costs
+from triangulation.suite.placement import pool_estimate, pool_placements
 from triangulation.suite.spec import Cell, load_suite
 from triangulation.suite.task_stats import PLAN_FILE
 from triangulation.suite.throughput import Rates, hardware
@@ -143,7 +144,7 @@ def test_the_runner_places_with_the_plans_counts_and_the_measured_rates(tmp_path
     }
     (tmp_path / PLAN_FILE).write_text(json.dumps(plan))
     run = pool_placements(suite, EIGHT, root=tmp_path)
-    costs = suite_costs(suite, 8, tmp_path)
+    costs = model_costs(suite, 8, tmp_path)
     planned, summary = pool_estimate(suite.models, EIGHT, costs)
     assert [(p.gpus, p.replicas, p.start, p.end) for p in run] == [(p.gpus, p.replicas, p.start, p.end) for p in planned]
     assert run[0].end > before[0].end  # 10^8 counted tokens per cell, not the table's few thousand
@@ -154,7 +155,7 @@ def test_the_runner_places_with_the_plans_counts_and_the_measured_rates(tmp_path
     folder.mkdir(parents=True)
     data = {"hardware": hardware(), "model": "a", "model_key": model_key(suite.models[0]), "started": 0, "seconds": 10**6}
     (folder / calibration.MARKER).write_text(json.dumps({**data, "work": {"prompt_tokens": 10**8, "gen_tokens": 0}}))
-    _, measured = pool_estimate(suite.models, EIGHT, suite_costs(suite, 8, tmp_path))
+    _, measured = pool_estimate(suite.models, EIGHT, model_costs(suite, 8, tmp_path))
     assert measured["sources"]["a"]["prefill"].startswith("measured: prefill: 1 log-likelihood cells, 100,000,000 prompt tokens")
     assert measured["sources"]["b"]["prefill"].startswith("table: ")
 

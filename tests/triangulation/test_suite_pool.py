@@ -8,7 +8,8 @@ import threading
 import time
 
 from tests.triangulation.test_suite import ROOT
-from triangulation.suite.placement import model_job, place_pool, pool_placements
+from triangulation.suite.counting import model_costs
+from triangulation.suite.placement import place_pool, pool_placements
 from triangulation.suite.pool import Job, busy_share, choose_replicas, makespan, run_pool, schedule
 from triangulation.suite.spec import load_suite
 
@@ -18,7 +19,7 @@ EIGHT = [str(i) for i in range(8)]
 def triangulating_jobs(split: bool = True) -> list[Job]:
     suite = load_suite(ROOT / "suites" / "triangulating.yaml")
     leaves = {"natural_plan": ["natural_plan_trip", "natural_plan_calendar"], "mmlu": [f"mmlu_{i}" for i in range(57)]}
-    return [model_job(m, suite.tasks, 8, leaves, split=split) for m in suite.models]
+    return [c.job for c in model_costs(suite, 8, leaves=leaves, split=split)]
 
 
 def check_never_oversubscribed(slots, n: int) -> None:

@@ -25,9 +25,11 @@ from pathlib import Path
 from plumbing.checks import check_number
 from plumbing.errors import UserError
 from triangulation.suite.cells import DEFAULT_LAUNCHER
-from triangulation.suite.placement import Placement, gpu_inventory, pool_placements
-from triangulation.suite.plan import write_plan
-from triangulation.suite.plan_print import print_plan
+from triangulation.suite.counting import count_cells, model_costs
+from triangulation.suite.placement import gpu_inventory, place_models
+from triangulation.suite.plan import build_plan
+from triangulation.suite.plan_print import print_plan, write_plan
+from triangulation.suite.pool import check_fits
 from triangulation.suite.runner import run_suite, summary
 from triangulation.suite.spec import MAX_RETRIES, load_suite
 
@@ -114,12 +116,16 @@ def run(args: argparse.Namespace) -> int:
             return slurm.run_slurm(suite, root, launcher, attempts, report=not args.no_report, no_wait=args.no_wait)
     if args.no_wait:
         raise UserError("--no_wait goes with --executor slurm")
-    if args.executor == "slurm":  # SLURM places each model's job: every model may run at once
-        placements = [Placement(m, None, 0) for m in suite.models]
-    else:  # a model too big for the node: one line, before anything starts
-        placements = pool_placements(suite, gpus, root=root)
-    if args.dry_run:
-        print_plan(write_plan(suite, root, placements, launcher, gpus), root)
+    if gpus:  # a model too big for the node: one line, before the plan counts or anything starts
+        check_fits({m.name: m.gpu_count for m in suite.models}, gpus)
+    counted = count_cells(suite, progress=lambda msg: print(f"suite: {msg}", file=sys.stderr)) if args.dry_run else None
+    # each model's cost, once: a dry run's own counts, else those of a dry run into the same folder, else the table's
+    costs = model_costs(suite, len(gpus), root, counted) if gpus else []
+    placements, expected = place_models(suite.models, gpus, costs, at_once=args.executor == "slurm")  # SLURM places each job
+    if counted is not None:
+        plan = build_plan(suite, root, launcher, gpus, counted, placements, expected)
+        print_plan(plan, root)
+        write_plan(plan, root)
         return 0
     result = run_suite(suite, root, launcher=launcher, retries=args.retries, report=not args.no_report, gpus=gpus, placements=placements)
     print(summary(result), file=sys.stderr if result.exit_code else sys.stdout)

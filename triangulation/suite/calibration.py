@@ -15,11 +15,16 @@ absorbed into the rates. A merged group's marker (its subtask cells have their o
 from __future__ import annotations
 
 import json
+import os
 import statistics
-from collections.abc import Iterable, Mapping
-from dataclasses import dataclass, field
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
+
+from triangulation.suite.spec import ModelSpec
+from triangulation.suite.task_stats import CellWork
+from triangulation.suite.throughput import Rates, gpu_kind, hardware, table_rates
 
 MARKER = ".suite_done.json"
 
@@ -154,3 +159,34 @@ def _decode_rate(runs: list[list[dict[str, Any]]], prefill: float, notes: list[s
         return None
     notes.append(f"decode: {sum(map(len, runs))} generating cells, {tokens:,.0f} generated tokens in {seconds:,.0f} sequence-seconds")
     return tokens / seconds
+
+
+def measured_for(keys: Mapping[str, str], root: Path | None) -> dict[str, Measured]:
+    """The rates measured on this machine by earlier runs into ``root`` (none without one), by suite model name;
+    ``keys``: each model's key (:func:`triangulation.suite.cells.model_key`: engine, weights, arguments, GPUs)."""
+    if root is None:
+        return {}
+    rates = measured_rates(read_markers(root), hardware(), os.cpu_count() or 1)
+    return {name: rates[key] for name, key in keys.items() if key in rates}
+
+
+def with_start_ups(work: Mapping[str, Sequence[CellWork]], measured: Mapping[str, Measured]) -> dict[str, list[CellWork]]:
+    """Each model's cells with their measured start-ups (their :func:`start_key`'s median), where a run measured them."""
+    out = {}
+    for name, cells in work.items():
+        got = measured.get(name)
+        starts = got.cell_starts if got is not None else {}
+        out[name] = [replace(c, start_s=starts.get(start_key(c.name))) for c in cells] if starts else list(cells)
+    return out
+
+
+def model_rates(models: Sequence[ModelSpec], measured: Mapping[str, Measured], gpu: str | None = None) -> dict[str, Rates]:
+    """Each model's replica rates: the throughput table's for its engine, size and GPUs (``gpu``: the table's GPU,
+    default this machine's, else H100), the measured ones where a run measured them."""
+    kind = gpu or gpu_kind(hardware())
+    out = {}
+    for m in models:
+        rates = table_rates(m.engine, kind, m.size or 8.0, max(m.gpu_count, 1))
+        got = measured.get(m.name)
+        out[m.name] = rates if got is None else rates.with_measured(got.prefill, got.decode, got.why)
+    return out

