@@ -308,31 +308,35 @@ def role_fingerprint(ref: ModelRef) -> dict[str, Any]:
     return out if ref.given is None else {**out, "model_args": ref.fingerprint()}
 
 
-def _role(path: Path, where: str, value: Any) -> ModelRef | None:
+def _role(path: Path, where: str, value: Any) -> tuple[str | None, str | Mapping[str, Any] | None] | None:
+    """A judge's or second player's entry, checked: its ``(model, model_args)`` as written (None: not given)."""
     if value is None:
         return None
     entry = _check_keys(path, where, value, ROLE_KEYS)
     if "model" not in entry and "model_args" not in entry:
         raise _fail(path, where, "needs model and/or model_args")
-    args = entry.get("model_args")
-    if args is not None and not isinstance(args, (str, Mapping)):
+    return entry.get("model"), _model_args(path, where, entry.get("model_args"))
+
+
+def _model_args(path: Path, where: str, value: Any) -> str | Mapping[str, Any] | None:
+    if value is not None and not isinstance(value, (str, Mapping)):
         raise _fail(path, where, "model_args must be a 'k=v,k2=v2' string or a mapping")
-    return ModelRef.parse(entry.get("model"), args)  # the one parse of this role's model_args
+    return value
 
 
 def _model(path: Path, i: int, entry: Any) -> ModelSpec:
     where = f"models[{i}]"
     entry = _check_keys(path, where, entry, MODEL_KEYS)
-    args = entry.get("model_args")
-    if args is not None and not isinstance(args, (str, Mapping)):
-        raise _fail(path, where, "model_args must be a 'k=v,k2=v2' string or a mapping")
-    ref = ModelRef.parse(entry.get("model"), args)  # the one parse of this model's model_args
+    args = _model_args(path, where, entry.get("model_args"))
+    roles = [_role(path, f"{where}.{role}", entry.get(role)) for role in ("judge", "player_b")]
+    # the entry checked whole, its models are made: the one parse of the model's and each role's model_args
+    ref = ModelRef.parse(entry.get("model"), args)
+    judge, player_b = (None if role is None else ModelRef.parse(*role) for role in roles)
     parsed = None if args is None else ref.args_dict()
     name = entry.get("name") or ref.label
     if not isinstance(name, str) or not LABEL.match(name) or len(name) > MAX_LABEL_CHARS:
         raise _fail(path, where, f"name {name!r} must be at most {MAX_LABEL_CHARS} letters, digits, '.', '_', '+', '-' (it names a folder)")
     size = entry.get("size")
-    judge, player_b = _role(path, f"{where}.judge", entry.get("judge")), _role(path, f"{where}.player_b", entry.get("player_b"))
     register_model_args(parsed, *(role.args for role in (judge, player_b) if role is not None))  # scrubbed from every line
     serving = _serving(path, where, entry, parsed)
     return ModelSpec(
