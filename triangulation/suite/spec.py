@@ -8,7 +8,7 @@ with limits, seeds and generation kwargs per entry or under ``defaults``. Every 
 
 from __future__ import annotations
 
-import contextlib
+import functools
 import hashlib
 import json
 import os
@@ -17,7 +17,7 @@ import shlex
 from collections.abc import Mapping
 from dataclasses import InitVar, dataclass, field, fields, replace
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import yaml
 
@@ -29,6 +29,9 @@ from multiturn.api import option_problem
 from plumbing.checks import number_problem
 from plumbing.errors import UserError
 from plumbing.secrets import register_model_args
+
+if TYPE_CHECKING:
+    from triangulation.suite.task_index import Resolved
 
 SUITE_KEYS = {
     "name",
@@ -142,6 +145,18 @@ class TaskEntry:
     #: an eval entry's extra lm-eval task folders or files: the suite's ``include_path:``, absolute (where the
     #: tasks are found, not what they compute: left out of the cell's fingerprint, like our own task folder)
     include_path: tuple[str, ...] = ()
+
+    @functools.cached_property
+    def index(self) -> dict[str, Resolved]:
+        """An eval entry's task names, each looked up once in lm-eval's one task index (:func:`task_index.resolve`:
+        known or not, its leaves, or why its tree cannot be built), for the preflight and the contamination twins;
+        {} for a play entry. Made on first read: the index costs up to seconds, and ``--status``, a SLURM job and a
+        suite of play tasks never read it."""
+        if self.runner != "eval":
+            return {}
+        from triangulation.suite.task_index import resolve  # lm-eval's task index: lm_eval
+
+        return {name: resolve(name, self.include_path) for name in self.tasks}
 
 
 @dataclass(frozen=True)
@@ -478,7 +493,7 @@ def _entry_of(name: str, runner: str, tasks: list[TaskEntry]) -> int | None:
 
 def _members(entry: TaskEntry) -> set[str]:
     """The tasks an entry's groups hold: play groups by the side runner's registry, lm-eval groups and tags by lm-eval's
-    own task index (loaded only when a ``contamination:`` task is listed by no entry directly)."""
+    own task index (:attr:`TaskEntry.index`; read only when a ``contamination:`` task is listed by no entry directly)."""
     if entry.runner == "play":
         from multiturn.api import expand
 
@@ -486,13 +501,7 @@ def _members(entry: TaskEntry) -> set[str]:
             return set(expand(list(entry.tasks)))
         except UserError:
             return set()
-    from triangulation.suite.task_index import UnbuildableTree, leaves
-
-    out: set[str] = set()
-    for task in entry.tasks:
-        with contextlib.suppress(UnbuildableTree):
-            out.update(leaf.name for leaf in leaves(task, entry.include_path))
-    return out
+    return {leaf.name for found in entry.index.values() for leaf in found.leaves}
 
 
 #: a suite file larger than this is refused unread (suites are a few KB)

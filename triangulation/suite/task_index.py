@@ -15,6 +15,7 @@ from __future__ import annotations
 import contextlib
 import functools
 from collections.abc import Iterator, Sequence
+from dataclasses import dataclass
 from typing import Any
 
 from lm_eval.api.group import Group
@@ -151,6 +152,43 @@ def groups(name: str, include: tuple[str, ...] = ()) -> dict[str, Group]:
     if not isinstance(built, Group):
         return {}
     return {built.name: built} | {g.name: g for g in built.get_all_groups()}
+
+
+@dataclass(frozen=True)
+class Resolved:
+    """One task name looked up once in lm-eval's task index (:func:`resolve`): whether the index knows it, its leaf
+    tasks in lm-eval's order (a name the index does not know is its own leaf), or why lm-eval cannot build its tree
+    (then no leaves). A suite's eval entry holds one per task name (``TaskEntry.index``)."""
+
+    name: str
+    known: bool
+    leaves: tuple[LeafRef, ...] = ()
+    refusal: str | None = None
+
+    @property
+    def entries(self) -> list[Any]:
+        """The index entries of the named leaf tasks (inline tasks have none)."""
+        return [leaf.entry for leaf in self.leaves if leaf.entry is not None]
+
+    @property
+    def output_types(self) -> set[str] | None:
+        """The ``output_type``s of its leaves (``unknown`` where lm-eval's tree cannot tell); None when the index
+        does not know the name."""
+        if not self.known:
+            return None
+        if self.refusal is not None:
+            return {"unknown"}
+        return {str(_leaf_config(leaf).get("output_type") or "unknown") for leaf in self.leaves}
+
+
+def resolve(name: str, include: tuple[str, ...] = ()) -> Resolved:
+    """``name`` (a task, group or tag) looked up in the index and its tree built, once (:class:`Resolved`)."""
+    if entry(name, include) is None:
+        return Resolved(name, False, (LeafRef(name, {}),))
+    try:
+        return Resolved(name, True, tuple(leaves(name, include)))
+    except UnbuildableTree as exc:
+        return Resolved(name, True, refusal=str(exc))
 
 
 def leaf_entries(name: str, include: tuple[str, ...] = ()) -> list[Any] | None:
