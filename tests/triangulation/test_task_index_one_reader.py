@@ -35,10 +35,10 @@ def test_no_other_module_builds_a_task_manager():
 
 def test_inline_subgroups_are_walked_by_the_one_tree():
     # mmlu_generative's categories are inline subgroups (dicts in its task list): the old walkers saw no leaf
-    assert len(task_index.leaf_entries("mmlu_generative")) == 57
+    assert len(task_index.resolve("mmlu_generative").entries) == 57
     assert task_index.output_types("mmlu_generative") == {"generate_until"}
     assert not needs_completions(["mmlu_generative"])  # generation only: the chat endpoint
-    assert task_index.leaf_entries("no_such_task") is None and task_index.output_types("no_such_task") is None
+    assert not task_index.resolve("no_such_task").known and task_index.output_types("no_such_task") is None
 
 
 def test_preflight_checks_the_leaves_of_the_one_tree(monkeypatch):
@@ -48,5 +48,5 @@ def test_preflight_checks_the_leaves_of_the_one_tree(monkeypatch):
     suite = SimpleNamespace(tasks=[TaskEntry("g", "eval", ("mmlu_generative", "no_such_task"), {})])
     found = preflight.Findings()
     preflight.task_checks(suite, found)
-    assert sorted(seen) == sorted(e.name for e in task_index.leaf_entries("mmlu_generative"))
+    assert sorted(seen) == sorted(e.name for e in task_index.resolve("mmlu_generative").entries)
     assert found.problems == ["task entry g: lm-eval knows no task, group or tag 'no_such_task'"]

@@ -326,7 +326,7 @@ def vllm_check(suite: Suite, found: Findings) -> None:
 
 
 def gpu_checks(suite: Suite, executor: str, gpus: list[str], found: Findings) -> None:
-    need = {m.name: suite.slurm.job_gpus(m) for m in suite.models}
+    need = {name: job.gpus for name, job in suite.slurm.jobs.items()}
     if executor == "slurm":
         node = slurm_node_gpus(suite.slurm.partition)
         where = f"partition {suite.slurm.partition or '(default)'}"

@@ -216,7 +216,8 @@ def submit(suite: Suite, root: Path, launcher: Sequence[str], attempts: int) -> 
     groups: dict[tuple[int, int], list[ModelSpec]] = {}
     for m in suite.models:
         if todo[m.name] and str(jobs.get(m.name, {}).get("job_id")) not in alive:
-            groups.setdefault((suite.slurm.job_gpus(m), suite.slurm.job_minutes(m)), []).append(m)
+            job = suite.slurm.jobs[m.name]
+            groups.setdefault((job.gpus, job.minutes), []).append(m)
     submitted: dict[str, str] = {}
     refused: list[str] = []
     requeues = suite.slurm.max_requeues

@@ -160,9 +160,20 @@ class TaskEntry:
 
 
 @dataclass(frozen=True)
+class SlurmJob:
+    """What one model's SLURM job asks for (:func:`_slurm`): ``gpus`` (its own ``gpus:``; else none for a model that
+    needs no GPU, the chance player or ``engine: api``; else the block's ``gpus_per_model``; the preflight's count too)
+    and ``minutes``, its time limit (its own ``time:``, else the block's ``time``, default 24 h)."""
+
+    gpus: int
+    minutes: int
+
+
+@dataclass(frozen=True)
 class SlurmBlock:
     """The suite's ``slurm:`` block, checked and parsed once (:func:`_slurm`): ``partition``, ``time`` (minutes),
-    ``gpus_per_model``, ``cpus`` and ``mem`` per job, ``sbatch`` extra options, ``setup`` shell lines, ``max_requeues``."""
+    ``gpus_per_model``, ``cpus`` and ``mem`` per job, ``sbatch`` extra options, ``setup`` shell lines, ``max_requeues``;
+    ``jobs``: each model's :class:`SlurmJob` by its name, resolved with it."""
 
     partition: str | None = None
     time: int = DEFAULT_TIME_MIN
@@ -172,17 +183,7 @@ class SlurmBlock:
     sbatch: Mapping[str, Any] = field(default_factory=dict)
     setup: tuple[str, ...] = ()
     max_requeues: int = 3
-
-    def job_gpus(self, model: ModelSpec) -> int:
-        """GPUs of a model's job: its own ``gpus:``; else none for a model that needs no GPU (the chance player,
-        ``engine: api``); else the block's ``gpus_per_model``."""
-        if model.gpus is not None:
-            return model.gpus
-        return 0 if model.engine == "api" or model.weightless else self.gpus_per_model
-
-    def job_minutes(self, model: ModelSpec) -> int:
-        """A model's job time limit in minutes: its own ``time:``, else the block's ``time`` (default 24 h)."""
-        return model.time if model.time is not None else self.time
+    jobs: Mapping[str, SlurmJob] = field(default_factory=dict)
 
 
 @dataclass(frozen=True)
@@ -572,7 +573,7 @@ def load_suite(path: Path | str) -> Suite:
             raise _fail(path, kind, f"two entries are named {dup[0]!r}; give one a different `name:`")
     name = str(data.get("name") or path.stem)
     report = _report(path, data.get("report"), name)
-    slurm = _slurm(path, data.get("slurm"))
+    slurm = _slurm(path, data.get("slurm"), models)
     sizes = data.get("sizes") or {}
     if not isinstance(sizes, Mapping):
         raise _fail(path, "sizes", "must map model names to billions of parameters")
@@ -623,26 +624,35 @@ def _external(path: Path, spec: str) -> str:
     return f"{label}={_report_path(path, file)}" if sep else str(_report_path(path, file))
 
 
-def _slurm(path: Path, value: Any) -> SlurmBlock:
+def _slurm(path: Path, value: Any, models: list[ModelSpec]) -> SlurmBlock:
     """The ``slurm:`` block: ``partition``, ``time`` (minutes or "H:MM:SS"), ``gpus_per_model`` (overrides each
     model's ``gpus``), ``cpus`` and ``mem`` (per job, e.g. "32G"), ``sbatch`` (extra options, a mapping),
-    ``setup`` (shell lines run before each job, e.g. ``module load cuda``)."""
+    ``setup`` (shell lines run before each job, e.g. ``module load cuda``); with each model's :class:`SlurmJob`."""
     block = _check_keys(path, "slurm", value or {}, SLURM_KEYS)
     numbers = {key: _number(path, "slurm", key, block[key], int) for key in ("gpus_per_model", "cpus", "max_requeues") if key in block}
     if "sbatch" in block and not isinstance(block["sbatch"], Mapping):
         raise _fail(path, "slurm.sbatch", "must be a mapping of sbatch options (e.g. account: myproj, qos: high)")
     if "setup" in block and not (isinstance(block["setup"], list) and all(isinstance(x, str) for x in block["setup"])):
         raise _fail(path, "slurm.setup", "must be a list of shell lines")
+    minutes = _time(path, "slurm", block["time"]) if "time" in block else DEFAULT_TIME_MIN
+    per_model = numbers.get("gpus_per_model", 1)
     return SlurmBlock(
         partition=str(block["partition"]) if block.get("partition") else None,
-        time=_time(path, "slurm", block["time"]) if "time" in block else DEFAULT_TIME_MIN,
-        gpus_per_model=numbers.get("gpus_per_model", 1),
+        time=minutes,
+        gpus_per_model=per_model,
         cpus=numbers.get("cpus") or None,
         mem=str(block["mem"]) if block.get("mem") else None,
         sbatch={str(k): v for k, v in (block.get("sbatch") or {}).items()},
         setup=tuple(block.get("setup") or ()),
         max_requeues=numbers.get("max_requeues", 3),
+        jobs={m.name: SlurmJob(_job_gpus(m, per_model), minutes if m.time is None else m.time) for m in models},
     )
+
+
+def _job_gpus(model: ModelSpec, per_model: int) -> int:
+    if model.gpus is not None:
+        return model.gpus
+    return 0 if model.engine == "api" or model.weightless else per_model
 
 
 def time_minutes(value: Any) -> int:

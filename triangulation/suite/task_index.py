@@ -138,9 +138,9 @@ def tree(name: str, include: tuple[str, ...] = ()) -> Group | list[Task] | Task 
 
 def leaves(name: str, include: tuple[str, ...] = ()) -> list[LeafRef]:
     """The leaf tasks of a task, group or tag, in lm-eval's order (a name not in the index is its own leaf)."""
-    built = tree(name, include)
-    if built is None:
+    if entry(name, include) is None:
         return [LeafRef(name, {})]
+    built = tree(name, include)
     if isinstance(built, Group):
         return list(built.get_all_tasks())
     return list(built) if isinstance(built, list) else [built]
@@ -191,24 +191,9 @@ def resolve(name: str, include: tuple[str, ...] = ()) -> Resolved:
         return Resolved(name, True, refusal=str(exc))
 
 
-def leaf_entries(name: str, include: tuple[str, ...] = ()) -> list[Any] | None:
-    """The index entries of the named leaf tasks of a task, group or tag (inline tasks have none); None when
-    lm-eval knows no such name. Raises :class:`UnbuildableTree` when lm-eval cannot build its tree."""
-    if entry(name, include) is None:
-        return None
-    return [leaf.entry for leaf in leaves(name, include) if leaf.entry is not None]
-
-
 def output_types(name: str, include: tuple[str, ...] = ()) -> set[str] | None:
-    """The ``output_type``s of the leaves of a task, group or tag (``unknown`` where lm-eval's tree cannot
-    tell); None when lm-eval knows no such name."""
-    if entry(name, include) is None:
-        return None
-    try:
-        found = leaves(name, include)
-    except UnbuildableTree:
-        return {"unknown"}
-    return {str(_leaf_config(leaf).get("output_type") or "unknown") for leaf in found}
+    """The ``output_type``s of the leaves of a task, group or tag (:attr:`Resolved.output_types`)."""
+    return resolve(name, include).output_types
 
 
 def _leaf_config(leaf: LeafRef) -> dict[str, Any]:
