@@ -181,8 +181,9 @@ class Resolved:
         return {str(_leaf_config(leaf).get("output_type") or "unknown") for leaf in self.leaves}
 
 
+@functools.cache
 def resolve(name: str, include: tuple[str, ...] = ()) -> Resolved:
-    """``name`` (a task, group or tag) looked up in the index and its tree built, once (:class:`Resolved`)."""
+    """``name`` (a task, group or tag) looked up in the index and its tree built, once per process (:class:`Resolved`)."""
     if entry(name, include) is None:
         return Resolved(name, False, (LeafRef(name, {}),))
     try:
