@@ -281,10 +281,9 @@ def _job_report(root: Path, model: str) -> dict[str, dict[str, Any]]:
 
 @dataclass(frozen=True)
 class SweepState:
-    """Where a SLURM sweep stands, read once (:func:`sweep_state`): its jobs (:data:`JOBS_FILE`), which of them are
-    queued or running, and every cell's row (:func:`cell_rows`)."""
+    """Where a SLURM sweep stands, read once (:func:`sweep_state`): which of its jobs (:data:`JOBS_FILE`) are queued
+    or running, and every cell's row (:func:`cell_rows`)."""
 
-    jobs: dict[str, dict[str, Any]]
     alive: set[str]
     rows: list[dict[str, Any]]
 
@@ -299,7 +298,7 @@ def sweep_state(suite: Suite, root: Path, jobs: dict[str, dict[str, Any]] | None
     alive = active_jobs(job_ids(jobs))
     rows = cell_rows(suite, root, jobs, alive)
     write_status(root, suite, rows, "slurm")
-    return SweepState(jobs, alive, rows)
+    return SweepState(alive, rows)
 
 
 def wait(suite: Suite, root: Path, poll: float = 5.0) -> SweepState:
