@@ -180,6 +180,20 @@ class Resolved:
             return {"unknown"}
         return {str(_leaf_config(leaf).get("output_type") or "unknown") for leaf in self.leaves}
 
+    @property
+    def split_refusal(self) -> str | None:
+        """Why ``split: true`` cannot run it as one cell per leaf and merge it back faithfully (None: it can). A leaf
+        run alone must compute what it computes inside the group: refused when the group passes a leaf options of
+        its own (``num_fewshot``, a prompt, ...) or defines a task inline."""
+        if self.refusal is not None:
+            return self.refusal
+        for leaf in self.leaves:
+            if leaf.inline is not None:
+                return f"its member {leaf.task_name!r} is a task defined inline in the group, not a task of its own"
+            if leaf.overrides:
+                return f"the group passes its member {leaf.task_name!r} options of its own ({', '.join(sorted(leaf.overrides))})"
+        return None
+
 
 @functools.cache
 def resolve(name: str, include: tuple[str, ...] = ()) -> Resolved:
@@ -210,16 +224,5 @@ def eval_leaves(tasks: Sequence[str], include: tuple[str, ...] = ()) -> list[str
 
 
 def split_refusal(name: str, include: tuple[str, ...] = ()) -> str | None:
-    """Why ``split: true`` cannot run lm-eval group/tag ``name`` as one cell per leaf and merge it back
-    faithfully (None: it can). A leaf run alone must compute what it computes inside the group: refused
-    when the group passes a leaf options of its own (``num_fewshot``, a prompt, ...) or defines a task inline."""
-    try:
-        found = leaves(name, include)
-    except UnbuildableTree as exc:
-        return str(exc)
-    for leaf in found:
-        if leaf.inline is not None:
-            return f"its member {leaf.task_name!r} is a task defined inline in the group, not a task of its own"
-        if leaf.overrides:
-            return f"the group passes its member {leaf.task_name!r} options of its own ({', '.join(sorted(leaf.overrides))})"
-    return None
+    """Why ``split: true`` cannot run lm-eval group/tag ``name`` as one cell per leaf (:attr:`Resolved.split_refusal`)."""
+    return resolve(name, include).split_refusal
