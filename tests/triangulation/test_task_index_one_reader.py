@@ -53,7 +53,7 @@ def test_preflight_checks_the_leaves_of_the_one_tree(monkeypatch):
 
 
 def test_an_entrys_task_names_are_looked_up_once_for_the_contamination_twins_and_the_preflight(tmp_path, monkeypatch):
-    """A suite's eval entries hold their lookups (``TaskEntry.index``): the twins' group check at load and the preflight
+    """A suite's eval entries hold their lookups (``TaskEntry.resolved``): the twins' group check at load and the preflight
     read them, and lm-eval's tree of each name is built once (before, each asked the index again)."""
     task_index.resolve.cache_clear()
     built: list[str] = []
@@ -69,4 +69,4 @@ def test_an_entrys_task_names_are_looked_up_once_for_the_contamination_twins_and
     found = preflight.Findings()
     preflight.task_checks(suite, found)
     assert built == ["globalgroup", "globalgroup_zh_fresh"] and found.problems == []
-    assert "globalgroup_zh" in {leaf.name for leaf in suite.tasks[0].index["globalgroup"].leaves}
+    assert "globalgroup_zh" in {leaf.name for leaf in suite.tasks[0].resolved["globalgroup"].leaves}

@@ -114,7 +114,7 @@ def task_checks(suite: Suite, found: Findings) -> None:
     ] = {}  # one load per custom_dataset call (a group's leaves often share one), one check per local-files task
     for entry in entries:
         missing: set[str] = set()
-        for name, looked_up in entry.index.items():  # each name looked up once, in lm-eval's one task index
+        for name, looked_up in entry.resolved.items():  # each name looked up once, in lm-eval's one task index
             if not looked_up.known:
                 found.problems.append(f"task entry {entry.name}: lm-eval knows no task, group or tag {name!r}")
                 continue

@@ -147,7 +147,7 @@ class TaskEntry:
     include_path: tuple[str, ...] = ()
 
     @functools.cached_property
-    def index(self) -> dict[str, Resolved]:
+    def resolved(self) -> dict[str, Resolved]:
         """An eval entry's task names, each looked up once in lm-eval's one task index (:func:`task_index.resolve`:
         known or not, its leaves, or why its tree cannot be built), for the preflight and the contamination twins;
         {} for a play entry. Made on first read: the index costs up to seconds, and ``--status``, a SLURM job and a
@@ -494,7 +494,7 @@ def _entry_of(name: str, runner: str, tasks: list[TaskEntry]) -> int | None:
 
 def _members(entry: TaskEntry) -> set[str]:
     """The tasks an entry's groups hold: play groups by the side runner's registry, lm-eval groups and tags by lm-eval's
-    own task index (:attr:`TaskEntry.index`; read only when a ``contamination:`` task is listed by no entry directly)."""
+    own task index (:attr:`TaskEntry.resolved`; read only when a ``contamination:`` task is listed by no entry directly)."""
     if entry.runner == "play":
         from multiturn.api import expand
 
@@ -502,7 +502,7 @@ def _members(entry: TaskEntry) -> set[str]:
             return set(expand(list(entry.tasks)))
         except UserError:
             return set()
-    return {leaf.name for found in entry.index.values() for leaf in found.leaves}
+    return {leaf.name for found in entry.resolved.values() for leaf in found.leaves}
 
 
 #: a suite file larger than this is refused unread (suites are a few KB)

@@ -158,7 +158,7 @@ def groups(name: str, include: tuple[str, ...] = ()) -> dict[str, Group]:
 class Resolved:
     """One task name looked up once in lm-eval's task index (:func:`resolve`): whether the index knows it, its leaf
     tasks in lm-eval's order (a name the index does not know is its own leaf), or why lm-eval cannot build its tree
-    (then no leaves). A suite's eval entry holds one per task name (``TaskEntry.index``)."""
+    (then no leaves). A suite's eval entry holds one per task name (``TaskEntry.resolved``)."""
 
     name: str
     known: bool
