@@ -1,7 +1,7 @@
 """Model arguments: the one parser (lm-eval's ``key=val,...`` or a dict) and everything that keeps their secrets out.
 
-:func:`parse_model_args` is the only place a ``model_args`` string becomes a dict; :func:`redact_model_args` and
-:func:`model_args_string` are the forms results and logs store; :func:`scrub_secrets` and
+(:func:`models.ref.parse_model_args`, beside :class:`models.ref.ModelRef`, is the only place a ``model_args`` string becomes
+a dict.) :func:`redact_model_args` and :func:`model_args_string` are the forms results and logs store; :func:`scrub_secrets` and
 :func:`register_secrets` hand the credentials of model_args to the one scrubber (:mod:`plumbing.secrets`).
 """
 
@@ -15,21 +15,6 @@ from urllib.parse import urlsplit, urlunsplit
 
 from plumbing.errors import UserError
 from plumbing.secrets import SECRET_KEY_PATTERN, register_secret_values, scrub, secret_values_of
-
-
-def parse_model_args(model_args: str | Mapping[str, Any] | None) -> dict[str, Any]:
-    """``key=val,key2=val2`` (or a dict, as lm_eval's CLI gives and its results store) -> dict, values
-    typed as lm-eval types them (``simple_parse_args_string``); any other type is a ``UserError``."""
-    if model_args is None:
-        return {}
-    if isinstance(model_args, Mapping):
-        return dict(model_args)
-    if isinstance(model_args, str):
-        from lm_eval.utils import simple_parse_args_string
-
-        return simple_parse_args_string(model_args)
-    raise UserError(f"model_args has an unexpected type {type(model_args).__name__}")
-
 
 #: lm-eval registry names of vLLM whose model_args get ``enable_prefix_caching=True``
 VLLM_MODEL_NAMES: tuple[str, ...] = ("vllm",)

@@ -1,7 +1,7 @@
 """One model, named once: :class:`ModelRef`, the registry name plus its parsed, immutable ``model_args``.
 
 A ``ModelRef`` is made at an edge (a command's flags, a suite file's model entry, a stored results ``config``) by
-:meth:`ModelRef.parse`, the one call of :func:`models.args.parse_model_args` for that model. Every form the rest of
+:meth:`ModelRef.parse`, the one call of :func:`parse_model_args` (here, with the identity it makes) for that model. Every form the rest of
 the code needs is derived from it, here:
 
 - :attr:`ModelRef.name`, :attr:`ModelRef.folder`, :attr:`ModelRef.report_id`, :attr:`ModelRef.label`: the naming
@@ -23,8 +23,9 @@ from dataclasses import dataclass
 from types import MappingProxyType
 from typing import Any
 
-from models.args import model_args_string, parse_model_args, redact_model_args, redact_url
+from models.args import model_args_string, redact_model_args, redact_url
 from models.naming import EMBEDDED_LABEL, identity_key, is_embedded, label_of, model_folder_name, model_name, short_id, unique_ids
+from plumbing.errors import UserError
 from plumbing.secrets import SECRET_KEY_PATTERN
 
 #: model_args keys that change how a backend is reached, never what it answers (left out of a fingerprint)
@@ -35,6 +36,21 @@ OPERATIONAL_KEYS = frozenset({"timeout", "max_retries", "num_concurrent", "verif
 TRANSPORT_ARGS = frozenset(
     {"base_url", "num_concurrent", "max_retries", "timeout", "api_key", "verify_certificate", "batch_size", "device"}
 )
+
+
+def parse_model_args(model_args: str | Mapping[str, Any] | None) -> dict[str, Any]:
+    """``key=val,key2=val2`` (or a dict, as lm_eval's CLI gives and its results store) -> dict, values
+    typed as lm-eval types them (``simple_parse_args_string``); any other type is a ``UserError``. The only place a
+    ``model_args`` string becomes a dict; :meth:`ModelRef.parse` calls it once per model, at an edge."""
+    if model_args is None:
+        return {}
+    if isinstance(model_args, Mapping):
+        return dict(model_args)
+    if isinstance(model_args, str):
+        from lm_eval.utils import simple_parse_args_string
+
+        return simple_parse_args_string(model_args)
+    raise UserError(f"model_args has an unexpected type {type(model_args).__name__}")
 
 
 @dataclass(frozen=True)

@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-import models.args
+import models.ref
 
 REPO = Path(__file__).resolve().parents[1]
 
@@ -62,7 +62,7 @@ def readme_lm_eval_run(upstream, tmp_path_factory):
 @pytest.fixture
 def parses(monkeypatch) -> list:
     """(Counts parses per command, issue 28.) Every call of the one model-args parser, wherever a module imported it by name."""
-    real = models.args.parse_model_args
+    real = models.ref.parse_model_args
     calls: list = []
 
     def counting(value):

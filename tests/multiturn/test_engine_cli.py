@@ -10,8 +10,7 @@ import sys
 import time
 from pathlib import Path
 
-from models.args import parse_model_args
-from models.ref import ModelRef
+from models.ref import ModelRef, parse_model_args
 from multiturn.engine.record import read_episodes
 from plumbing import run_folder
 

@@ -1,5 +1,5 @@
 """``model_args`` parsed once per command (issue 28) for ``triangulate eval`` and ``triangulate score --judge_model_args``:
-the command's own value reaches :func:`models.args.parse_model_args` once, at the command's entry, and every later
+the command's own value reaches :func:`models.ref.parse_model_args` once, at the command's entry, and every later
 step gets the parsed mapping (``triangulate play`` and the suite: tests/multiturn/test_play_settings.py)."""
 
 from __future__ import annotations

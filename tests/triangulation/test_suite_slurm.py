@@ -50,8 +50,8 @@ def test_job_resources_from_the_slurm_block(tmp_path):
         )
     )
     big, small = suite.models
-    assert (suite.slurm.job_gpus(big), suite.slurm.job_gpus(small)) == (4, 2)  # a model's own gpus: wins
-    script = _make_sbatch_string(command="true", folder=str(tmp_path / "%j"), **executor_parameters(suite, suite.slurm.job_gpus(big)))
+    assert (suite.slurm.jobs[big.name].gpus, suite.slurm.jobs[small.name].gpus) == (4, 2)  # a model's own gpus: wins
+    script = _make_sbatch_string(command="true", folder=str(tmp_path / "%j"), **executor_parameters(suite, suite.slurm.jobs[big.name].gpus))
     for line in ("--partition=gpu", "--time=90", "--gpus-per-node=4", "--cpus-per-task=16", "--mem=200G", "--account=proj"):
         assert f"#SBATCH {line}" in script, line
     assert "--gpus-per-node" not in _make_sbatch_string(command="true", folder=str(tmp_path), **executor_parameters(suite, 0))
@@ -190,12 +190,14 @@ def test_models_that_need_no_gpu_request_none_and_each_model_has_its_own_time(tm
         )
     )
     chance, remote, cpu, big, small = suite.models
-    assert [suite.slurm.job_gpus(m) for m in suite.models] == [0, 0, 0, 4, 1]
-    assert [suite.slurm.job_minutes(m) for m in suite.models] == [60, 60, 60, 2880, 90]
+    assert [suite.slurm.jobs[m.name].gpus for m in suite.models] == [0, 0, 0, 4, 1]
+    assert [suite.slurm.jobs[m.name].minutes for m in suite.models] == [60, 60, 60, 2880, 90]
     for m in (chance, remote, cpu):
-        script = _make_sbatch_string(command="true", folder=str(tmp_path / "%j"), **executor_parameters(suite, suite.slurm.job_gpus(m)))
+        script = _make_sbatch_string(
+            command="true", folder=str(tmp_path / "%j"), **executor_parameters(suite, suite.slurm.jobs[m.name].gpus)
+        )
         assert "gpus" not in script and "gres" not in script, m.name
-    script = _make_sbatch_string(command="true", folder=str(tmp_path), **executor_parameters(suite, 4, suite.slurm.job_minutes(big)))
+    script = _make_sbatch_string(command="true", folder=str(tmp_path), **executor_parameters(suite, 4, suite.slurm.jobs[big.name].minutes))
     assert "#SBATCH --time=2880" in script and "#SBATCH --gpus-per-node=4" in script
     assert "#SBATCH --signal=USR2@90" in script  # submitit's checkpoint signal, 90 s before the limit
     short = _make_sbatch_string(command="true", folder=str(tmp_path), **executor_parameters(suite, 0, 1))

@@ -14,7 +14,7 @@ from types import SimpleNamespace
 
 from triangulation.suite import preflight, task_index
 from triangulation.suite.serve import needs_completions
-from triangulation.suite.spec import TaskEntry
+from triangulation.suite.spec import TaskEntry, load_suite
 
 REPO = Path(__file__).resolve().parents[2]
 #: the index reader, and the re-scorer, which loads tasks with a run's own metadata (a manager per run)
@@ -35,10 +35,10 @@ def test_no_other_module_builds_a_task_manager():
 
 def test_inline_subgroups_are_walked_by_the_one_tree():
     # mmlu_generative's categories are inline subgroups (dicts in its task list): the old walkers saw no leaf
-    assert len(task_index.leaf_entries("mmlu_generative")) == 57
+    assert len(task_index.resolve("mmlu_generative").entries) == 57
     assert task_index.output_types("mmlu_generative") == {"generate_until"}
     assert not needs_completions(["mmlu_generative"])  # generation only: the chat endpoint
-    assert task_index.leaf_entries("no_such_task") is None and task_index.output_types("no_such_task") is None
+    assert not task_index.resolve("no_such_task").known and task_index.output_types("no_such_task") is None
 
 
 def test_preflight_checks_the_leaves_of_the_one_tree(monkeypatch):
@@ -48,5 +48,25 @@ def test_preflight_checks_the_leaves_of_the_one_tree(monkeypatch):
     suite = SimpleNamespace(tasks=[TaskEntry("g", "eval", ("mmlu_generative", "no_such_task"), {})])
     found = preflight.Findings()
     preflight.task_checks(suite, found)
-    assert sorted(seen) == sorted(e.name for e in task_index.leaf_entries("mmlu_generative"))
+    assert sorted(seen) == sorted(e.name for e in task_index.resolve("mmlu_generative").entries)
     assert found.problems == ["task entry g: lm-eval knows no task, group or tag 'no_such_task'"]
+
+
+def test_an_entrys_task_names_are_looked_up_once_for_the_contamination_twins_and_the_preflight(tmp_path, monkeypatch):
+    """A suite's eval entries hold their lookups (``TaskEntry.resolved``): the twins' group check at load and the preflight
+    read them, and lm-eval's tree of each name is built once (before, each asked the index again)."""
+    task_index.resolve.cache_clear()
+    built: list[str] = []
+    real = task_index.leaves
+    monkeypatch.setattr(task_index, "leaves", lambda name, include=(): built.append(name) or real(name, include))
+    monkeypatch.setattr(preflight, "missing_modules", lambda folder: [])
+    monkeypatch.setattr(preflight, "dataset_path", lambda leaf: None)
+    monkeypatch.setattr(preflight, "custom_dataset_problem", lambda leaf, loaded: None)
+    path = tmp_path / "suite.yaml"
+    path.write_text("models:\n  - name: a\ntasks:\n  - eval: globalgroup\n    num_fewshot: 0\ncontamination: [globalgroup_zh]\n")
+    suite = load_suite(path)
+    assert built == ["globalgroup"]  # the twin's group entry found by the group's leaves
+    found = preflight.Findings()
+    preflight.task_checks(suite, found)
+    assert built == ["globalgroup", "globalgroup_zh_fresh"] and found.problems == []
+    assert "globalgroup_zh" in {leaf.name for leaf in suite.tasks[0].resolved["globalgroup"].leaves}

@@ -19,10 +19,10 @@ from pathlib import Path
 from typing import Any
 
 from lm_eval_tasks import TASKS_DIR
-from models.args import check_local_model, parse_model_args, register_secrets
+from models.args import check_local_model, register_secrets
 from models.default_model import DEFAULT_MODEL, DEFAULT_MODEL_NAME, default_model_args, default_model_kwargs
 from models.naming import NAME_KEYS, model_folder_name
-from models.ref import ModelRef
+from models.ref import ModelRef, parse_model_args
 from plumbing import jsonio, run_folder
 from plumbing.checks import number_problem
 from plumbing.errors import UserError

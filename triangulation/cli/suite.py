@@ -98,14 +98,12 @@ def run(args: argparse.Namespace) -> int:
         raise UserError(f"--output_path {root} is a file, not a folder")
     # the GPUs a local run may use, read once (the preflight checks them, the pool places models on them)
     gpus = gpu_inventory(args.gpus) if args.executor == "local" and not args.status else []
-    if args.check:
+    if args.check or not (args.no_check or args.dry_run or args.status):  # alone, or before a real run (fatal there)
         from triangulation.suite.preflight import preflight, report
 
-        return report(preflight(suite, args.executor, gpus), suite)
-    if not (args.no_check or args.dry_run or args.status):
-        from triangulation.suite.preflight import check_or_raise
-
-        check_or_raise(suite, args.executor, gpus)
+        checked = report(preflight(suite, args.executor, gpus), suite, fatal=not args.check)
+        if args.check:
+            return checked
     if args.status or args.executor == "slurm":
         from triangulation.suite import slurm
 

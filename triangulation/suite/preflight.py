@@ -108,26 +108,20 @@ def install_hint(modules: Iterable[str]) -> str:
 def task_checks(suite: Suite, found: Findings) -> None:
     """Unknown eval tasks, missing Python dependencies (one line per task entry), datasets (one per dataset)."""
     entries = [t for t in suite.tasks if t.runner == "eval"]
-    if not entries:
-        return
-    from triangulation.suite import task_index  # lm-eval's task index: lm_eval
-
     datasets: dict[str, list[str]] = {}
     loaded: dict[
         str, str | None
     ] = {}  # one load per custom_dataset call (a group's leaves often share one), one check per local-files task
     for entry in entries:
         missing: set[str] = set()
-        for name in entry.tasks:  # our tasks' index first (fast), lm-eval's whole index only for the others
-            try:
-                leaves = task_index.leaf_entries(name, entry.include_path)
-            except task_index.UnbuildableTree as exc:
-                found.problems.append(f"task entry {entry.name}: {name}: {exc}")
-                continue
-            if leaves is None:
+        for name, looked_up in entry.resolved.items():  # each name looked up once, in lm-eval's one task index
+            if not looked_up.known:
                 found.problems.append(f"task entry {entry.name}: lm-eval knows no task, group or tag {name!r}")
                 continue
-            for leaf in leaves:
+            if looked_up.refusal is not None:
+                found.problems.append(f"task entry {entry.name}: {name}: {looked_up.refusal}")
+                continue
+            for leaf in looked_up.entries:
                 missing |= set(missing_modules(Path(leaf.yaml_path).parent))
                 if (path := dataset_path(leaf)) is not None and is_packaged_builder(path):
                     if leaf.name not in loaded and (problem := loaded.setdefault(leaf.name, data_files_problem(leaf))):
@@ -332,7 +326,7 @@ def vllm_check(suite: Suite, found: Findings) -> None:
 
 
 def gpu_checks(suite: Suite, executor: str, gpus: list[str], found: Findings) -> None:
-    need = {m.name: suite.slurm.job_gpus(m) for m in suite.models}
+    need = {name: job.gpus for name, job in suite.slurm.jobs.items()}
     if executor == "slurm":
         node = slurm_node_gpus(suite.slurm.partition)
         where = f"partition {suite.slurm.partition or '(default)'}"
@@ -364,8 +358,9 @@ def gpu_checks(suite: Suite, executor: str, gpus: list[str], found: Findings) ->
             found.notes.append(f"model {m.name}: memory fit not checked: its size is unknown here (give `size:`)")
 
 
-def report(found: Findings, suite: Suite) -> int:
-    """Print the notes and problems; 0 when there is none, else 2 (a configuration error)."""
+def report(found: Findings, suite: Suite, fatal: bool = False) -> int:
+    """Print the notes and problems; 0 when there is none, else 2 (a configuration error). ``fatal``: the preflight
+    at the start of a real run, where problems end it in a one-line UserError (exit 2) after they are printed."""
     for note in found.notes:
         print(f"preflight: note: {note}", file=sys.stderr)
     if not found.problems:
@@ -374,11 +369,6 @@ def report(found: Findings, suite: Suite) -> int:
     print(f"preflight: {suite.path}: {len(found.problems)} problem(s); nothing was started:", file=sys.stderr)
     for problem in found.problems:
         print(f"  {problem}", file=sys.stderr)
-    return 2
-
-
-def check_or_raise(suite: Suite, executor: str, gpus: list[str] | None) -> None:
-    """The preflight at the start of a real run: problems printed, then a one-line UserError (exit 2)."""
-    found = preflight(suite, executor, gpus)
-    if report(found, suite):
+    if fatal:
         raise UserError(f"suite {suite.path}: preflight found {len(found.problems)} problem(s) (listed above); fix them or pass --no_check")
+    return 2

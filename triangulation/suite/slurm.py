@@ -32,6 +32,7 @@ import sys
 import threading
 import time
 from collections.abc import Iterable, Sequence
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -45,6 +46,8 @@ from triangulation.suite.runner import Sweep
 from triangulation.suite.spec import Cell, ModelSpec, Suite, load_suite
 
 JOBS_FILE = "slurm_jobs.json"
+#: the statuses of a finished cell
+DONE = ("done", "skipped-done")
 #: seconds before its time limit that SLURM signals a job to checkpoint (submitit's default 90; a third of the
 #: limit for jobs under 4.5 minutes)
 SIGNAL_DELAY_S = 90
@@ -213,7 +216,8 @@ def submit(suite: Suite, root: Path, launcher: Sequence[str], attempts: int) -> 
     groups: dict[tuple[int, int], list[ModelSpec]] = {}
     for m in suite.models:
         if todo[m.name] and str(jobs.get(m.name, {}).get("job_id")) not in alive:
-            groups.setdefault((suite.slurm.job_gpus(m), suite.slurm.job_minutes(m)), []).append(m)
+            job = suite.slurm.jobs[m.name]
+            groups.setdefault((job.gpus, job.minutes), []).append(m)
     submitted: dict[str, str] = {}
     refused: list[str] = []
     requeues = suite.slurm.max_requeues
@@ -255,7 +259,7 @@ def cell_rows(suite: Suite, root: Path, jobs: dict[str, dict[str, Any]], alive: 
             cell = Cell(m, t)
             row = {**outcome_row(Outcome(cell, "not-run"), "slurm", job_id), **reported.get(cell.label, {})}
             if is_done(root, cell):
-                row["status"] = row["status"] if row["status"] in ("done", "skipped-done") else "done"
+                row["status"] = row["status"] if row["status"] in DONE else "done"
             elif job_id is not None and job_id in alive and cell.label in job.get("cells", []):
                 row["status"] = "running"
             elif job_id is not None and cell.label not in reported:
@@ -275,8 +279,30 @@ def _job_report(root: Path, model: str) -> dict[str, dict[str, Any]]:
     return {r["cell"]: r for r in data.get("cells", []) if isinstance(r, dict) and "cell" in r}
 
 
-def wait(suite: Suite, root: Path, poll: float = 5.0) -> list[dict[str, Any]]:
-    """Until none of the sweep's jobs is queued or running; a progress bar of finished cells."""
+@dataclass(frozen=True)
+class SweepState:
+    """Where a SLURM sweep stands, read once (:func:`sweep_state`): which of its jobs (:data:`JOBS_FILE`) are queued
+    or running, and every cell's row (:func:`cell_rows`)."""
+
+    alive: set[str]
+    rows: list[dict[str, Any]]
+
+    @property
+    def done(self) -> bool:
+        return all(r["status"] in DONE for r in self.rows)
+
+
+def sweep_state(suite: Suite, root: Path, jobs: dict[str, dict[str, Any]] | None = None) -> SweepState:
+    """The sweep's :class:`SweepState` (``jobs``: as read before, else read now), recorded in ``suite_status.json``."""
+    jobs = read_jobs(root) if jobs is None else jobs
+    alive = active_jobs(job_ids(jobs))
+    rows = cell_rows(suite, root, jobs, alive)
+    write_status(root, suite, rows, "slurm")
+    return SweepState(alive, rows)
+
+
+def wait(suite: Suite, root: Path, poll: float = 5.0) -> SweepState:
+    """Until none of the sweep's jobs is queued or running (its last state); a progress bar of finished cells."""
     from tqdm.auto import tqdm
 
     jobs = read_jobs(root)
@@ -284,36 +310,27 @@ def wait(suite: Suite, root: Path, poll: float = 5.0) -> list[dict[str, Any]]:
     bar = tqdm(total=total, desc=f"suite {suite.name} (slurm)", unit="cell", dynamic_ncols=True)
     try:
         while True:
-            alive = active_jobs(job_ids(jobs))
-            rows = cell_rows(suite, root, jobs, alive)
-            done = sum(r["status"] in ("done", "skipped-done") for r in rows)
-            bar.update(done - bar.n)
-            bar.set_postfix_str(f"{len(alive)} job(s) queued or running", refresh=True)
-            if not alive:
-                return rows
+            state = sweep_state(suite, root, jobs)
+            bar.update(sum(r["status"] in DONE for r in state.rows) - bar.n)
+            bar.set_postfix_str(f"{len(state.alive)} job(s) queued or running", refresh=True)
+            if not state.alive:
+                return state
             time.sleep(poll)
     finally:
         bar.close()
 
 
-def status_lines(suite: Suite, rows: list[dict[str, Any]], alive: set[str]) -> list[str]:
+def status_lines(suite: Suite, state: SweepState) -> list[str]:
     """One line per model (job, state, cells done), then one per unfinished cell."""
     lines = []
     for m in suite.models:
-        mine = [r for r in rows if r["model"] == m.name]
-        done = sum(r["status"] in ("done", "skipped-done") for r in mine)
+        mine = [r for r in state.rows if r["model"] == m.name]
+        done = sum(r["status"] in DONE for r in mine)
         job = mine[0]["job_id"] if mine else None
-        state = "no job" if job is None else ("queued or running" if str(job) in alive else "ended")
-        lines.append(f"{m.name}: {done}/{len(mine)} cells done; job {job or '-'}: {state}")
-        lines += [
-            f"  {r['task']}: {r['status']}{': ' + r['detail'] if r['detail'] else ''}"
-            for r in mine
-            if r["status"] not in ("done", "skipped-done")
-        ]
+        where = "no job" if job is None else ("queued or running" if str(job) in state.alive else "ended")
+        lines.append(f"{m.name}: {done}/{len(mine)} cells done; job {job or '-'}: {where}")
+        lines += [f"  {r['task']}: {r['status']}{': ' + r['detail'] if r['detail'] else ''}" for r in mine if r["status"] not in DONE]
     return lines
-
-
-DONE = ("done", "skipped-done")
 
 
 def run_slurm(suite: Suite, root: Path, launcher: Sequence[str], attempts: int, report: bool = True, no_wait: bool = False) -> int:
@@ -326,21 +343,20 @@ def run_slurm(suite: Suite, root: Path, launcher: Sequence[str], attempts: int, 
         print(f"suite: not waiting; where it stands: triangulate suite {suite.path} --output_path {root} --status")
         return 0
     try:
-        rows = wait(suite, root)
+        state = wait(suite, root)
     except KeyboardInterrupt:  # the jobs are the cluster's now: they go on
         print(
             f"suite: stopped waiting; the jobs go on (scancel them to stop): triangulate suite {suite.path} --output_path {root} --status"
         )
         return 130
-    write_status(root, suite, rows, "slurm")
-    return finish(suite, root, rows, report, alive=set())
+    return finish(suite, root, state, report)
 
 
-def finish(suite: Suite, root: Path, rows: list[dict[str, Any]], report: bool, alive: set[str]) -> int:
+def finish(suite: Suite, root: Path, state: SweepState, report: bool) -> int:
     """With every job ended: sizes and the report (as the local executor writes them); 1 when a cell is unfinished."""
-    print("\n".join(status_lines(suite, rows, alive)), file=sys.stderr)
+    print("\n".join(status_lines(suite, state)), file=sys.stderr)
     write_sizes(root, suite)
-    code = 0 if all(r["status"] in DONE for r in rows) else 1
+    code = 0 if state.done else 1
     if report:
         try:
             path = run_report(root, suite)
@@ -356,11 +372,8 @@ def status_command(suite: Suite, root: Path, report: bool = True) -> int:
     """``--status``: where the sweep stands; once no job is left and every cell is done, the report too."""
     if not (root / JOBS_FILE).is_file():
         raise UserError(f"{root} has no SLURM sweep ({JOBS_FILE} missing): start one with --executor slurm")
-    jobs = read_jobs(root)
-    alive = active_jobs(job_ids(jobs))
-    rows = cell_rows(suite, root, jobs, alive)
-    write_status(root, suite, rows, "slurm")
-    if alive or not all(r["status"] in DONE for r in rows):
-        print("\n".join(status_lines(suite, rows, alive)))
-        return 0 if alive else 1
-    return finish(suite, root, rows, report, alive)
+    state = sweep_state(suite, root)
+    if state.alive or not state.done:
+        print("\n".join(status_lines(suite, state)))
+        return 0 if state.alive else 1
+    return finish(suite, root, state, report)

@@ -8,7 +8,7 @@ with limits, seeds and generation kwargs per entry or under ``defaults``. Every 
 
 from __future__ import annotations
 
-import contextlib
+import functools
 import hashlib
 import json
 import os
@@ -17,7 +17,7 @@ import shlex
 from collections.abc import Mapping
 from dataclasses import InitVar, dataclass, field, fields, replace
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import yaml
 
@@ -29,6 +29,9 @@ from multiturn.api import option_problem
 from plumbing.checks import number_problem
 from plumbing.errors import UserError
 from plumbing.secrets import register_model_args
+
+if TYPE_CHECKING:
+    from triangulation.suite.task_index import Resolved
 
 SUITE_KEYS = {
     "name",
@@ -143,11 +146,34 @@ class TaskEntry:
     #: tasks are found, not what they compute: left out of the cell's fingerprint, like our own task folder)
     include_path: tuple[str, ...] = ()
 
+    @functools.cached_property
+    def resolved(self) -> dict[str, Resolved]:
+        """An eval entry's task names, each looked up once in lm-eval's one task index (:func:`task_index.resolve`:
+        known or not, its leaves, or why its tree cannot be built), for the preflight and the contamination twins;
+        {} for a play entry. Made on first read: the index costs up to seconds, and ``--status``, a SLURM job and a
+        suite of play tasks never read it."""
+        if self.runner != "eval":
+            return {}
+        from triangulation.suite.task_index import resolve  # lm-eval's task index: lm_eval
+
+        return {name: resolve(name, self.include_path) for name in self.tasks}
+
+
+@dataclass(frozen=True)
+class SlurmJob:
+    """What one model's SLURM job asks for (:func:`_slurm`): ``gpus`` (its own ``gpus:``; else none for a model that
+    needs no GPU, the chance player or ``engine: api``; else the block's ``gpus_per_model``; the preflight's count too)
+    and ``minutes``, its time limit (its own ``time:``, else the block's ``time``, default 24 h)."""
+
+    gpus: int
+    minutes: int
+
 
 @dataclass(frozen=True)
 class SlurmBlock:
     """The suite's ``slurm:`` block, checked and parsed once (:func:`_slurm`): ``partition``, ``time`` (minutes),
-    ``gpus_per_model``, ``cpus`` and ``mem`` per job, ``sbatch`` extra options, ``setup`` shell lines, ``max_requeues``."""
+    ``gpus_per_model``, ``cpus`` and ``mem`` per job, ``sbatch`` extra options, ``setup`` shell lines, ``max_requeues``;
+    ``jobs``: each model's :class:`SlurmJob` by its name, resolved with it."""
 
     partition: str | None = None
     time: int = DEFAULT_TIME_MIN
@@ -157,17 +183,7 @@ class SlurmBlock:
     sbatch: Mapping[str, Any] = field(default_factory=dict)
     setup: tuple[str, ...] = ()
     max_requeues: int = 3
-
-    def job_gpus(self, model: ModelSpec) -> int:
-        """GPUs of a model's job: its own ``gpus:``; else none for a model that needs no GPU (the chance player,
-        ``engine: api``); else the block's ``gpus_per_model``."""
-        if model.gpus is not None:
-            return model.gpus
-        return 0 if model.engine == "api" or model.weightless else self.gpus_per_model
-
-    def job_minutes(self, model: ModelSpec) -> int:
-        """A model's job time limit in minutes: its own ``time:``, else the block's ``time`` (default 24 h)."""
-        return model.time if model.time is not None else self.time
+    jobs: Mapping[str, SlurmJob] = field(default_factory=dict)
 
 
 @dataclass(frozen=True)
@@ -308,31 +324,35 @@ def role_fingerprint(ref: ModelRef) -> dict[str, Any]:
     return out if ref.given is None else {**out, "model_args": ref.fingerprint()}
 
 
-def _role(path: Path, where: str, value: Any) -> ModelRef | None:
+def _role(path: Path, where: str, value: Any) -> tuple[str | None, str | Mapping[str, Any] | None] | None:
+    """A judge's or second player's entry, checked: its ``(model, model_args)`` as written (None: not given)."""
     if value is None:
         return None
     entry = _check_keys(path, where, value, ROLE_KEYS)
     if "model" not in entry and "model_args" not in entry:
         raise _fail(path, where, "needs model and/or model_args")
-    args = entry.get("model_args")
-    if args is not None and not isinstance(args, (str, Mapping)):
+    return entry.get("model"), _model_args(path, where, entry.get("model_args"))
+
+
+def _model_args(path: Path, where: str, value: Any) -> str | Mapping[str, Any] | None:
+    if value is not None and not isinstance(value, (str, Mapping)):
         raise _fail(path, where, "model_args must be a 'k=v,k2=v2' string or a mapping")
-    return ModelRef.parse(entry.get("model"), args)  # the one parse of this role's model_args
+    return value
 
 
 def _model(path: Path, i: int, entry: Any) -> ModelSpec:
     where = f"models[{i}]"
     entry = _check_keys(path, where, entry, MODEL_KEYS)
-    args = entry.get("model_args")
-    if args is not None and not isinstance(args, (str, Mapping)):
-        raise _fail(path, where, "model_args must be a 'k=v,k2=v2' string or a mapping")
-    ref = ModelRef.parse(entry.get("model"), args)  # the one parse of this model's model_args
+    args = _model_args(path, where, entry.get("model_args"))
+    roles = [_role(path, f"{where}.{role}", entry.get(role)) for role in ("judge", "player_b")]
+    # the entry checked whole, its models are made: the one parse of the model's and each role's model_args
+    ref = ModelRef.parse(entry.get("model"), args)
+    judge, player_b = (None if role is None else ModelRef.parse(*role) for role in roles)
     parsed = None if args is None else ref.args_dict()
     name = entry.get("name") or ref.label
     if not isinstance(name, str) or not LABEL.match(name) or len(name) > MAX_LABEL_CHARS:
         raise _fail(path, where, f"name {name!r} must be at most {MAX_LABEL_CHARS} letters, digits, '.', '_', '+', '-' (it names a folder)")
     size = entry.get("size")
-    judge, player_b = _role(path, f"{where}.judge", entry.get("judge")), _role(path, f"{where}.player_b", entry.get("player_b"))
     register_model_args(parsed, *(role.args for role in (judge, player_b) if role is not None))  # scrubbed from every line
     serving = _serving(path, where, entry, parsed)
     return ModelSpec(
@@ -474,7 +494,7 @@ def _entry_of(name: str, runner: str, tasks: list[TaskEntry]) -> int | None:
 
 def _members(entry: TaskEntry) -> set[str]:
     """The tasks an entry's groups hold: play groups by the side runner's registry, lm-eval groups and tags by lm-eval's
-    own task index (loaded only when a ``contamination:`` task is listed by no entry directly)."""
+    own task index (:attr:`TaskEntry.resolved`; read only when a ``contamination:`` task is listed by no entry directly)."""
     if entry.runner == "play":
         from multiturn.api import expand
 
@@ -482,13 +502,7 @@ def _members(entry: TaskEntry) -> set[str]:
             return set(expand(list(entry.tasks)))
         except UserError:
             return set()
-    from triangulation.suite.task_index import UnbuildableTree, leaves
-
-    out: set[str] = set()
-    for task in entry.tasks:
-        with contextlib.suppress(UnbuildableTree):
-            out.update(leaf.name for leaf in leaves(task, entry.include_path))
-    return out
+    return {leaf.name for found in entry.resolved.values() for leaf in found.leaves}
 
 
 #: a suite file larger than this is refused unread (suites are a few KB)
@@ -559,7 +573,7 @@ def load_suite(path: Path | str) -> Suite:
             raise _fail(path, kind, f"two entries are named {dup[0]!r}; give one a different `name:`")
     name = str(data.get("name") or path.stem)
     report = _report(path, data.get("report"), name)
-    slurm = _slurm(path, data.get("slurm"))
+    slurm = _slurm(path, data.get("slurm"), models)
     sizes = data.get("sizes") or {}
     if not isinstance(sizes, Mapping):
         raise _fail(path, "sizes", "must map model names to billions of parameters")
@@ -610,26 +624,35 @@ def _external(path: Path, spec: str) -> str:
     return f"{label}={_report_path(path, file)}" if sep else str(_report_path(path, file))
 
 
-def _slurm(path: Path, value: Any) -> SlurmBlock:
+def _slurm(path: Path, value: Any, models: list[ModelSpec]) -> SlurmBlock:
     """The ``slurm:`` block: ``partition``, ``time`` (minutes or "H:MM:SS"), ``gpus_per_model`` (overrides each
     model's ``gpus``), ``cpus`` and ``mem`` (per job, e.g. "32G"), ``sbatch`` (extra options, a mapping),
-    ``setup`` (shell lines run before each job, e.g. ``module load cuda``)."""
+    ``setup`` (shell lines run before each job, e.g. ``module load cuda``); with each model's :class:`SlurmJob`."""
     block = _check_keys(path, "slurm", value or {}, SLURM_KEYS)
     numbers = {key: _number(path, "slurm", key, block[key], int) for key in ("gpus_per_model", "cpus", "max_requeues") if key in block}
     if "sbatch" in block and not isinstance(block["sbatch"], Mapping):
         raise _fail(path, "slurm.sbatch", "must be a mapping of sbatch options (e.g. account: myproj, qos: high)")
     if "setup" in block and not (isinstance(block["setup"], list) and all(isinstance(x, str) for x in block["setup"])):
         raise _fail(path, "slurm.setup", "must be a list of shell lines")
+    minutes = _time(path, "slurm", block["time"]) if "time" in block else DEFAULT_TIME_MIN
+    per_model = numbers.get("gpus_per_model", 1)
     return SlurmBlock(
         partition=str(block["partition"]) if block.get("partition") else None,
-        time=_time(path, "slurm", block["time"]) if "time" in block else DEFAULT_TIME_MIN,
-        gpus_per_model=numbers.get("gpus_per_model", 1),
+        time=minutes,
+        gpus_per_model=per_model,
         cpus=numbers.get("cpus") or None,
         mem=str(block["mem"]) if block.get("mem") else None,
         sbatch={str(k): v for k, v in (block.get("sbatch") or {}).items()},
         setup=tuple(block.get("setup") or ()),
         max_requeues=numbers.get("max_requeues", 3),
+        jobs={m.name: SlurmJob(_job_gpus(m, per_model), minutes if m.time is None else m.time) for m in models},
     )
+
+
+def _job_gpus(model: ModelSpec, per_model: int) -> int:
+    if model.gpus is not None:
+        return model.gpus
+    return 0 if model.engine == "api" or model.weightless else per_model
 
 
 def time_minutes(value: Any) -> int:

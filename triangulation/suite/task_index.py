@@ -15,6 +15,7 @@ from __future__ import annotations
 import contextlib
 import functools
 from collections.abc import Iterator, Sequence
+from dataclasses import dataclass
 from typing import Any
 
 from lm_eval.api.group import Group
@@ -137,9 +138,9 @@ def tree(name: str, include: tuple[str, ...] = ()) -> Group | list[Task] | Task 
 
 def leaves(name: str, include: tuple[str, ...] = ()) -> list[LeafRef]:
     """The leaf tasks of a task, group or tag, in lm-eval's order (a name not in the index is its own leaf)."""
-    built = tree(name, include)
-    if built is None:
+    if entry(name, include) is None:
         return [LeafRef(name, {})]
+    built = tree(name, include)
     if isinstance(built, Group):
         return list(built.get_all_tasks())
     return list(built) if isinstance(built, list) else [built]
@@ -153,24 +154,61 @@ def groups(name: str, include: tuple[str, ...] = ()) -> dict[str, Group]:
     return {built.name: built} | {g.name: g for g in built.get_all_groups()}
 
 
-def leaf_entries(name: str, include: tuple[str, ...] = ()) -> list[Any] | None:
-    """The index entries of the named leaf tasks of a task, group or tag (inline tasks have none); None when
-    lm-eval knows no such name. Raises :class:`UnbuildableTree` when lm-eval cannot build its tree."""
-    if entry(name, include) is None:
+@dataclass(frozen=True)
+class Resolved:
+    """One task name looked up once in lm-eval's task index (:func:`resolve`): whether the index knows it, its leaf
+    tasks in lm-eval's order (a name the index does not know is its own leaf), or why lm-eval cannot build its tree
+    (then no leaves). A suite's eval entry holds one per task name (``TaskEntry.resolved``)."""
+
+    name: str
+    known: bool
+    leaves: tuple[LeafRef, ...] = ()
+    refusal: str | None = None
+
+    @property
+    def entries(self) -> list[Any]:
+        """The index entries of the named leaf tasks (inline tasks have none)."""
+        return [leaf.entry for leaf in self.leaves if leaf.entry is not None]
+
+    @property
+    def output_types(self) -> set[str] | None:
+        """The ``output_type``s of its leaves (``unknown`` where lm-eval's tree cannot tell); None when the index
+        does not know the name."""
+        if not self.known:
+            return None
+        if self.refusal is not None:
+            return {"unknown"}
+        return {str(_leaf_config(leaf).get("output_type") or "unknown") for leaf in self.leaves}
+
+    @property
+    def split_refusal(self) -> str | None:
+        """Why ``split: true`` cannot run it as one cell per leaf and merge it back faithfully (None: it can). A leaf
+        run alone must compute what it computes inside the group: refused when the group passes a leaf options of
+        its own (``num_fewshot``, a prompt, ...) or defines a task inline."""
+        if self.refusal is not None:
+            return self.refusal
+        for leaf in self.leaves:
+            if leaf.inline is not None:
+                return f"its member {leaf.task_name!r} is a task defined inline in the group, not a task of its own"
+            if leaf.overrides:
+                return f"the group passes its member {leaf.task_name!r} options of its own ({', '.join(sorted(leaf.overrides))})"
         return None
-    return [leaf.entry for leaf in leaves(name, include) if leaf.entry is not None]
+
+
+@functools.cache
+def resolve(name: str, include: tuple[str, ...] = ()) -> Resolved:
+    """``name`` (a task, group or tag) looked up in the index and its tree built, once per process (:class:`Resolved`)."""
+    if entry(name, include) is None:
+        return Resolved(name, False, (LeafRef(name, {}),))
+    try:
+        return Resolved(name, True, tuple(leaves(name, include)))
+    except UnbuildableTree as exc:
+        return Resolved(name, True, refusal=str(exc))
 
 
 def output_types(name: str, include: tuple[str, ...] = ()) -> set[str] | None:
-    """The ``output_type``s of the leaves of a task, group or tag (``unknown`` where lm-eval's tree cannot
-    tell); None when lm-eval knows no such name."""
-    if entry(name, include) is None:
-        return None
-    try:
-        found = leaves(name, include)
-    except UnbuildableTree:
-        return {"unknown"}
-    return {str(_leaf_config(leaf).get("output_type") or "unknown") for leaf in found}
+    """The ``output_type``s of the leaves of a task, group or tag (:attr:`Resolved.output_types`)."""
+    return resolve(name, include).output_types
 
 
 def _leaf_config(leaf: LeafRef) -> dict[str, Any]:
@@ -186,16 +224,5 @@ def eval_leaves(tasks: Sequence[str], include: tuple[str, ...] = ()) -> list[str
 
 
 def split_refusal(name: str, include: tuple[str, ...] = ()) -> str | None:
-    """Why ``split: true`` cannot run lm-eval group/tag ``name`` as one cell per leaf and merge it back
-    faithfully (None: it can). A leaf run alone must compute what it computes inside the group: refused
-    when the group passes a leaf options of its own (``num_fewshot``, a prompt, ...) or defines a task inline."""
-    try:
-        found = leaves(name, include)
-    except UnbuildableTree as exc:
-        return str(exc)
-    for leaf in found:
-        if leaf.inline is not None:
-            return f"its member {leaf.task_name!r} is a task defined inline in the group, not a task of its own"
-        if leaf.overrides:
-            return f"the group passes its member {leaf.task_name!r} options of its own ({', '.join(sorted(leaf.overrides))})"
-    return None
+    """Why ``split: true`` cannot run lm-eval group/tag ``name`` as one cell per leaf (:attr:`Resolved.split_refusal`)."""
+    return resolve(name, include).split_refusal
