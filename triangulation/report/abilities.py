@@ -31,7 +31,7 @@ import yaml
 
 from plumbing.errors import UserError
 from triangulation.report.kendall import kendall_pair, model_set
-from triangulation.runs.results_io import Run, main_metric, metric_values
+from triangulation.runs.results_io import NO_SCORE, Run, metric_values
 
 PAPER_VIEW, EXTENDED_VIEW = "paper", "extended"
 
@@ -198,7 +198,7 @@ def apply_subtask_exclusions(table: pd.DataFrame, runs: list[Run], taxonomy: Tax
 
 
 def _group_metric(group: str, run: Run, taxonomy: Taxonomy) -> str:
-    name, _ = main_metric(group, run, taxonomy.main_metrics)
+    name, _ = run.main.get(group, NO_SCORE)
     return name.split("+")[0] if name else "acc_norm"
 
 

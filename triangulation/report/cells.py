@@ -1,7 +1,7 @@
 """What stands behind each leaderboard cell: its n, the share of replies that parsed, the score on items
 with a parsed reply, an interval for small (``--limit``) runs, and the odd/even halves for reliability.
 
-Read from the item-level records a run wrote next to its results (``Run.samples``): the episodes of
+Read from the item-level records a run wrote next to its results (``Run.records``, read once): the episodes of
 ``triangulate play`` (per-episode ``scores``) and the samples of lm-eval ``--log_samples`` (per-document
 metric values). No family is named here: the parse share is the first
 per-item metric named in :data:`PARSE_METRICS` that a task reports.
@@ -19,8 +19,7 @@ from typing import Any
 
 import numpy as np
 
-from plumbing.jsonio import read_jsonl
-from triangulation.runs.results_io import Run, main_metric
+from triangulation.runs.results_io import NO_SCORE, Run
 
 #: per-item metrics that say which share of a model's replies the task could read (1 = every reply parsed):
 #: the cognitive tests' ``parse_rate``, GlobalGroup's and Connections' ``parsed``, clembench's
@@ -92,10 +91,7 @@ def item_records(run: Run, task: str) -> list[Mapping[str, Any]]:
 
 def keyed_item_records(run: Run, task: str) -> list[tuple[str, Mapping[str, Any]]]:
     """:func:`item_records` with each item's key: an episode's ``id``, an lm-eval sample's ``doc_id``."""
-    path = run.samples.get(task)
-    if path is None:
-        return []
-    records = list(read_jsonl(path))  # scores are plain values: no need to decode an episode record's replies
+    records = run.records.get(task, [])
     if records and "scores" in records[0] and "doc_id" not in records[0]:
         wanted = run.episode_ids.get(task)  # the episodes the run's score comes from (a smaller --limit rerun: fewer)
         return [
@@ -124,7 +120,7 @@ def item_score(record: Mapping[str, Any], names: list[str]) -> float:
 
 def run_cell(run: Run, task: str, overrides: Mapping[str, Any]) -> LeaderboardCell | None:
     """The :class:`LeaderboardCell` of ``task`` in ``run``; None when the run wrote no item-level records for it."""
-    metric, _ = main_metric(task, run, overrides)
+    metric, _ = run.main.get(task, NO_SCORE)
     records = item_records(run, task)
     if not metric or not records:
         return None

@@ -12,14 +12,16 @@ from __future__ import annotations
 import math
 import re
 import sys
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from fnmatch import fnmatchcase
 from pathlib import Path
 from typing import Any
 
 from models.ref import ModelRef, unique_report_ids
+from plumbing import run_folder
 from plumbing.errors import UserError
+from plumbing.jsonio import Records, TornLines, read_jsonl
 from plumbing.run_folder import EPISODE_IDS_KEY, ResultsFile
 
 NON_METRIC_KEYS = {"alias", "name", "sample_len", "samples", " "}
@@ -41,6 +43,8 @@ class Run:
     episode_ids: dict[str, set[str]] = field(default_factory=dict)  # task -> the episodes its numbers come from (play)
     config: dict[str, Any] = field(default_factory=dict)  # the results file's ``config`` (the run's settings)
     ref: ModelRef | None = None  # the model the file scored, made once from its ``config`` (None: named by ``model`` only)
+    records: dict[str, Records] = field(default_factory=dict)  # task -> the records of ``samples[task]``, read once (read_runs)
+    main: dict[str, tuple[str, float]] = field(default_factory=dict)  # task -> (main metric, value), computed once (read_runs)
 
     def top_level_tasks(self, max_members: int = 12) -> list[str]:
         """Tasks to list as benchmarks: a group of more than ``max_members`` tasks (mmlu's subjects,
@@ -59,6 +63,64 @@ class Run:
 def seed_replicas(group: str, members: list[str]) -> bool:
     """True when every member of ``group`` is ``<group>_seed_<k>``: one benchmark run under several seeds."""
     return bool(members) and all(re.fullmatch(rf"{re.escape(group)}_seed_\d+", m) for m in members)
+
+
+#: the main metric of a task a run has no number for (:func:`main_metric`'s answer then)
+NO_SCORE = ("", math.nan)
+
+
+@dataclass
+class RunSet:
+    """Everything one command reads under its results folders, each file read once (:func:`read_runs`): the results
+    files, the runs made of them (each with its main scores and item records), every per-sample file found under the
+    folders (``(task, kind, path)`` of :func:`plumbing.run_folder.record_files`: what the episode viewer shows) and
+    the records of every per-sample file read, by path."""
+
+    files: list[ResultsFile]
+    runs: list[Run]
+    found: list[tuple[str, str, Path]]
+    records: dict[Path, Records]
+
+    @property
+    def torn(self) -> TornLines:
+        """The per-sample files whose torn last line was skipped (a run killed mid-write)."""
+        return TornLines({path: records.skipped for path, records in self.records.items() if records.skipped})
+
+
+def read_runs(roots: Sequence[Path], overrides: Mapping[str, Any] | None = None, labels: Mapping[Path, str] | None = None) -> RunSet:
+    """Read every results file and per-sample file under ``roots`` once: each run named (:func:`name_models`;
+    ``labels``: folder -> the suite label of the model whose runs it holds), with its item records and its main scores
+    (:func:`main_metric` with ``overrides``, once per task)."""
+    from tqdm.auto import tqdm
+
+    paths = [f for root in roots for f in run_folder.results_files(root)]
+    files = [ResultsFile.read(f) for f in tqdm(paths, desc="reading results", unit="file", disable=len(paths) < 5)]
+    found = run_folder.record_files(roots)
+    runs = [run_of(f) for f in files]
+    wanted = dict.fromkeys([path for _, _, path in found] + [path for run in runs for path in run.samples.values()])
+    records = {path: read_records(path) for path in wanted}
+    for run in runs:
+        complete_run(run, overrides, records)
+    name_models(runs, labels)  # two models whose paths end in the same folder name keep two rows
+    return RunSet(files, runs, found, records)
+
+
+def complete_run(run: Run, overrides: Mapping[str, Any] | None, records: Mapping[Path, Records]) -> Run:
+    """``run`` with its item records (``records``: path -> the records read) and its main scores (:func:`main_metric`
+    with ``overrides``) set, each once."""
+    run.records = {task: records[path] for task, path in run.samples.items()}
+    run.main = {task: main_metric(task, run, overrides) for task in run.results}
+    return run
+
+
+def read_records(path: Path) -> Records:
+    """The records of one per-sample file: an lm-eval samples file as stored, a play episodes file decoded
+    (:func:`multiturn.api.read_episodes`); a torn last line is skipped and counted (``Records.skipped``)."""
+    if run_folder.is_samples_file(path):
+        return read_jsonl(path)
+    from multiturn.api import read_episodes  # lm-eval's utilities, which nothing else here loads
+
+    return read_episodes(path)
 
 
 def read_run(path: Path) -> Run:
@@ -172,4 +234,4 @@ def main_metric(task: str, run: Run, overrides: Mapping[str, Any] | None = None)
     if values:
         name = next(iter(values))
         return name, values[name]
-    return "", math.nan
+    return NO_SCORE

@@ -16,20 +16,20 @@ import math
 import re
 from collections import defaultdict
 from collections.abc import Iterable, Iterator, Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 
 from tqdm.auto import tqdm
 
 from models.ref import ModelRef, unique_report_ids
-from multiturn.api import TurnView, read_episodes
+from multiturn.api import TurnView
 from plumbing import run_folder
 from plumbing.atomic import write_text
 from plumbing.errors import UserError
-from plumbing.jsonio import read_jsonl
+from plumbing.jsonio import Records
 from plumbing.run_folder import ResultsFile
 from triangulation.html import esc, script_json
-from triangulation.runs.results_io import say_renamed
+from triangulation.runs.results_io import RunSet, read_records, say_renamed
 from triangulation.viewer.episodes import ROLE_LABELS, Episode, from_record, from_sample, play_task
 
 PAGE_SIZE = 50
@@ -97,15 +97,16 @@ def page_name(task: str, part: int = 1) -> str:
 
 @dataclass(frozen=True)
 class RecordFile:
-    """One file of per-sample records under the viewer's roots, found once (:func:`find_episode_files`): its task,
-    kind (``"play"`` episodes or lm-eval ``"samples"``), path, its model's unique name and the newest results file of
-    its folder that reports its task (None when none does)."""
+    """One file of per-sample records under the viewer's roots, found and read once (:func:`find_episode_files`): its
+    task, kind (``"play"`` episodes or lm-eval ``"samples"``), path, its model's unique name, the newest results file of
+    its folder that reports its task (None when none does) and its records."""
 
     task: str
     kind: str
     path: Path
     model: str
     results: ResultsFile | None
+    records: Records = field(compare=False, repr=False)
 
     @property
     def task_args(self) -> dict:
@@ -131,25 +132,52 @@ def model_names(newest: Mapping[Path, ResultsFile | None]) -> dict[Path, str]:
 
 def find_episode_files(roots: Iterable[Path]) -> list[RecordFile]:
     """Every play episodes file and the latest lm-eval samples file of each model and task under ``roots``
-    (:func:`plumbing.run_folder.record_files`), each folder's results files read once."""
+    (:func:`plumbing.run_folder.record_files`), each read once, as each folder's results files."""
     found = run_folder.record_files(roots)
     stored = {
         folder: list(run_folder.newest_first(folder.glob(run_folder.RESULTS_GLOB)))
         for folder in dict.fromkeys(p.parent for _, _, p in found)
     }
+    return record_files(found, stored, {path: read_records(path) for _, _, path in found})
+
+
+def run_set_files(read: RunSet) -> list[RecordFile]:
+    """The per-sample files of the folders that hold the results files ``read`` (:func:`~triangulation.runs.results_io.read_runs`)
+    read, made of what it read (no file is read again)."""
+    folders: dict[Path, list[Path]] = {}
+    for file in read.files:
+        folders.setdefault(file.path.parent, []).append(file.path)
+    by_path = {file.path: file for file in read.files}
+    found = [(task, kind, path) for task, kind, path in read.found if path.parent in folders]
+    stored = {
+        folder: [by_path[p] for p in reversed(run_folder.oldest_first(folders[folder]))]
+        for folder in dict.fromkeys(p.parent for _, _, p in found)
+    }
+    return record_files(found, stored, read.records)
+
+
+def record_files(
+    found: list[tuple[str, str, Path]], stored: Mapping[Path, list[ResultsFile]], records: Mapping[Path, Records]
+) -> list[RecordFile]:
+    """``found`` (``(task, kind, path)``) as :class:`RecordFile`\\ s, given each folder's results files, newest first,
+    and each file's records."""
     models = model_names({folder: files[0] if files else None for folder, files in stored.items()})
     return [
-        RecordFile(task, kind, path, models[path.parent], next((f for f in stored[path.parent] if task in f.results), None))
+        RecordFile(task, kind, path, models[path.parent], next((f for f in stored[path.parent] if task in f.results), None), records[path])
         for task, kind, path in found
     ]
 
 
 def load_episodes(roots: Iterable[Path]) -> dict[str, list[Episode]]:
-    """task -> episodes of every model under ``roots`` (a torn last line is skipped and counted:
-    :func:`plumbing.run_folder.torn_lines`)."""
+    """task -> episodes of every model under ``roots`` (:func:`find_episode_files`)."""
+    return episodes_by_task(find_episode_files(roots))
+
+
+def episodes_by_task(found: Iterable[RecordFile]) -> dict[str, list[Episode]]:
+    """task -> episodes of every file ``found`` (a torn last line was skipped and counted as it was read)."""
     tasks: dict[str, list[Episode]] = defaultdict(list)
-    for found in find_episode_files(roots):
-        tasks[found.task].extend(file_episodes(found))
+    for file in found:
+        tasks[file.task].extend(file_episodes(file))
     return dict(sorted(tasks.items()))
 
 
@@ -157,8 +185,8 @@ def file_episodes(found: RecordFile) -> list[Episode]:
     """The episodes of one file that :func:`find_episode_files` found."""
     if found.kind == "play":
         spec = play_task(found.task, found.task_args)
-        return [from_record(record, found.model, spec) for record in read_episodes(found.path)]
-    return [from_sample(record, found.model, found.task) for record in read_jsonl(found.path)]
+        return [from_record(record, found.model, spec) for record in found.records]
+    return [from_sample(record, found.model, found.task) for record in found.records]
 
 
 # --- rendering ---------------------------------------------------------------------------------
@@ -317,14 +345,19 @@ def render_index(
     )
 
 
-def write_viewer(
-    roots: Iterable[Path], out: Path, report: str | None = None, groups: dict[str, list[str]] | None = None
+def write_viewer(roots: Iterable[Path], out: Path) -> dict[str, Path]:
+    """Write ``out/<task>.html`` for every task with episodes or samples under ``roots`` and ``out/index.html``;
+    returns task -> page path (empty when nothing was found)."""
+    return write_pages(load_episodes(roots), out)
+
+
+def write_pages(
+    tasks: dict[str, list[Episode]], out: Path, report: str | None = None, groups: dict[str, list[str]] | None = None
 ) -> dict[str, Path]:
-    """Write ``out/<task>.html`` for every task with episodes or samples under ``roots`` and ``out/index.html``
-    (each linking back to ``report``, a URL relative to ``out``, when given; the index lists each of ``groups``'
-    task pages under the anchor :func:`group_anchor`); returns task -> page path (empty when nothing was found)."""
+    """Write ``out/<task>.html`` for every task of ``tasks`` (task -> its episodes: :func:`load_episodes`) and
+    ``out/index.html`` (each linking back to ``report``, a URL relative to ``out``, when given; the index lists each of
+    ``groups``' task pages under the anchor :func:`group_anchor`); returns task -> page path (empty when there is none)."""
     out = Path(out)
-    tasks = load_episodes(roots)
     if not tasks:
         return {}
     out.mkdir(parents=True, exist_ok=True)

@@ -15,7 +15,7 @@
 from __future__ import annotations
 
 import math
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -23,10 +23,8 @@ import pandas as pd
 
 from custom_metrics.connections import matched_names, reasoning_flags, score_connections
 from custom_metrics.globalgroup import doc_pool
-from multiturn.api import read_episodes
 from plumbing.csvio import write_csv
 from plumbing.errors import UserError
-from plumbing.jsonio import read_jsonl
 from plumbing.run_folder import is_episodes_file, is_samples_file
 from triangulation.html import Image, Section, Table, Text
 from triangulation.report import plots
@@ -220,17 +218,17 @@ def by_game(runs: Iterable[Run]) -> pd.DataFrame:
     """One row per (model, game) played both ways (lm-eval sample ``doc.id`` = play episode ``id``), in the
     static file's order: ``model``, ``id``, ``static_<metric>`` and ``interactive_<metric>``. Per model the
     last run of each task counts; failed episodes and a truncated last episode line are left out."""
-    static: dict[str, Path] = {}
-    episodes: dict[str, Path] = {}
+    static: dict[str, list[Mapping[str, Any]]] = {}
+    episodes: dict[str, list[Mapping[str, Any]]] = {}
     for run in runs:
         for task, files, kind in (("connections", static, is_samples_file), ("connections_interactive", episodes, is_episodes_file)):
             path = run.samples.get(task)
             if path is not None and kind(path):
-                files[run.model] = Path(path)
+                files[run.model] = run.records.get(task, [])
     rows = []
     for model in sorted(static.keys() & episodes.keys()):
-        played = {str(r["id"]): r for r in read_episodes(episodes[model]) if not r.get("failed")}
-        for sample in read_jsonl(static[model]):
+        played = {str(r["id"]): r for r in episodes[model] if not r.get("failed")}
+        for sample in static[model]:
             doc = sample.get("doc") if isinstance(sample.get("doc"), dict) else {}
             game = played.get(str(doc.get("id")))
             if game is None:

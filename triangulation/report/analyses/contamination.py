@@ -33,7 +33,7 @@ import pandas as pd
 from datasets_build.fresh_names import published_of
 from datasets_build.matched import DEFAULT_SEED, PRIVATE
 from plumbing.csvio import write_csv
-from plumbing.jsonio import read_json, read_jsonl
+from plumbing.jsonio import read_json
 from plumbing.stats import benjamini_hochberg, paired_delta
 from triangulation.html import Section, Table, Text
 from triangulation.report.cells import keyed_item_records
@@ -100,8 +100,7 @@ def fresh_seed(run: Run, task: str) -> str:
     """Which seed made the fresh side, never a private seed's value: ``private``, ``public default (seed N)``,
     ``public (seed N)``, or ``unknown``; read from the first item (a GlobalGroup doc's ``id``
     ``<config>_fresh<seed>_<i>``, a Taboo episode instance's ``fresh_seed``)."""
-    path = run.samples.get(task)
-    first = next(iter(read_jsonl(path)), None) if path is not None and path.is_file() else None
+    first = next(iter(run.records.get(task, [])), None)
     if not isinstance(first, Mapping):
         return "unknown"
     instance = first.get("instance") if isinstance(first.get("instance"), Mapping) else {}
