@@ -118,7 +118,7 @@ def build_report(
         episode_pages=write_pages(
             episodes_by_task(run_set_files(read)), out / "episodes", report="../report.html", groups=leaf_groups(runs)
         ),
-        cells=cells(runs, taxonomy.main_metrics, set(scores.table.columns)),
+        cells=cells(runs, set(scores.table.columns)),
     )
     built = []
     for builder in tqdm(SECTIONS, desc="report", unit="section"):

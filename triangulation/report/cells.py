@@ -118,7 +118,7 @@ def item_score(record: Mapping[str, Any], names: list[str]) -> float:
     return float(np.mean(values)) if values and not any(math.isnan(v) for v in values) else math.nan
 
 
-def run_cell(run: Run, task: str, overrides: Mapping[str, Any]) -> LeaderboardCell | None:
+def run_cell(run: Run, task: str) -> LeaderboardCell | None:
     """The :class:`LeaderboardCell` of ``task`` in ``run``; None when the run wrote no item-level records for it."""
     metric, _ = run.main.get(task, NO_SCORE)
     records = item_records(run, task)
@@ -132,22 +132,22 @@ def run_cell(run: Run, task: str, overrides: Mapping[str, Any]) -> LeaderboardCe
     return cell
 
 
-def cells(runs: list[Run], overrides: Mapping[str, Any], tasks: set[str]) -> dict[tuple[str, str], LeaderboardCell]:
+def cells(runs: list[Run], tasks: set[str]) -> dict[tuple[str, str], LeaderboardCell]:
     """(model, task) -> :class:`LeaderboardCell` for the given tasks; the latest run of a model and task wins (as in the scores)."""
     out: dict[tuple[str, str], LeaderboardCell] = {}
     for run in sorted(runs, key=lambda r: r.date):
         for task in run.results:
             if task in tasks:
-                cell = run_cell(run, task, overrides) or group_cell(run, task, overrides)
+                cell = run_cell(run, task) or group_cell(run, task)
                 if cell is not None:
                     out[(run.model, task)] = cell
     return out
 
 
-def group_cell(run: Run, group: str, overrides: Mapping[str, Any], depth: int = 0) -> LeaderboardCell | None:
+def group_cell(run: Run, group: str, depth: int = 0) -> LeaderboardCell | None:
     """A group's cell pools its members' items (recursively: lm_pragmatics -> its 7 tests -> 5 seeds each)."""
     members = run.group_subtasks.get(group, [])
-    parts = [run_cell(run, m, overrides) or (group_cell(run, m, overrides, depth + 1) if depth < 4 else None) for m in members]
+    parts = [run_cell(run, m) or (group_cell(run, m, depth + 1) if depth < 4 else None) for m in members]
     parts = [c for c in parts if c is not None]
     if not parts:
         return None

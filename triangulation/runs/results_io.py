@@ -123,9 +123,11 @@ def read_records(path: Path) -> Records:
     return read_episodes(path)
 
 
-def read_run(path: Path) -> Run:
-    """Parse one results JSON; unreadable or foreign files raise a one-line UserError."""
-    return run_of(ResultsFile.read(path))
+def read_run(path: Path, overrides: Mapping[str, Any] | None = None) -> Run:
+    """Parse one results JSON, with its item records and main scores (``overrides``: :func:`main_metric`'s); unreadable
+    or foreign files raise a one-line UserError."""
+    run = run_of(ResultsFile.read(path))
+    return complete_run(run, overrides, {p: read_records(p) for p in run.samples.values()})
 
 
 def run_of(file: ResultsFile) -> Run:
