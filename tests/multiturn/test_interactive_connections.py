@@ -319,7 +319,8 @@ def test_report_joins_static_samples_and_episodes_game_by_game(tmp_path):
         Run("model-a", tmp_path / "results_2.json", "2", {"connections_interactive": {}}, samples={"connections_interactive": episodes}),
         Run("model-b", tmp_path / "results_3.json", "3", {"connections": {}}, samples={"connections": static}),  # never played
     ]
-    runs = [complete_run(run, None, {p: read_records(p) for p in run.samples.values()}) for run in runs]  # as the report reads them
+    kinds = {static: "samples", episodes: "play"}
+    runs = [complete_run(run, None, {p: read_records(p, kinds[p]) for p in run.samples.values()}) for run in runs]  # as the report reads
     section = analyses_connections.build(runs, tmp_path)
     rows = pd.read_csv(tmp_path / "connections_by_game.csv")
     assert list(rows.columns[:3]) == ["model", "id", "static_unweighted_clustering"]

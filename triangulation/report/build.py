@@ -20,7 +20,8 @@ from triangulation.report.context import ReportContext, leaf_groups
 from triangulation.report.external import External
 from triangulation.report.leaderboard_file import write_leaderboard_files
 from triangulation.runs.results_io import NO_SCORE, Run, RunSet
-from triangulation.viewer.pages import episodes_by_task, run_set_files, write_pages
+from triangulation.viewer.episodes import episodes_by_task
+from triangulation.viewer.pages import write_pages
 
 
 @dataclass
@@ -101,9 +102,10 @@ def build_report(
     runs = read.runs
     out.mkdir(parents=True, exist_ok=True)
     scores = collect_scores(runs, externals, taxonomy, include_subtasks)
-    write_csv(scores.table, out / "scores.csv")
     analytic = analytic_chance(runs, scores.metrics)
     write_leaderboard_files(scores.table, scores.metrics, {r.model for r in runs}, out, analytic)  # Open LLM Leaderboard shape
+    write_csv(scores.table, out / "scores.csv")
+    episodes = episodes_by_task(read.record_files)  # the per-sample files as read, no file read again
     ctx = ReportContext(
         runs=runs,
         externals=externals,
@@ -115,9 +117,7 @@ def build_report(
         judge=judge,
         sizes=sizes or {},
         scatter=scatter,
-        episode_pages=write_pages(
-            episodes_by_task(run_set_files(read)), out / "episodes", report="../report.html", groups=leaf_groups(runs)
-        ),
+        episode_pages=write_pages(episodes, out / "episodes", report="../report.html", groups=leaf_groups(runs)),
         cells=cells(runs, set(scores.table.columns)),
     )
     built = []

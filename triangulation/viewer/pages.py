@@ -14,9 +14,7 @@ from __future__ import annotations
 
 import math
 import re
-from collections import defaultdict
 from collections.abc import Iterable, Iterator, Mapping
-from dataclasses import dataclass, field
 from pathlib import Path
 
 from tqdm.auto import tqdm
@@ -29,8 +27,9 @@ from plumbing.errors import UserError
 from plumbing.jsonio import Records
 from plumbing.run_folder import ResultsFile
 from triangulation.html import esc, script_json
-from triangulation.runs.results_io import RunSet, read_records, say_renamed
-from triangulation.viewer.episodes import ROLE_LABELS, Episode, from_record, from_sample, play_task
+from triangulation.runs.results_io import RecordFile, read_records, say_renamed
+from triangulation.viewer.episodes import ROLE_LABELS, Episode, episodes_by_task
+from triangulation.viewer.episodes import file_episodes as file_episodes  # export's reader of one file
 
 PAGE_SIZE = 50
 #: episodes per HTML file: a task with more gets ``<task>-2.html``, ``<task>-3.html`` ... (each file stays a few
@@ -95,25 +94,6 @@ def page_name(task: str, part: int = 1) -> str:
     return f"{stem}.html" if part == 1 else f"{stem}-{part}.html"
 
 
-@dataclass(frozen=True)
-class RecordFile:
-    """One file of per-sample records under the viewer's roots, found and read once (:func:`find_episode_files`): its
-    task, kind (``"play"`` episodes or lm-eval ``"samples"``), path, its model's unique name, the newest results file of
-    its folder that reports its task (None when none does) and its records."""
-
-    task: str
-    kind: str
-    path: Path
-    model: str
-    results: ResultsFile | None
-    records: Records = field(compare=False, repr=False)
-
-    @property
-    def task_args(self) -> dict:
-        """The ``--task_args`` the run of the task used (its results file's config)."""
-        return dict((self.results.config if self.results else {}).get("task_args") or {})
-
-
 def model_names(newest: Mapping[Path, ResultsFile | None]) -> dict[Path, str]:
     """The model each results folder holds, from its newest results JSON's config (else the folder's name),
     unique over the folders (:func:`models.ref.unique_report_ids` of each one's :class:`~models.ref.ModelRef`; a
@@ -138,29 +118,14 @@ def find_episode_files(roots: Iterable[Path]) -> list[RecordFile]:
         folder: list(run_folder.newest_first(folder.glob(run_folder.RESULTS_GLOB)))
         for folder in dict.fromkeys(p.parent for _, _, p in found)
     }
-    return record_files(found, stored, {path: read_records(path) for _, _, path in found})
-
-
-def run_set_files(read: RunSet) -> list[RecordFile]:
-    """The per-sample files of the folders that hold the results files ``read`` (:func:`~triangulation.runs.results_io.read_runs`)
-    read, made of what it read (no file is read again)."""
-    folders: dict[Path, list[Path]] = {}
-    for file in read.files:
-        folders.setdefault(file.path.parent, []).append(file.path)
-    by_path = {file.path: file for file in read.files}
-    found = [(task, kind, path) for task, kind, path in read.found if path.parent in folders]
-    stored = {
-        folder: [by_path[p] for p in reversed(run_folder.oldest_first(folders[folder]))]
-        for folder in dict.fromkeys(p.parent for _, _, p in found)
-    }
-    return record_files(found, stored, read.records)
+    return record_files(found, stored, {path: read_records(path, kind) for _, kind, path in found})
 
 
 def record_files(
     found: list[tuple[str, str, Path]], stored: Mapping[Path, list[ResultsFile]], records: Mapping[Path, Records]
 ) -> list[RecordFile]:
-    """``found`` (``(task, kind, path)``) as :class:`RecordFile`\\ s, given each folder's results files, newest first,
-    and each file's records."""
+    """``found`` (``(task, kind, path)``) as :class:`~triangulation.runs.results_io.RecordFile`\\ s, given each folder's
+    results files, newest first, and each file's records."""
     models = model_names({folder: files[0] if files else None for folder, files in stored.items()})
     return [
         RecordFile(task, kind, path, models[path.parent], next((f for f in stored[path.parent] if task in f.results), None), records[path])
@@ -171,22 +136,6 @@ def record_files(
 def load_episodes(roots: Iterable[Path]) -> dict[str, list[Episode]]:
     """task -> episodes of every model under ``roots`` (:func:`find_episode_files`)."""
     return episodes_by_task(find_episode_files(roots))
-
-
-def episodes_by_task(found: Iterable[RecordFile]) -> dict[str, list[Episode]]:
-    """task -> episodes of every file ``found`` (a torn last line was skipped and counted as it was read)."""
-    tasks: dict[str, list[Episode]] = defaultdict(list)
-    for file in found:
-        tasks[file.task].extend(file_episodes(file))
-    return dict(sorted(tasks.items()))
-
-
-def file_episodes(found: RecordFile) -> list[Episode]:
-    """The episodes of one file that :func:`find_episode_files` found."""
-    if found.kind == "play":
-        spec = play_task(found.task, found.task_args)
-        return [from_record(record, found.model, spec) for record in found.records]
-    return [from_sample(record, found.model, found.task) for record in found.records]
 
 
 # --- rendering ---------------------------------------------------------------------------------
