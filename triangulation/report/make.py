@@ -8,7 +8,7 @@ from pathlib import Path
 from typing import Any
 
 from plumbing.errors import UserError
-from plumbing.output_dirs import check_replaceable, replacing_dir
+from plumbing.output_dirs import replacing_dir
 from triangulation.runs.results_io import read_runs
 
 
@@ -38,9 +38,9 @@ def make_report(
     if not results and not externals:
         raise UserError("give at least one results folder or --external table")
     taxonomy = load_taxonomy(abilities)
-    check_replaceable(out, "--out", "report", is_old_report)  # a folder of the user's: refused before any work
-    read = read_runs(results, taxonomy.main_metrics, labels)  # every file once: runs, their scores and item records
-    with replacing_dir(out, "--out", "report", is_old_report) as tmp:  # no file of an earlier report stays beside it
+    # a folder of the user's is refused before any work; no file of an earlier report stays beside the new one
+    with replacing_dir(out, "--out", "report", is_old_report) as tmp:
+        read = read_runs(results, taxonomy.main_metrics, labels)  # every file once: runs, their scores and item records
         path = build_report(
             read,
             read_externals(list(externals)),
