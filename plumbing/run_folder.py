@@ -304,13 +304,14 @@ def newest_first(files: Iterable[Path]) -> Iterator[ResultsFile]:
 
 
 def results_by_source(model_dir: Path, tasks: Sequence[str]) -> list[tuple[ResultsFile, list[str]]]:
-    """``tasks`` grouped by the results file each was last reported in (:func:`latest_results` per task):
-    ``[(that file, its tasks)]``, newest file first. Runs of one model share its folder, each
+    """``tasks`` grouped by the results file each was last reported in (:func:`latest_results` per task, the folder's
+    files read once): ``[(that file, its tasks)]``, newest file first. Runs of one model share its folder, each
     with its own settings (``--task_args``, metadata): a task is re-read with the settings of its own run,
     never another's. Tasks no readable file reports are left out."""
+    files = list(newest_first(Path(model_dir).glob(RESULTS_GLOB)))
     groups: dict[Path, tuple[ResultsFile, list[str]]] = {}
     for task in tasks:
-        found = latest_results(model_dir, [task])
+        found = next((f for f in files if f.reports_any([task])), None)
         if found is not None:
             groups.setdefault(found.path, (found, []))[1].append(task)
     return sorted(groups.values(), key=lambda g: str(g[0].data.get("date", "")), reverse=True)

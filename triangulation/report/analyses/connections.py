@@ -30,7 +30,7 @@ from triangulation.html import Image, Section, Table, Text
 from triangulation.report import plots
 from triangulation.report.analyses.connections_judge import GroupToJudge
 from triangulation.report.analyses.globalgroup import gold_of
-from triangulation.runs.results_io import Run, main_metric
+from triangulation.runs.results_io import NO_SCORE, Run
 from triangulation.runs.samples import response_text, sample_records
 
 
@@ -194,13 +194,13 @@ def human_comparison(games: pd.DataFrame, humans: list[dict[str, Any]], label: s
     return table
 
 
-def static_vs_interactive(runs: Iterable[Run], overrides: dict[str, Any] | None = None) -> pd.DataFrame:
+def static_vs_interactive(runs: Iterable[Run]) -> pd.DataFrame:
     """Model x {connections, connections_interactive}: each task's main metric where both were run."""
     table: dict[str, dict[str, float]] = {}
     for run in runs:
         for task in ("connections", "connections_interactive"):
             if task in run.results:
-                name, value = main_metric(task, run, overrides)
+                name, value = run.main.get(task, NO_SCORE)
                 table.setdefault(run.model, {})[f"{task} ({name})"] = value
     frame = pd.DataFrame.from_dict(table, orient="index")
     if frame.shape[1] < 2:
@@ -254,10 +254,10 @@ def by_game_summary(games: pd.DataFrame) -> pd.DataFrame:
     return means
 
 
-def build(runs: list[Run], outdir: Path, overrides: dict[str, Any] | None = None, judge: Any = None) -> Section | None:
+def build(runs: list[Run], outdir: Path, judge: Any = None) -> Section | None:
     """The Connections section; ``judge`` checks categorical reasoning (:mod:`triangulation.report.analyses.connections_judge`)."""
     records = [r for r in sample_records(runs, "connections") if r[1] == "connections"]
-    both = static_vs_interactive(runs, overrides)
+    both = static_vs_interactive(runs)
     games = by_game(runs)
     if not records and both.empty and games.empty:
         return None

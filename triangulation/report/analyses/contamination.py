@@ -38,7 +38,7 @@ from plumbing.stats import benjamini_hochberg, paired_delta
 from triangulation.html import Section, Table, Text
 from triangulation.report.cells import keyed_item_records
 from triangulation.report.leaderboard import is_chance
-from triangulation.runs.results_io import Run, main_metric
+from triangulation.runs.results_io import NO_SCORE, Run
 
 TITLE = "Published vs fresh (contamination check; ours)"
 DELTA_SUFFIX = " delta"
@@ -178,7 +178,7 @@ def _order(key: str) -> tuple[int, Any]:
     return (0, int(key)) if key.lstrip("-").isdigit() else (1, key)
 
 
-def delta_rows(runs: list[Run], overrides: Mapping[str, Any] | None = None, n_boot: int = N_BOOT) -> pd.DataFrame:
+def delta_rows(runs: list[Run], n_boot: int = N_BOOT) -> pd.DataFrame:
     """One row per model and benchmark that has both sides' item records, with its q-value and flag (see the
     module docstring); sides run with different settings get a row that says so and no numbers."""
     by_cell = latest_runs(runs)
@@ -188,7 +188,7 @@ def delta_rows(runs: list[Run], overrides: Mapping[str, Any] | None = None, n_bo
         if bench is None or (model, bench) not in by_cell:
             continue
         pub_run = by_cell[(model, bench)]
-        metric, _ = main_metric(bench, pub_run, overrides)
+        metric, _ = pub_run.main.get(bench, NO_SCORE)
         differ = settings_difference(pub_run, bench, fresh_run, task)
         if differ:
             rows.append({"model": model, "benchmark": bench, "metric": metric, "pairs": 0, "refused": f"settings differ: {differ}"})
@@ -227,9 +227,9 @@ def add_delta_columns(out: Path, rows: pd.DataFrame) -> None:
     board.to_parquet(parquet, index=False)
 
 
-def build(runs: list[Run], out: Path, overrides: Mapping[str, Any] | None = None) -> Section | None:
+def build(runs: list[Run], out: Path) -> Section | None:
     """The section (None when no model has both a benchmark and its fresh twin); writes ``published_vs_fresh.csv``."""
-    rows = delta_rows(runs, overrides)
+    rows = delta_rows(runs)
     if rows.empty:
         return None
     write_csv(rows, out / "published_vs_fresh.csv", index=False)
@@ -268,7 +268,7 @@ def section(ctx) -> list:
     fresh twins were run but no model has both sides' item records."""
     from triangulation.report.context import Skipped
 
-    built = build(ctx.runs, ctx.out, ctx.taxonomy.main_metrics)
+    built = build(ctx.runs, ctx.out)
     if built is not None:
         return [built]
     if any(published_of(task) for run in ctx.runs for task in run.results):
