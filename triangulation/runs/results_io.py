@@ -5,6 +5,11 @@ Both write a results JSON per run (the layout: :mod:`plumbing.run_folder`) in lm
 (a dict from lm_eval's CLI, a string from its Python API), next to lm_eval's logged samples
 (``--log_samples``) or play's episodes. Models are identified from ``config``, never from folder names, and
 named uniquely over everything one command reads (:func:`name_models`: two models never share a row).
+
+:func:`read_runs` is the report's one reading edge: every results file and per-sample file under its folders is
+read once into a :class:`RunSet`; each :class:`Run` carries its metric values, its main scores (computed once with
+the report's main-metric rules) and its item records, which the score table, the leaderboard cells, the chance
+levels, the analyses and the episode pages (:attr:`RunSet.record_files`) all share.
 """
 
 from __future__ import annotations
