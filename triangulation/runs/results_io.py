@@ -198,9 +198,9 @@ def name_models(runs: list[Run], labels: Mapping[Path, str] | None = None) -> No
     renaming on stderr once. ``labels``: folder -> the suite label (``name:``) of the model whose runs it holds (two
     entries of one weights keep two rows)."""
     found = [next((label for folder, label in (labels or {}).items() if r.path.is_relative_to(folder)), None) for r in runs]
-    named = [(run, label) for run, label in zip(runs, found) if run.ref is not None]  # a run made by hand keeps its name
-    names, notes = unique_report_ids([run.ref for run, _ in named], [label for _, label in named] if labels else None)  # type: ignore[misc]
-    for (run, _), name in zip(named, names):
+    named = [(run, ref, label) for run, label in zip(runs, found) if (ref := run.ref) is not None]  # one made by hand keeps its name
+    names, notes = unique_report_ids([ref for _, ref, _ in named], [label for _, _, label in named] if labels else None)
+    for (run, _, _), name in zip(named, names):
         run.model = name
     say_renamed(notes)
 
