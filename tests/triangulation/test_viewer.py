@@ -267,3 +267,16 @@ def test_the_report_reads_each_per_sample_file_once(runs, tmp_path, monkeypatch)
     monkeypatch.setattr(builtins, "open", counting_open)
     make_report([runs], tmp_path / "report")
     assert opened and set(opened.values()) == {1}, opened
+
+
+def test_a_report_over_one_results_file_pages_the_episodes_of_its_folder(runs, tmp_path):
+    """A results file given as is (``triangulate report DIR/<model>/results_<date>.json``) gets the episode pages of
+    its folder, as a folder does."""
+    from plumbing import run_folder
+    from triangulation.report.make import make_report
+
+    file = sorted((runs / "random").glob("results_*.json"))[-1]
+    make_report([file], tmp_path / "report")
+    pages = {p.name for p in (tmp_path / "report" / "episodes").glob("*.html")}
+    tasks = run_folder.play_tasks(runs / "random")
+    assert tasks and {page_name(t) for t in tasks} <= pages

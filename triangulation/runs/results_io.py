@@ -97,8 +97,9 @@ class RecordFile:
 @dataclass
 class RunSet:
     """Everything one command reads under its results folders, each file read once (:func:`read_runs`): the runs
-    (each with its main scores and item records), every per-sample file found under the folders (``(task, kind,
-    path)`` of :func:`plumbing.run_folder.record_files`) and the records of every per-sample file read, by path."""
+    (each with its main scores and item records), every per-sample file found under the folders that hold results
+    files (``(task, kind, path)`` of :func:`plumbing.run_folder.record_files`) and the records of every per-sample
+    file read, by path."""
 
     runs: list[Run]
     files: list[ResultsFile]
@@ -113,15 +114,23 @@ class RunSet:
     @property
     def record_files(self) -> list[RecordFile]:
         """The per-sample files found in the folders of the runs (what the episode pages show), each named as the
-        run of the newest results file of its folder is (:func:`name_models`)."""
+        run of the newest results file of its folder is (:func:`name_models`; a folder below them without results
+        files by its own name)."""
         by_path = {f.path: (r, f) for r, f in zip(self.runs, self.files)}
         newest: dict[Path, list[tuple[Run, ResultsFile]]] = {}
         for path in reversed(run_folder.oldest_first(by_path)):
             newest.setdefault(path.parent, []).append(by_path[path])
         return [
-            RecordFile(task, kind, path, stored[0][0].model, next((f for _, f in stored if task in f.results), None), self.records[path])
+            RecordFile(
+                task,
+                kind,
+                path,
+                stored[0][0].model if stored else path.parent.name,
+                next((f for _, f in stored if task in f.results), None),
+                self.records[path],
+            )
             for task, kind, path in self.found
-            if (stored := newest.get(path.parent))
+            for stored in [newest.get(path.parent, [])]
         ]
 
 
@@ -132,7 +141,7 @@ def read_runs(roots: Sequence[Path], overrides: Mapping[str, Any] | None = None,
     from tqdm.auto import tqdm
 
     paths = [f for root in roots for f in run_folder.results_files(root)]
-    found = run_folder.record_files(roots)
+    found = list(dict.fromkeys(run_folder.record_files(sorted({p.parent for p in paths}))))  # the folders' files, each once
     files = [ResultsFile.read(f) for f in tqdm(paths, desc="reading results", unit="file", disable=len(paths) < 5)]
     kinds = {path: kind for _, kind, path in found} | {path: kind for f in files for _, kind, path in f.beside}
     records = {path: read_records(path, kind) for path, kind in kinds.items()}
