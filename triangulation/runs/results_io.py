@@ -20,6 +20,7 @@ import sys
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from fnmatch import fnmatchcase
+from functools import cached_property
 from pathlib import Path
 from typing import Any
 
@@ -111,7 +112,7 @@ class RunSet:
         """The per-sample files whose torn last line was skipped (a run killed mid-write)."""
         return TornLines({path: records.skipped for path, records in self.records.items() if records.skipped})
 
-    @property
+    @cached_property
     def record_files(self) -> list[RecordFile]:
         """The per-sample files found in the folders of the runs (what the episode pages show), each named as the
         run of the newest results file of its folder is (:func:`name_models`; a folder below them without results
