@@ -218,6 +218,18 @@ def record_files(roots: Iterable[Path]) -> list[tuple[str, str, Path]]:
     return play + [(task, "samples", path) for (_, task), (_, path) in sorted(latest.items())]
 
 
+def files_beside(results: Path) -> tuple[tuple[str, str, Path], ...]:
+    """``(task, kind, path)`` of the per-sample file of each task that the results file ``results`` may report, found
+    by name in its folder: lm-eval's ``samples_<task>_<date>.jsonl`` of its date (kind ``"samples"``), else play's
+    ``episodes_<task>.jsonl`` (kind ``"play"``)."""
+    folder, date = Path(results).parent, results_date(results)
+    found = {m["task"]: ("play", p) for p in sorted(folder.glob(EPISODES_GLOB)) if (m := _EPISODES_NAME.match(p.name))}
+    for path in sorted(folder.glob(f"{SAMPLES_PREFIX}*_{date}.jsonl")):
+        if (m := _SAMPLES_NAME.match(path.name)) is not None and m["date"] == date:
+            found[m["task"]] = ("samples", path)
+    return tuple((task, kind, path) for task, (kind, path) in found.items())
+
+
 # --- reading -----------------------------------------------------------------------------------
 
 
@@ -230,15 +242,18 @@ def torn_lines(roots: Iterable[Path], tasks: Sequence[str] | None = None) -> Tor
 @dataclass(frozen=True)
 class ResultsFile:
     """One stored ``results_<date>.json``, read once (:meth:`read`): its path, its date and its parsed payload
-    (lm-eval's shape, checked), with the per-sample files of its tasks beside it (:meth:`records_file`)."""
+    (lm-eval's shape, checked), with the per-sample files of its tasks beside it (:func:`files_beside`, found as it is
+    read; :meth:`records_file`)."""
 
     path: Path
     data: Mapping[str, Any] = field(compare=False, repr=False)  # a file is known by its path
+    beside: tuple[tuple[str, str, Path], ...] = field(default=(), compare=False, repr=False)  # (task, kind, path)
 
     @classmethod
     def read(cls, path: Path) -> ResultsFile:
         """The one reader of results JSON: the parsed file, checked to be lm-eval's shape (a ``results``
         object, a ``config`` object when present); anything else is a one-line ``UserError``."""
+        beside = files_beside(path)
         try:
             data = read_json(path, "results file")
         except UserError as exc:  # "<path>: malformed JSON (...)" -> say what the file was read as
@@ -248,7 +263,7 @@ class ResultsFile:
             raise UserError(f"{path} is not an lm-eval results file (no 'results' object)")
         if not isinstance(data.get("config") or {}, dict):
             raise UserError(f"{path}: 'config' is not an object")
-        return cls(Path(path), data)
+        return cls(Path(path), data, beside)
 
     @property
     def date(self) -> str:
@@ -274,11 +289,8 @@ class ResultsFile:
 
     def records_file(self, task: str) -> Path | None:
         """The per-sample file of ``task`` for this results file: lm-eval's ``samples_<task>_<date>.jsonl``, else
-        play's ``episodes_<task>.jsonl``; None when neither exists."""
-        for candidate in (self.model_dir / f"{SAMPLES_PREFIX}{task}_{self.date}.jsonl", episodes_path(self.model_dir, task)):
-            if candidate.is_file():
-                return candidate
-        return None
+        play's ``episodes_<task>.jsonl``; None when neither was there when the file was read."""
+        return next((path for name, _, path in self.beside if name == task), None)
 
 
 def newest_first(files: Iterable[Path]) -> Iterator[ResultsFile]:
@@ -292,13 +304,14 @@ def newest_first(files: Iterable[Path]) -> Iterator[ResultsFile]:
 
 
 def results_by_source(model_dir: Path, tasks: Sequence[str]) -> list[tuple[ResultsFile, list[str]]]:
-    """``tasks`` grouped by the results file each was last reported in (:func:`latest_results` per task):
-    ``[(that file, its tasks)]``, newest file first. Runs of one model share its folder, each
+    """``tasks`` grouped by the results file each was last reported in (:func:`latest_results` per task, the folder's
+    files read once): ``[(that file, its tasks)]``, newest file first. Runs of one model share its folder, each
     with its own settings (``--task_args``, metadata): a task is re-read with the settings of its own run,
     never another's. Tasks no readable file reports are left out."""
+    files = list(newest_first(Path(model_dir).glob(RESULTS_GLOB)))
     groups: dict[Path, tuple[ResultsFile, list[str]]] = {}
     for task in tasks:
-        found = latest_results(model_dir, [task])
+        found = next((f for f in files if f.reports_any([task])), None)
         if found is not None:
             groups.setdefault(found.path, (found, []))[1].append(task)
     return sorted(groups.values(), key=lambda g: str(g[0].data.get("date", "")), reverse=True)

@@ -298,7 +298,7 @@ def test_report_joins_static_samples_and_episodes_game_by_game(tmp_path):
     import pandas as pd
 
     from triangulation.report.analyses import connections as analyses_connections
-    from triangulation.runs.results_io import Run
+    from triangulation.runs.results_io import Run, complete_run, read_records
 
     docs = [make_doc(i) for i in range(3)]
     run_task(TaskSettings(FixedTask(docs), model_dir=tmp_path / "m"), {"player": ScriptedLM(knower(synthetic_groups))}, progress=False)
@@ -319,6 +319,8 @@ def test_report_joins_static_samples_and_episodes_game_by_game(tmp_path):
         Run("model-a", tmp_path / "results_2.json", "2", {"connections_interactive": {}}, samples={"connections_interactive": episodes}),
         Run("model-b", tmp_path / "results_3.json", "3", {"connections": {}}, samples={"connections": static}),  # never played
     ]
+    kinds = {static: "samples", episodes: "play"}
+    runs = [complete_run(run, None, {p: read_records(p, kinds[p]) for p in run.samples.values()}) for run in runs]  # as the report reads
     section = analyses_connections.build(runs, tmp_path)
     rows = pd.read_csv(tmp_path / "connections_by_game.csv")
     assert list(rows.columns[:3]) == ["model", "id", "static_unweighted_clustering"]

@@ -42,7 +42,8 @@ def test_names_round_trip_through_discovery(tmp_path):
     assert stored.path == results and stored.date == run_folder.results_date(results) and set(stored.results) == {"wcst", "mmlu"}
     assert stored.records_file("wcst") == run_folder.episodes_path(model, "wcst")
     assert stored.records_file("mmlu") is None  # no samples file of this results file's date
-    older = run_folder.ResultsFile(model / "results_2024-01-01T00-00-00.000001.json", stored.data)
+    older_path = model / "results_2024-01-01T00-00-00.000001.json"
+    older = run_folder.ResultsFile(older_path, stored.data, run_folder.files_beside(older_path))
     assert older.records_file("mmlu").name.startswith("samples_mmlu_2024-01")
     assert older.records_file("nope") is None
 

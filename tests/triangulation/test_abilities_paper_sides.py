@@ -114,7 +114,7 @@ def _bbh_results(tmp_path):
     }
     path = tmp_path / "results_2026-11-21T10-00-00.json"
     path.write_text(json.dumps(payload))
-    return read_run(path)
+    return read_run(path, load_taxonomy().main_metrics)
 
 
 def test_leaderboard_bbh_keeps_its_own_24_subtasks_navigate_included(tmp_path):
@@ -154,7 +154,7 @@ def test_plain_bbh_leaves_out_what_the_leaderboard_leaves_out(tmp_path):
     }
     path = tmp_path / "results_2026-11-21T10-00-00.json"
     path.write_text(json.dumps(payload))
-    run = read_run(path)
+    run = read_run(path, load_taxonomy().main_metrics)
     table = pd.DataFrame({"bbh_cot_fewshot": [28 / 80]}, index=["org/m1"])
     fixed, notes = apply_subtask_exclusions(table, [run], load_taxonomy())
     assert fixed.loc["org/m1", "bbh_cot_fewshot"] == pytest.approx(0.7)
@@ -192,7 +192,7 @@ def test_a_later_run_without_subtasks_keeps_its_own_bbh_value(tmp_path):
     newer.parent.mkdir()
     newer.write_text(json.dumps(payload))
     table = pd.DataFrame({"leaderboard_bbh": [0.9]}, index=["org/m1"])
-    fixed, notes = apply_subtask_exclusions(table, [read_run(newer), old], load_taxonomy())
+    fixed, notes = apply_subtask_exclusions(table, [read_run(newer, load_taxonomy().main_metrics), old], load_taxonomy())
     assert fixed.loc["org/m1", "leaderboard_bbh"] == 0.9 and notes == {}
 
 

@@ -37,7 +37,7 @@ def test_a_cells_score_and_n_come_from_the_same_episodes(tmp_path):
     assert data["n-samples"]["wcst"]["effective"] == 2
     assert len(next(folder.glob("episodes_wcst.jsonl")).read_text(encoding="utf-8").splitlines()) == 4
     run = read_run(newest)
-    cell = cells([run], {}, {"wcst"})[(run.model, "wcst")]
+    cell = cells([run], {"wcst"})[(run.model, "wcst")]
     assert cell.n == 2
 
 

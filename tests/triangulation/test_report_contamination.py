@@ -20,10 +20,11 @@ from datasets_build.prompts import globalgroup_doc_to_target
 from multiturn.games.clem import GAMES
 from multiturn.games.clem.common import PLAYER_A, PLAYER_B
 from multiturn.games.clem.replay import play_game
+from plumbing.jsonio import read_jsonl
 from plumbing.stats import benjamini_hochberg, paired_delta
 from triangulation.report.abilities import load_taxonomy
 from triangulation.report.analyses import contamination
-from triangulation.runs.results_io import Run
+from triangulation.runs.results_io import Run, complete_run
 
 N = 200  # items per side for GlobalGroup (the issue: the chance player on 200 seeded items)
 
@@ -94,7 +95,12 @@ def write_run(folder: Path, model: str, items: dict[str, list[dict]], metric: di
         path.write_text("".join(json.dumps(x) + "\n" for x in lines), encoding="utf-8")
         results[task] = {f"{k},none": v for k, v in values.items()}
         samples[task] = path
-    return Run(model=model, path=folder / "results.json", date="2026-11-27", results=results, samples=samples)
+    return loaded(Run(model=model, path=folder / "results.json", date="2026-11-27", results=results, samples=samples))
+
+
+def loaded(run: Run) -> Run:
+    """``run`` with its records read and its main scores computed, as the report's reader leaves it."""
+    return complete_run(run, load_taxonomy(None).main_metrics, {p: read_jsonl(p) for p in run.samples.values()})
 
 
 @pytest.fixture(scope="module")
@@ -143,7 +149,7 @@ def table(docs, episodes, clem_data, tmp_path_factory):
             items[game] = clem_scores(game, pub, knows_pub, seed=i, repeat=repeat)
             items[game + "_fresh"] = clem_scores(game, _fresh_episodes(fresh), knows_fresh, seed=i + 10, repeat=repeat)
         runs.append(write_run(tmp_path_factory.mktemp(model), model, items, {}))
-    frame = contamination.delta_rows(runs, load_taxonomy(None).main_metrics)
+    frame = contamination.delta_rows(runs)  # each run's main scores: the report's default main metrics (loaded)
     return frame.set_index(["model", "benchmark"])
 
 
@@ -319,7 +325,7 @@ def test_the_fresh_seed_is_named_and_a_private_one_never_by_value(tmp_path):
         path = run.samples["globalgroup_zh_fresh"]
         lines = [json.loads(line) for line in path.read_text(encoding="utf-8").splitlines()]
         path.write_text("".join(json.dumps({**x, "doc": {"id": doc_id}}) + "\n" for x in lines), encoding="utf-8")
-        return run
+        return loaded(run)
 
     assert contamination.fresh_seed(run_with("a", "zh_4x4_fresh0_000"), "globalgroup_zh_fresh") == "public default (seed 0)"
     assert contamination.fresh_seed(run_with("b", "zh_4x4_fresh7_000"), "globalgroup_zh_fresh") == "public (seed 7)"

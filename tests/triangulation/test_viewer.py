@@ -221,3 +221,62 @@ def test_a_record_the_current_game_plays_differently_shows_the_rest_as_stored():
     assert views[-2].reading == "vowel" and views[-1].text == "an extra reply" and "plays this record differently" in views[-1].why
     record["calls"][0]["role"] = "judge"  # the first call already does not fit: the stored transcript instead
     assert views_by_replay(task, record) == []
+
+
+def test_the_reports_episode_pages_name_models_as_its_rows_do(tmp_path):
+    """Two suite entries of one weights (``name:`` labels) are two rows of the report and two models on its episode
+    pages: the pages are made from the runs the report read (the viewer once named each folder from its config, so
+    both were ``org/m``)."""
+    import pandas as pd
+
+    from triangulation.report.make import make_report
+
+    date = "2026-01-01T00-00-00.000001"
+    for name, f1 in (("a", 0.5), ("b", 0.25)):
+        folder = tmp_path / "runs" / name
+        folder.mkdir(parents=True)
+        results = {"results": {"arc_easy": {"acc,none": f1}}, "config": {"model": "hf", "model_args": "pretrained=org/m"}}
+        (folder / f"results_{date}.json").write_text(json.dumps(results))
+        sample = {"doc_id": 0, "doc": {}, "target": "x", "arguments": [["prompt"]], "filtered_resps": ["reply"], "metrics": ["acc"]}
+        (folder / f"samples_arc_easy_{date}.jsonl").write_text(json.dumps({**sample, "acc": f1}) + "\n")
+    runs = tmp_path / "runs"
+    make_report([runs], tmp_path / "report", labels={runs / "a": "greedy", runs / "b": "sampled"})
+    rows = pd.read_csv(tmp_path / "report" / "scores.csv", index_col="model")["arc_easy"].to_dict()
+    assert rows == {"greedy": 0.5, "sampled": 0.25}
+    page = (tmp_path / "report" / "episodes" / page_name("arc_easy")).read_text(encoding="utf-8")
+    assert "models: greedy, sampled." in page
+
+
+def test_the_report_reads_each_per_sample_file_once(runs, tmp_path, monkeypatch):
+    """The runs are read once at the report's edge and shared by its cells, chance levels, analyses and episode
+    pages (on the old main each episodes file was opened five or six times: cells, chance, analyses, pages, the
+    torn-line count)."""
+    import builtins
+    from collections import Counter
+
+    from triangulation.report.make import make_report
+
+    opened: Counter = Counter()
+    real_open = builtins.open
+
+    def counting_open(file, *args, **kwargs):
+        if str(file).endswith(".jsonl"):
+            opened[str(file)] += 1
+        return real_open(file, *args, **kwargs)
+
+    monkeypatch.setattr(builtins, "open", counting_open)
+    make_report([runs], tmp_path / "report")
+    assert opened and set(opened.values()) == {1}, opened
+
+
+def test_a_report_over_one_results_file_pages_the_episodes_of_its_folder(runs, tmp_path):
+    """A results file given as is (``triangulate report DIR/<model>/results_<date>.json``) gets the episode pages of
+    its folder, as a folder does."""
+    from plumbing import run_folder
+    from triangulation.report.make import make_report
+
+    file = sorted((runs / "random").glob("results_*.json"))[-1]
+    make_report([file], tmp_path / "report")
+    pages = {p.name for p in (tmp_path / "report" / "episodes").glob("*.html")}
+    tasks = run_folder.play_tasks(runs / "random")
+    assert tasks and {page_name(t) for t in tasks} <= pages

@@ -31,7 +31,7 @@ import yaml
 
 from plumbing.errors import UserError
 from triangulation.report.kendall import kendall_pair, model_set
-from triangulation.runs.results_io import Run, main_metric, metric_values
+from triangulation.runs.results_io import NO_SCORE, Run
 
 PAPER_VIEW, EXTENDED_VIEW = "paper", "extended"
 
@@ -186,7 +186,7 @@ def apply_subtask_exclusions(table: pd.DataFrame, runs: list[Run], taxonomy: Tax
         metric = _group_metric(group, run, taxonomy)
         kept = [s for s in subs if not any(fnmatchcase(s, p) for p in patterns)]
         dropped = [s for s in subs if s not in kept]
-        pairs = [(metric_values(run.results.get(s, {})).get(metric), run.n_samples.get(s, 1)) for s in kept]
+        pairs = [(run.values.get(s, {}).get(metric), run.n_samples.get(s, 1)) for s in kept]
         pairs = [(v, w) for v, w in pairs if v is not None]
         if not pairs or len(pairs) < len(kept):
             continue  # subtasks not in the file: the group's own value stays
@@ -198,7 +198,7 @@ def apply_subtask_exclusions(table: pd.DataFrame, runs: list[Run], taxonomy: Tax
 
 
 def _group_metric(group: str, run: Run, taxonomy: Taxonomy) -> str:
-    name, _ = main_metric(group, run, taxonomy.main_metrics)
+    name, _ = run.main.get(group, NO_SCORE)
     return name.split("+")[0] if name else "acc_norm"
 
 

@@ -19,8 +19,9 @@ from triangulation.report.chance import analytic_chance
 from triangulation.report.context import ReportContext, leaf_groups
 from triangulation.report.external import External
 from triangulation.report.leaderboard_file import write_leaderboard_files
-from triangulation.runs.results_io import Run, main_metric
-from triangulation.viewer.pages import write_viewer
+from triangulation.runs.results_io import NO_SCORE, Run, RunSet
+from triangulation.viewer.episodes import episodes_by_task
+from triangulation.viewer.pages import write_pages
 
 
 @dataclass
@@ -42,8 +43,8 @@ class Scores:
         return out
 
 
-def run_scores(runs: list[Run], overrides: dict[str, Any], include_subtasks: bool = False) -> tuple[pd.DataFrame, dict[str, str]]:
-    """Model x task main-metric table from results files; a later run (by date) of a model/task wins. A fresh twin
+def run_scores(runs: list[Run], include_subtasks: bool = False) -> tuple[pd.DataFrame, dict[str, str]]:
+    """Model x task main-metric table (each run's main scores, ``Run.main``); a later run (by date) of a model/task wins. A fresh twin
     (``<task>_fresh``) is no benchmark of its own: it is the contamination check's other side (issue 42)."""
     cells: dict[str, dict[str, float]] = {}
     metrics: dict[str, str] = {}
@@ -51,7 +52,7 @@ def run_scores(runs: list[Run], overrides: dict[str, Any], include_subtasks: boo
         for task in run.results if include_subtasks else run.top_level_tasks():
             if published_of(task) is not None:
                 continue
-            name, value = main_metric(task, run, overrides)
+            name, value = run.main.get(task, NO_SCORE)
             if not name:
                 continue
             cells.setdefault(run.model, {})[task] = value
@@ -61,7 +62,7 @@ def run_scores(runs: list[Run], overrides: dict[str, Any], include_subtasks: boo
 
 
 def collect_scores(runs: list[Run], externals: list[External], taxonomy: Taxonomy, include_subtasks: bool = False) -> Scores:
-    table, metrics = run_scores(runs, taxonomy.main_metrics, include_subtasks)
+    table, metrics = run_scores(runs, include_subtasks)
     table, trimmed = apply_subtask_exclusions(table, runs, taxonomy)  # seed 003 App. E.2.1 (BBH)
     metrics.update(trimmed)
     sources: dict[str, set[str]] = {}
@@ -82,7 +83,7 @@ def collect_scores(runs: list[Run], externals: list[External], taxonomy: Taxonom
 
 
 def build_report(
-    runs: list[Run],
+    read: RunSet,
     externals: list[External],
     taxonomy: Taxonomy,
     out: Path,
@@ -98,11 +99,13 @@ def build_report(
     from triangulation.report.cells import cells
     from triangulation.report.sections import SECTIONS, finish
 
+    runs = read.runs
     out.mkdir(parents=True, exist_ok=True)
     scores = collect_scores(runs, externals, taxonomy, include_subtasks)
-    write_csv(scores.table, out / "scores.csv")
     analytic = analytic_chance(runs, scores.metrics)
     write_leaderboard_files(scores.table, scores.metrics, {r.model for r in runs}, out, analytic)  # Open LLM Leaderboard shape
+    write_csv(scores.table, out / "scores.csv")
+    episodes = episodes_by_task(read.record_files)  # the per-sample files as read, no file read again
     ctx = ReportContext(
         runs=runs,
         externals=externals,
@@ -114,12 +117,8 @@ def build_report(
         judge=judge,
         sizes=sizes or {},
         scatter=scatter,
-        episode_pages=write_viewer(
-            sorted({r.path.parent for r in runs}), out / "episodes", report="../report.html", groups=leaf_groups(runs)
-        )
-        if runs
-        else {},
-        cells=cells(runs, taxonomy.main_metrics, set(scores.table.columns)),
+        episode_pages=write_pages(episodes, out / "episodes", report="../report.html", groups=leaf_groups(runs)),
+        cells=cells(runs, set(scores.table.columns)),
     )
     built = []
     for builder in tqdm(SECTIONS, desc="report", unit="section"):

@@ -1,7 +1,7 @@
 """What stands behind each leaderboard cell: its n, the share of replies that parsed, the score on items
 with a parsed reply, an interval for small (``--limit``) runs, and the odd/even halves for reliability.
 
-Read from the item-level records a run wrote next to its results (``Run.samples``): the episodes of
+Read from the item-level records a run wrote next to its results (``Run.records``, read once): the episodes of
 ``triangulate play`` (per-episode ``scores``) and the samples of lm-eval ``--log_samples`` (per-document
 metric values). No family is named here: the parse share is the first
 per-item metric named in :data:`PARSE_METRICS` that a task reports.
@@ -19,8 +19,7 @@ from typing import Any
 
 import numpy as np
 
-from plumbing.jsonio import read_jsonl
-from triangulation.runs.results_io import Run, main_metric
+from triangulation.runs.results_io import NO_SCORE, Run
 
 #: per-item metrics that say which share of a model's replies the task could read (1 = every reply parsed):
 #: the cognitive tests' ``parse_rate``, GlobalGroup's and Connections' ``parsed``, clembench's
@@ -92,10 +91,7 @@ def item_records(run: Run, task: str) -> list[Mapping[str, Any]]:
 
 def keyed_item_records(run: Run, task: str) -> list[tuple[str, Mapping[str, Any]]]:
     """:func:`item_records` with each item's key: an episode's ``id``, an lm-eval sample's ``doc_id``."""
-    path = run.samples.get(task)
-    if path is None:
-        return []
-    records = list(read_jsonl(path))  # scores are plain values: no need to decode an episode record's replies
+    records = run.records.get(task, [])
     if records and "scores" in records[0] and "doc_id" not in records[0]:
         wanted = run.episode_ids.get(task)  # the episodes the run's score comes from (a smaller --limit rerun: fewer)
         return [
@@ -122,9 +118,9 @@ def item_score(record: Mapping[str, Any], names: list[str]) -> float:
     return float(np.mean(values)) if values and not any(math.isnan(v) for v in values) else math.nan
 
 
-def run_cell(run: Run, task: str, overrides: Mapping[str, Any]) -> LeaderboardCell | None:
+def run_cell(run: Run, task: str) -> LeaderboardCell | None:
     """The :class:`LeaderboardCell` of ``task`` in ``run``; None when the run wrote no item-level records for it."""
-    metric, _ = main_metric(task, run, overrides)
+    metric, _ = run.main.get(task, NO_SCORE)
     records = item_records(run, task)
     if not metric or not records:
         return None
@@ -136,22 +132,22 @@ def run_cell(run: Run, task: str, overrides: Mapping[str, Any]) -> LeaderboardCe
     return cell
 
 
-def cells(runs: list[Run], overrides: Mapping[str, Any], tasks: set[str]) -> dict[tuple[str, str], LeaderboardCell]:
+def cells(runs: list[Run], tasks: set[str]) -> dict[tuple[str, str], LeaderboardCell]:
     """(model, task) -> :class:`LeaderboardCell` for the given tasks; the latest run of a model and task wins (as in the scores)."""
     out: dict[tuple[str, str], LeaderboardCell] = {}
     for run in sorted(runs, key=lambda r: r.date):
         for task in run.results:
             if task in tasks:
-                cell = run_cell(run, task, overrides) or group_cell(run, task, overrides)
+                cell = run_cell(run, task) or group_cell(run, task)
                 if cell is not None:
                     out[(run.model, task)] = cell
     return out
 
 
-def group_cell(run: Run, group: str, overrides: Mapping[str, Any], depth: int = 0) -> LeaderboardCell | None:
+def group_cell(run: Run, group: str, depth: int = 0) -> LeaderboardCell | None:
     """A group's cell pools its members' items (recursively: lm_pragmatics -> its 7 tests -> 5 seeds each)."""
     members = run.group_subtasks.get(group, [])
-    parts = [run_cell(run, m, overrides) or (group_cell(run, m, overrides, depth + 1) if depth < 4 else None) for m in members]
+    parts = [run_cell(run, m) or (group_cell(run, m, depth + 1) if depth < 4 else None) for m in members]
     parts = [c for c in parts if c is not None]
     if not parts:
         return None

@@ -22,11 +22,11 @@ CHOICE_METRICS = ("acc", "acc_norm")
 
 def options_per_item(run: Run, task: str) -> list[int]:
     """k for each item of a multiple-choice task in ``run`` (members of a group pooled); [] when not multiple choice."""
-    from triangulation.report.cells import item_records
-
     config = run.configs.get(task) or {}
-    if config.get("output_type") == "multiple_choice":
-        return [len(r["arguments"]) for r in item_records(run, task) if isinstance(r.get("arguments"), (list, Mapping)) and r["arguments"]]
+    if config.get("output_type") == "multiple_choice":  # lm-eval's samples: one record per item
+        return [
+            len(r["arguments"]) for r in run.records.get(task, []) if isinstance(r.get("arguments"), (list, Mapping)) and r["arguments"]
+        ]
     members = run.group_subtasks.get(task, [])
     per_member = [options_per_item(run, m) for m in members if m != task]
     return [k for ks in per_member for k in ks] if per_member and all(per_member) else []

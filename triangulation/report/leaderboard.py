@@ -16,7 +16,7 @@ from typing import Any
 
 import pandas as pd
 
-from triangulation.runs.results_io import Run, main_metric
+from triangulation.runs.results_io import NO_SCORE, Run
 
 #: model ids of chance players -> the row label the report shows
 CHANCE_MODELS: dict[str, str] = {"random": "chance (random player)"}
@@ -52,14 +52,14 @@ def stderr_value(task_results: Mapping[str, Any], metric: str) -> float:
     return math.nan
 
 
-def stderr_table(runs: list[Run], overrides: Mapping[str, Any], table: pd.DataFrame) -> pd.DataFrame:
+def stderr_table(runs: list[Run], table: pd.DataFrame) -> pd.DataFrame:
     """model x benchmark standard errors of the main metric (the same run wins as in the scores: the latest)."""
     out = pd.DataFrame(math.nan, index=table.index, columns=table.columns, dtype=float)
     for run in sorted(runs, key=lambda r: r.date):
         for task in run.results:
             if task not in out.columns or run.model not in out.index:
                 continue
-            name, _ = main_metric(task, run, overrides)
+            name, _ = run.main.get(task, NO_SCORE)
             if name and "+" not in name:
                 out.loc[run.model, task] = stderr_value(run.results[task], name)
     return out

@@ -7,10 +7,9 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
-from plumbing import run_folder
 from plumbing.errors import UserError
-from plumbing.output_dirs import check_replaceable, replacing_dir
-from triangulation.runs.results_io import name_models, read_run
+from plumbing.output_dirs import replacing_dir
+from triangulation.runs.results_io import read_runs
 
 
 def make_report(
@@ -31,8 +30,6 @@ def make_report(
     """Read every results file under ``results`` and the external tables, write the report into ``out``;
     returns the path of ``report.html``. Torn last lines of episode or sample files (a killed run) are
     left out and their count printed. ``labels``: folder -> the suite label of the model whose runs it holds."""
-    from tqdm.auto import tqdm
-
     from triangulation.report.abilities import load_taxonomy
     from triangulation.report.analyses.figures_triangulating import read_sizes
     from triangulation.report.build import build_report
@@ -41,13 +38,11 @@ def make_report(
     if not results and not externals:
         raise UserError("give at least one results folder or --external table")
     taxonomy = load_taxonomy(abilities)
-    check_replaceable(out, "--out", "report", is_old_report)  # a folder of the user's: refused before any work
-    files = [f for root in results for f in run_folder.results_files(root)]
-    runs = [read_run(f) for f in tqdm(files, desc="reading results", unit="file", disable=len(files) < 5)]
-    name_models(runs, labels)  # two models whose paths end in the same folder name keep two rows
-    with replacing_dir(out, "--out", "report", is_old_report) as tmp:  # no file of an earlier report stays beside it
+    # a folder of the user's is refused before any work; no file of an earlier report stays beside the new one
+    with replacing_dir(out, "--out", "report", is_old_report) as tmp:
+        read = read_runs(results, taxonomy.main_metrics, labels)  # every file once: runs, their scores and item records
         path = build_report(
-            runs,
+            read,
             read_externals(list(externals)),
             taxonomy,
             tmp,
@@ -59,7 +54,7 @@ def make_report(
             scatter=list(scatter) or None,
         )
     path = Path(out) / path.relative_to(tmp)
-    if torn := run_folder.torn_lines(results):  # the episode pages and the analyses left those lines out
+    if torn := read.torn:  # the episode pages and the analyses left those lines out
         print(f"report: {torn.describe()}", file=sys.stderr)
     return path
 

@@ -161,7 +161,7 @@ def globalgroup(ctx: ReportContext) -> Built:
 
 
 def connections(ctx: ReportContext) -> Built:
-    section = analyses_connections.build(ctx.runs, ctx.out, overrides=ctx.taxonomy.main_metrics, judge=ctx.judge)
+    section = analyses_connections.build(ctx.runs, ctx.out, judge=ctx.judge)
     return [section] if section is not None else []
 
 

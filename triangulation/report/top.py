@@ -18,7 +18,7 @@ from triangulation.html import Leaderboard, Section, Table, Text
 from triangulation.report.cells import MIN_ITEMS_SPLIT_HALF, LeaderboardCell, cell_note, item_records, run_cell, split_half, why_undefined
 from triangulation.report.context import ReportContext, Skipped
 from triangulation.report.leaderboard import CHANCE_MODELS, leaderboard, reference_levels, stderr_table
-from triangulation.runs.results_io import Run, main_metric, seed_replicas
+from triangulation.runs.results_io import NO_SCORE, Run, seed_replicas
 
 #: what a leaderboard cell reads when none of the model's replies parsed (its score, 0 or undefined, says nothing)
 UNPARSED = "unparsed"
@@ -69,7 +69,7 @@ def leaderboard_note(ctx: ReportContext, reference: list[str]) -> str:
 
 def board(ctx: ReportContext, columns: list[str], caption: str, links: dict[str, str]) -> Leaderboard | None:
     """One leaderboard over ``columns``: the rows with a value or a reason there, cell notes from the item records."""
-    values, errors, reference = leaderboard(ctx.table, stderr_table(ctx.runs, ctx.taxonomy.main_metrics, ctx.table), set(ctx.run_models))
+    values, errors, reference = leaderboard(ctx.table, stderr_table(ctx.runs, ctx.table), set(ctx.run_models))
     label = {CHANCE_MODELS.get(m, m): m for m in ctx.table.index}
     notes, why = {}, {}
     values = values.copy()
@@ -226,8 +226,8 @@ def seed_spread(ctx: ReportContext, task: str) -> float | str:
         replicas = members if seed_replicas(task, members) else [task] if task in run.results else []
         for member in (m for m in replicas if m in run.results):
             label = member if replicas == members else f"run {(run.configs.get(task) or {}).get('seed', run.date)}"
-            by_model.setdefault(run.model, {})[label] = main_metric(member, run, ctx.taxonomy.main_metrics)[1]
-            cell = run_cell(run, member, ctx.taxonomy.main_metrics)
+            by_model.setdefault(run.model, {})[label] = run.main.get(member, NO_SCORE)[1]
+            cell = run_cell(run, member)
             if cell is not None:
                 items.append(cell.n)
     spreads = [max(v.values()) - min(v.values()) for v in by_model.values() if len(v) > 1]

@@ -5,7 +5,6 @@ from __future__ import annotations
 from collections.abc import Iterable
 from typing import Any
 
-from plumbing.jsonio import read_jsonl
 from plumbing.run_folder import is_samples_file
 from triangulation.runs.results_io import Run
 
@@ -27,5 +26,5 @@ def sample_records(runs: Iterable[Run], task_prefix: str, exclude: tuple[str, ..
         for task, path in sorted(run.samples.items()):
             if not is_samples_file(path) or not task.startswith(task_prefix) or task.startswith(exclude):
                 continue
-            out.extend((run.model, task, rec) for rec in read_jsonl(path))
+            out.extend((run.model, task, rec) for rec in run.records.get(task, []))
     return out

@@ -16,12 +16,14 @@ from __future__ import annotations
 
 import json
 import math
-from collections.abc import Mapping
+from collections import defaultdict
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
 from custom_metrics.parsing import parse_groups
 from multiturn.api import EpisodeSummary, TaskSpec, TurnView, get_task, is_play_task, transcript_views
+from triangulation.runs.results_io import RecordFile
 from triangulation.runs.samples import response_text
 
 #: roles the viewer lays out in their own column / colour
@@ -83,6 +85,23 @@ def outcome_of(record: Mapping[str, Any], scores: Mapping[str, Any]) -> str:
 
 def short(value: Any) -> str:
     return value if isinstance(value, str) else json.dumps(value, ensure_ascii=False, default=str)
+
+
+def episodes_by_task(found: Iterable[RecordFile]) -> dict[str, list[Episode]]:
+    """task -> episodes of every file ``found``, tasks in name order (a torn last line was skipped and counted as the
+    file was read)."""
+    tasks: dict[str, list[Episode]] = defaultdict(list)
+    for file in found:
+        tasks[file.task].extend(file_episodes(file))
+    return dict(sorted(tasks.items()))
+
+
+def file_episodes(found: RecordFile) -> list[Episode]:
+    """The episodes of one per-sample file: play records read by the game that wrote them, lm-eval samples as prompt and reply."""
+    if found.kind == "play":
+        spec = play_task(found.task, found.task_args)
+        return [from_record(record, found.model, spec) for record in found.records]
+    return [from_sample(record, found.model, found.task) for record in found.records]
 
 
 # --- play records ----------------------------------------------------------------------------

@@ -14,23 +14,22 @@ from __future__ import annotations
 
 import math
 import re
-from collections import defaultdict
 from collections.abc import Iterable, Iterator, Mapping
-from dataclasses import dataclass
 from pathlib import Path
 
 from tqdm.auto import tqdm
 
 from models.ref import ModelRef, unique_report_ids
-from multiturn.api import TurnView, read_episodes
+from multiturn.api import TurnView
 from plumbing import run_folder
 from plumbing.atomic import write_text
 from plumbing.errors import UserError
-from plumbing.jsonio import read_jsonl
+from plumbing.jsonio import Records
 from plumbing.run_folder import ResultsFile
 from triangulation.html import esc, script_json
-from triangulation.runs.results_io import say_renamed
-from triangulation.viewer.episodes import ROLE_LABELS, Episode, from_record, from_sample, play_task
+from triangulation.runs.results_io import RecordFile, read_records, say_renamed
+from triangulation.viewer.episodes import ROLE_LABELS, Episode, episodes_by_task
+from triangulation.viewer.episodes import file_episodes as file_episodes  # export's reader of one file
 
 PAGE_SIZE = 50
 #: episodes per HTML file: a task with more gets ``<task>-2.html``, ``<task>-3.html`` ... (each file stays a few
@@ -95,24 +94,6 @@ def page_name(task: str, part: int = 1) -> str:
     return f"{stem}.html" if part == 1 else f"{stem}-{part}.html"
 
 
-@dataclass(frozen=True)
-class RecordFile:
-    """One file of per-sample records under the viewer's roots, found once (:func:`find_episode_files`): its task,
-    kind (``"play"`` episodes or lm-eval ``"samples"``), path, its model's unique name and the newest results file of
-    its folder that reports its task (None when none does)."""
-
-    task: str
-    kind: str
-    path: Path
-    model: str
-    results: ResultsFile | None
-
-    @property
-    def task_args(self) -> dict:
-        """The ``--task_args`` the run of the task used (its results file's config)."""
-        return dict((self.results.config if self.results else {}).get("task_args") or {})
-
-
 def model_names(newest: Mapping[Path, ResultsFile | None]) -> dict[Path, str]:
     """The model each results folder holds, from its newest results JSON's config (else the folder's name),
     unique over the folders (:func:`models.ref.unique_report_ids` of each one's :class:`~models.ref.ModelRef`; a
@@ -131,34 +112,30 @@ def model_names(newest: Mapping[Path, ResultsFile | None]) -> dict[Path, str]:
 
 def find_episode_files(roots: Iterable[Path]) -> list[RecordFile]:
     """Every play episodes file and the latest lm-eval samples file of each model and task under ``roots``
-    (:func:`plumbing.run_folder.record_files`), each folder's results files read once."""
+    (:func:`plumbing.run_folder.record_files`), each read once, as each folder's results files."""
     found = run_folder.record_files(roots)
     stored = {
         folder: list(run_folder.newest_first(folder.glob(run_folder.RESULTS_GLOB)))
         for folder in dict.fromkeys(p.parent for _, _, p in found)
     }
+    return record_files(found, stored, {path: read_records(path, kind) for _, kind, path in found})
+
+
+def record_files(
+    found: list[tuple[str, str, Path]], stored: Mapping[Path, list[ResultsFile]], records: Mapping[Path, Records]
+) -> list[RecordFile]:
+    """``found`` (``(task, kind, path)``) as :class:`~triangulation.runs.results_io.RecordFile`\\ s, given each folder's
+    results files, newest first, and each file's records."""
     models = model_names({folder: files[0] if files else None for folder, files in stored.items()})
     return [
-        RecordFile(task, kind, path, models[path.parent], next((f for f in stored[path.parent] if task in f.results), None))
+        RecordFile(task, kind, path, models[path.parent], next((f for f in stored[path.parent] if task in f.results), None), records[path])
         for task, kind, path in found
     ]
 
 
 def load_episodes(roots: Iterable[Path]) -> dict[str, list[Episode]]:
-    """task -> episodes of every model under ``roots`` (a torn last line is skipped and counted:
-    :func:`plumbing.run_folder.torn_lines`)."""
-    tasks: dict[str, list[Episode]] = defaultdict(list)
-    for found in find_episode_files(roots):
-        tasks[found.task].extend(file_episodes(found))
-    return dict(sorted(tasks.items()))
-
-
-def file_episodes(found: RecordFile) -> list[Episode]:
-    """The episodes of one file that :func:`find_episode_files` found."""
-    if found.kind == "play":
-        spec = play_task(found.task, found.task_args)
-        return [from_record(record, found.model, spec) for record in read_episodes(found.path)]
-    return [from_sample(record, found.model, found.task) for record in read_jsonl(found.path)]
+    """task -> episodes of every model under ``roots`` (:func:`find_episode_files`)."""
+    return episodes_by_task(find_episode_files(roots))
 
 
 # --- rendering ---------------------------------------------------------------------------------
@@ -317,14 +294,19 @@ def render_index(
     )
 
 
-def write_viewer(
-    roots: Iterable[Path], out: Path, report: str | None = None, groups: dict[str, list[str]] | None = None
+def write_viewer(roots: Iterable[Path], out: Path) -> dict[str, Path]:
+    """Write ``out/<task>.html`` for every task with episodes or samples under ``roots`` and ``out/index.html``;
+    returns task -> page path (empty when nothing was found)."""
+    return write_pages(load_episodes(roots), out)
+
+
+def write_pages(
+    tasks: dict[str, list[Episode]], out: Path, report: str | None = None, groups: dict[str, list[str]] | None = None
 ) -> dict[str, Path]:
-    """Write ``out/<task>.html`` for every task with episodes or samples under ``roots`` and ``out/index.html``
-    (each linking back to ``report``, a URL relative to ``out``, when given; the index lists each of ``groups``'
-    task pages under the anchor :func:`group_anchor`); returns task -> page path (empty when nothing was found)."""
+    """Write ``out/<task>.html`` for every task of ``tasks`` (task -> its episodes: :func:`load_episodes`) and
+    ``out/index.html`` (each linking back to ``report``, a URL relative to ``out``, when given; the index lists each of
+    ``groups``' task pages under the anchor :func:`group_anchor`); returns task -> page path (empty when there is none)."""
     out = Path(out)
-    tasks = load_episodes(roots)
     if not tasks:
         return {}
     out.mkdir(parents=True, exist_ok=True)

@@ -15,7 +15,7 @@
 from __future__ import annotations
 
 import math
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -23,16 +23,14 @@ import pandas as pd
 
 from custom_metrics.connections import matched_names, reasoning_flags, score_connections
 from custom_metrics.globalgroup import doc_pool
-from multiturn.api import read_episodes
 from plumbing.csvio import write_csv
 from plumbing.errors import UserError
-from plumbing.jsonio import read_jsonl
 from plumbing.run_folder import is_episodes_file, is_samples_file
 from triangulation.html import Image, Section, Table, Text
 from triangulation.report import plots
 from triangulation.report.analyses.connections_judge import GroupToJudge
 from triangulation.report.analyses.globalgroup import gold_of
-from triangulation.runs.results_io import Run, main_metric
+from triangulation.runs.results_io import NO_SCORE, Run
 from triangulation.runs.samples import response_text, sample_records
 
 
@@ -196,13 +194,13 @@ def human_comparison(games: pd.DataFrame, humans: list[dict[str, Any]], label: s
     return table
 
 
-def static_vs_interactive(runs: Iterable[Run], overrides: dict[str, Any] | None = None) -> pd.DataFrame:
+def static_vs_interactive(runs: Iterable[Run]) -> pd.DataFrame:
     """Model x {connections, connections_interactive}: each task's main metric where both were run."""
     table: dict[str, dict[str, float]] = {}
     for run in runs:
         for task in ("connections", "connections_interactive"):
             if task in run.results:
-                name, value = main_metric(task, run, overrides)
+                name, value = run.main.get(task, NO_SCORE)
                 table.setdefault(run.model, {})[f"{task} ({name})"] = value
     frame = pd.DataFrame.from_dict(table, orient="index")
     if frame.shape[1] < 2:
@@ -220,17 +218,17 @@ def by_game(runs: Iterable[Run]) -> pd.DataFrame:
     """One row per (model, game) played both ways (lm-eval sample ``doc.id`` = play episode ``id``), in the
     static file's order: ``model``, ``id``, ``static_<metric>`` and ``interactive_<metric>``. Per model the
     last run of each task counts; failed episodes and a truncated last episode line are left out."""
-    static: dict[str, Path] = {}
-    episodes: dict[str, Path] = {}
+    static: dict[str, list[Mapping[str, Any]]] = {}
+    episodes: dict[str, list[Mapping[str, Any]]] = {}
     for run in runs:
         for task, files, kind in (("connections", static, is_samples_file), ("connections_interactive", episodes, is_episodes_file)):
             path = run.samples.get(task)
             if path is not None and kind(path):
-                files[run.model] = Path(path)
+                files[run.model] = run.records.get(task, [])
     rows = []
     for model in sorted(static.keys() & episodes.keys()):
-        played = {str(r["id"]): r for r in read_episodes(episodes[model]) if not r.get("failed")}
-        for sample in read_jsonl(static[model]):
+        played = {str(r["id"]): r for r in episodes[model] if not r.get("failed")}
+        for sample in static[model]:
             doc = sample.get("doc") if isinstance(sample.get("doc"), dict) else {}
             game = played.get(str(doc.get("id")))
             if game is None:
@@ -256,10 +254,10 @@ def by_game_summary(games: pd.DataFrame) -> pd.DataFrame:
     return means
 
 
-def build(runs: list[Run], outdir: Path, overrides: dict[str, Any] | None = None, judge: Any = None) -> Section | None:
+def build(runs: list[Run], outdir: Path, judge: Any = None) -> Section | None:
     """The Connections section; ``judge`` checks categorical reasoning (:mod:`triangulation.report.analyses.connections_judge`)."""
     records = [r for r in sample_records(runs, "connections") if r[1] == "connections"]
-    both = static_vs_interactive(runs, overrides)
+    both = static_vs_interactive(runs)
     games = by_game(runs)
     if not records and both.empty and games.empty:
         return None

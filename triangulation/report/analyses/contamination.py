@@ -33,12 +33,12 @@ import pandas as pd
 from datasets_build.fresh_names import published_of
 from datasets_build.matched import DEFAULT_SEED, PRIVATE
 from plumbing.csvio import write_csv
-from plumbing.jsonio import read_json, read_jsonl
+from plumbing.jsonio import read_json
 from plumbing.stats import benjamini_hochberg, paired_delta
 from triangulation.html import Section, Table, Text
 from triangulation.report.cells import keyed_item_records
 from triangulation.report.leaderboard import is_chance
-from triangulation.runs.results_io import Run, main_metric
+from triangulation.runs.results_io import NO_SCORE, Run
 
 TITLE = "Published vs fresh (contamination check; ours)"
 DELTA_SUFFIX = " delta"
@@ -100,8 +100,7 @@ def fresh_seed(run: Run, task: str) -> str:
     """Which seed made the fresh side, never a private seed's value: ``private``, ``public default (seed N)``,
     ``public (seed N)``, or ``unknown``; read from the first item (a GlobalGroup doc's ``id``
     ``<config>_fresh<seed>_<i>``, a Taboo episode instance's ``fresh_seed``)."""
-    path = run.samples.get(task)
-    first = next(iter(read_jsonl(path)), None) if path is not None and path.is_file() else None
+    first = next(iter(run.records.get(task, [])), None)
     if not isinstance(first, Mapping):
         return "unknown"
     instance = first.get("instance") if isinstance(first.get("instance"), Mapping) else {}
@@ -179,7 +178,7 @@ def _order(key: str) -> tuple[int, Any]:
     return (0, int(key)) if key.lstrip("-").isdigit() else (1, key)
 
 
-def delta_rows(runs: list[Run], overrides: Mapping[str, Any] | None = None, n_boot: int = N_BOOT) -> pd.DataFrame:
+def delta_rows(runs: list[Run], n_boot: int = N_BOOT) -> pd.DataFrame:
     """One row per model and benchmark that has both sides' item records, with its q-value and flag (see the
     module docstring); sides run with different settings get a row that says so and no numbers."""
     by_cell = latest_runs(runs)
@@ -189,7 +188,7 @@ def delta_rows(runs: list[Run], overrides: Mapping[str, Any] | None = None, n_bo
         if bench is None or (model, bench) not in by_cell:
             continue
         pub_run = by_cell[(model, bench)]
-        metric, _ = main_metric(bench, pub_run, overrides)
+        metric, _ = pub_run.main.get(bench, NO_SCORE)
         differ = settings_difference(pub_run, bench, fresh_run, task)
         if differ:
             rows.append({"model": model, "benchmark": bench, "metric": metric, "pairs": 0, "refused": f"settings differ: {differ}"})
@@ -228,9 +227,9 @@ def add_delta_columns(out: Path, rows: pd.DataFrame) -> None:
     board.to_parquet(parquet, index=False)
 
 
-def build(runs: list[Run], out: Path, overrides: Mapping[str, Any] | None = None) -> Section | None:
+def build(runs: list[Run], out: Path) -> Section | None:
     """The section (None when no model has both a benchmark and its fresh twin); writes ``published_vs_fresh.csv``."""
-    rows = delta_rows(runs, overrides)
+    rows = delta_rows(runs)
     if rows.empty:
         return None
     write_csv(rows, out / "published_vs_fresh.csv", index=False)
@@ -269,7 +268,7 @@ def section(ctx) -> list:
     fresh twins were run but no model has both sides' item records."""
     from triangulation.report.context import Skipped
 
-    built = build(ctx.runs, ctx.out, ctx.taxonomy.main_metrics)
+    built = build(ctx.runs, ctx.out)
     if built is not None:
         return [built]
     if any(published_of(task) for run in ctx.runs for task in run.results):

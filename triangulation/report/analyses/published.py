@@ -24,7 +24,7 @@ from plumbing.errors import UserError
 from triangulation.html import Section, Table, Text
 from triangulation.report.context import ReportContext, Skipped
 from triangulation.report.leaderboard import CHANCE_MODELS, is_chance
-from triangulation.runs.results_io import main_metric, metric_values
+from triangulation.runs.results_io import NO_SCORE, metric_values
 
 CONNECTIONS = "connections"
 TITLE = "Ranked among published models"
@@ -70,7 +70,7 @@ def connections_ranking(ctx: ReportContext) -> tuple[pd.DataFrame, str] | None:
     if not played:
         return None
     run = next(r for r in ctx.runs if r.model in played and CONNECTIONS in r.results)
-    metric, _ = main_metric(CONNECTIONS, run, ctx.taxonomy.main_metrics)
+    metric, _ = run.main.get(CONNECTIONS, NO_SCORE)
     docs = {gid: doc for games in played.values() for gid, doc in games.items()}
     rows = [
         {
