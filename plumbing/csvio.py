@@ -64,7 +64,8 @@ def write_csv(frame: Any, path: str | os.PathLike, *, index: bool = True) -> Pat
     """Write a pandas DataFrame as CSV (UTF-8, atomically) with every text cell escaped (:func:`escape_cell`). Lines
     end in CRLF (RFC 4180), so a cell holding a carriage return is quoted and cannot start a new row (the
     ``csv`` module quotes only the characters of its line terminator)."""
-    return write_text(path, escape_frame(frame).to_csv(index=index, lineterminator="\r\n"))
+    escaped = escape_frame(frame)
+    return write_text(path, escaped.to_csv(index=index, lineterminator="\r\n"))
 
 
 def write_rows(path: str | os.PathLike, header: Sequence[Any], rows: Iterable[Sequence[Any]]) -> Path:
