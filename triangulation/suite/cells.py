@@ -53,16 +53,17 @@ def cell_argv(
     launcher: tuple[str, ...] | list[str] = DEFAULT_LAUNCHER,
     overwrite: bool = False,
     endpoint: Endpoint | None = None,
+    completions: bool | None = None,
 ) -> list[str]:
     """The command line that runs one cell (``launcher`` is how ``triangulate`` is started); with ``endpoint``
-    (a served model) the cell is a client of that server (:meth:`Endpoint.client`). The cell's options are made
-    once (:func:`eval_options`, :func:`play_options`) and write their own flags."""
+    (a served model) the cell is a client of that server (:meth:`Endpoint.client`) on ``/v1/completions`` when
+    ``completions`` (as the sweep's plan decided it; None: :func:`calls_completions` decides now). The cell's options
+    are made once (:func:`eval_options`, :func:`play_options`) and write their own flags."""
     m, t = cell.model, cell.task
     options = eval_options(cell, endpoint) if t.runner == "eval" else play_options(cell, overwrite, endpoint)
     argv = [*launcher, t.runner, "--tasks", ",".join(t.tasks), "--output_path", str(output_dir)]
     if endpoint is not None:
-        completions = isinstance(options, EvalOptions) and (not options.apply_chat_template or needs_completions(t.tasks, t.include_path))
-        argv += model_flags(*endpoint.client(completions, m.num_concurrent))
+        argv += model_flags(*endpoint.client(calls_completions(cell) if completions is None else completions, m.num_concurrent))
     elif m.model is not None or m.ref.given is not None:  # without either, each command supplies the embedded SmolLM2
         argv += model_flags(m.model or "hf", m.ref.given)
     if isinstance(options, EvalOptions):  # lm-eval's request cache and the first-request stamp live in the cell's folder
@@ -75,6 +76,14 @@ def cell_argv(
             str(output_dir / FIRST_REQUEST),
         ]
     return argv + options.flags()
+
+
+def calls_completions(cell: Cell) -> bool:
+    """Whether a client cell of a served model calls ``/v1/completions`` rather than ``/v1/chat/completions``: an eval
+    cell without the chat template, or one whose tasks score loglikelihoods (:func:`serve.needs_completions`); a play
+    cell never (it chats)."""
+    t = cell.task
+    return t.runner == "eval" and (not eval_options(cell, None).apply_chat_template or needs_completions(t.tasks, t.include_path))
 
 
 def shared_options(cell: Cell, local: bool) -> dict[str, Any]:

@@ -42,6 +42,7 @@ from models.default_model import DEFAULT_MODEL_NAME, export_transformers_folder
 from models.ref import ModelRef
 from plumbing.errors import UserError
 from plumbing.paths import cache_root
+from triangulation.suite.spec import ModelSpec
 
 VLLM_ENV = "TRIANGULATE_VLLM"
 #: model_args of an ``hf``/``vllm`` suite model that become ``vllm serve`` flags
@@ -324,6 +325,26 @@ def start_vllm(
     argv = vllm_argv(path, port, args, gpus, (*serve_args, *replica_args(gpus, replicas)))
     server = ServerProcess(argv, log, f"http://127.0.0.1:{port}/v1", env=env).start()
     return Endpoint(server.base_url, model=path, tokenizer=path, server=server)
+
+
+def open_endpoint(model: ModelSpec, log: Path, env: Mapping[str, str], started: list[Endpoint], replicas: int = 1) -> Endpoint:
+    """A served model's endpoint, ready for its cells: an ``engine: api`` endpoint as the suite names it; else ``vllm
+    serve`` started (``log``: its log; ``env``: its environment, its GPUs; ``replicas``: data-parallel replicas) and
+    waited for up to the model's ``serve_timeout`` (:class:`ServerError`; it is stopped then). The endpoint is put in
+    ``started`` before it is waited for (whoever stops the sweep stops its server). Its ``max_length`` is read."""
+    if model.engine == "api":
+        endpoint = api_endpoint(model.base_url or "", model.ref.args, model.api_key_env)
+        started.append(endpoint)
+    else:
+        endpoint = start_vllm(model.ref, log, gpus=model.gpu_count, serve_args=model.serve_args, env=env, replicas=replicas)
+        started.append(endpoint)
+        try:
+            endpoint.server.wait_ready(model.serve_timeout)
+        except BaseException:  # exited early (its workers may not have), timed out, or Ctrl-C
+            endpoint.server.stop()
+            raise
+    endpoint.read_max_length()  # None when the endpoint does not say: lm-eval's default then
+    return endpoint
 
 
 def planned_endpoint(engine: str, ref: ModelRef, base_url: str | None, api_key_env: str | None) -> Endpoint:

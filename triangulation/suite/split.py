@@ -15,7 +15,6 @@ leaves, run alone, would not compute what they compute inside it is refused at p
 
 from __future__ import annotations
 
-import shutil
 from collections.abc import Sequence
 from dataclasses import replace
 from pathlib import Path
@@ -171,23 +170,6 @@ def _with_sample_len(entry: dict[str, Any], n_samples: dict[str, Any] | None) ->
     if "sample_len" in entry or not n_samples:
         return dict(entry)
     return {**entry, "sample_len": int(n_samples.get("effective", 0))}
-
-
-def expand(root: Path, todo: Sequence[Cell]) -> tuple[list[Cell], dict[str, list[Cell]]]:
-    """The cells to run for ``todo``: each split group cell replaced by its unfinished subtask cells; and
-    per split group cell (by label) all its subtask cells."""
-    work: list[Cell] = []
-    groups: dict[str, list[Cell]] = {}
-    for cell in todo:
-        subs = subtask_cells(cell)
-        if subs:
-            groups[cell.label] = subs
-            if not is_done(root, cell):  # an earlier configuration's merged group: never shown beside new subtasks
-                shutil.rmtree(cell_dir(root, cell) / MERGED, ignore_errors=True)
-            work += [s for s in subs if not is_done(root, s)]
-        else:
-            work.append(cell)
-    return work, groups
 
 
 def merge_outcomes(root: Path, todo: Sequence[Cell], groups: dict[str, list[Cell]], outcomes: Sequence[Any]) -> list[Any]:
