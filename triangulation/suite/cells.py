@@ -20,7 +20,7 @@ from plumbing import jsonio
 from plumbing.secrets import scrub
 from triangulation.suite.serve import Endpoint, needs_completions
 from triangulation.suite.spec import Cell, ModelSpec, Suite
-from triangulation.suite.task_stats import Counts, read_plan_counts, sum_counts, table_counts
+from triangulation.suite.task_stats import Counts, sum_counts, table_counts
 from triangulation.suite.throughput import hardware
 
 MARKER = ".suite_done.json"
@@ -45,6 +45,7 @@ class Outcome:
     attempts: int = 0
     seconds: float = 0.0
     detail: str = ""
+    results: tuple[str, ...] = ()  # done: the results files its marker names (relative to its folder)
 
 
 def cell_argv(
@@ -63,7 +64,8 @@ def cell_argv(
     options = eval_options(cell, endpoint) if t.runner == "eval" else play_options(cell, overwrite, endpoint)
     argv = [*launcher, t.runner, "--tasks", ",".join(t.tasks), "--output_path", str(output_dir)]
     if endpoint is not None:
-        argv += model_flags(*endpoint.client(calls_completions(cell) if completions is None else completions, m.num_concurrent))
+        completions = calls_completions(cell) if completions is None else completions
+        argv += model_flags(*endpoint.client(completions, m.num_concurrent))
     elif m.model is not None or m.ref.given is not None:  # without either, each command supplies the embedded SmolLM2
         argv += model_flags(m.model or "hf", m.ref.given)
     if isinstance(options, EvalOptions):  # lm-eval's request cache and the first-request stamp live in the cell's folder
@@ -187,18 +189,21 @@ def read_marker(root: Path, cell: Cell) -> dict[str, Any] | None:
 @dataclass(frozen=True)
 class MarkerState:
     """What a cell's done-marker says, read once: ``done`` (finished with this very configuration, and its results
-    files are still there); ``stale`` (it finished another configuration of the entry: a play cell starts over)."""
+    files are still there; ``results``: those files, relative to its folder); ``stale`` (it finished another
+    configuration of the entry: a play cell starts over)."""
 
     done: bool
     stale: bool
+    results: tuple[str, ...] = ()
 
 
 def marker_state(root: Path, cell: Cell) -> MarkerState:
     marker = read_marker(root, cell)
     if not marker or marker.get("fingerprint") != cell.fingerprint:
         return MarkerState(False, bool(marker))
-    results = marker.get("results", [])
-    return MarkerState(all((cell_dir(root, cell) / f).is_file() for f in results) and bool(results), False)
+    results = tuple(marker.get("results", []))
+    done = all((cell_dir(root, cell) / f).is_file() for f in results) and bool(results)
+    return MarkerState(done, False, results if done else ())
 
 
 def is_done(root: Path, cell: Cell) -> bool:
@@ -206,9 +211,10 @@ def is_done(root: Path, cell: Cell) -> bool:
     return marker_state(root, cell).done
 
 
-def write_marker(root: Path, cell: Cell, results: list[str], seconds: float, attempts: int) -> None:
+def write_marker(root: Path, cell: Cell, work: Counts, results: list[str], seconds: float, attempts: int) -> None:
     """The done-marker: what :func:`is_done` checks, and what calibration reads (:mod:`triangulation.suite.calibration`):
-    the wall time, when it started, the machine, the model and the cell's work (:func:`cell_counts`)."""
+    the wall time, when it started, the machine, the model and the cell's ``work`` (:func:`cell_counts`, as the sweep's
+    plan counted it)."""
     payload = {
         "cell": cell.label,
         "fingerprint": cell.fingerprint,
@@ -222,7 +228,7 @@ def write_marker(root: Path, cell: Cell, results: list[str], seconds: float, att
         "model": cell.model.name,
         "model_key": model_key(cell.model),
         "in_flight": in_flight(cell),
-        "work": cell_counts(root, cell).as_json(),
+        "work": work.as_json(),
     }
     jsonio.write_json(cell_dir(root, cell) / MARKER, payload, indent=1)
     (cell_dir(root, cell) / FIRST_REQUEST).unlink(missing_ok=True)
@@ -249,11 +255,12 @@ def model_key(model: ModelSpec) -> str:
     return json.dumps([model.engine, model.model, model.ref.fingerprint(), model.gpu_count], sort_keys=True, default=str)
 
 
-def cell_counts(root: Path, cell: Cell) -> Counts:
-    """A cell's work: the plan's counts when a ``--dry_run`` into ``root`` counted it (``suite_plan.json``), else
-    the per-task table (:mod:`triangulation.suite.task_stats`). A subtask cell (``entry/leaf``) takes its leaf's."""
+def cell_counts(cell: Cell, plan_counts: Mapping[str, Mapping[str, Mapping[str, Counts]]]) -> Counts:
+    """A cell's work: its counts in ``plan_counts`` when a ``--dry_run`` into the sweep's folder counted it
+    (:func:`triangulation.suite.task_stats.read_plan_counts`, read once per sweep), else the per-task table
+    (:mod:`triangulation.suite.task_stats`). A subtask cell (``entry/leaf``) takes its leaf's."""
     entry, _, leaf = cell.task.name.partition("/")
-    counted = read_plan_counts(root).get(cell.model.name, {}).get(entry, {})
+    counted = plan_counts.get(cell.model.name, {}).get(entry, {})
     parts = [counted[leaf]] if leaf and leaf in counted else (list(counted.values()) if not leaf else [])
     if not parts:
         parts = list(table_counts(entry, [leaf or entry], limit=cell.task.options.get("limit")).values())

@@ -52,12 +52,13 @@ from triangulation.suite.cells import (
     write_status,
 )
 from triangulation.suite.healing import serve_and_run
-from triangulation.suite.outputs import report_model_names, run_report, write_sizes
+from triangulation.suite.outputs import run_report, write_sizes
 from triangulation.suite.placement import Placement
 from triangulation.suite.pool import run_pool
 from triangulation.suite.serve import Endpoint, deaf_to_checkpoint, last_line
 from triangulation.suite.spec import Cell, ModelSpec, Suite
 from triangulation.suite.sweep_plan import CellRun, ModelRun, SweepPlan, plan_model
+from triangulation.suite.task_stats import read_plan_counts
 
 
 @dataclass
@@ -91,7 +92,7 @@ class Sweep:
         """Every cell of ``model`` (finished ones skipped), planned now (:func:`plan_model`) and run (:meth:`run`);
         ``replicas``: vLLM data-parallel replicas over ``gpus``. A SLURM job's sweep."""
         placement = Placement(model, None if gpus is None else tuple(str(g) for g in gpus), 0, replicas)
-        return self.run(plan_model(self.root, placement, model_cells, self.suite.timeout), gpus)
+        return self.run(plan_model(self.root, placement, model_cells, self.suite.timeout, read_plan_counts(self.root)), gpus)
 
     def run(self, run: ModelRun, gpus: Sequence[str] | None = None) -> list[Outcome]:
         """One model's part of the plan, an outcome per suite cell (a split group merged once its subtasks are all
@@ -100,19 +101,19 @@ class Sweep:
         env = dict(os.environ)
         if gpus is not None:
             env["CUDA_VISIBLE_DEVICES"] = ",".join(str(g) for g in gpus)
-        self.tick(len(run.done) + run.finished_subtasks)
+        self.tick(run.counted)
         for folder in run.stale_merges:
             shutil.rmtree(folder, ignore_errors=True)
         ran = self._execute(run, env) if run.work else []
-        outcomes = [Outcome(c, "skipped-done") for c in run.cells if c.label in run.done]
-        outcomes += split.merge_outcomes(self.root, run.todo, run.groups, ran)
+        outcomes = [Outcome(c, "skipped-done", results=run.finished[c.label]) for c in run.cells if c.label in run.finished]
+        outcomes += split.merge_outcomes(self.root, run.todo, run.groups, ran, run.finished)
         for o in outcomes:
             if o.status == "failed":
                 self.say(f"suite: {o.cell.label} failed after {o.attempts} attempt(s): {o.detail}")
         return outcomes
 
     def _execute(self, run: ModelRun, env: dict[str, str]) -> list[Outcome]:
-        model = run.placement.model
+        model = run.model
         if model.weightless:  # the chance player: its cells side by side, one per CPU core
             return self.run_concurrently(run.work, env, workers=os.cpu_count() or 1)
         if not model.served:
@@ -157,8 +158,10 @@ class Sweep:
         try:
             marker = marker_state(self.root, run.cell)
             if marker.done:
-                return Outcome(run.cell, "skipped-done")
-            return self._attempt_cell(run, env, endpoint, overwrite=marker.stale)  # the entry changed: play starts over
+                return Outcome(run.cell, "skipped-done", results=marker.results)
+            # marker.stale: the entry changed, a play cell starts over
+            argv = cell_argv(run.cell, run.folder, self.launcher, marker.stale, endpoint, run.completions)
+            return self._attempt_cell(run, argv, env, endpoint)
         finally:
             lock.release()
 
@@ -171,13 +174,11 @@ class Sweep:
             self.say(f"suite: {run.cell.label} is being run by another suite on {self.root}; waiting for it (lock {run.folder}.lock)")
             return RunLock(run.folder, wait=True).acquire()
 
-    def _attempt_cell(self, run: CellRun, env: Mapping[str, str] | None, endpoint: Endpoint | None, overwrite: bool = False) -> Outcome:
-        """Run one cell (up to ``attempts`` times; a dead server is not retried); on success write its marker;
-        ``overwrite``: its stored results are of another configuration."""
+    def _attempt_cell(self, run: CellRun, argv: list[str], env: Mapping[str, str] | None, endpoint: Endpoint | None) -> Outcome:
+        """Run one cell's command ``argv`` (up to ``attempts`` times; a dead server is not retried); on success write its marker."""
         root, attempts, cell, folder, log, limit = self.root, self.attempts, run.cell, run.folder, run.log, run.timeout
         folder.mkdir(parents=True, exist_ok=True)
         log.parent.mkdir(parents=True, exist_ok=True)
-        argv = cell_argv(cell, folder, self.launcher, overwrite=overwrite, endpoint=endpoint, completions=run.completions)
         started = time.time()
         detail = "stopped"
         for attempt in range(1, attempts + 1):
@@ -192,8 +193,8 @@ class Sweep:
             code = self._run_process(argv, log, attempt, env, limit)
             results = run_folder.results_since(folder, t0) or (finished_results(folder, cell) if code == 0 else [])
             if code == 0 and results:
-                write_marker(root, cell, results, time.time() - started, attempt)
-                return Outcome(cell, "done", attempt, time.time() - started)
+                write_marker(root, cell, run.work, results, time.time() - started, attempt)
+                return Outcome(cell, "done", attempt, time.time() - started, results=tuple(results))
             if code is None:
                 detail = f"timed out after {limit:g} s"
             elif code == 0:
@@ -310,8 +311,7 @@ def run_suite(
     root.mkdir(parents=True, exist_ok=True)
     attempts = 1 + (suite.retries if retries is None else retries)
     result = SuiteResult()
-    names = report_model_names(suite.models)  # models whose paths only end alike get unique names
-    for dup in sorted({n for n in names if names.count(n) > 1}):
+    for dup in plan.duplicate_names:
         print(
             f"suite: warning: several models are named {dup!r} in results (the same model_args name); the report keeps the latest run of each task",
             file=sys.stderr,
@@ -332,7 +332,8 @@ def run_suite(
     finally:
         bar.close()
         result.outcomes = [o for m in suite.models for o in by_model.get(m.name, [])]
-        write_status(root, suite, [outcome_row(o) for o in result.outcomes])
+        rows = [outcome_row(o) for o in result.outcomes]
+        write_status(root, suite, rows)
         if previous is not None:
             signal.signal(signal.SIGTERM, previous)
     write_sizes(root, suite)

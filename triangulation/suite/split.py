@@ -15,16 +15,17 @@ leaves, run alone, would not compute what they compute inside it is refused at p
 
 from __future__ import annotations
 
-from collections.abc import Sequence
-from dataclasses import replace
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
 
 from plumbing import jsonio, run_folder
 from plumbing.errors import UserError
 from triangulation.suite import task_index
-from triangulation.suite.cells import MARKER, Outcome, cell_dir, is_done, write_marker
+from triangulation.suite.cells import MARKER, Outcome, cell_dir, write_marker
 from triangulation.suite.spec import Cell, TaskEntry
+from triangulation.suite.task_stats import Counts
 
 SPLIT = "split"
 MERGED = "merged"
@@ -56,39 +57,39 @@ def leaf_tasks(task: TaskEntry) -> list[str]:
     return task_index.eval_leaves(task.tasks, task.include_path)
 
 
-def merge(folder: Path, cell: Cell, subcells: Sequence[Cell], sub_folder) -> list[str]:
-    """Write the merged results of ``subcells`` (each in ``sub_folder(subcell)``) under ``folder``; returns
-    the written file relative to ``folder`` (the group cell's marker lists it)."""
-    payloads = [_latest(Path(sub_folder(c))) for c in subcells]
-    out = _union(payloads)
+@dataclass(frozen=True)
+class SplitGroup:
+    """A ``split: true`` group cell run as its subtask cells (:func:`subtask_cells`), and its work (what its marker
+    records once they are merged: :func:`triangulation.suite.cells.cell_counts`)."""
+
+    cell: Cell
+    subs: tuple[Cell, ...]
+    work: Counts
+
+
+def merge(folder: Path, cell: Cell, subs: Sequence[tuple[Path, Sequence[str]]]) -> list[str]:
+    """Write the merged results of the subtask cells ``subs`` (each its folder and the results files its marker names)
+    under ``folder``; returns the written file relative to ``folder`` (the group cell's marker lists it)."""
+    files = [marked_results(sub_folder, named) for sub_folder, named in subs]
+    model_folder = files[0].parent.name if files[0].parent != subs[0][0] else "model"
+    target = run_folder.new_results_path(folder / MERGED / model_folder)
+    out = _union([dict(run_folder.ResultsFile.read(f).data) for f in files])
     if cell.task.runner == "play":
         _play_groups(out, cell.task)
     else:
         _eval_groups(out, cell.task)
-    model_folder = _model_folder(Path(sub_folder(subcells[0])))
-    target = run_folder.new_results_path(folder / MERGED / model_folder)
     target.parent.mkdir(parents=True, exist_ok=True)
     jsonio.write_json(target, out, indent=1, default=str)  # the one atomic writer
     return [str(target.relative_to(folder))]
 
 
-def marked_results(folder: Path) -> Path:
-    """The results file a finished subtask cell's done-marker names (the newest by name when it names several): what
-    that cell's configuration wrote, whatever other results files the folder holds and whatever their mtimes."""
-    marker = jsonio.read_json(folder / MARKER, "done-marker")
-    named = [folder / f for f in (marker.get("results") or [] if isinstance(marker, dict) else [])]
-    if not named or not all(p.is_file() for p in named):
+def marked_results(folder: Path, named: Sequence[str]) -> Path:
+    """The results file a finished subtask cell's done-marker names (``named``; the newest by name when it names
+    several): what that cell's configuration wrote, whatever other results files the folder holds and whatever their mtimes."""
+    paths = [folder / f for f in named]
+    if not paths or not all(p.is_file() for p in paths):
         raise UserError(f"{folder / MARKER} names no results file that is there; run the suite again to rerun the subtask")
-    return run_folder.oldest_first(named)[-1]
-
-
-def _latest(folder: Path) -> dict[str, Any]:
-    return dict(run_folder.ResultsFile.read(marked_results(folder)).data)
-
-
-def _model_folder(folder: Path) -> str:
-    path = marked_results(folder)
-    return path.parent.name if path.parent != folder else "model"
+    return run_folder.oldest_first(paths)[-1]
 
 
 def _union(payloads: Sequence[dict[str, Any]]) -> dict[str, Any]:
@@ -172,25 +173,29 @@ def _with_sample_len(entry: dict[str, Any], n_samples: dict[str, Any] | None) ->
     return {**entry, "sample_len": int(n_samples.get("effective", 0))}
 
 
-def merge_outcomes(root: Path, todo: Sequence[Cell], groups: dict[str, list[Cell]], outcomes: Sequence[Any]) -> list[Any]:
-    """One outcome per cell of ``todo``: a split group cell is done (merged, its marker written) when every
-    subtask cell is, else failed naming the subtasks left."""
+def merge_outcomes(
+    root: Path, todo: Sequence[Cell], groups: Mapping[str, SplitGroup], outcomes: Sequence[Outcome], finished: Mapping[str, Sequence[str]]
+) -> list[Outcome]:
+    """One outcome per cell of ``todo``: a split group cell is done (merged, its marker written) when every subtask
+    cell is, this run (its outcome names its results files) or earlier (``finished``: the results files its marker
+    named when the sweep was planned), else failed naming the subtasks left."""
     by_label = {o.cell.label: o for o in outcomes}
     out = []
     for cell in todo:
-        if cell.label not in groups:
+        group = groups.get(cell.label)
+        if group is None:
             out.append(by_label[cell.label])
             continue
-        subs = groups[cell.label]
-        own = [by_label.get(s.label) for s in subs]
-        left = [s.task.name for s, o in zip(subs, own) if not is_done(root, s)]
+        own = [by_label.get(s.label) for s in group.subs]
+        named = {s.label: (o.results if o is not None else ()) or tuple(finished.get(s.label, ())) for s, o in zip(group.subs, own)}
+        left = [s.task.name for s in group.subs if not named[s.label]]
         seconds = sum(o.seconds for o in own if o is not None)
         attempts = max([o.attempts for o in own if o is not None] or [0])
         if left:
             details = "; ".join(f"{o.cell.task.name}: {o.detail}" for o in own if o is not None and o.status != "done")
             out.append(Outcome(cell, "failed", attempts, seconds, f"subtasks not finished: {', '.join(left)} ({details})"))
             continue
-        results = merge(cell_dir(root, cell), cell, subs, lambda s: cell_dir(root, s))
-        write_marker(root, cell, results, seconds, attempts)
-        out.append(Outcome(cell, "done", attempts, seconds, f"merged from {len(subs)} subtask cells"))
+        results = merge(cell_dir(root, cell), cell, [(cell_dir(root, s), named[s.label]) for s in group.subs])
+        write_marker(root, cell, group.work, results, seconds, attempts)
+        out.append(Outcome(cell, "done", attempts, seconds, f"merged from {len(group.subs)} subtask cells", tuple(results)))
     return out

@@ -16,23 +16,29 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
-from triangulation.suite.cells import calls_completions, cell_dir, is_done
-from triangulation.suite.placement import Placement, place
-from triangulation.suite.spec import Cell, Suite, cells
-from triangulation.suite.split import MERGED, subtask_cells
+from triangulation.suite.cells import calls_completions, cell_counts, cell_dir, marker_state
+from triangulation.suite.outputs import report_model_names
+from triangulation.suite.placement import Placement
+from triangulation.suite.spec import Cell, ModelSpec, Suite
+from triangulation.suite.split import MERGED, SplitGroup, subtask_cells
+from triangulation.suite.task_stats import Counts, read_plan_counts
+
+#: model -> task entry -> leaf (or the entry's own name) -> counts (:func:`triangulation.suite.task_stats.plan_counts`)
+PlanCounts = Mapping[str, Mapping[str, Mapping[str, Counts]]]
 
 
 @dataclass(frozen=True)
 class CellRun:
     """One process of the sweep: a cell (a split group's subtask cell included), the folder it writes, the log its
-    attempts append to, its time limit (seconds; None: none) and, for a client of a served model, whether it calls
-    ``/v1/completions`` (loglikelihoods) rather than ``/v1/chat/completions``."""
+    attempts append to, its time limit (seconds; None: none), for a client of a served model whether it calls
+    ``/v1/completions`` (loglikelihoods) rather than ``/v1/chat/completions``, and its work (its marker records it)."""
 
     cell: Cell
     folder: Path
     log: Path
     timeout: float | None
-    completions: bool = False
+    completions: bool
+    work: Counts
 
 
 @dataclass(frozen=True)
@@ -40,22 +46,41 @@ class ModelRun:
     """One model's part of the sweep, as it stood when the plan was made."""
 
     placement: Placement
+    root: Path  # the sweep's folder
     cells: tuple[Cell, ...]  # the model's suite cells, in the suite's order
-    done: frozenset[str]  # labels of those finished with this very configuration: skipped
+    #: every cell and subtask cell a marker says finished with this very configuration -> the results files it names
+    finished: Mapping[str, tuple[str, ...]]
     work: tuple[CellRun, ...]  # the processes to run: unfinished cells, a split group as its unfinished subtask cells
-    groups: Mapping[str, tuple[Cell, ...]]  # per unfinished split group cell (label): all its subtask cells
-    finished_subtasks: int  # subtask cells of those groups finished earlier (counted at once by the progress bar)
-    stale_merges: tuple[Path, ...]  # merged results of those groups' earlier configurations: removed before they run
-    server_log: Path  # a served model's server log (``engine: vllm``)
+    groups: Mapping[str, SplitGroup]  # the unfinished split group cells, by label
+
+    @property
+    def model(self) -> ModelSpec:
+        return self.placement.model
 
     @property
     def todo(self) -> list[Cell]:
-        return [c for c in self.cells if c.label not in self.done]
+        return [c for c in self.cells if c.label not in self.finished]
+
+    @property
+    def counted(self) -> int:
+        """Cells the progress bar counts at once: the finished ones, a split group's finished subtask cells included."""
+        return len(self.cells) - len(self.todo) + sum(s.label in self.finished for g in self.groups.values() for s in g.subs)
 
     @property
     def size(self) -> int:
         """The cells the progress bar counts: a split group cell as many as its subtasks."""
-        return len(self.cells) + sum(len(subs) - 1 for subs in self.groups.values())
+        return len(self.cells) + sum(len(g.subs) - 1 for g in self.groups.values())
+
+    @property
+    def stale_merges(self) -> list[Path]:
+        """The merged results of the unfinished groups' earlier configurations: removed before their subtasks run
+        (never shown beside new subtasks)."""
+        return [cell_dir(self.root, g.cell) / MERGED for g in self.groups.values()]
+
+    @property
+    def server_log(self) -> Path:
+        """A served model's server log (``engine: vllm``)."""
+        return self.root / "logs" / self.model.name / "server.log"
 
 
 @dataclass(frozen=True)
@@ -63,40 +88,44 @@ class SweepPlan:
     suite: Suite
     root: Path
     models: tuple[ModelRun, ...]  # in the placements' order (the suite's)
+    #: names that several models' results share in the report (the same model_args name): it keeps the latest run
+    duplicate_names: tuple[str, ...] = ()
 
     @property
     def size(self) -> int:
         return sum(m.size for m in self.models)
 
 
-def plan_sweep(suite: Suite, root: Path, placements: Sequence[Placement] | None = None) -> SweepPlan:
-    """The sweep of ``suite`` into ``root``: ``placements`` as the command placed the models (default: one after another)."""
-    plan = cells(suite)
-    placed = place(suite.models, []) if placements is None else placements
-    return SweepPlan(suite, root, tuple(plan_model(root, p, [c for c in plan if c.model is p.model], suite.timeout) for p in placed))
+def plan_sweep(suite: Suite, root: Path, placements: Sequence[Placement]) -> SweepPlan:
+    """The sweep of ``suite`` into ``root``, each model as the command placed it (:mod:`triangulation.suite.placement`)
+    with its cells in the suite's task order (all of one model's tasks, then the next model's: loads stay warm)."""
+    counts = read_plan_counts(root)  # a --dry_run's counts: each cell's work, as its marker records it
+    models = tuple(plan_model(root, p, [Cell(p.model, t) for t in suite.tasks], suite.timeout, counts) for p in placements)
+    names = report_model_names(suite.models)  # models whose paths only end alike get unique names
+    return SweepPlan(suite, root, models, tuple(sorted({n for n in names if names.count(n) > 1})))
 
 
-def plan_model(root: Path, placement: Placement, model_cells: Sequence[Cell], timeout: float | None = None) -> ModelRun:
-    """One model's run of ``model_cells`` (``timeout``: the suite's, a task entry's own wins)."""
-    done = frozenset(c.label for c in model_cells if is_done(root, c))
-    todo = [c for c in model_cells if c.label not in done]
-    groups = {c.label: subs for c in todo if (subs := tuple(subtask_cells(c)))}
-    left = {label: [s for s in subs if not is_done(root, s)] for label, subs in groups.items()}
+def plan_model(root: Path, placement: Placement, model_cells: Sequence[Cell], timeout: float | None, counts: PlanCounts) -> ModelRun:
+    """One model's run of ``model_cells`` (``timeout``: the suite's, a task entry's own wins; ``counts``: the cells'
+    work as a ``--dry_run`` counted it, :func:`triangulation.suite.cells.cell_counts`)."""
+    states = {c.label: marker_state(root, c) for c in model_cells}
+    todo = [c for c in model_cells if not states[c.label].done]
+    subs = {c.label: tuple(subtask_cells(c)) for c in todo}
+    runs = [s for c in todo for s in subs[c.label] or (c,)]
+    states |= {s.label: marker_state(root, s) for s in runs if s.label not in states}
     served = placement.model.served
-    runs = tuple(
+    work = tuple(
         CellRun(
             s,
             cell_dir(root, s),
             root / "logs" / s.model.name / f"{s.task.name}.log",
             s.task.options.get("timeout", timeout),
             served and calls_completions(s),
+            cell_counts(s, counts),
         )
-        for c in todo
-        for s in left.get(c.label, [c])
+        for s in runs
+        if not states[s.label].done
     )
-    finished = sum(len(subs) - len(left[label]) for label, subs in groups.items())
-    stale = tuple(
-        cell_dir(root, c) / MERGED for c in todo if c.label in groups
-    )  # an earlier configuration's: never shown beside new subtasks
-    server_log = root / "logs" / placement.model.name / "server.log"
-    return ModelRun(placement, tuple(model_cells), done, runs, groups, finished, stale, server_log)
+    groups = {c.label: SplitGroup(c, subs[c.label], cell_counts(c, counts)) for c in todo if subs[c.label]}
+    finished = {label: state.results for label, state in states.items() if state.done}
+    return ModelRun(placement, root, tuple(model_cells), finished, work, groups)
