@@ -62,22 +62,16 @@ def cell_argv(
     are made once (:func:`eval_options`, :func:`play_options`) and write their own flags."""
     m, t = cell.model, cell.task
     options = eval_options(cell, endpoint) if t.runner == "eval" else play_options(cell, overwrite, endpoint)
+    flags = options.flags()
+    if isinstance(options, EvalOptions):  # lm-eval's request cache and the first-request stamp live in the cell's folder
+        flags += ["--use_cache", str(request_cache(output_dir, cell)), "--first_request_file", str(output_dir / FIRST_REQUEST)]
     argv = [*launcher, t.runner, "--tasks", ",".join(t.tasks), "--output_path", str(output_dir)]
     if endpoint is not None:
         completions = calls_completions(cell) if completions is None else completions
         argv += model_flags(*endpoint.client(completions, m.num_concurrent))
     elif m.model is not None or m.ref.given is not None:  # without either, each command supplies the embedded SmolLM2
         argv += model_flags(m.model or "hf", m.ref.given)
-    if isinstance(options, EvalOptions):  # lm-eval's request cache and the first-request stamp live in the cell's folder
-        return [
-            *argv,
-            *options.flags(),
-            "--use_cache",
-            str(request_cache(output_dir, cell)),
-            "--first_request_file",
-            str(output_dir / FIRST_REQUEST),
-        ]
-    return argv + options.flags()
+    return argv + flags
 
 
 def calls_completions(cell: Cell) -> bool:
@@ -211,10 +205,24 @@ def is_done(root: Path, cell: Cell) -> bool:
     return marker_state(root, cell).done
 
 
-def write_marker(root: Path, cell: Cell, work: Counts, results: list[str], seconds: float, attempts: int) -> None:
+@dataclass(frozen=True)
+class MarkerFacts:
+    """What a cell's done-marker records besides its run, made once when the sweep is planned (:func:`marker_facts`):
+    what calibration compares (:mod:`triangulation.suite.calibration`): the model's key, the requests in flight, the work."""
+
+    model_key: str
+    in_flight: int
+    work: Counts
+
+
+def marker_facts(cell: Cell, plan_counts: Mapping[str, Mapping[str, Mapping[str, Counts]]]) -> MarkerFacts:
+    """``cell``'s :class:`MarkerFacts` (``plan_counts``: :func:`cell_counts`)."""
+    return MarkerFacts(model_key(cell.model), in_flight(cell), cell_counts(cell, plan_counts))
+
+
+def write_marker(root: Path, cell: Cell, facts: MarkerFacts, results: list[str], seconds: float, attempts: int) -> None:
     """The done-marker: what :func:`is_done` checks, and what calibration reads (:mod:`triangulation.suite.calibration`):
-    the wall time, when it started, the machine, the model and the cell's ``work`` (:func:`cell_counts`, as the sweep's
-    plan counted it)."""
+    the wall time, when it started and when its first request went out, the machine, and the cell's ``facts``."""
     payload = {
         "cell": cell.label,
         "fingerprint": cell.fingerprint,
@@ -226,9 +234,9 @@ def write_marker(root: Path, cell: Cell, work: Counts, results: list[str], secon
         "first_request": first_request(root, cell),
         "hardware": hardware(),
         "model": cell.model.name,
-        "model_key": model_key(cell.model),
-        "in_flight": in_flight(cell),
-        "work": work.as_json(),
+        "model_key": facts.model_key,
+        "in_flight": facts.in_flight,
+        "work": facts.work.as_json(),
     }
     jsonio.write_json(cell_dir(root, cell) / MARKER, payload, indent=1)
     (cell_dir(root, cell) / FIRST_REQUEST).unlink(missing_ok=True)

@@ -193,7 +193,7 @@ class Sweep:
             code = self._run_process(argv, log, attempt, env, limit)
             results = run_folder.results_since(folder, t0) or (finished_results(folder, cell) if code == 0 else [])
             if code == 0 and results:
-                write_marker(root, cell, run.work, results, time.time() - started, attempt)
+                write_marker(root, cell, run.facts, results, time.time() - started, attempt)
                 return Outcome(cell, "done", attempt, time.time() - started, results=tuple(results))
             if code is None:
                 detail = f"timed out after {limit:g} s"

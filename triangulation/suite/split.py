@@ -23,9 +23,8 @@ from typing import Any
 from plumbing import jsonio, run_folder
 from plumbing.errors import UserError
 from triangulation.suite import task_index
-from triangulation.suite.cells import MARKER, Outcome, cell_dir, write_marker
+from triangulation.suite.cells import MARKER, MarkerFacts, Outcome, cell_dir, write_marker
 from triangulation.suite.spec import Cell, TaskEntry
-from triangulation.suite.task_stats import Counts
 
 SPLIT = "split"
 MERGED = "merged"
@@ -59,25 +58,39 @@ def leaf_tasks(task: TaskEntry) -> list[str]:
 
 @dataclass(frozen=True)
 class SplitGroup:
-    """A ``split: true`` group cell run as its subtask cells (:func:`subtask_cells`), and its work (what its marker
-    records once they are merged: :func:`triangulation.suite.cells.cell_counts`)."""
+    """A ``split: true`` group cell run as its subtask cells (:func:`subtask_cells`), made once when the sweep is
+    planned (:func:`split_group`): lm-eval's groups of its tree (what the merge aggregates; none for play, whose groups
+    the play registry names) and what its marker records once they are merged."""
 
     cell: Cell
     subs: tuple[Cell, ...]
-    work: Counts
+    trees: Mapping[str, Any]
+    facts: MarkerFacts
 
 
-def merge(folder: Path, cell: Cell, subs: Sequence[tuple[Path, Sequence[str]]]) -> list[str]:
-    """Write the merged results of the subtask cells ``subs`` (each its folder and the results files its marker names)
-    under ``folder``; returns the written file relative to ``folder`` (the group cell's marker lists it)."""
+def split_group(cell: Cell, facts: MarkerFacts) -> SplitGroup | None:
+    """``cell`` as a split group (None when it is not split or has one leaf)."""
+    subs = subtask_cells(cell)
+    if not subs:
+        return None
+    task = cell.task
+    trees: dict[str, Any] = {}
+    for name in task.tasks if task.runner == "eval" else ():
+        trees |= task_index.groups(name, task.include_path)
+    return SplitGroup(cell, tuple(subs), trees, facts)
+
+
+def merge(folder: Path, group: SplitGroup, subs: Sequence[tuple[Path, Sequence[str]]]) -> list[str]:
+    """Write the merged results of ``group``'s subtask cells ``subs`` (each its folder and the results files its marker
+    names) under ``folder``; returns the written file relative to ``folder`` (the group cell's marker lists it)."""
     files = [marked_results(sub_folder, named) for sub_folder, named in subs]
+    out = _union([dict(run_folder.ResultsFile.read(f).data) for f in files])
+    if group.cell.task.runner == "play":
+        _play_groups(out, group.cell.task)
+    else:
+        _eval_groups(out, group.trees)
     model_folder = files[0].parent.name if files[0].parent != subs[0][0] else "model"
     target = run_folder.new_results_path(folder / MERGED / model_folder)
-    out = _union([dict(run_folder.ResultsFile.read(f).data) for f in files])
-    if cell.task.runner == "play":
-        _play_groups(out, cell.task)
-    else:
-        _eval_groups(out, cell.task)
     target.parent.mkdir(parents=True, exist_ok=True)
     jsonio.write_json(target, out, indent=1, default=str)  # the one atomic writer
     return [str(target.relative_to(folder))]
@@ -138,17 +151,14 @@ def _metrics(entry: dict[str, Any]) -> dict[str, Any]:
     return {k.split(",")[0]: v for k, v in entry.items() if k.endswith(",none") and "_stderr" not in k}
 
 
-def _eval_groups(out: dict[str, Any], task: TaskEntry) -> None:
+def _eval_groups(out: dict[str, Any], trees: Mapping[str, Any]) -> None:
     """The group entries of ``out`` (the union of the leaf cells' results) computed by lm-eval 0.4.13's own
-    code over the tree it builds for the entry (:mod:`triangulation.suite.task_index`): ``aggregate_groups``
+    code over the groups of the tree it builds for the entry (``trees``, :mod:`triangulation.suite.task_index`): ``aggregate_groups``
     (``Group.aggregate``: every leaf below the group, size-weighted or not, the matching stderr) and
     ``EvalAcc._to_eval_results`` (``groups``, ``group_subtasks``, ``versions``, ``n-shot``,
     ``higher_is_better`` propagated to the groups)."""
     from lm_eval.evaluator_utils import EvalAcc, aggregate_groups
 
-    trees: dict[str, Any] = {}
-    for name in task.tasks:
-        trees |= task_index.groups(name, task.include_path)
     metrics = {name: _with_sample_len(entry, out["n-samples"].get(name)) for name, entry in out["results"].items() if name not in trees}
     acc = EvalAcc(
         metrics=metrics,
@@ -195,7 +205,7 @@ def merge_outcomes(
             details = "; ".join(f"{o.cell.task.name}: {o.detail}" for o in own if o is not None and o.status != "done")
             out.append(Outcome(cell, "failed", attempts, seconds, f"subtasks not finished: {', '.join(left)} ({details})"))
             continue
-        results = merge(cell_dir(root, cell), cell, [(cell_dir(root, s), named[s.label]) for s in group.subs])
-        write_marker(root, cell, group.work, results, seconds, attempts)
+        results = merge(cell_dir(root, cell), group, [(cell_dir(root, s), named[s.label]) for s in group.subs])
+        write_marker(root, cell, group.facts, results, seconds, attempts)
         out.append(Outcome(cell, "done", attempts, seconds, f"merged from {len(group.subs)} subtask cells", tuple(results)))
     return out

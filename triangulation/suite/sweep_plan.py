@@ -16,11 +16,11 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
-from triangulation.suite.cells import calls_completions, cell_counts, cell_dir, marker_state
+from triangulation.suite.cells import MarkerFacts, calls_completions, cell_dir, marker_facts, marker_state
 from triangulation.suite.outputs import report_model_names
 from triangulation.suite.placement import Placement
 from triangulation.suite.spec import Cell, ModelSpec, Suite
-from triangulation.suite.split import MERGED, SplitGroup, subtask_cells
+from triangulation.suite.split import MERGED, SplitGroup, split_group
 from triangulation.suite.task_stats import Counts, read_plan_counts
 
 #: model -> task entry -> leaf (or the entry's own name) -> counts (:func:`triangulation.suite.task_stats.plan_counts`)
@@ -31,14 +31,14 @@ PlanCounts = Mapping[str, Mapping[str, Mapping[str, Counts]]]
 class CellRun:
     """One process of the sweep: a cell (a split group's subtask cell included), the folder it writes, the log its
     attempts append to, its time limit (seconds; None: none), for a client of a served model whether it calls
-    ``/v1/completions`` (loglikelihoods) rather than ``/v1/chat/completions``, and its work (its marker records it)."""
+    ``/v1/completions`` (loglikelihoods) rather than ``/v1/chat/completions``, and what its marker records besides its run."""
 
     cell: Cell
     folder: Path
     log: Path
     timeout: float | None
     completions: bool
-    work: Counts
+    facts: MarkerFacts
 
 
 @dataclass(frozen=True)
@@ -110,8 +110,9 @@ def plan_model(root: Path, placement: Placement, model_cells: Sequence[Cell], ti
     work as a ``--dry_run`` counted it, :func:`triangulation.suite.cells.cell_counts`)."""
     states = {c.label: marker_state(root, c) for c in model_cells}
     todo = [c for c in model_cells if not states[c.label].done]
-    subs = {c.label: tuple(subtask_cells(c)) for c in todo}
-    runs = [s for c in todo for s in subs[c.label] or (c,)]
+    facts = {c.label: marker_facts(c, counts) for c in todo}
+    groups = {c.label: g for c in todo if (g := split_group(c, facts[c.label])) is not None}
+    runs = [s for c in todo for s in (groups[c.label].subs if c.label in groups else (c,))]
     states |= {s.label: marker_state(root, s) for s in runs if s.label not in states}
     served = placement.model.served
     work = tuple(
@@ -121,11 +122,10 @@ def plan_model(root: Path, placement: Placement, model_cells: Sequence[Cell], ti
             root / "logs" / s.model.name / f"{s.task.name}.log",
             s.task.options.get("timeout", timeout),
             served and calls_completions(s),
-            cell_counts(s, counts),
+            facts.get(s.label) or marker_facts(s, counts),
         )
         for s in runs
         if not states[s.label].done
     )
-    groups = {c.label: SplitGroup(c, subs[c.label], cell_counts(c, counts)) for c in todo if subs[c.label]}
     finished = {label: state.results for label, state in states.items() if state.done}
     return ModelRun(placement, root, tuple(model_cells), finished, work, groups)
