@@ -1,9 +1,11 @@
 """What a local sweep will run, decided once before anything runs (:func:`plan_sweep`); the runner only executes it.
 
 Per model (:class:`ModelRun`): its placement, its suite cells, which of them a marker says are finished with this
-very configuration, and the processes left to run (:class:`CellRun`): each unfinished cell, a ``split: true`` group
-cell as its unfinished subtask cells (:func:`triangulation.suite.split.subtask_cells`), each with its folder, its
-log, its time limit and, for an eval client of a served model, whether it calls ``/v1/completions``
+very configuration (and the results files it names), the unfinished ``split: true`` group cells
+(:func:`triangulation.suite.split.split_group`: their subtask cells and lm-eval's groups the merge aggregates), and the
+processes left to run (:class:`CellRun`): each unfinished cell, a split group as its unfinished subtask cells, each with
+its folder, its log, its time limit, what its marker will record (:class:`triangulation.suite.cells.MarkerFacts`: the
+``--dry_run`` counts read once) and, for an eval client of a served model, whether it calls ``/v1/completions``
 (:func:`triangulation.suite.cells.calls_completions`: lm-eval's task index read here, once, in one thread). The
 runner (:mod:`triangulation.suite.runner`) starts the model's server when it is served, runs the processes, merges
 each split group (:func:`triangulation.suite.split.merge_outcomes`) and writes the status; a cell's marker is read
@@ -114,6 +116,7 @@ def plan_model(root: Path, placement: Placement, model_cells: Sequence[Cell], ti
     groups = {c.label: g for c in todo if (g := split_group(c, facts[c.label])) is not None}
     runs = [s for c in todo for s in (groups[c.label].subs if c.label in groups else (c,))]
     states |= {s.label: marker_state(root, s) for s in runs if s.label not in states}
+    facts |= {s.label: marker_facts(s, counts) for s in runs if s.label not in facts}
     served = placement.model.served
     work = tuple(
         CellRun(
@@ -122,7 +125,7 @@ def plan_model(root: Path, placement: Placement, model_cells: Sequence[Cell], ti
             root / "logs" / s.model.name / f"{s.task.name}.log",
             s.task.options.get("timeout", timeout),
             served and calls_completions(s),
-            facts.get(s.label) or marker_facts(s, counts),
+            facts[s.label],
         )
         for s in runs
         if not states[s.label].done
