@@ -9,6 +9,8 @@ Layout of ``--output_path DIR``::
     DIR/suite_status.json                every cell's status after the last run
     DIR/report/                          `triangulate report` over DIR/runs (+ the suite's external tables)
 
+The runner executes a sweep's plan, made once before anything runs (:mod:`triangulation.suite.sweep_plan`: which
+cells are finished, each split group's subtask cells, each process's folder, log, time limit and endpoint path).
 A cell runs in a subprocess so a crash (out of memory, a segfault in a backend) stays in that cell. On a
 GPU node the models share a GPU pool (:mod:`triangulation.suite.pool`): each starts, a thread each, as
 soon as its GPUs are free, longest expected work first, its cells and server seeing only its GPUs. A
