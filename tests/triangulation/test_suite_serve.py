@@ -26,7 +26,7 @@ from triangulation.suite.cells import cell_argv
 from triangulation.suite.placement import place
 from triangulation.suite.runner import Sweep, run_suite
 from triangulation.suite.serve import Endpoint, ServerProcess, free_port, list_models, needs_completions, vllm_argv
-from triangulation.suite.spec import Cell, ModelSpec, cells, load_suite
+from triangulation.suite.spec import Cell, ModelSpec, TaskEntry, cells, load_suite
 from triangulation.suite.sweep_plan import plan_sweep
 
 SUPPORT = Path(__file__).resolve().parents[1] / "support"
@@ -50,7 +50,7 @@ def fake(tmp_path, monkeypatch):
     monkeypatch.setenv("FAKE_VLLM_WORKER", str(files["workers"]))
     monkeypatch.setenv("FAKE_CELL_LOG", str(files["cells"]))
     monkeypatch.setenv("FAKE_CELL_SLEEP", "0.3")
-    monkeypatch.setattr(suite_cells, "needs_completions", lambda tasks, include=(): "mmlu" in tasks)
+    monkeypatch.setattr(suite_cells, "needs_completions", lambda task: "mmlu" in task.tasks)
     return files
 
 
@@ -127,7 +127,7 @@ def test_serving_keys_leave_hf_fingerprints_alone_and_count_when_they_change_res
 
 def test_served_cells_are_clients_chat_for_generation_and_play_completions_for_loglikelihood(tmp_path, monkeypatch):
     monkeypatch.setenv("TRIANGULATE_VLLM", "vllm")
-    monkeypatch.setattr(suite_cells, "needs_completions", lambda tasks, include=(): tasks == ("mmlu",))
+    monkeypatch.setattr(suite_cells, "needs_completions", lambda task: task.tasks == ("mmlu",))
     suite = load_suite(
         write_suite(
             tmp_path,
@@ -165,9 +165,9 @@ def test_served_cells_are_clients_chat_for_generation_and_play_completions_for_l
 
 
 def test_task_output_types_pick_the_endpoint():
-    assert needs_completions(["lm_pragmatics"])  # a group of multiple_choice tasks: prompt logprobs
-    assert not needs_completions(["connections", "globalgroup_zh"])  # generation only: chat
-    assert needs_completions(["connections", "lm_pragmatics_irony"])  # mixed: completions serve both
+    assert needs_completions(TaskEntry("g", "eval", ("lm_pragmatics",)))  # a group of multiple_choice tasks: prompt logprobs
+    assert not needs_completions(TaskEntry("g", "eval", ("connections", "globalgroup_zh")))  # generation only: chat
+    assert needs_completions(TaskEntry("g", "eval", ("connections", "lm_pragmatics_irony")))  # mixed: completions serve both
 
 
 def test_one_server_for_all_cells_which_run_at_once_then_it_is_stopped(tmp_path, fake):

@@ -79,7 +79,7 @@ def calls_completions(cell: Cell) -> bool:
     cell without the chat template, or one whose tasks score loglikelihoods (:func:`serve.needs_completions`); a play
     cell never (it chats)."""
     t = cell.task
-    return t.runner == "eval" and (not eval_options(cell, None).apply_chat_template or needs_completions(t.tasks, t.include_path))
+    return t.runner == "eval" and (not eval_options(cell, None).apply_chat_template or needs_completions(t))
 
 
 def shared_options(cell: Cell, local: bool) -> dict[str, Any]:

@@ -42,7 +42,7 @@ from models.default_model import DEFAULT_MODEL_NAME, export_transformers_folder
 from models.ref import ModelRef
 from plumbing.errors import UserError
 from plumbing.paths import cache_root
-from triangulation.suite.spec import ModelSpec
+from triangulation.suite.spec import ModelSpec, TaskEntry
 
 VLLM_ENV = "TRIANGULATE_VLLM"
 #: model_args of an ``hf``/``vllm`` suite model that become ``vllm serve`` flags
@@ -367,13 +367,11 @@ def api_endpoint(base_url: str, model_args: Mapping[str, Any], api_key_env: str 
     return Endpoint(base_url.rstrip("/"), model=str(name), tokenizer=args.pop("tokenizer", None), extra_args=args, api_key_env=api_key_env)
 
 
-def needs_completions(tasks: Iterable[str], include: tuple[str, ...] = ()) -> bool:
-    """Whether lm-eval ``tasks`` need ``/v1/completions`` (a loglikelihood-type task among them, or one whose
-    type cannot be told: completions serve generation too, chat cannot score loglikelihoods); ``include``: the
-    suite's own task folders (``include_path:``)."""
-    from triangulation.suite import task_index  # lm-eval's task index: lm_eval
-
+def needs_completions(task: TaskEntry) -> bool:
+    """Whether an eval entry's lm-eval tasks need ``/v1/completions`` (a loglikelihood-type task among them, or one
+    whose type cannot be told: completions serve generation too, chat cannot score loglikelihoods), as the one task
+    index resolved them for the entry (:attr:`triangulation.suite.spec.TaskEntry.resolved`, its ``include_path:`` too)."""
     types: set[str] = set()
-    for name in tasks:
-        types |= task_index.output_types(name, include) or {"unknown"}
+    for found in task.resolved.values():
+        types |= found.output_types or {"unknown"}
     return bool(types & (LOGPROB_TYPES | {"unknown"}))
