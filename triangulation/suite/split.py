@@ -43,17 +43,18 @@ def subtask_cells(cell: Cell) -> list[Cell]:
 
 
 def leaf_tasks(task: TaskEntry) -> list[str]:
+    """A play entry's tasks expanded by the play registry; an eval entry's leaf tasks as the one task index resolved its
+    names (:attr:`triangulation.suite.spec.TaskEntry.resolved`), each once, in lm-eval's order."""
     if task.runner == "play":
         from multiturn.api import expand
 
         return expand(list(task.tasks))
-    if task.options.get(SPLIT):
-        for name in task.tasks:
-            if why := task_index.split_refusal(name, task.include_path):
-                raise UserError(
-                    f"suite task {task.name}: split: true cannot run {name} one subtask at a time as lm-eval runs it whole: {why}; drop split"
-                )
-    return task_index.eval_leaves(task.tasks, task.include_path)
+    for name, found in task.resolved.items() if task.options.get(SPLIT) else ():
+        if why := found.split_refusal:
+            raise UserError(
+                f"suite task {task.name}: split: true cannot run {name} one subtask at a time as lm-eval runs it whole: {why}; drop split"
+            )
+    return list(dict.fromkeys(leaf.task_name for found in task.resolved.values() for leaf in found.leaves))
 
 
 @dataclass(frozen=True)
