@@ -75,12 +75,15 @@ def test_suite_dry_run_prints_no_secret(tmp_path):
 
 def test_a_cells_own_output_is_scrubbed_in_its_log(tmp_path):
     """A cell that prints its command line (as lm-eval prints model_args): the log keeps none of it."""
+    from triangulation.suite.placement import place
     from triangulation.suite.runner import Sweep
-    from triangulation.suite.spec import cells, load_suite
+    from triangulation.suite.spec import load_suite
+    from triangulation.suite.sweep_plan import plan_sweep
 
     suite = load_suite(_suite(tmp_path))
     echo = (sys.executable, "-c", "import sys; print(sys.argv); print(repr(sys.argv), file=sys.stderr); sys.exit(3)")
-    outcome = Sweep(suite, tmp_path / "o", echo, attempts=1).run_cell(cells(suite)[0])
+    first = plan_sweep(suite, tmp_path / "o", place(suite.models, [])).models[0].work[0]
+    outcome = Sweep(suite, tmp_path / "o", echo, attempts=1).run_cell(first)
     assert outcome.status == "failed" and "exit 3" in outcome.detail
     log = (tmp_path / "o" / "logs" / "leaky" / "splat_easy.log").read_text()
     assert "api_key=<redacted>" in log and "--judge_model_args" in log

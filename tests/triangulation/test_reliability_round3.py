@@ -49,8 +49,10 @@ def test_split_merge_takes_what_the_markers_name_and_drops_a_stale_merged_group(
     """Items 6 and 7 (fail on the old main: the merge took each subtask's newest results file by mtime, so a copied
     file of an earlier configuration was merged and marked done; a rerun under another configuration left the old
     merged group beside the new subtasks)."""
-    from triangulation.suite import split
-    from triangulation.suite.spec import cells, load_suite
+    from triangulation.suite.placement import place
+    from triangulation.suite.runner import Sweep
+    from triangulation.suite.spec import load_suite
+    from triangulation.suite.sweep_plan import plan_sweep
 
     data = {
         "defaults": {"limit": 1, "seed": 5},
@@ -79,9 +81,11 @@ def test_split_merge_takes_what_the_markers_name_and_drops_a_stale_merged_group(
 
     data["defaults"]["seed"] = 6  # another configuration: until its subtasks are merged, no old merged group
     suite = write_suite(tmp_path, data)
-    [group] = cells(load_suite(suite))
-    work, groups = split.expand(out, [group])
-    assert {c.task.name for c in work} == {"cf/wcst", "cf/lnt"} and not (cell / "merged").exists()
+    sweep = plan_sweep(loaded := load_suite(suite), out, place(loaded.models, []))
+    [run] = sweep.models
+    assert {r.cell.task.name for r in run.work} == {"cf/wcst", "cf/lnt"} and run.stale_merges == [cell / "merged"]
+    outcomes = Sweep(sweep.suite, out, ("false",), attempts=1).run(run)  # the subtasks fail: nothing merges
+    assert [o.status for o in outcomes] == ["failed"] and not (cell / "merged").exists()
 
 
 def test_a_finished_play_cell_whose_marker_was_lost_is_done_on_rerun(tmp_path):

@@ -45,7 +45,7 @@ def _merge(group: str, metric: str = "acc", key: str = "none", seed: int = 0) ->
     rng = random.Random(seed)
     payloads = [_leaf_payload(leaf, rng, metric, key) for leaf in task_index.eval_leaves([group])]
     out = split._union(payloads)
-    split._eval_groups(out, TaskEntry(group, "eval", (group,), {"split": True}))
+    split._eval_groups(out, task_index.groups(group))  # the trees split_group keeps for the merge
     return out
 
 

@@ -19,7 +19,7 @@ from triangulation.suite import split, task_index
 from triangulation.suite.cells import cell_argv
 from triangulation.suite.preflight import Findings, task_checks
 from triangulation.suite.serve import needs_completions
-from triangulation.suite.spec import cells, load_suite
+from triangulation.suite.spec import TaskEntry, cells, load_suite
 
 ROOT = Path(__file__).resolve().parents[2]
 
@@ -72,7 +72,7 @@ def test_the_task_index_split_and_endpoint_choice_read_the_users_folder(lab, tmp
     assert task_index.eval_leaves([GROUP], include) == list(DOCS)
     assert task_index.split_refusal(GROUP, include) is None
     assert task_index.output_types(GROUP, include) == {"multiple_choice"}
-    assert needs_completions([GROUP], include)  # loglikelihoods: a served model's /v1/completions
+    assert needs_completions(TaskEntry(GROUP, "eval", (GROUP,), include_path=include))  # loglikelihoods: a served model's /v1/completions
     suite = load_suite(_suite(tmp_path, "../lab_tasks"))
     group_cell = next(c for c in cells(suite) if c.task.name == GROUP)
     subcells = split.subtask_cells(group_cell)

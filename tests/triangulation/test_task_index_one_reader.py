@@ -37,7 +37,7 @@ def test_inline_subgroups_are_walked_by_the_one_tree():
     # mmlu_generative's categories are inline subgroups (dicts in its task list): the old walkers saw no leaf
     assert len(task_index.resolve("mmlu_generative").entries) == 57
     assert task_index.output_types("mmlu_generative") == {"generate_until"}
-    assert not needs_completions(["mmlu_generative"])  # generation only: the chat endpoint
+    assert not needs_completions(TaskEntry("g", "eval", ("mmlu_generative",)))  # generation only: the chat endpoint
     assert not task_index.resolve("no_such_task").known and task_index.output_types("no_such_task") is None
 
 

@@ -32,6 +32,7 @@ from triangulation.suite.plan_print import print_plan, write_plan
 from triangulation.suite.pool import check_fits
 from triangulation.suite.runner import run_suite, summary
 from triangulation.suite.spec import MAX_RETRIES, load_suite
+from triangulation.suite.sweep_plan import plan_sweep
 
 HELP = "run a models x tasks suite (lm-eval and play tasks), resumable, then the report"
 
@@ -125,7 +126,8 @@ def run(args: argparse.Namespace) -> int:
         print_plan(plan, root)
         write_plan(plan, root)
         return 0
-    result = run_suite(suite, root, launcher=launcher, retries=args.retries, report=not args.no_report, gpus=gpus, placements=placements)
+    plan = plan_sweep(suite, root, placements)  # what runs, decided once: markers, split subtasks, endpoints
+    result = run_suite(plan, launcher=launcher, retries=args.retries, report=not args.no_report, gpus=gpus)
     print(summary(result), file=sys.stderr if result.exit_code else sys.stdout)
     if result.report is not None:
         print(f"report: {result.report}")

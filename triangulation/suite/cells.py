@@ -20,7 +20,7 @@ from plumbing import jsonio
 from plumbing.secrets import scrub
 from triangulation.suite.serve import Endpoint, needs_completions
 from triangulation.suite.spec import Cell, ModelSpec, Suite
-from triangulation.suite.task_stats import Counts, read_plan_counts, sum_counts, table_counts
+from triangulation.suite.task_stats import Counts, sum_counts, table_counts
 from triangulation.suite.throughput import hardware
 
 MARKER = ".suite_done.json"
@@ -45,6 +45,7 @@ class Outcome:
     attempts: int = 0
     seconds: float = 0.0
     detail: str = ""
+    results: tuple[str, ...] = ()  # done: the results files its marker names (relative to its folder)
 
 
 def cell_argv(
@@ -53,28 +54,32 @@ def cell_argv(
     launcher: tuple[str, ...] | list[str] = DEFAULT_LAUNCHER,
     overwrite: bool = False,
     endpoint: Endpoint | None = None,
+    completions: bool | None = None,
 ) -> list[str]:
     """The command line that runs one cell (``launcher`` is how ``triangulate`` is started); with ``endpoint``
-    (a served model) the cell is a client of that server (:meth:`Endpoint.client`). The cell's options are made
-    once (:func:`eval_options`, :func:`play_options`) and write their own flags."""
+    (a served model) the cell is a client of that server (:meth:`Endpoint.client`) on ``/v1/completions`` when
+    ``completions`` (as the sweep's plan decided it; None: :func:`calls_completions` decides now). The cell's options
+    are made once (:func:`eval_options`, :func:`play_options`) and write their own flags."""
     m, t = cell.model, cell.task
     options = eval_options(cell, endpoint) if t.runner == "eval" else play_options(cell, overwrite, endpoint)
+    flags = options.flags()
+    if isinstance(options, EvalOptions):  # lm-eval's request cache and the first-request stamp live in the cell's folder
+        flags += ["--use_cache", str(request_cache(output_dir, cell)), "--first_request_file", str(output_dir / FIRST_REQUEST)]
     argv = [*launcher, t.runner, "--tasks", ",".join(t.tasks), "--output_path", str(output_dir)]
     if endpoint is not None:
-        completions = isinstance(options, EvalOptions) and (not options.apply_chat_template or needs_completions(t.tasks, t.include_path))
+        completions = calls_completions(cell) if completions is None else completions
         argv += model_flags(*endpoint.client(completions, m.num_concurrent))
     elif m.model is not None or m.ref.given is not None:  # without either, each command supplies the embedded SmolLM2
         argv += model_flags(m.model or "hf", m.ref.given)
-    if isinstance(options, EvalOptions):  # lm-eval's request cache and the first-request stamp live in the cell's folder
-        return [
-            *argv,
-            *options.flags(),
-            "--use_cache",
-            str(request_cache(output_dir, cell)),
-            "--first_request_file",
-            str(output_dir / FIRST_REQUEST),
-        ]
-    return argv + options.flags()
+    return argv + flags
+
+
+def calls_completions(cell: Cell) -> bool:
+    """Whether a client cell of a served model calls ``/v1/completions`` rather than ``/v1/chat/completions``: an eval
+    cell without the chat template, or one whose tasks score loglikelihoods (:func:`serve.needs_completions`); a play
+    cell never (it chats)."""
+    t = cell.task
+    return t.runner == "eval" and (not eval_options(cell, None).apply_chat_template or needs_completions(t))
 
 
 def shared_options(cell: Cell, local: bool) -> dict[str, Any]:
@@ -178,18 +183,21 @@ def read_marker(root: Path, cell: Cell) -> dict[str, Any] | None:
 @dataclass(frozen=True)
 class MarkerState:
     """What a cell's done-marker says, read once: ``done`` (finished with this very configuration, and its results
-    files are still there); ``stale`` (it finished another configuration of the entry: a play cell starts over)."""
+    files are still there; ``results``: those files, relative to its folder); ``stale`` (it finished another
+    configuration of the entry: a play cell starts over)."""
 
     done: bool
     stale: bool
+    results: tuple[str, ...] = ()
 
 
 def marker_state(root: Path, cell: Cell) -> MarkerState:
     marker = read_marker(root, cell)
     if not marker or marker.get("fingerprint") != cell.fingerprint:
         return MarkerState(False, bool(marker))
-    results = marker.get("results", [])
-    return MarkerState(all((cell_dir(root, cell) / f).is_file() for f in results) and bool(results), False)
+    results = tuple(marker.get("results", []))
+    done = all((cell_dir(root, cell) / f).is_file() for f in results) and bool(results)
+    return MarkerState(done, False, results if done else ())
 
 
 def is_done(root: Path, cell: Cell) -> bool:
@@ -197,9 +205,24 @@ def is_done(root: Path, cell: Cell) -> bool:
     return marker_state(root, cell).done
 
 
-def write_marker(root: Path, cell: Cell, results: list[str], seconds: float, attempts: int) -> None:
+@dataclass(frozen=True)
+class MarkerFacts:
+    """What a cell's done-marker records besides its run, made once when the sweep is planned (:func:`marker_facts`):
+    what calibration compares (:mod:`triangulation.suite.calibration`): the model's key, the requests in flight, the work."""
+
+    model_key: str
+    in_flight: int
+    work: Counts
+
+
+def marker_facts(cell: Cell, plan_counts: Mapping[str, Mapping[str, Mapping[str, Counts]]]) -> MarkerFacts:
+    """``cell``'s :class:`MarkerFacts` (``plan_counts``: :func:`cell_counts`)."""
+    return MarkerFacts(model_key(cell.model), in_flight(cell), cell_counts(cell, plan_counts))
+
+
+def write_marker(root: Path, cell: Cell, facts: MarkerFacts, results: list[str], seconds: float, attempts: int) -> None:
     """The done-marker: what :func:`is_done` checks, and what calibration reads (:mod:`triangulation.suite.calibration`):
-    the wall time, when it started, the machine, the model and the cell's work (:func:`cell_counts`)."""
+    the wall time, when it started and when its first request went out, the machine, and the cell's ``facts``."""
     payload = {
         "cell": cell.label,
         "fingerprint": cell.fingerprint,
@@ -211,9 +234,9 @@ def write_marker(root: Path, cell: Cell, results: list[str], seconds: float, att
         "first_request": first_request(root, cell),
         "hardware": hardware(),
         "model": cell.model.name,
-        "model_key": model_key(cell.model),
-        "in_flight": in_flight(cell),
-        "work": cell_counts(root, cell).as_json(),
+        "model_key": facts.model_key,
+        "in_flight": facts.in_flight,
+        "work": facts.work.as_json(),
     }
     jsonio.write_json(cell_dir(root, cell) / MARKER, payload, indent=1)
     (cell_dir(root, cell) / FIRST_REQUEST).unlink(missing_ok=True)
@@ -240,11 +263,12 @@ def model_key(model: ModelSpec) -> str:
     return json.dumps([model.engine, model.model, model.ref.fingerprint(), model.gpu_count], sort_keys=True, default=str)
 
 
-def cell_counts(root: Path, cell: Cell) -> Counts:
-    """A cell's work: the plan's counts when a ``--dry_run`` into ``root`` counted it (``suite_plan.json``), else
-    the per-task table (:mod:`triangulation.suite.task_stats`). A subtask cell (``entry/leaf``) takes its leaf's."""
+def cell_counts(cell: Cell, plan_counts: Mapping[str, Mapping[str, Mapping[str, Counts]]]) -> Counts:
+    """A cell's work: its counts in ``plan_counts`` when a ``--dry_run`` into the sweep's folder counted it
+    (:func:`triangulation.suite.task_stats.read_plan_counts`, read once per sweep), else the per-task table
+    (:mod:`triangulation.suite.task_stats`). A subtask cell (``entry/leaf``) takes its leaf's."""
     entry, _, leaf = cell.task.name.partition("/")
-    counted = read_plan_counts(root).get(cell.model.name, {}).get(entry, {})
+    counted = plan_counts.get(cell.model.name, {}).get(entry, {})
     parts = [counted[leaf]] if leaf and leaf in counted else (list(counted.values()) if not leaf else [])
     if not parts:
         parts = list(table_counts(entry, [leaf or entry], limit=cell.task.options.get("limit")).values())

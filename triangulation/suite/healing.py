@@ -11,42 +11,63 @@ log. An ``engine: api`` endpoint is not ours to restart: its cells fail as befor
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any
+import time
+from collections.abc import Mapping, Sequence
+from typing import Protocol
 
 from plumbing.errors import UserError
 from triangulation.suite.cells import Outcome
-from triangulation.suite.serve import ServerError
-from triangulation.suite.spec import Cell, ModelSpec
-
-if TYPE_CHECKING:
-    from triangulation.suite.runner import Sweep
+from triangulation.suite.serve import Endpoint, ServerError, open_endpoint
+from triangulation.suite.sweep_plan import CellRun, ModelRun
 
 
-def serve_and_run(sweep: Sweep, model: ModelSpec, todo: list[Cell], env: dict[str, str], **serving: Any) -> list[Outcome]:
-    """Every cell of ``todo`` through the model's server, restarting a vLLM server that dies (see the module);
-    ``serving`` goes to each start (:meth:`Sweep._endpoint`, e.g. data-parallel replicas)."""
+class Clients(Protocol):
+    """What runs a served model's cells (:class:`triangulation.suite.runner.Sweep`): the client processes, the
+    servers it stops when the sweep is stopped, its progress and its lines."""
+
+    stopping: bool
+    servers: list[Endpoint]
+
+    def run_concurrently(self, todo: Sequence[CellRun], env: Mapping[str, str], endpoint: Endpoint) -> list[Outcome]: ...
+
+    def tick(self, n: int = 1) -> None: ...
+
+    def say(self, line: str) -> None: ...
+
+
+def serve_and_run(sweep: Clients, run: ModelRun, env: dict[str, str]) -> list[Outcome]:
+    """Every process of ``run`` through the model's server (its placement's replicas), restarting a vLLM server
+    that dies (see the module)."""
+    model = run.placement.model
     outcomes: dict[str, Outcome] = {}
     starts = 1 + (model.serve_restarts if model.engine == "vllm" else 0)
-    left = list(todo)
+    left = list(run.work)
     for start in range(1, starts + 1):
+        began = time.monotonic()
         try:
-            endpoint = sweep._endpoint(model, env, **serving)
+            endpoint = open_endpoint(model, run.server_log, env, sweep.servers, run.placement.replicas)
         except (ServerError, UserError) as exc:
             detail = f"server did not come up: {exc}"
-            sweep._say(f"suite: {model.name}: {detail}")
-            sweep._tick(len(left))
-            outcomes.update({c.label: Outcome(c, "failed", detail=detail) for c in left})
+            sweep.say(f"suite: {model.name}: {detail}")
+            sweep.tick(len(left))
+            outcomes.update({c.cell.label: Outcome(c.cell, "failed", detail=detail) for c in left})
             break
+        if endpoint.server is not None:
+            sweep.say(
+                f"suite: {model.name}: vllm serve answered on {endpoint.base_url} after {time.monotonic() - began:.0f} s"
+                f" (max_model_len {endpoint.max_length or 'not given'})"
+            )
         try:
-            results = sweep._run_concurrently(left, endpoint.client_env(env), endpoint)
+            results = sweep.run_concurrently(left, endpoint.client_env(env), endpoint)
         finally:
             died = not endpoint.alive()
             if endpoint.server is not None:
                 endpoint.server.stop()
         outcomes.update({o.cell.label: o for o in results})
-        left = [o.cell for o in results if o.status == "failed"] if died else []
+        failed = {o.cell.label for o in results if o.status == "failed"}
+        left = [c for c in left if c.cell.label in failed] if died else []
         if not left or sweep.stopping or start == starts:
             break
-        sweep._say(f"suite: {model.name}: the server died under {len(left)} cell(s); starting it again ({start}/{starts - 1}); they resume")
-        sweep._tick(-len(left))  # they are counted again when they finish
-    return [outcomes[c.label] for c in todo]
+        sweep.say(f"suite: {model.name}: the server died under {len(left)} cell(s); starting it again ({start}/{starts - 1}); they resume")
+        sweep.tick(-len(left))  # they are counted again when they finish
+    return [outcomes[c.cell.label] for c in run.work]

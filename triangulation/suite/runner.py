@@ -9,6 +9,8 @@ Layout of ``--output_path DIR``::
     DIR/suite_status.json                every cell's status after the last run
     DIR/report/                          `triangulate report` over DIR/runs (+ the suite's external tables)
 
+The runner executes a sweep's plan, made once before anything runs (:mod:`triangulation.suite.sweep_plan`: which
+cells are finished, each split group's subtask cells, each process's folder, log, time limit and endpoint path).
 A cell runs in a subprocess so a crash (out of memory, a segfault in a backend) stays in that cell. On a
 GPU node the models share a GPU pool (:mod:`triangulation.suite.pool`): each starts, a thread each, as
 soon as its GPUs are free, longest expected work first, its cells and server seeing only its GPUs. A
@@ -21,12 +23,13 @@ from __future__ import annotations
 
 import os
 import shlex
+import shutil
 import signal
 import subprocess
 import sys
 import threading
 import time
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -44,8 +47,6 @@ from triangulation.suite.cells import (
     USAGE_ERROR,
     Outcome,
     cell_argv,
-    cell_dir,
-    is_done,
     marker_state,
     outcome_row,
     redacted_argv,
@@ -53,11 +54,13 @@ from triangulation.suite.cells import (
     write_status,
 )
 from triangulation.suite.healing import serve_and_run
-from triangulation.suite.outputs import report_model_names, run_report, write_sizes
-from triangulation.suite.placement import Placement, pool_placements, waves
+from triangulation.suite.outputs import run_report, write_sizes
+from triangulation.suite.placement import Placement
 from triangulation.suite.pool import run_pool
-from triangulation.suite.serve import Endpoint, api_endpoint, deaf_to_checkpoint, last_line, needs_completions, start_vllm
-from triangulation.suite.spec import Cell, ModelSpec, Suite, cells
+from triangulation.suite.serve import Endpoint, deaf_to_checkpoint, last_line
+from triangulation.suite.spec import Cell, ModelSpec, Suite
+from triangulation.suite.sweep_plan import CellRun, ModelRun, SweepPlan, plan_model
+from triangulation.suite.task_stats import read_plan_counts
 
 
 @dataclass
@@ -75,9 +78,9 @@ class SuiteResult:
 
 
 class Sweep:
-    """One run over a suite's cells: :meth:`run_model` runs one model's cells (served once when its engine
-    is vllm/api, one process after another when hf); :meth:`stop` ends every cell process and server it
-    started (Ctrl-C, SIGTERM)."""
+    """The executor of a sweep's plan (:mod:`triangulation.suite.sweep_plan`): :meth:`run` runs one model's part (served
+    once when its engine is vllm/api, one process after another when hf); :meth:`stop` ends every cell process and
+    server it started (Ctrl-C, SIGTERM)."""
 
     def __init__(self, suite: Suite, root: Path, launcher: tuple[str, ...] | list[str] = DEFAULT_LAUNCHER, attempts: int = 2, bar=None):
         self.suite, self.root, self.launcher, self.attempts, self.bar = suite, root, tuple(launcher), attempts, bar
@@ -85,89 +88,64 @@ class Sweep:
         self._stopped = threading.Event()
         self._lock = threading.Lock()
         self._procs: set[subprocess.Popen] = set()
-        self._endpoints: list[Endpoint] = []
+        self.servers: list[Endpoint] = []  # every endpoint started (:func:`triangulation.suite.serve.open_endpoint`)
 
     def run_model(self, model: ModelSpec, model_cells: list[Cell], gpus: list[str] | None = None, replicas: int = 1) -> list[Outcome]:
-        """Every cell of ``model`` (finished ones skipped); ``gpus``: the devices its server and cells see
-        (``CUDA_VISIBLE_DEVICES``; None leaves the environment as it is); ``replicas``: vLLM data-parallel
-        replicas over them (``--data-parallel-size``, each on ``gpus:`` of them)."""
+        """Every cell of ``model`` (finished ones skipped), planned now (:func:`plan_model`) and run (:meth:`run`);
+        ``replicas``: vLLM data-parallel replicas over ``gpus``. A SLURM job's sweep."""
+        placement = Placement(model, None if gpus is None else tuple(str(g) for g in gpus), 0, replicas)
+        return self.run(plan_model(self.root, placement, model_cells, self.suite.timeout, read_plan_counts(self.root)), gpus)
+
+    def run(self, run: ModelRun, gpus: Sequence[str] | None = None) -> list[Outcome]:
+        """One model's part of the plan, an outcome per suite cell (a split group merged once its subtasks are all
+        done), each failure said on its own line; ``gpus``: the devices its server and cells see
+        (``CUDA_VISIBLE_DEVICES``; None leaves the environment as it is)."""
         env = dict(os.environ)
         if gpus is not None:
             env["CUDA_VISIBLE_DEVICES"] = ",".join(str(g) for g in gpus)
-        todo = [c for c in model_cells if not is_done(self.root, c)]
-        done = [Outcome(c, "skipped-done") for c in model_cells if c not in todo]
-        self._tick(len(done))
-        if not todo:
-            return done
-        work, groups = split.expand(self.root, todo)  # `split: true` group cells: one cell per subtask
-        self._regroup(groups, work)
-        if not work:  # every subtask cell finished earlier: only the merge is left
-            return done + split.merge_outcomes(self.root, todo, groups, [])
-        if model.weightless:  # the chance player: its cells side by side, one per CPU core
-            return done + split.merge_outcomes(self.root, todo, groups, self._run_concurrently(work, env, workers=os.cpu_count() or 1))
-        if not model.served:
-            return done + split.merge_outcomes(self.root, todo, groups, self._run_serially(work, env))
-        return done + split.merge_outcomes(self.root, todo, groups, serve_and_run(self, model, work, env, replicas=replicas))
-
-    def run_placed(self, placement: Placement, plan: list[Cell], gpus: list[str] | None) -> list[Outcome]:
-        """The cells of ``plan`` that are the placed model's (:meth:`run_model`, on ``gpus`` with the placement's
-        replicas), each failure said on its own line."""
-        model = placement.model
-        outcomes = self.run_model(model, [c for c in plan if c.model is model], gpus, placement.replicas)
+        self.tick(run.counted)
+        for folder in run.stale_merges:
+            shutil.rmtree(folder, ignore_errors=True)
+        ran = self._execute(run, env) if run.work else []
+        outcomes = [Outcome(c, "skipped-done", results=run.finished[c.label]) for c in run.cells if c.label in run.finished]
+        outcomes += split.merge_outcomes(self.root, run.todo, run.groups, ran, run.finished)
         for o in outcomes:
             if o.status == "failed":
-                self._say(f"suite: {o.cell.label} failed after {o.attempts} attempt(s): {o.detail}")
+                self.say(f"suite: {o.cell.label} failed after {o.attempts} attempt(s): {o.detail}")
         return outcomes
 
-    def _endpoint(self, model: ModelSpec, env: dict[str, str], replicas: int = 1) -> Endpoint:
-        if model.engine == "api":
-            endpoint = api_endpoint(model.base_url or "", model.ref.args, model.api_key_env)
-            endpoint.read_max_length()  # None when the endpoint does not say: lm-eval's default then
-            self._endpoints.append(endpoint)
-            return endpoint
-        log = self.root / "logs" / model.name / "server.log"
-        endpoint = start_vllm(model.ref, log, gpus=model.gpu_count, serve_args=model.serve_args, env=env, replicas=replicas)
-        self._endpoints.append(endpoint)
-        started = time.monotonic()
-        try:
-            endpoint.server.wait_ready(model.serve_timeout)
-        except BaseException:  # exited early (its workers may not have), timed out, or Ctrl-C
-            endpoint.server.stop()
-            raise
-        endpoint.read_max_length()
-        self._say(
-            f"suite: {model.name}: vllm serve answered on {endpoint.base_url} after {time.monotonic() - started:.0f} s"
-            f" (max_model_len {endpoint.max_length or 'not given'})"
-        )
-        return endpoint
+    def _execute(self, run: ModelRun, env: dict[str, str]) -> list[Outcome]:
+        model = run.model
+        if model.weightless:  # the chance player: its cells side by side, one per CPU core
+            return self.run_concurrently(run.work, env, workers=os.cpu_count() or 1)
+        if not model.served:
+            return self._run_serially(run.work, env)
+        return serve_and_run(self, run, env)
 
-    def _run_serially(self, todo: list[Cell], env: dict[str, str]) -> list[Outcome]:
+    def _run_serially(self, todo: Sequence[CellRun], env: dict[str, str]) -> list[Outcome]:
         out: list[Outcome] = []
         streak = 0
-        for cell in todo:
+        for run in todo:
             if streak >= self.suite.max_consecutive_failures:
-                out.append(Outcome(cell, "skipped-model-failed", detail=f"{cell.model.name} failed {streak} cells in a row"))
+                out.append(Outcome(run.cell, "skipped-model-failed", detail=f"{run.cell.model.name} failed {streak} cells in a row"))
             else:
-                out.append(self.run_cell(cell, env=env))
+                out.append(self.run_cell(run, env=env))
                 streak = 0 if out[-1].status == "done" else streak + 1
-            self._tick()
+            self.tick()
         return out
 
-    def _run_concurrently(
-        self, todo: list[Cell], env: dict[str, str], endpoint: Endpoint | None = None, workers: int = CELLS_AT_ONCE
+    def run_concurrently(
+        self, todo: Sequence[CellRun], env: Mapping[str, str], endpoint: Endpoint | None = None, workers: int = CELLS_AT_ONCE
     ) -> list[Outcome]:
         """``workers`` cells at a time, each its own process (a client of ``endpoint`` when served); once the
         server is dead, cells not yet finished fail as such (a rerun resumes them: play cells resume inside their
         episodes files)."""
 
-        def one(cell: Cell) -> Outcome:
-            outcome = self.run_cell(cell, env=env, endpoint=endpoint)
-            self._tick()
+        def one(run: CellRun) -> Outcome:
+            outcome = self.run_cell(run, env=env, endpoint=endpoint)
+            self.tick()
             return outcome
 
-        for cell in todo if endpoint is not None else []:  # lm-eval's task index once, not in several threads at once
-            if cell.task.runner == "eval":
-                needs_completions(cell.task.tasks, cell.task.include_path)
         with ThreadPoolExecutor(max_workers=max(1, min(len(todo), workers)), thread_name_prefix="cell") as pool:
             try:
                 return list(pool.map(one, todo))
@@ -175,40 +153,36 @@ class Sweep:
                 self.stop()
                 raise
 
-    def run_cell(self, cell: Cell, env: Mapping[str, str] | None = None, endpoint: Endpoint | None = None) -> Outcome:
+    def run_cell(self, run: CellRun, env: Mapping[str, str] | None = None, endpoint: Endpoint | None = None) -> Outcome:
         """Run one cell under its lock (:meth:`_cell_lock`): a cell another suite on the same folder holds is
         waited for, and skipped when that suite finished it, so two suites never run one cell twice."""
-        lock = self._cell_lock(cell)
+        lock = self._cell_lock(run)
         try:
-            marker = marker_state(self.root, cell)
+            marker = marker_state(self.root, run.cell)
             if marker.done:
-                return Outcome(cell, "skipped-done")
-            return self._attempt_cell(cell, env, endpoint, overwrite=marker.stale)  # the entry changed: play starts over
+                return Outcome(run.cell, "skipped-done", results=marker.results)
+            # marker.stale: the entry changed, a play cell starts over
+            argv = cell_argv(run.cell, run.folder, self.launcher, marker.stale, endpoint, run.completions)
+            return self._attempt_cell(run, argv, env, endpoint)
         finally:
             lock.release()
 
-    def _cell_lock(self, cell: Cell) -> RunLock:
+    def _cell_lock(self, run: CellRun) -> RunLock:
         """The OS lock of one cell (``runs/<model>/<task>.lock``, :class:`plumbing.locks.RunLock`), waited for (and
         said so) while another process holds it."""
-        folder = cell_dir(self.root, cell)
         try:
-            return RunLock(folder, what=f"suite cell {cell.label}").acquire()
+            return RunLock(run.folder, what=f"suite cell {run.cell.label}").acquire()
         except UserError:
-            self._say(f"suite: {cell.label} is being run by another suite on {self.root}; waiting for it (lock {folder}.lock)")
-            return RunLock(folder, wait=True).acquire()
+            self.say(f"suite: {run.cell.label} is being run by another suite on {self.root}; waiting for it (lock {run.folder}.lock)")
+            return RunLock(run.folder, wait=True).acquire()
 
-    def _attempt_cell(self, cell: Cell, env: Mapping[str, str] | None, endpoint: Endpoint | None, overwrite: bool = False) -> Outcome:
-        """Run one cell (up to ``attempts`` times; a dead server is not retried); on success write its marker;
-        ``overwrite``: its stored results are of another configuration."""
-        root, attempts = self.root, self.attempts
-        folder = cell_dir(root, cell)
+    def _attempt_cell(self, run: CellRun, argv: list[str], env: Mapping[str, str] | None, endpoint: Endpoint | None) -> Outcome:
+        """Run one cell's command ``argv`` (up to ``attempts`` times; a dead server is not retried); on success write its marker."""
+        root, attempts, cell, folder, log, limit = self.root, self.attempts, run.cell, run.folder, run.log, run.timeout
         folder.mkdir(parents=True, exist_ok=True)
-        log = root / "logs" / cell.model.name / f"{cell.task.name}.log"
         log.parent.mkdir(parents=True, exist_ok=True)
-        argv = cell_argv(cell, folder, self.launcher, overwrite=overwrite, endpoint=endpoint)
         started = time.time()
         detail = "stopped"
-        limit = cell.task.options.get("timeout", self.suite.timeout)
         for attempt in range(1, attempts + 1):
             if attempt > 1:
                 self._backoff(attempt)
@@ -221,8 +195,8 @@ class Sweep:
             code = self._run_process(argv, log, attempt, env, limit)
             results = run_folder.results_since(folder, t0) or (finished_results(folder, cell) if code == 0 else [])
             if code == 0 and results:
-                write_marker(root, cell, results, time.time() - started, attempt)
-                return Outcome(cell, "done", attempt, time.time() - started)
+                write_marker(root, cell, run.facts, results, time.time() - started, attempt)
+                return Outcome(cell, "done", attempt, time.time() - started, results=tuple(results))
             if code is None:
                 detail = f"timed out after {limit:g} s"
             elif code == 0:
@@ -285,24 +259,15 @@ class Sweep:
                 proc.wait(timeout=10)
             except subprocess.TimeoutExpired:
                 proc.kill()
-        for endpoint in self._endpoints:
+        for endpoint in self.servers:
             if endpoint.server is not None:
                 endpoint.server.stop()
 
-    def _regroup(self, groups: dict[str, list[Cell]], work: list[Cell]) -> None:
-        """The progress bar counts subtask cells: a split group cell is as many cells as its subtasks
-        (the finished ones, those :func:`split.expand` left out of ``work``, ticked at once)."""
-        if self.bar is None or not groups:
-            return
-        self.bar.total += sum(len(subs) - 1 for subs in groups.values())
-        left = {c.label for c in work}
-        self.bar.update(sum(1 for subs in groups.values() for s in subs if s.label not in left))
-
-    def _tick(self, n: int = 1) -> None:
+    def tick(self, n: int = 1) -> None:
         if self.bar is not None and n:
             self.bar.update(n)
 
-    def _say(self, line: str) -> None:
+    def say(self, line: str) -> None:
         (self.bar.write if self.bar is not None else print)(line)
 
 
@@ -333,48 +298,44 @@ def scrub_output(proc: subprocess.Popen, log: TextIO) -> threading.Thread:
 
 
 def run_suite(
-    suite: Suite,
-    root: Path,
+    plan: SweepPlan,
     launcher: tuple[str, ...] | list[str] = DEFAULT_LAUNCHER,
     retries: int | None = None,
     report: bool = True,
     gpus: list[str] | None = None,
-    placements: list[Placement] | None = None,
 ) -> SuiteResult:
-    """Every cell (finished ones skipped), the models of one wave at once on their GPUs (``placements``, as the
-    command placed them; else placed here: :mod:`triangulation.suite.placement`), then the report over ``root``;
-    returns each cell's outcome. Ctrl-C or SIGTERM stops every cell and server started, then re-raises."""
+    """Every process of ``plan`` (:func:`triangulation.suite.sweep_plan.plan_sweep`): on ``gpus`` the models in the GPU
+    pool, each as its placement has it, else one after another; then the status, the model sizes and the report over
+    the plan's folder; returns each cell's outcome. Ctrl-C or SIGTERM stops every cell and server started, then re-raises."""
     from tqdm.auto import tqdm
 
-    if placements is None:  # a model too big for the node: an error before anything runs
-        placements = pool_placements(suite, gpus or [], root=root)
+    suite, root = plan.suite, plan.root
     root.mkdir(parents=True, exist_ok=True)
     attempts = 1 + (suite.retries if retries is None else retries)
     result = SuiteResult()
-    plan = cells(suite)
-    names = report_model_names(suite.models)  # models whose paths only end alike get unique names
-    for dup in sorted({n for n in names if names.count(n) > 1}):
+    for dup in plan.duplicate_names:
         print(
             f"suite: warning: several models are named {dup!r} in results (the same model_args name); the report keeps the latest run of each task",
             file=sys.stderr,
         )
-    bar = tqdm(total=len(plan), desc=f"suite {suite.name}", unit="cell", dynamic_ncols=True)
+    bar = tqdm(total=plan.size, desc=f"suite {suite.name}", unit="cell", dynamic_ncols=True)
     sweep = Sweep(suite, root, launcher, attempts, bar=bar)
     previous = _terminate_on_sigterm()
     by_model: dict[str, list[Outcome]] = {}
     try:
         if gpus:
-            by_model.update(_run_pool(sweep, placements, plan, list(gpus)))
-        else:
-            for wave in waves(placements):
-                by_model.update(_run_wave(sweep, wave, plan))
+            by_model.update(_run_pool(sweep, plan.models, list(gpus)))
+        else:  # no GPU inventory: one model after another, in the main thread
+            for run in plan.models:
+                by_model[run.placement.model.name] = sweep.run(run, run.placement.gpus)
     except BaseException:
         sweep.stop()
         raise
     finally:
         bar.close()
         result.outcomes = [o for m in suite.models for o in by_model.get(m.name, [])]
-        write_status(root, suite, [outcome_row(o) for o in result.outcomes])
+        rows = [outcome_row(o) for o in result.outcomes]
+        write_status(root, suite, rows)
         if previous is not None:
             signal.signal(signal.SIGTERM, previous)
     write_sizes(root, suite)
@@ -386,39 +347,12 @@ def run_suite(
     return result
 
 
-def _run_wave(sweep: Sweep, wave: list[Placement], plan: list[Cell]) -> dict[str, list[Outcome]]:
-    """The models of one wave at once, a thread each with its GPUs (the main thread waits, so Ctrl-C and
-    SIGTERM reach it and :meth:`Sweep.stop` ends every model's cells and servers)."""
-    done: dict[str, list[Outcome]] = {}
-    errors: list[BaseException] = []
-
-    def work(p: Placement) -> None:
-        try:
-            done[p.model.name] = sweep.run_placed(p, plan, None if p.gpus is None else list(p.gpus))
-        except BaseException as exc:  # noqa: BLE001  (re-raised in the main thread)
-            errors.append(exc)
-
-    if len(wave) == 1:  # in the main thread, as one model at a time always ran
-        work(wave[0])
-    else:
-        threads = [threading.Thread(target=work, args=(p,), name=f"suite-{p.model.name}", daemon=True) for p in wave]
-        for t in threads:
-            t.start()
-        for t in threads:
-            while t.is_alive():
-                t.join(timeout=0.5)
-    if errors:
-        raise errors[0]
-    return done
-
-
-def _run_pool(sweep: Sweep, placements: list[Placement], plan: list[Cell], gpus: list[str]) -> dict[str, list[Outcome]]:
+def _run_pool(sweep: Sweep, runs: Sequence[ModelRun], gpus: list[str]) -> dict[str, list[Outcome]]:
     """The models in the GPU pool (:func:`triangulation.suite.pool.run_pool`), in the expected start order of
     the plan: each on as many GPUs as its placement holds (replicas included) as soon as they are free."""
-    by_name = {p.model.name: p for p in placements}
-    order = [(p.model.name, len(p.gpus or ())) for p in sorted(placements, key=lambda p: (p.start or 0.0, -(p.end or 0.0)))]
-
-    return run_pool(order, gpus, lambda name, ids: sweep.run_placed(by_name[name], plan, ids))
+    by_name = {r.placement.model.name: r for r in runs}
+    placed = sorted((r.placement for r in runs), key=lambda p: (p.start or 0.0, -(p.end or 0.0)))
+    return run_pool([(p.model.name, len(p.gpus or ())) for p in placed], gpus, lambda name, ids: sweep.run(by_name[name], ids))
 
 
 def _terminate_on_sigterm():

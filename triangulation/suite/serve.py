@@ -42,6 +42,7 @@ from models.default_model import DEFAULT_MODEL_NAME, export_transformers_folder
 from models.ref import ModelRef
 from plumbing.errors import UserError
 from plumbing.paths import cache_root
+from triangulation.suite.spec import ModelSpec, TaskEntry
 
 VLLM_ENV = "TRIANGULATE_VLLM"
 #: model_args of an ``hf``/``vllm`` suite model that become ``vllm serve`` flags
@@ -326,6 +327,26 @@ def start_vllm(
     return Endpoint(server.base_url, model=path, tokenizer=path, server=server)
 
 
+def open_endpoint(model: ModelSpec, log: Path, env: Mapping[str, str], started: list[Endpoint], replicas: int = 1) -> Endpoint:
+    """A served model's endpoint, ready for its cells: an ``engine: api`` endpoint as the suite names it; else ``vllm
+    serve`` started (``log``: its log; ``env``: its environment, its GPUs; ``replicas``: data-parallel replicas) and
+    waited for up to the model's ``serve_timeout`` (:class:`ServerError`; it is stopped then). The endpoint is put in
+    ``started`` before it is waited for (whoever stops the sweep stops its server). Its ``max_length`` is read."""
+    if model.engine == "api":
+        endpoint = api_endpoint(model.base_url or "", model.ref.args, model.api_key_env)
+        started.append(endpoint)
+    else:
+        endpoint = start_vllm(model.ref, log, gpus=model.gpu_count, serve_args=model.serve_args, env=env, replicas=replicas)
+        started.append(endpoint)
+        try:
+            endpoint.server.wait_ready(model.serve_timeout)
+        except BaseException:  # exited early (its workers may not have), timed out, or Ctrl-C
+            endpoint.server.stop()
+            raise
+    endpoint.read_max_length()  # None when the endpoint does not say: lm-eval's default then
+    return endpoint
+
+
 def planned_endpoint(engine: str, ref: ModelRef, base_url: str | None, api_key_env: str | None) -> Endpoint:
     """The endpoint a served model's cells will use, without starting anything (``--dry_run``): a vLLM
     server's port is only known once it starts (shown as ``PORT``)."""
@@ -346,13 +367,11 @@ def api_endpoint(base_url: str, model_args: Mapping[str, Any], api_key_env: str 
     return Endpoint(base_url.rstrip("/"), model=str(name), tokenizer=args.pop("tokenizer", None), extra_args=args, api_key_env=api_key_env)
 
 
-def needs_completions(tasks: Iterable[str], include: tuple[str, ...] = ()) -> bool:
-    """Whether lm-eval ``tasks`` need ``/v1/completions`` (a loglikelihood-type task among them, or one whose
-    type cannot be told: completions serve generation too, chat cannot score loglikelihoods); ``include``: the
-    suite's own task folders (``include_path:``)."""
-    from triangulation.suite import task_index  # lm-eval's task index: lm_eval
-
+def needs_completions(task: TaskEntry) -> bool:
+    """Whether an eval entry's lm-eval tasks need ``/v1/completions`` (a loglikelihood-type task among them, or one
+    whose type cannot be told: completions serve generation too, chat cannot score loglikelihoods), as the one task
+    index resolved them for the entry (:attr:`triangulation.suite.spec.TaskEntry.resolved`, its ``include_path:`` too)."""
     types: set[str] = set()
-    for name in tasks:
-        types |= task_index.output_types(name, include) or {"unknown"}
+    for found in task.resolved.values():
+        types |= found.output_types or {"unknown"}
     return bool(types & (LOGPROB_TYPES | {"unknown"}))

@@ -15,16 +15,15 @@ leaves, run alone, would not compute what they compute inside it is refused at p
 
 from __future__ import annotations
 
-import shutil
-from collections.abc import Sequence
-from dataclasses import replace
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
 
 from plumbing import jsonio, run_folder
 from plumbing.errors import UserError
 from triangulation.suite import task_index
-from triangulation.suite.cells import MARKER, Outcome, cell_dir, is_done, write_marker
+from triangulation.suite.cells import MARKER, MarkerFacts, Outcome, cell_dir, write_marker
 from triangulation.suite.spec import Cell, TaskEntry
 
 SPLIT = "split"
@@ -44,52 +43,67 @@ def subtask_cells(cell: Cell) -> list[Cell]:
 
 
 def leaf_tasks(task: TaskEntry) -> list[str]:
+    """A play entry's tasks expanded by the play registry; an eval entry's leaf tasks as the one task index resolved its
+    names (:attr:`triangulation.suite.spec.TaskEntry.resolved`), each once, in lm-eval's order."""
     if task.runner == "play":
         from multiturn.api import expand
 
         return expand(list(task.tasks))
-    if task.options.get(SPLIT):
-        for name in task.tasks:
-            if why := task_index.split_refusal(name, task.include_path):
-                raise UserError(
-                    f"suite task {task.name}: split: true cannot run {name} one subtask at a time as lm-eval runs it whole: {why}; drop split"
-                )
-    return task_index.eval_leaves(task.tasks, task.include_path)
+    for name, found in task.resolved.items() if task.options.get(SPLIT) else ():
+        if why := found.split_refusal:
+            raise UserError(
+                f"suite task {task.name}: split: true cannot run {name} one subtask at a time as lm-eval runs it whole: {why}; drop split"
+            )
+    return list(dict.fromkeys(leaf.task_name for found in task.resolved.values() for leaf in found.leaves))
 
 
-def merge(folder: Path, cell: Cell, subcells: Sequence[Cell], sub_folder) -> list[str]:
-    """Write the merged results of ``subcells`` (each in ``sub_folder(subcell)``) under ``folder``; returns
-    the written file relative to ``folder`` (the group cell's marker lists it)."""
-    payloads = [_latest(Path(sub_folder(c))) for c in subcells]
-    out = _union(payloads)
-    if cell.task.runner == "play":
-        _play_groups(out, cell.task)
+@dataclass(frozen=True)
+class SplitGroup:
+    """A ``split: true`` group cell run as its subtask cells (:func:`subtask_cells`), made once when the sweep is
+    planned (:func:`split_group`): lm-eval's groups of its tree (what the merge aggregates; none for play, whose groups
+    the play registry names) and what its marker records once they are merged."""
+
+    cell: Cell
+    subs: tuple[Cell, ...]
+    trees: Mapping[str, Any]
+    facts: MarkerFacts
+
+
+def split_group(cell: Cell, facts: MarkerFacts) -> SplitGroup | None:
+    """``cell`` as a split group (None when it is not split or has one leaf)."""
+    subs = subtask_cells(cell)
+    if not subs:
+        return None
+    task = cell.task
+    trees: dict[str, Any] = {}
+    for name in task.tasks if task.runner == "eval" else ():
+        trees |= task_index.groups(name, task.include_path)
+    return SplitGroup(cell, tuple(subs), trees, facts)
+
+
+def merge(folder: Path, group: SplitGroup, subs: Sequence[tuple[Path, Sequence[str]]]) -> list[str]:
+    """Write the merged results of ``group``'s subtask cells ``subs`` (each its folder and the results files its marker
+    names) under ``folder``; returns the written file relative to ``folder`` (the group cell's marker lists it)."""
+    files = [marked_results(sub_folder, named) for sub_folder, named in subs]
+    out = _union([dict(run_folder.ResultsFile.read(f).data) for f in files])
+    if group.cell.task.runner == "play":
+        _play_groups(out, group.cell.task)
     else:
-        _eval_groups(out, cell.task)
-    model_folder = _model_folder(Path(sub_folder(subcells[0])))
+        _eval_groups(out, group.trees)
+    model_folder = files[0].parent.name if files[0].parent != subs[0][0] else "model"
     target = run_folder.new_results_path(folder / MERGED / model_folder)
     target.parent.mkdir(parents=True, exist_ok=True)
     jsonio.write_json(target, out, indent=1, default=str)  # the one atomic writer
     return [str(target.relative_to(folder))]
 
 
-def marked_results(folder: Path) -> Path:
-    """The results file a finished subtask cell's done-marker names (the newest by name when it names several): what
-    that cell's configuration wrote, whatever other results files the folder holds and whatever their mtimes."""
-    marker = jsonio.read_json(folder / MARKER, "done-marker")
-    named = [folder / f for f in (marker.get("results") or [] if isinstance(marker, dict) else [])]
-    if not named or not all(p.is_file() for p in named):
+def marked_results(folder: Path, named: Sequence[str]) -> Path:
+    """The results file a finished subtask cell's done-marker names (``named``; the newest by name when it names
+    several): what that cell's configuration wrote, whatever other results files the folder holds and whatever their mtimes."""
+    paths = [folder / f for f in named]
+    if not paths or not all(p.is_file() for p in paths):
         raise UserError(f"{folder / MARKER} names no results file that is there; run the suite again to rerun the subtask")
-    return run_folder.oldest_first(named)[-1]
-
-
-def _latest(folder: Path) -> dict[str, Any]:
-    return dict(run_folder.ResultsFile.read(marked_results(folder)).data)
-
-
-def _model_folder(folder: Path) -> str:
-    path = marked_results(folder)
-    return path.parent.name if path.parent != folder else "model"
+    return run_folder.oldest_first(paths)[-1]
 
 
 def _union(payloads: Sequence[dict[str, Any]]) -> dict[str, Any]:
@@ -138,17 +152,14 @@ def _metrics(entry: dict[str, Any]) -> dict[str, Any]:
     return {k.split(",")[0]: v for k, v in entry.items() if k.endswith(",none") and "_stderr" not in k}
 
 
-def _eval_groups(out: dict[str, Any], task: TaskEntry) -> None:
+def _eval_groups(out: dict[str, Any], trees: Mapping[str, Any]) -> None:
     """The group entries of ``out`` (the union of the leaf cells' results) computed by lm-eval 0.4.13's own
-    code over the tree it builds for the entry (:mod:`triangulation.suite.task_index`): ``aggregate_groups``
+    code over the groups of the tree it builds for the entry (``trees``, :mod:`triangulation.suite.task_index`): ``aggregate_groups``
     (``Group.aggregate``: every leaf below the group, size-weighted or not, the matching stderr) and
     ``EvalAcc._to_eval_results`` (``groups``, ``group_subtasks``, ``versions``, ``n-shot``,
     ``higher_is_better`` propagated to the groups)."""
     from lm_eval.evaluator_utils import EvalAcc, aggregate_groups
 
-    trees: dict[str, Any] = {}
-    for name in task.tasks:
-        trees |= task_index.groups(name, task.include_path)
     metrics = {name: _with_sample_len(entry, out["n-samples"].get(name)) for name, entry in out["results"].items() if name not in trees}
     acc = EvalAcc(
         metrics=metrics,
@@ -173,42 +184,29 @@ def _with_sample_len(entry: dict[str, Any], n_samples: dict[str, Any] | None) ->
     return {**entry, "sample_len": int(n_samples.get("effective", 0))}
 
 
-def expand(root: Path, todo: Sequence[Cell]) -> tuple[list[Cell], dict[str, list[Cell]]]:
-    """The cells to run for ``todo``: each split group cell replaced by its unfinished subtask cells; and
-    per split group cell (by label) all its subtask cells."""
-    work: list[Cell] = []
-    groups: dict[str, list[Cell]] = {}
-    for cell in todo:
-        subs = subtask_cells(cell)
-        if subs:
-            groups[cell.label] = subs
-            if not is_done(root, cell):  # an earlier configuration's merged group: never shown beside new subtasks
-                shutil.rmtree(cell_dir(root, cell) / MERGED, ignore_errors=True)
-            work += [s for s in subs if not is_done(root, s)]
-        else:
-            work.append(cell)
-    return work, groups
-
-
-def merge_outcomes(root: Path, todo: Sequence[Cell], groups: dict[str, list[Cell]], outcomes: Sequence[Any]) -> list[Any]:
-    """One outcome per cell of ``todo``: a split group cell is done (merged, its marker written) when every
-    subtask cell is, else failed naming the subtasks left."""
+def merge_outcomes(
+    root: Path, todo: Sequence[Cell], groups: Mapping[str, SplitGroup], outcomes: Sequence[Outcome], finished: Mapping[str, Sequence[str]]
+) -> list[Outcome]:
+    """One outcome per cell of ``todo``: a split group cell is done (merged, its marker written) when every subtask
+    cell is, this run (its outcome names its results files) or earlier (``finished``: the results files its marker
+    named when the sweep was planned), else failed naming the subtasks left."""
     by_label = {o.cell.label: o for o in outcomes}
     out = []
     for cell in todo:
-        if cell.label not in groups:
+        group = groups.get(cell.label)
+        if group is None:
             out.append(by_label[cell.label])
             continue
-        subs = groups[cell.label]
-        own = [by_label.get(s.label) for s in subs]
-        left = [s.task.name for s, o in zip(subs, own) if not is_done(root, s)]
+        own = [by_label.get(s.label) for s in group.subs]
+        named = {s.label: (o.results if o is not None else ()) or tuple(finished.get(s.label, ())) for s, o in zip(group.subs, own)}
+        left = [s.task.name for s in group.subs if not named[s.label]]
         seconds = sum(o.seconds for o in own if o is not None)
         attempts = max([o.attempts for o in own if o is not None] or [0])
         if left:
             details = "; ".join(f"{o.cell.task.name}: {o.detail}" for o in own if o is not None and o.status != "done")
             out.append(Outcome(cell, "failed", attempts, seconds, f"subtasks not finished: {', '.join(left)} ({details})"))
             continue
-        results = merge(cell_dir(root, cell), cell, subs, lambda s: cell_dir(root, s))
-        write_marker(root, cell, results, seconds, attempts)
-        out.append(Outcome(cell, "done", attempts, seconds, f"merged from {len(subs)} subtask cells"))
+        results = merge(cell_dir(root, cell), group, [(cell_dir(root, s), named[s.label]) for s in group.subs])
+        write_marker(root, cell, group.facts, results, seconds, attempts)
+        out.append(Outcome(cell, "done", attempts, seconds, f"merged from {len(group.subs)} subtask cells", tuple(results)))
     return out
