@@ -14,7 +14,6 @@ import yaml
 
 from models.ref import ModelRef
 from triangulation.runs.results_io import Run, name_models
-from triangulation.suite.outputs import report_model_names
 from triangulation.suite.spec import cells, load_suite
 
 
@@ -51,7 +50,7 @@ def test_two_suite_names_of_one_weights_are_two_rows(tmp_path):
             }
         )
     )
-    assert report_model_names(load_suite(suite).models) == ["greedy", "other"]
+    assert load_suite(suite).report_names == ["greedy", "other"]
 
 
 def _fingerprints(tmp_path: Path, model: dict, options: dict | None = None) -> list[str]:
@@ -106,7 +105,7 @@ def test_a_suite_parses_each_model_once_and_derives_names_flags_and_fingerprints
     assert len(parses) == 3  # the model, its judge, its second player: once each, at the suite file
     [cell] = cells(suite)
     argv = cell_argv(cell, tmp_path, ["triangulate"])
-    cell.fingerprint, report_model_names(suite.models), model_checks(suite.models[0], Findings())
+    cell.fingerprint, suite.report_names, model_checks(suite.models[0], Findings())
     assert len(parses) == 3  # the command line, fingerprint, report name and preflight read the ModelRefs
     assert argv[argv.index("--judge_model_args") + 1] == "pretrained=/w/judge"  # passed on as written
     assert argv[argv.index("--model_args_b") + 1] == '{"pretrained": "/w/b"}'
@@ -121,6 +120,6 @@ def test_two_gguf_files_of_one_name_and_two_revisions_are_two_suite_rows(tmp_pat
         {"name": "r2", "model_args": "pretrained=org/m,revision=r2"},
     ]
     suite = load_suite(_suite(tmp_path, models))
-    assert report_model_names(suite.models) == ["llama", "qwen", "r1", "r2"]  # one id each: each row by its suite name
+    assert suite.report_names == ["llama", "qwen", "r1", "r2"]  # one id each: each row by its suite name
     assert len({m.ref.key for m in suite.models}) == 4  # four weights, as the report's own naming tells them apart
     assert len({c.fingerprint for c in cells(suite)}) == 4

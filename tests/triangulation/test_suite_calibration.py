@@ -12,7 +12,7 @@ import pytest
 
 from tests.triangulation.test_suite import ROOT
 from triangulation.suite import calibration
-from triangulation.suite.cells import cell_dir, marker_facts, model_key, read_marker, write_marker
+from triangulation.suite.cells import cell_dir, marker_facts, read_marker, write_marker
 from triangulation.suite.counting import model_costs
 from triangulation.suite.placement import pool_estimate, pool_placements
 from triangulation.suite.spec import Cell, load_suite
@@ -37,7 +37,7 @@ def test_the_marker_records_time_machine_model_and_work(tmp_path):
     c = Cell(suite.models[0], suite.tasks[0])
     write_marker(tmp_path, c, marker_facts(c, read_plan_counts(tmp_path)), ["r.json"], 12.5, 1)
     m = read_marker(tmp_path, c)
-    assert m["hardware"] == hardware() and m["model_key"] == model_key(c.model) and m["started"] <= m["started"] + 12.5
+    assert m["hardware"] == hardware() and m["model_key"] == c.model.key and m["started"] <= m["started"] + 12.5
     assert m["work"]["requests"] == 1_267 * 2 and m["work"]["source"].startswith("table: ")  # no plan here: the table
     plan = {"models": [{"name": "a", "cells": [{"name": "winogrande", "kind": "loglikelihood", "requests": 7, "prompt_tokens": 700}]}]}
     (tmp_path / PLAN_FILE).write_text(json.dumps(plan))
@@ -153,7 +153,7 @@ def test_the_runner_places_with_the_plans_counts_and_the_measured_rates(tmp_path
     # a finished run of model a on this machine: its measured rate replaces the table's, for a only
     folder = cell_dir(tmp_path, Cell(suite.models[0], suite.tasks[0]))
     folder.mkdir(parents=True)
-    data = {"hardware": hardware(), "model": "a", "model_key": model_key(suite.models[0]), "started": 0, "seconds": 10**6}
+    data = {"hardware": hardware(), "model": "a", "model_key": suite.models[0].key, "started": 0, "seconds": 10**6}
     (folder / calibration.MARKER).write_text(json.dumps({**data, "work": {"prompt_tokens": 10**8, "gen_tokens": 0}}))
     _, measured = pool_estimate(suite.models, EIGHT, model_costs(suite, 8, tmp_path))
     assert measured["sources"]["a"]["prefill"].startswith("measured: prefill: 1 log-likelihood cells, 100,000,000 prompt tokens")

@@ -163,7 +163,7 @@ def _decode_rate(runs: list[list[dict[str, Any]]], prefill: float, notes: list[s
 
 def measured_for(keys: Mapping[str, str], root: Path | None) -> dict[str, Measured]:
     """The rates measured on this machine by earlier runs into ``root`` (none without one), by suite model name;
-    ``keys``: each model's key (:func:`triangulation.suite.cells.model_key`: engine, weights, arguments, GPUs)."""
+    ``keys``: each model's key (:attr:`triangulation.suite.spec.ModelSpec.key`: engine, weights, arguments, GPUs)."""
     if root is None:
         return {}
     rates = measured_rates(read_markers(root), hardware(), os.cpu_count() or 1)

@@ -19,7 +19,7 @@ from multiturn.api import PlayOptions, json_flag, model_flags, shared_flags
 from plumbing import jsonio
 from plumbing.secrets import scrub
 from triangulation.suite.serve import Endpoint, needs_completions
-from triangulation.suite.spec import Cell, ModelSpec, Suite
+from triangulation.suite.spec import Cell, Suite
 from triangulation.suite.task_stats import Counts, sum_counts, table_counts
 from triangulation.suite.throughput import hardware
 
@@ -217,7 +217,7 @@ class MarkerFacts:
 
 def marker_facts(cell: Cell, plan_counts: Mapping[str, Mapping[str, Mapping[str, Counts]]]) -> MarkerFacts:
     """``cell``'s :class:`MarkerFacts` (``plan_counts``: :func:`cell_counts`)."""
-    return MarkerFacts(model_key(cell.model), in_flight(cell), cell_counts(cell, plan_counts))
+    return MarkerFacts(cell.model.key, in_flight(cell), cell_counts(cell, plan_counts))
 
 
 def write_marker(root: Path, cell: Cell, facts: MarkerFacts, results: list[str], seconds: float, attempts: int) -> None:
@@ -256,11 +256,6 @@ def first_request(root: Path, cell: Cell) -> float | None:
         return round(float((cell_dir(root, cell) / FIRST_REQUEST).read_text(encoding="utf-8")), 1)
     except (OSError, ValueError):
         return None
-
-
-def model_key(model: ModelSpec) -> str:
-    """What makes two suite models the same for measured rates: engine, weights, arguments, GPUs."""
-    return json.dumps([model.engine, model.model, model.ref.fingerprint(), model.gpu_count], sort_keys=True, default=str)
 
 
 def cell_counts(cell: Cell, plan_counts: Mapping[str, Mapping[str, Mapping[str, Counts]]]) -> Counts:

@@ -30,7 +30,7 @@ from models.choice_groups import served_requests
 from models.default_model import GGUF_FILE, smollm2_dir
 from plumbing.checks import DEFAULT_SEED
 from triangulation.suite.calibration import measured_for, model_rates, with_start_ups
-from triangulation.suite.cells import EvalOptions, eval_options, model_key
+from triangulation.suite.cells import EvalOptions, eval_options
 from triangulation.suite.estimate import ModelCost, suite_costs
 from triangulation.suite.spec import Cell, ModelSpec, Suite, TaskEntry
 from triangulation.suite.split import leaf_tasks as split_leaves
@@ -334,7 +334,7 @@ def model_costs(
                 cells += [CellWork(f"{t.name}/{leaf}", t.name, t.runner, c, batch) for leaf, c in found.items()]
             else:
                 cells.append(CellWork(t.name, t.name, t.runner, sum_counts(list(found.values())), batch))
-    keys = {m.name: model_key(m) for m in suite.models}
+    keys = {m.name: m.key for m in suite.models}
     measured = measured_for(keys, root)
     work = with_start_ups(work, measured)
     rates = model_rates(suite.models, measured, gpu)

@@ -6,23 +6,21 @@ from __future__ import annotations
 import sys
 from pathlib import Path
 
-from models.loading import resolve_model
-from models.ref import unique_report_ids
 from plumbing import run_folder
 from plumbing.csvio import write_rows
 from triangulation.report.make import make_report
 from triangulation.runs.model_size import model_size_b
-from triangulation.suite.spec import ModelSpec, Suite
+from triangulation.suite.spec import Suite
 
 
 def write_sizes(root: Path, suite: Suite) -> Path:
     """``model,size_b,source`` for the report's Figure 1: the suite's ``size:``/``sizes:``, else the model's files."""
     rows: dict[str, tuple[float, str]] = {}
-    for m, name in zip(suite.models, report_model_names(suite.models)):
+    for m, name in zip(suite.models, suite.report_names):
         if m.size is not None:
             rows[name] = (m.size, "suite")
             continue
-        size = model_size_b(resolve_model(m.ref).args)
+        size = model_size_b(m.backend.args)
         if size is not None:
             rows[name] = (size, "model files")
     for name, size in suite.sizes.items():
@@ -30,13 +28,6 @@ def write_sizes(root: Path, suite: Suite) -> Path:
     return write_rows(
         root / "model_sizes.csv", ["model", "size_b", "source"], [[n, f"{s:.6g}", src] for n, (s, src) in sorted(rows.items())]
     )
-
-
-def report_model_names(models: list[ModelSpec]) -> list[str]:
-    """The names the report gives these models' results (each one's :attr:`models.ref.ModelRef.report_id` as its
-    backend is reached: the embedded model by its GGUF file), unique as the report makes them
-    (:func:`models.ref.unique_report_ids`; a suite's ``name:`` tells two entries of one weights apart)."""
-    return unique_report_ids([resolve_model(m.ref) for m in models], [m.name for m in models])[0]
 
 
 def run_report(root: Path, suite: Suite) -> Path | None:

@@ -23,8 +23,9 @@ import yaml
 
 from models.args import redact_url
 from models.forms import CHANCE_MODEL
+from models.loading import resolve_model
 from models.naming import MAX_LABEL_CHARS
-from models.ref import ModelRef
+from models.ref import ModelRef, unique_report_ids
 from multiturn.api import option_problem
 from plumbing.checks import number_problem
 from plumbing.errors import UserError
@@ -116,9 +117,20 @@ class ModelSpec:
     #: the model, parsed once (made from ``model``/``model_args`` when not given): names, identity, fingerprint
     ref: ModelRef = None  # type: ignore[assignment]
 
+    #: what makes two suite models the same for measured rates (engine, weights, arguments, GPUs), made once
+    key: str = field(init=False, repr=False, compare=False)
+
     def __post_init__(self, model_args: str | dict[str, Any] | None) -> None:
         if self.ref is None:
             object.__setattr__(self, "ref", ModelRef.parse(self.model, model_args))
+        key = json.dumps([self.engine, self.model, self.ref.fingerprint(), self.gpu_count], sort_keys=True, default=str)
+        object.__setattr__(self, "key", key)
+
+    @functools.cached_property
+    def backend(self) -> ModelRef:
+        """The model as its backend is reached (:func:`models.loading.resolve_model`: the embedded model by its GGUF
+        file), resolved once: its report id and its files' size are read from it."""
+        return resolve_model(self.ref)
 
     @property
     def served(self) -> bool:
@@ -214,6 +226,14 @@ class Suite:
     slurm: SlurmBlock = field(default_factory=SlurmBlock)
     retry_wait: float = 10.0  # seconds before a failed cell's first retry, doubled for each further one
     include_path: tuple[str, ...] = ()  # the suite's own lm-eval task folders or files, absolute
+
+    @functools.cached_property
+    def report_names(self) -> list[str]:
+        """The names the report gives each model's results, in :attr:`models` order: each one's
+        :attr:`models.ref.ModelRef.report_id` as its backend is reached (:attr:`ModelSpec.backend`), unique as the
+        report makes them (:func:`models.ref.unique_report_ids`; a suite's ``name:`` tells two entries of one weights
+        apart), made once."""
+        return unique_report_ids([m.backend for m in self.models], [m.name for m in self.models])[0]
 
 
 @dataclass(frozen=True)

@@ -19,7 +19,6 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from triangulation.suite.cells import MarkerFacts, calls_completions, cell_dir, marker_facts, marker_state
-from triangulation.suite.outputs import report_model_names
 from triangulation.suite.placement import Placement
 from triangulation.suite.spec import Cell, ModelSpec, Suite
 from triangulation.suite.split import MERGED, SplitGroup, split_group
@@ -103,7 +102,7 @@ def plan_sweep(suite: Suite, root: Path, placements: Sequence[Placement]) -> Swe
     with its cells in the suite's task order (all of one model's tasks, then the next model's: loads stay warm)."""
     counts = read_plan_counts(root)  # a --dry_run's counts: each cell's work, as its marker records it
     models = tuple(plan_model(root, p, [Cell(p.model, t) for t in suite.tasks], suite.timeout, counts) for p in placements)
-    names = report_model_names(suite.models)  # models whose paths only end alike get unique names
+    names = suite.report_names  # models whose paths only end alike get unique names
     return SweepPlan(suite, root, models, tuple(sorted({n for n in names if names.count(n) > 1})))
 
 
