@@ -14,7 +14,7 @@ import yaml
 
 from models.ref import ModelRef
 from triangulation.runs.results_io import Run, name_models
-from triangulation.suite.spec import cells, load_suite
+from triangulation.suite.spec import Cell, cells, load_suite
 
 
 def _rows(*model_args: str, labels=None, root=Path("/runs")) -> list[str]:
@@ -123,3 +123,15 @@ def test_two_gguf_files_of_one_name_and_two_revisions_are_two_suite_rows(tmp_pat
     assert suite.report_names == ["llama", "qwen", "r1", "r2"]  # one id each: each row by its suite name
     assert len({m.ref.key for m in suite.models}) == 4  # four weights, as the report's own naming tells them apart
     assert len({c.fingerprint for c in cells(suite)}) == 4
+
+
+def test_a_cells_fingerprint_reads_what_the_suite_file_says_not_what_is_derived_from_it(tmp_path):
+    """A model's derived facts (its rate key, its resolved backend, made once with it or on first read) are not part of
+    its cells' fingerprints: reading them first leaves every fingerprint as it was, so no finished cell runs again."""
+    suite = tmp_path / "s.yaml"
+    suite.write_text("models:\n  - {name: a, model: hf, model_args: pretrained=org/m}\ntasks:\n  - {name: t, eval: [arc_easy]}\n")
+    first = load_suite(suite)
+    before = Cell(first.models[0], first.tasks[0]).fingerprint
+    again = load_suite(suite)
+    assert again.models[0].backend.model == "hf" and again.models[0].key  # derived facts read first
+    assert Cell(again.models[0], again.tasks[0]).fingerprint == before

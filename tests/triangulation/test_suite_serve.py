@@ -14,6 +14,7 @@ import signal
 import subprocess
 import sys
 import time
+from dataclasses import replace
 from pathlib import Path
 
 import pytest
@@ -26,7 +27,7 @@ from triangulation.suite.cells import cell_argv
 from triangulation.suite.placement import place
 from triangulation.suite.runner import Sweep, run_suite
 from triangulation.suite.serve import Endpoint, ServerProcess, free_port, list_models, needs_completions, vllm_argv
-from triangulation.suite.spec import Cell, ModelSpec, TaskEntry, cells, load_suite
+from triangulation.suite.spec import Cell, TaskEntry, cells, load_suite
 from triangulation.suite.sweep_plan import plan_sweep
 
 SUPPORT = Path(__file__).resolve().parents[1] / "support"
@@ -119,9 +120,9 @@ def test_serving_keys_leave_hf_fingerprints_alone_and_count_when_they_change_res
         default=str,
     )
     assert cell.fingerprint == hashlib.sha256(blob.encode()).hexdigest()[:16]  # runs made before `engine:` stay done
-    served = Cell(ModelSpec(**{**cell.model.__dict__, "engine": "vllm"}), cell.task)
+    served = Cell(replace(cell.model, engine="vllm"), cell.task)
     assert served.fingerprint != cell.fingerprint
-    more = Cell(ModelSpec(**{**served.model.__dict__, "num_concurrent": 64, "gpus": 4, "serve_timeout": 5.0}), cell.task)
+    more = Cell(replace(served.model, num_concurrent=64, gpus=4, serve_timeout=5.0), cell.task)
     assert more.fingerprint == served.fingerprint  # how fast it runs does not change what it scores
 
 

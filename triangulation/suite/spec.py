@@ -256,8 +256,10 @@ class Cell:
 def cell_fingerprint(m: ModelSpec, task: TaskEntry) -> str:
     """Hash of everything that decides a cell's results (a changed entry is run again; ``size`` only labels
     Figure 1 and ``gpus`` only places the model, so changing them reruns nothing)."""
-    defaults = {f.name: f.default for f in fields(ModelSpec)}
-    model = {k: v for k, v in m.__dict__.items() if k not in NOT_RESULTS and not (k in SERVE_KEYS and v == defaults[k])}
+    given = [f for f in fields(ModelSpec) if f.init]  # what the suite file says; not what is derived from it (key, backend)
+    defaults = {f.name: f.default for f in given}
+    model = {f.name: getattr(m, f.name) for f in given if f.name not in NOT_RESULTS}
+    model = {k: v for k, v in model.items() if not (k in SERVE_KEYS and v == defaults[k])}
     model["model_args"] = model.pop("ref").fingerprint()  # credentials and timeouts left out (issue 39, item 13)
     for role in ("judge", "player_b"):
         if model.get(role) is not None:
