@@ -24,7 +24,8 @@ from functools import cached_property
 from pathlib import Path
 from typing import Any
 
-from models.ref import ModelRef, unique_report_ids
+from models.naming import unique_report_ids
+from models.ref import ModelRef
 from plumbing import run_folder
 from plumbing.errors import UserError
 from plumbing.jsonio import Records, TornLines, read_jsonl
@@ -203,7 +204,7 @@ def run_of(file: ResultsFile) -> Run:
 
 
 def name_models(runs: list[Run], labels: Mapping[Path, str] | None = None) -> None:
-    """Give every run its model's unique name (:func:`models.ref.unique_report_ids` of each run's
+    """Give every run its model's unique name (:func:`models.naming.unique_report_ids` of each run's
     :class:`~models.ref.ModelRef`: two models whose paths end in the same folder name keep two rows), saying each
     renaming on stderr once. ``labels``: folder -> the suite label (``name:``) of the model whose runs it holds (two
     entries of one weights keep two rows)."""
@@ -219,7 +220,7 @@ _SAID: set[str] = set()
 
 
 def say_renamed(notes: list[str]) -> None:
-    """Print each model renaming (:func:`models.ref.unique_report_ids`) to stderr, once per process (the report
+    """Print each model renaming (:func:`models.naming.unique_report_ids`) to stderr, once per process (the report
     and its episode pages name the same models)."""
     for note in notes:
         if note not in _SAID:

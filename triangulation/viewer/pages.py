@@ -19,7 +19,8 @@ from pathlib import Path
 
 from tqdm.auto import tqdm
 
-from models.ref import ModelRef, unique_report_ids
+from models.naming import unique_report_ids
+from models.ref import ModelRef
 from multiturn.api import TurnView
 from plumbing import run_folder
 from plumbing.atomic import write_text
@@ -96,7 +97,7 @@ def page_name(task: str, part: int = 1) -> str:
 
 def model_names(newest: Mapping[Path, ResultsFile | None]) -> dict[Path, str]:
     """The model each results folder holds, from its newest results JSON's config (else the folder's name),
-    unique over the folders (:func:`models.ref.unique_report_ids` of each one's :class:`~models.ref.ModelRef`; a
+    unique over the folders (:func:`models.naming.unique_report_ids` of each one's :class:`~models.ref.ModelRef`; a
     renaming is said once on stderr)."""
     refs: dict[Path, ModelRef] = {}
     out: dict[Path, str] = {}
