@@ -43,3 +43,17 @@ def test_no_report_asked_for_writes_the_sizes_only(tmp_path):
     suite, root = _suite(tmp_path, external=["missing.csv"]), tmp_path / "out"
     assert write_outputs(root, suite, report=False) == SuiteOutputs()
     assert (root / "model_sizes.csv").is_file() and not (root / "report").exists()
+
+
+def test_slurm_finish_reads_the_same_outputs(tmp_path, capsys):
+    """SLURM's end of a sweep: every cell done but the report failing is exit 1 with the report's one line; without a
+    report asked for, the cells decide."""
+    from triangulation.suite.slurm import SweepState, finish
+
+    suite, root = _suite(tmp_path, external=["missing.csv"]), tmp_path / "out"
+    done = SweepState(alive=set(), rows=[{"model": "chance", "task": "lnt", "status": "done", "detail": "", "job_id": "7"}])
+    assert finish(suite, root, done, report=True) == 1
+    assert "suite: report failed:" in capsys.readouterr().err and (root / "model_sizes.csv").is_file()
+    assert finish(suite, root, done, report=False) == 0
+    failed = SweepState(alive=set(), rows=[{**done.rows[0], "status": "failed"}])
+    assert finish(suite, root, failed, report=False) == 1
