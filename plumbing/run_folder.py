@@ -14,7 +14,8 @@ picks the same name for its runs). ``<date>`` is lm-eval's file date id (ISO tim
 Everything that finds, names or reads these files goes through here: file names, discovery of the
 models and tasks of a folder, the latest results of a model and task, and reading (results JSON with
 :meth:`ResultsFile.read`; JSONL with :func:`plumbing.jsonio.read_jsonl`, which skips and counts a torn last
-line; a report's folders whole, each file once, with :func:`read_folders`). lm-eval's own writer (``EvaluationTracker``) spells its names itself.
+line; a report's folders whole, each file once, with :func:`read_folders`). lm-eval's own writer
+(``EvaluationTracker``) spells its names itself.
 """
 
 from __future__ import annotations
