@@ -11,7 +11,7 @@ From that one name come:
   ``lm_eval`` and ``triangulate play`` runs of one model land side by side);
 - :func:`short_id`: the name the report gives a model: a GGUF model's name (:func:`gguf_model_name`), a local
   path's last component, a hub id whole;
-- :func:`unique_ids`: the ids of every model under one report, viewer or export, made unique: two models whose
+- :func:`unique_report_ids`: the ids of every model under one report, viewer or export, made unique: two models whose
   whole names differ (:func:`identity_key`: ``/models/orgA/Same``, ``/models/orgB/Same``) but shorten to one id
   get the parent folders that tell them apart (``orgA/Same``, ``orgB/Same``), and each such renaming is said in
   one line, so no model's scores merge into another's;
@@ -27,7 +27,7 @@ from __future__ import annotations
 import re
 from collections.abc import Mapping, Sequence
 from pathlib import Path
-from typing import Any
+from typing import Any, Protocol
 
 from models.args import redact_url
 from models.default_model import DEFAULT_MODEL_NAME
@@ -113,15 +113,25 @@ def identity_key(args: Mapping[str, Any], fallback: str | None) -> str:
     return f"{key}@{revision}" if revision not in (None, "", "main") else key
 
 
-def unique_ids(named: Sequence[tuple[str, str]], labels: Sequence[str | None] | None = None) -> tuple[list[str], list[str]]:
-    """Each model's id, unique per model (``named``: each model's (:func:`short_id`, :func:`identity_key`)): models
-    with one key share an id, and
+class Identified(Protocol):
+    """What :func:`unique_report_ids` reads of a model (:class:`models.ref.ModelRef`): its short id and its identity."""
+
+    @property
+    def report_id(self) -> str: ...
+
+    @property
+    def key(self) -> str: ...
+
+
+def unique_report_ids(refs: Sequence[Identified], labels: Sequence[str | None] | None = None) -> tuple[list[str], list[str]]:
+    """Each model's report id, unique per model (``refs``: each one's :func:`short_id` as ``report_id`` and
+    :func:`identity_key` as ``key``, a :class:`models.ref.ModelRef`): models with one key share an id, and
     models with different keys but one id get as many parent folders of their keys as tell them apart
     (``/models/orgA/Same`` -> ``orgA/Same``; one model at two revisions: ``org/name@rev``). ``labels``: each model's
     suite label (``name:``), or None: labelled models that share an id are named by their labels (two entries of
     one weights under two names keep two rows). Returns the ids and one line per renamed collision."""
-    ids = [short for short, _ in named]
-    idents = list(zip((key for _, key in named), labels if labels is not None else [None] * len(named)))
+    ids = [ref.report_id for ref in refs]
+    idents = list(zip((ref.key for ref in refs), labels if labels is not None else [None] * len(refs)))
     by_id: dict[str, dict[tuple[str, str | None], None]] = {}
     for short, ident in zip(ids, idents):
         by_id.setdefault(short, {})[ident] = None

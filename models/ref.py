@@ -18,13 +18,13 @@ the code needs is derived from it, here:
 from __future__ import annotations
 
 import functools
-from collections.abc import Mapping, Sequence
+from collections.abc import Mapping
 from dataclasses import dataclass
 from types import MappingProxyType
 from typing import Any
 
 from models.args import model_args_string, redact_model_args, redact_url
-from models.naming import EMBEDDED_LABEL, identity_key, is_embedded, label_of, model_folder_name, model_name, short_id, unique_ids
+from models.naming import EMBEDDED_LABEL, identity_key, is_embedded, label_of, model_folder_name, model_name, short_id
 from plumbing.errors import UserError
 from plumbing.secrets import SECRET_KEY_PATTERN
 
@@ -139,9 +139,3 @@ class ModelRef:
         if not drop and not urls:
             return self.given
         return {k: redact_url(v) if k in urls else v for k, v in self.args.items() if k not in drop}
-
-
-def unique_report_ids(refs: Sequence[ModelRef], labels: Sequence[str | None] | None = None) -> tuple[list[str], list[str]]:
-    """Each model's report id, unique over ``refs`` (:func:`models.naming.unique_ids` of their :attr:`ModelRef.report_id`
-    and :attr:`ModelRef.key`; ``labels``: each one's suite ``name:``, or None); returns the ids and one line per renaming."""
-    return unique_ids([(ref.report_id, ref.key) for ref in refs], labels)

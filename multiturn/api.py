@@ -8,7 +8,7 @@ plan) uses of ``multiturn``. An import-linter contract in ``pyproject.toml`` hol
   :class:`CostHints` for the suite's cost model).
 - The game contract as readers see it: :class:`TaskSpec`, :class:`TurnView`, :class:`EpisodeSummary`,
   :func:`transcript_views`.
-- Stored runs: :func:`read_episodes` (the one episodes reader), :func:`write_results`, :func:`add_group` (a group's
+- Stored runs: :func:`read_episodes` (the one episodes reader; :func:`decode_episodes` for records read already), :func:`write_results`, :func:`add_group` (a group's
   mean over its members' results, the suite's split cells), :func:`rescore_run` /
   :func:`changed_metrics` / :func:`judge_agreement` / :func:`store_rescored` (``triangulate score``).
 - clembench's games (:func:`clembench_games`: the tasks that join the ``clembench`` group) and its two model-level
@@ -23,7 +23,7 @@ plan) uses of ``multiturn``. An import-linter contract in ``pyproject.toml`` hol
 from __future__ import annotations
 
 from multiturn.engine.flags import PlayOptions, json_flag, model_flags, option_problem, shared_flags
-from multiturn.engine.record import read_episodes
+from multiturn.engine.record import decode_episodes, read_episodes
 from multiturn.engine.rescore import changed_metrics, judge_agreement, rescore_run, rescore_runs, store_rescored
 from multiturn.engine.results import add_group, write_results
 from multiturn.engine.scheduler import merged_gen_kwargs, play_episodes
@@ -60,6 +60,7 @@ __all__ = [
     "option_problem",
     "play_episodes",
     "read_episodes",
+    "decode_episodes",
     "rescore_run",
     "rescore_runs",
     "select_instances",

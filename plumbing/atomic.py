@@ -1,5 +1,6 @@
 """The one atomic file writer: every file a command writes whole (results JSON, run settings, suite markers,
 job status, rewritten lm-eval files, HTML pages, CSV tables) goes through :func:`write_text` or :func:`write_lines`
+(a set of files at once through :func:`write_files`)
 (JSON through :func:`plumbing.jsonio.write_json`, which encodes and calls them), and every log that grows a line at a
 time through :class:`LineAppender`. Text is written as UTF-8 with each lone UTF-16 surrogate (a hostile or broken
 server's ``"\\ud800"``, valid in a Python ``str``, not encodable) replaced by U+FFFD (:data:`REPLACE_SURROGATES`, the
@@ -72,6 +73,13 @@ def _replace(path: str | os.PathLike, chunks: Iterable[bytes]) -> Path:
     finally:
         tmp.unlink(missing_ok=True)
     return path
+
+
+def write_files(files: Iterable[tuple[str | os.PathLike, str | bytes]]) -> list[Path]:
+    """Replace each ``(path, content)`` of ``files`` atomically, one after another (text as :func:`write_text` writes
+    it, bytes as :func:`write_bytes`): a command's whole set of outputs written by one call, each file's content made
+    only as it is written when ``files`` is a generator. Returns the paths."""
+    return [write_bytes(path, content) if isinstance(content, bytes) else write_text(path, content) for path, content in files]
 
 
 def part_path(target: str | os.PathLike) -> Path:

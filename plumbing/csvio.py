@@ -1,4 +1,5 @@
-"""The one CSV writer: every CSV triangulate writes goes through :func:`write_csv` (tables) or :func:`write_rows` (rows).
+"""The one CSV writer: every CSV triangulate writes goes through :func:`write_csv` (tables) or :func:`write_rows` (rows),
+or is made by :func:`csv_text` for a command that writes its files at once (:func:`plumbing.atomic.write_files`).
 
 Spreadsheets run a cell that starts with ``=``, ``+``, ``-`` or ``@`` (or a tab or carriage return, which
 some strip first) as a formula: a model named ``=cmd|' /C calc'!A0`` would run a command when someone opens
@@ -60,12 +61,18 @@ def unescape_frame(frame: Any) -> Any:
     return out
 
 
-def write_csv(frame: Any, path: str | os.PathLike, *, index: bool = True) -> Path:
-    """Write a pandas DataFrame as CSV (UTF-8, atomically) with every text cell escaped (:func:`escape_cell`). Lines
-    end in CRLF (RFC 4180), so a cell holding a carriage return is quoted and cannot start a new row (the
-    ``csv`` module quotes only the characters of its line terminator)."""
+def csv_text(frame: Any, *, index: bool = True) -> str:
+    """A pandas DataFrame as CSV text with every text cell escaped (:func:`escape_cell`). Lines end in CRLF (RFC 4180),
+    so a cell holding a carriage return is quoted and cannot start a new row (the ``csv`` module quotes only the
+    characters of its line terminator)."""
     escaped = escape_frame(frame)
-    return write_text(path, escaped.to_csv(index=index, lineterminator="\r\n"))
+    return escaped.to_csv(index=index, lineterminator="\r\n")
+
+
+def write_csv(frame: Any, path: str | os.PathLike, *, index: bool = True) -> Path:
+    """Write a pandas DataFrame as CSV (:func:`csv_text`; UTF-8, atomically)."""
+    text = csv_text(frame, index=index)
+    return write_text(path, text)
 
 
 def write_rows(path: str | os.PathLike, header: Sequence[Any], rows: Iterable[Sequence[Any]]) -> Path:

@@ -14,7 +14,8 @@ picks the same name for its runs). ``<date>`` is lm-eval's file date id (ISO tim
 Everything that finds, names or reads these files goes through here: file names, discovery of the
 models and tasks of a folder, the latest results of a model and task, and reading (results JSON with
 :meth:`ResultsFile.read`; JSONL with :func:`plumbing.jsonio.read_jsonl`, which skips and counts a torn last
-line). lm-eval's own writer (``EvaluationTracker``) spells its names itself.
+line; a report's folders whole, each file once, with :func:`read_folders`). lm-eval's own writer
+(``EvaluationTracker``) spells its names itself.
 """
 
 from __future__ import annotations
@@ -29,7 +30,7 @@ from pathlib import Path
 from typing import Any
 
 from plumbing.errors import UserError
-from plumbing.jsonio import TornLines, read_json, torn_last_lines
+from plumbing.jsonio import Records, TornLines, read_json, read_jsonl, torn_last_lines
 
 log = logging.getLogger(__name__)
 
@@ -291,6 +292,38 @@ class ResultsFile:
         """The per-sample file of ``task`` for this results file: lm-eval's ``samples_<task>_<date>.jsonl``, else
         play's ``episodes_<task>.jsonl``; None when neither was there when the file was read."""
         return next((path for name, _, path in self.beside if name == task), None)
+
+
+def read_record_file(path: Path, kind: str) -> Records:
+    """The records of one per-sample file of ``kind`` as stored (:func:`plumbing.jsonio.read_jsonl`: a torn last line
+    skipped and counted): lm-eval's ``"samples"`` (missing: an error), play's ``"play"`` episodes (missing: none; play
+    decodes them, :func:`multiturn.api.decode_episodes`)."""
+    return read_jsonl(path, missing_ok=kind == "play")
+
+
+@dataclass(frozen=True)
+class FolderFiles:
+    """Every file under some run folders that a reader of their runs needs, each read once (:func:`read_folders`):
+    the results files (read, with their per-sample files beside them), the per-sample files found in the folders
+    that hold them (``(task, kind, path)`` of :func:`record_files`) and, by path, the kind and stored records of every
+    per-sample file either names."""
+
+    files: list[ResultsFile]
+    found: list[tuple[str, str, Path]]
+    records: dict[Path, tuple[str, Records]]
+
+
+def read_folders(roots: Iterable[Path]) -> FolderFiles:
+    """Read every results file under ``roots`` (:func:`results_files`: ``UserError`` when a root has none) and every
+    per-sample file of their folders and beside them, once each (:func:`read_record_file`)."""
+    from tqdm.auto import tqdm
+
+    paths = [f for root in roots for f in results_files(root)]
+    found = list(dict.fromkeys(record_files(sorted({p.parent for p in paths}))))  # the folders' files, each once
+    files = [ResultsFile.read(f) for f in tqdm(paths, desc="reading results", unit="file", disable=len(paths) < 5)]
+    kinds = {path: kind for _, kind, path in found} | {path: kind for f in files for _, kind, path in f.beside}
+    # each per-sample file read as :func:`read_record_file` reads one, all in this one pass
+    return FolderFiles(files, found, {path: (kind, read_jsonl(path, missing_ok=kind == "play")) for path, kind in kinds.items()})
 
 
 def newest_first(files: Iterable[Path]) -> Iterator[ResultsFile]:

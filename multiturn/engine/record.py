@@ -209,6 +209,13 @@ def read_episodes(path: Path) -> Records:
     and counted (:func:`plumbing.jsonio.read_jsonl`); a line that is no episode record (:func:`damage`)
     is a one-line error naming file and line (every reader: score, view, report, export, a resuming play)."""
     records = read_jsonl(path, missing_ok=True)
+    return decode_episodes(records)
+
+
+def decode_episodes(records: Records) -> Records:
+    """An episodes file's records as :func:`plumbing.jsonio.read_jsonl` read them, each checked (:func:`damage`: a line
+    that is no episode record is a one-line error naming file and line) and decoded in place (:func:`decode`)."""
+    path = records.path
     for k, (number, line) in enumerate(zip(records.lines, records)):
         why = damage(line)
         if why is not None:

@@ -100,7 +100,7 @@ def test_plain_wide_csv_and_labels(tmp_path):
 
 def test_models_whose_paths_end_alike_get_unique_names():
     """Issue 30 item 1: the fewest parent folders that tell them apart; one model's results files share a name."""
-    from models.ref import unique_report_ids
+    from models.naming import unique_report_ids
 
     def named(*configs):
         return unique_report_ids([ModelRef.stored(config) for config in configs])

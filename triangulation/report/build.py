@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from itertools import chain
 from pathlib import Path
 from typing import Any
 
@@ -10,18 +11,18 @@ import pandas as pd
 from tqdm.auto import tqdm
 
 from datasets_build.fresh_names import published_of
-from plumbing.atomic import write_text
-from plumbing.csvio import write_csv
+from plumbing.atomic import write_files
+from plumbing.csvio import csv_text
 from plumbing.errors import UserError
 from triangulation.html import render_page
 from triangulation.report.abilities import Taxonomy, apply_subtask_exclusions
 from triangulation.report.chance import analytic_chance
 from triangulation.report.context import ReportContext, leaf_groups
 from triangulation.report.external import External
-from triangulation.report.leaderboard_file import write_leaderboard_files
+from triangulation.report.leaderboard_file import leaderboard_files
 from triangulation.runs.results_io import NO_SCORE, Run, RunSet
 from triangulation.viewer.episodes import episodes_by_task
-from triangulation.viewer.pages import write_pages
+from triangulation.viewer.pages import viewer_pages
 
 
 @dataclass
@@ -103,9 +104,10 @@ def build_report(
     out.mkdir(parents=True, exist_ok=True)
     scores = collect_scores(runs, externals, taxonomy, include_subtasks)
     analytic = analytic_chance(runs, scores.metrics)
-    write_leaderboard_files(scores.table, scores.metrics, {r.model for r in runs}, out, analytic)  # Open LLM Leaderboard shape
-    write_csv(scores.table, out / "scores.csv")
+    tables = leaderboard_files(scores.table, scores.metrics, {r.model for r in runs}, out, analytic)  # Open LLM Leaderboard shape
+    tables[out / "scores.csv"] = csv_text(scores.table)
     episodes = episodes_by_task(read.record_files)  # the per-sample files as read, no file read again
+    pages = viewer_pages(episodes, out / "episodes", report="../report.html", groups=leaf_groups(runs))
     ctx = ReportContext(
         runs=runs,
         externals=externals,
@@ -117,12 +119,14 @@ def build_report(
         judge=judge,
         sizes=sizes or {},
         scatter=scatter,
-        episode_pages=write_pages(episodes, out / "episodes", report="../report.html", groups=leaf_groups(runs)),
+        episode_pages=pages.pages,
         cells=cells(runs, set(scores.table.columns)),
     )
     built = []
     for builder in tqdm(SECTIONS, desc="report", unit="section"):
         built += builder(ctx)
     path = out / "report.html"
-    write_text(path, render_page(title, finish(built)))
+    html = render_page(title, finish(built))
+    # the report's own files written by one call (the sections write their tables and figures as they build)
+    write_files(chain(tables.items(), pages.files, [(path, html)]))
     return path

@@ -33,7 +33,7 @@ from pathlib import Path
 
 import pandas as pd
 
-from plumbing.csvio import write_csv
+from plumbing.csvio import csv_text
 from triangulation.report.leaderboard import CHANCE_MODELS, reference_levels
 from triangulation.report.ranges import metric_range
 
@@ -100,18 +100,19 @@ def leaderboard_frames(
     return rows[ordered].reset_index(drop=True), pd.DataFrame(bounds)
 
 
-def write_leaderboard_files(
+def leaderboard_files(
     table: pd.DataFrame, metrics: dict[str, str], run_models: set[str], out: Path, analytic: Mapping[str, float] | None = None
-) -> list[Path]:
-    """Write ``leaderboard.csv``, ``leaderboard.parquet`` and ``leaderboard_bounds.csv`` into ``out`` for the run
-    models (not the chance players, not external rows) and our benchmarks (a non-empty metric); returns the paths."""
+) -> dict[Path, str | bytes]:
+    """``leaderboard.csv``, ``leaderboard.parquet`` and ``leaderboard_bounds.csv`` in ``out`` (path -> content, for the
+    report's one writer) for the run models (not the chance players, not external rows) and our benchmarks (a
+    non-empty metric); none when there are no such models or benchmarks."""
     models = sorted(m for m in table.index if m in run_models and m not in CHANCE_MODELS)
     ours = {b: metrics[b] for b in table.columns if metrics.get(b)}
     if not models or not ours:
-        return []
+        return {}
     rows, bounds = leaderboard_frames(table, ours, models, analytic)
-    paths = [out / "leaderboard.csv", out / "leaderboard.parquet", out / "leaderboard_bounds.csv"]
-    write_csv(rows, paths[0], index=False)
-    rows.to_parquet(paths[1], index=False)
-    write_csv(bounds, paths[2], index=False)
-    return paths
+    return {
+        out / "leaderboard.csv": csv_text(rows, index=False),
+        out / "leaderboard.parquet": rows.to_parquet(None, index=False),
+        out / "leaderboard_bounds.csv": csv_text(bounds, index=False),
+    }

@@ -24,10 +24,11 @@ from functools import cached_property
 from pathlib import Path
 from typing import Any
 
-from models.ref import ModelRef, unique_report_ids
+from models.naming import unique_report_ids
+from models.ref import ModelRef
 from plumbing import run_folder
 from plumbing.errors import UserError
-from plumbing.jsonio import Records, TornLines, read_jsonl
+from plumbing.jsonio import Records, TornLines
 from plumbing.run_folder import EPISODE_IDS_KEY, ResultsFile
 
 NON_METRIC_KEYS = {"alias", "name", "sample_len", "samples", " "}
@@ -136,19 +137,14 @@ class RunSet:
 
 
 def read_runs(roots: Sequence[Path], overrides: Mapping[str, Any] | None = None, labels: Mapping[Path, str] | None = None) -> RunSet:
-    """Read every results file and per-sample file under ``roots`` once: each run named (:func:`name_models`;
-    ``labels``: folder -> the suite label of the model whose runs it holds), with its item records and its main scores
-    (:func:`main_metric` with ``overrides``, once per task)."""
-    from tqdm.auto import tqdm
-
-    paths = [f for root in roots for f in run_folder.results_files(root)]
-    found = list(dict.fromkeys(run_folder.record_files(sorted({p.parent for p in paths}))))  # the folders' files, each once
-    files = [ResultsFile.read(f) for f in tqdm(paths, desc="reading results", unit="file", disable=len(paths) < 5)]
-    kinds = {path: kind for _, kind, path in found} | {path: kind for f in files for _, kind, path in f.beside}
-    records = {path: read_records(path, kind) for path, kind in kinds.items()}
-    runs = [complete_run(run_of(f), overrides, records) for f in files]
+    """Read every results file and per-sample file under ``roots`` once (:func:`plumbing.run_folder.read_folders`):
+    each run named (:func:`name_models`; ``labels``: folder -> the suite label of the model whose runs it holds), with
+    its item records and its main scores (:func:`main_metric` with ``overrides``, once per task)."""
+    read = run_folder.read_folders(roots)
+    records = {path: decoded(stored, kind) for path, (kind, stored) in read.records.items()}
+    runs = [complete_run(run_of(f), overrides, records) for f in read.files]
     name_models(runs, labels)  # two models whose paths end in the same folder name keep two rows
-    return RunSet(runs, files, found, records)
+    return RunSet(runs, read.files, read.found, records)
 
 
 def complete_run(run: Run, overrides: Mapping[str, Any] | None, records: Mapping[Path, Records]) -> Run:
@@ -161,13 +157,19 @@ def complete_run(run: Run, overrides: Mapping[str, Any] | None, records: Mapping
 
 
 def read_records(path: Path, kind: str) -> Records:
-    """The records of one per-sample file of ``kind``: lm-eval ``"samples"`` as stored, ``"play"`` episodes decoded
-    (:func:`multiturn.api.read_episodes`); a torn last line is skipped and counted (``Records.skipped``)."""
-    if kind == "samples":
-        return read_jsonl(path)
-    from multiturn.api import read_episodes  # lm-eval's utilities, which nothing else here loads
+    """The records of one per-sample file of ``kind`` (:func:`plumbing.run_folder.read_record_file`), :func:`decoded`;
+    a torn last line is skipped and counted (``Records.skipped``)."""
+    return decoded(run_folder.read_record_file(path, kind), kind)
 
-    return read_episodes(path)
+
+def decoded(records: Records, kind: str) -> Records:
+    """A per-sample file's records as read: lm-eval ``"samples"`` as stored, ``"play"`` episodes decoded
+    (:func:`multiturn.api.decode_episodes`)."""
+    if kind == "samples":
+        return records
+    from multiturn.api import decode_episodes  # lm-eval's utilities, which nothing else here loads
+
+    return decode_episodes(records)
 
 
 def read_run(path: Path, overrides: Mapping[str, Any] | None = None) -> Run:
@@ -203,7 +205,7 @@ def run_of(file: ResultsFile) -> Run:
 
 
 def name_models(runs: list[Run], labels: Mapping[Path, str] | None = None) -> None:
-    """Give every run its model's unique name (:func:`models.ref.unique_report_ids` of each run's
+    """Give every run its model's unique name (:func:`models.naming.unique_report_ids` of each run's
     :class:`~models.ref.ModelRef`: two models whose paths end in the same folder name keep two rows), saying each
     renaming on stderr once. ``labels``: folder -> the suite label (``name:``) of the model whose runs it holds (two
     entries of one weights keep two rows)."""
@@ -219,7 +221,7 @@ _SAID: set[str] = set()
 
 
 def say_renamed(notes: list[str]) -> None:
-    """Print each model renaming (:func:`models.ref.unique_report_ids`) to stderr, once per process (the report
+    """Print each model renaming (:func:`models.naming.unique_report_ids`) to stderr, once per process (the report
     and its episode pages name the same models)."""
     for note in notes:
         if note not in _SAID:

@@ -54,7 +54,7 @@ from triangulation.suite.cells import (
     write_status,
 )
 from triangulation.suite.healing import serve_and_run
-from triangulation.suite.outputs import run_report, write_sizes
+from triangulation.suite.outputs import write_outputs
 from triangulation.suite.placement import Placement
 from triangulation.suite.pool import run_pool
 from triangulation.suite.serve import Endpoint, deaf_to_checkpoint, last_line
@@ -338,12 +338,8 @@ def run_suite(
         write_status(root, suite, rows)
         if previous is not None:
             signal.signal(signal.SIGTERM, previous)
-    write_sizes(root, suite)
-    if report:
-        try:
-            result.report = run_report(root, suite)
-        except UserError as exc:  # the cells' outcomes still get summarised
-            result.report_error = " ".join(str(exc).split())
+    outputs = write_outputs(root, suite, report)  # a failed report: the cells' outcomes still get summarised
+    result.report, result.report_error = outputs.report, outputs.error
     return result
 
 

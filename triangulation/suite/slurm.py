@@ -41,7 +41,7 @@ import submitit
 from plumbing import jsonio
 from plumbing.errors import UserError
 from triangulation.suite.cells import Outcome, is_done, outcome_row, write_status
-from triangulation.suite.outputs import run_report, write_sizes
+from triangulation.suite.outputs import write_outputs
 from triangulation.suite.runner import Sweep
 from triangulation.suite.spec import Cell, ModelSpec, Suite, load_suite
 
@@ -355,17 +355,13 @@ def run_slurm(suite: Suite, root: Path, launcher: Sequence[str], attempts: int, 
 def finish(suite: Suite, root: Path, state: SweepState, report: bool) -> int:
     """With every job ended: sizes and the report (as the local executor writes them); 1 when a cell is unfinished."""
     print("\n".join(status_lines(suite, state)), file=sys.stderr)
-    write_sizes(root, suite)
-    code = 0 if state.done else 1
-    if report:
-        try:
-            path = run_report(root, suite)
-        except UserError as exc:
-            print(f"suite: report failed: {' '.join(str(exc).split())}", file=sys.stderr)
-            return 1
-        if path is not None:
-            print(f"report: {path}")
-    return code
+    outputs = write_outputs(root, suite, report)
+    if outputs.error:
+        print(f"suite: report failed: {outputs.error}", file=sys.stderr)
+        return 1
+    if outputs.report is not None:
+        print(f"report: {outputs.report}")
+    return 0 if state.done else 1
 
 
 def status_command(suite: Suite, root: Path, report: bool = True) -> int:

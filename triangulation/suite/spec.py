@@ -24,8 +24,8 @@ import yaml
 from models.args import redact_url
 from models.forms import CHANCE_MODEL
 from models.loading import resolve_model
-from models.naming import MAX_LABEL_CHARS
-from models.ref import ModelRef, unique_report_ids
+from models.naming import MAX_LABEL_CHARS, unique_report_ids
+from models.ref import ModelRef
 from multiturn.api import option_problem
 from plumbing.checks import number_problem
 from plumbing.errors import UserError
@@ -231,7 +231,7 @@ class Suite:
     def report_names(self) -> list[str]:
         """The names the report gives each model's results, in :attr:`models` order: each one's
         :attr:`models.ref.ModelRef.report_id` as its backend is reached (:attr:`ModelSpec.backend`), unique as the
-        report makes them (:func:`models.ref.unique_report_ids`; a suite's ``name:`` tells two entries of one weights
+        report makes them (:func:`models.naming.unique_report_ids`; a suite's ``name:`` tells two entries of one weights
         apart), made once."""
         return unique_report_ids([m.backend for m in self.models], [m.name for m in self.models])[0]
 

@@ -15,14 +15,16 @@ from __future__ import annotations
 import math
 import re
 from collections.abc import Iterable, Iterator, Mapping
+from dataclasses import dataclass
 from pathlib import Path
 
 from tqdm.auto import tqdm
 
-from models.ref import ModelRef, unique_report_ids
+from models.naming import unique_report_ids
+from models.ref import ModelRef
 from multiturn.api import TurnView
 from plumbing import run_folder
-from plumbing.atomic import write_text
+from plumbing.atomic import write_files
 from plumbing.errors import UserError
 from plumbing.jsonio import Records
 from plumbing.run_folder import ResultsFile
@@ -96,7 +98,7 @@ def page_name(task: str, part: int = 1) -> str:
 
 def model_names(newest: Mapping[Path, ResultsFile | None]) -> dict[Path, str]:
     """The model each results folder holds, from its newest results JSON's config (else the folder's name),
-    unique over the folders (:func:`models.ref.unique_report_ids` of each one's :class:`~models.ref.ModelRef`; a
+    unique over the folders (:func:`models.naming.unique_report_ids` of each one's :class:`~models.ref.ModelRef`; a
     renaming is said once on stderr)."""
     refs: dict[Path, ModelRef] = {}
     out: dict[Path, str] = {}
@@ -300,19 +302,35 @@ def write_viewer(roots: Iterable[Path], out: Path) -> dict[str, Path]:
     return write_pages(load_episodes(roots), out)
 
 
+@dataclass(frozen=True)
+class PageFiles:
+    """A viewer's pages before they are written (:func:`viewer_pages`): each task's page (what a report links to) and
+    the files as ``(path, HTML)``, each rendered only as it is written (one page in memory at a time)."""
+
+    pages: dict[str, Path]
+    files: Iterator[tuple[Path, str]]
+
+
+def viewer_pages(
+    tasks: dict[str, list[Episode]], out: Path, report: str | None = None, groups: dict[str, list[str]] | None = None
+) -> PageFiles:
+    """The pages of ``out/<task>.html`` for every task of ``tasks`` (task -> its episodes: :func:`load_episodes`) and
+    ``out/index.html`` (each linking back to ``report``, a URL relative to ``out``, when given; the index lists each of
+    ``groups``' task pages under the anchor :func:`group_anchor`); none when there is no task."""
+    out = Path(out)
+    if not tasks:
+        return PageFiles({}, iter(()))
+    files = ((out / name, html) for name, html in render_pages(tasks, report, groups))
+    return PageFiles({task: out / page_name(task) for task in tasks}, files)
+
+
 def write_pages(
     tasks: dict[str, list[Episode]], out: Path, report: str | None = None, groups: dict[str, list[str]] | None = None
 ) -> dict[str, Path]:
-    """Write ``out/<task>.html`` for every task of ``tasks`` (task -> its episodes: :func:`load_episodes`) and
-    ``out/index.html`` (each linking back to ``report``, a URL relative to ``out``, when given; the index lists each of
-    ``groups``' task pages under the anchor :func:`group_anchor`); returns task -> page path (empty when there is none)."""
-    out = Path(out)
-    if not tasks:
-        return {}
-    out.mkdir(parents=True, exist_ok=True)
-    for name, html in render_pages(tasks, report, groups):  # one page in memory at a time
-        write_text(out / name, html)
-    return {task: out / page_name(task) for task in tasks}
+    """Write the pages of :func:`viewer_pages`; returns task -> page path (empty when there is none)."""
+    pages = viewer_pages(tasks, out, report, groups)
+    write_files(pages.files)
+    return pages.pages
 
 
 def render_pages(

@@ -1,0 +1,59 @@
+"""A finished sweep's outputs in one call (:func:`triangulation.suite.outputs.write_outputs`): the model sizes are
+written whatever becomes of the report, and a report that cannot be made comes back as one line."""
+
+from __future__ import annotations
+
+import csv
+from pathlib import Path
+
+import yaml
+
+from triangulation.suite.outputs import SIZES_HEADER, SuiteOutputs, write_outputs
+from triangulation.suite.spec import load_suite
+
+
+def _suite(tmp_path: Path, **report):
+    data = {"models": [{"name": "chance", "model": "random", "size": 0.125}], "tasks": [{"play": "lnt"}]}
+    path = tmp_path / "s.yaml"
+    path.write_text(yaml.safe_dump({**data, **({"report": report} if report else {})}), encoding="utf-8")
+    return load_suite(path)
+
+
+def _sizes(root: Path) -> list[list[str]]:
+    with open(root / "model_sizes.csv", newline="", encoding="utf-8") as fh:
+        return list(csv.reader(fh))
+
+
+def test_without_results_the_sizes_are_written_and_no_report_is_made(tmp_path, capsys):
+    suite, root = _suite(tmp_path), tmp_path / "out"
+    assert write_outputs(root, suite) == SuiteOutputs()
+    assert "no results to report on" in capsys.readouterr().err
+    assert _sizes(root) == [list(SIZES_HEADER), [suite.report_names[0], "0.125", "suite"]]
+    assert not (root / "report").exists()
+
+
+def test_a_report_that_fails_is_one_line_and_the_sizes_are_still_written(tmp_path):
+    suite, root = _suite(tmp_path, external=["missing.csv"]), tmp_path / "out"
+    outputs = write_outputs(root, suite)
+    assert outputs.report is None and "missing.csv" in outputs.error and "\n" not in outputs.error
+    assert _sizes(root)[1][1:] == ["0.125", "suite"]
+
+
+def test_no_report_asked_for_writes_the_sizes_only(tmp_path):
+    suite, root = _suite(tmp_path, external=["missing.csv"]), tmp_path / "out"
+    assert write_outputs(root, suite, report=False) == SuiteOutputs()
+    assert (root / "model_sizes.csv").is_file() and not (root / "report").exists()
+
+
+def test_slurm_finish_reads_the_same_outputs(tmp_path, capsys):
+    """SLURM's end of a sweep: every cell done but the report failing is exit 1 with the report's one line; without a
+    report asked for, the cells decide."""
+    from triangulation.suite.slurm import SweepState, finish
+
+    suite, root = _suite(tmp_path, external=["missing.csv"]), tmp_path / "out"
+    done = SweepState(alive=set(), rows=[{"model": "chance", "task": "lnt", "status": "done", "detail": "", "job_id": "7"}])
+    assert finish(suite, root, done, report=True) == 1
+    assert "suite: report failed:" in capsys.readouterr().err and (root / "model_sizes.csv").is_file()
+    assert finish(suite, root, done, report=False) == 0
+    failed = SweepState(alive=set(), rows=[{**done.rows[0], "status": "failed"}])
+    assert finish(suite, root, failed, report=False) == 1
