@@ -34,6 +34,8 @@ from triangulation.suite.spec import ModelSpec
 
 @dataclass(frozen=True)
 class Slot:
+    """A job's place in the pool's plan (:func:`schedule`): its GPUs, its replicas, its expected start and end."""
+
     job: Job
     gpus: tuple[int, ...]  # indices into the node's GPU list
     replicas: int
