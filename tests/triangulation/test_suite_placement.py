@@ -17,7 +17,8 @@ import pytest
 
 from plumbing.errors import UserError
 from tests.triangulation.test_suite import HELPER, ROOT, scripted, status, suite_env, write_suite
-from triangulation.suite.placement import gpu_env, gpu_inventory, place, waves
+from triangulation.suite.placement import gpu_env, place, waves
+from triangulation.suite.pool import gpu_inventory
 from triangulation.suite.spec import ModelSpec, load_suite
 
 EIGHT = [str(i) for i in range(8)]

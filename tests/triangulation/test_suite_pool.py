@@ -9,8 +9,9 @@ import time
 
 from tests.triangulation.test_suite import ROOT
 from triangulation.suite.counting import model_costs
-from triangulation.suite.placement import place_pool, pool_placements
-from triangulation.suite.pool import Job, busy_share, choose_replicas, makespan, run_pool, schedule
+from triangulation.suite.estimate import Job
+from triangulation.suite.placement import busy_share, choose_replicas, makespan, place_pool, pool_placements, schedule
+from triangulation.suite.pool import run_pool
 from triangulation.suite.spec import load_suite
 
 EIGHT = [str(i) for i in range(8)]

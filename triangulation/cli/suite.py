@@ -26,10 +26,10 @@ from plumbing.checks import check_number
 from plumbing.errors import UserError
 from triangulation.suite.cells import DEFAULT_LAUNCHER
 from triangulation.suite.counting import count_cells, model_costs
-from triangulation.suite.placement import gpu_inventory, place_models
+from triangulation.suite.placement import place_models
 from triangulation.suite.plan import build_plan
 from triangulation.suite.plan_print import print_plan, write_plan
-from triangulation.suite.pool import check_fits
+from triangulation.suite.pool import check_fits, gpu_inventory
 from triangulation.suite.runner import run_suite, summary
 from triangulation.suite.spec import MAX_RETRIES, load_suite
 from triangulation.suite.sweep_plan import plan_sweep

@@ -34,7 +34,7 @@ from triangulation.suite.cells import EvalOptions, eval_options
 from triangulation.suite.estimate import ModelCost, suite_costs
 from triangulation.suite.spec import Cell, ModelSpec, Suite, TaskEntry
 from triangulation.suite.split import leaf_tasks as split_leaves
-from triangulation.suite.task_index import leaf_tasks, task_manager
+from triangulation.suite.task_index import leaf_tasks
 from triangulation.suite.task_stats import DEFAULT_PATH, ONE_PASS, CellWork, Counts, plan_counts, read_plan_counts, sum_counts, table_counts
 
 SMOLLM2 = "SmolLM2-135M-Instruct (embedded)"
@@ -124,7 +124,7 @@ def count_eval(task: TaskEntry, options: EvalOptions, tok: Any, subtasks: Subtas
     if tok is None:
         return None, None, NO_TOKENIZER
     try:
-        task_dict = get_task_dict(list(task.tasks), task_manager(True, task.include_path))
+        task_dict = get_task_dict(list(task.tasks), task.task_manager)
     except Exception as exc:  # noqa: BLE001  (data not local, unknown task: the plan says so and goes on)
         return None, None, f"not counted: {_one_line(exc)}"
     requests = tokens = 0

@@ -27,7 +27,6 @@ from dataclasses import dataclass
 
 from triangulation.suite.calibration import Measured
 from triangulation.suite.cells import CELLS_AT_ONCE
-from triangulation.suite.pool import Job
 from triangulation.suite.spec import ModelSpec
 from triangulation.suite.task_stats import CellWork
 from triangulation.suite.throughput import ENGINES, Rates
@@ -40,6 +39,19 @@ HF_LOAD_S = 120.0
 #: assumed: requests in flight that fill a replica's prefill (vLLM batches up to 8,192 tokens a step on an H100,
 #: vllm/engine/arg_utils.py; a handful of prompts of hundreds of tokens fill it)
 PREFILL_FULL = 8
+
+
+@dataclass(frozen=True)
+class Job:
+    """A model's job in the GPU pool, as the plan schedules it (:func:`triangulation.suite.placement.schedule`): its
+    GPUs per replica and its expected seconds with 1, 2, ... replicas (:attr:`ModelCost.job`)."""
+
+    name: str
+    gpus: int  # GPUs of one replica (tensor-parallel size); 0 = needs none
+    seconds: tuple[float, ...]  # expected seconds with 1, 2, ... replicas (one entry: no replicas possible)
+
+    def duration(self, replicas: int) -> float:
+        return self.seconds[replicas - 1]
 
 
 @dataclass(frozen=True)

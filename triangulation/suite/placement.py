@@ -1,24 +1,25 @@
-"""Which GPUs each suite model runs on, and which models run at once (``triangulate suite --gpus``).
+"""Which GPUs each suite model runs on, and when: the plan of the node's GPU pool (``triangulate suite --gpus``).
 
-The node's GPUs come from ``--gpus 0,1,...``, else ``CUDA_VISIBLE_DEVICES``, else every GPU that
-``nvidia-smi -L`` lists; a machine without any has none, and its models run one after another on
-whatever device their ``model_args`` name. Each model needs ``gpus:`` GPUs (default 1) per replica.
+The node's GPUs and whether a model fits them are the pool's (:mod:`triangulation.suite.pool`: ``--gpus``, else
+``CUDA_VISIBLE_DEVICES``, else ``nvidia-smi -L``; checked before anything starts); a machine without any has
+none, and its models run one after another on whatever device their ``model_args`` name. Each model needs
+``gpus:`` GPUs (default 1) per replica.
 
-On a GPU node the models share a pool (:func:`place_pool`, :mod:`triangulation.suite.pool`): a model
-starts as soon as enough GPUs are free, longest expected work first (:mod:`triangulation.suite.estimate`),
-and an ``engine: vllm`` model gets data-parallel replicas when that shortens the sweep. :func:`place`
-is the older rule, *waves* (largest first; a wave's models at once, the next wave when it is done),
-kept for comparison (``benchmarks/battery_makespan.py``). A model needing more GPUs than the node has
-is a one-line error before anything starts. Each model's cells (and its server) see only their GPUs
-through ``CUDA_VISIBLE_DEVICES``.
+On a GPU node the models share the pool (:func:`place_pool`): :func:`schedule` is the plan, list scheduling of
+jobs (one per model: GPUs per replica, expected seconds per replica count, :class:`triangulation.suite.estimate.Job`)
+on ``n`` GPUs, greedy in priority order, longest expected work first (:mod:`triangulation.suite.estimate`; a job
+that does not fit lets a later, smaller one start: backfilling), each job on the lowest free GPU ids;
+:func:`choose_replicas` gives an ``engine: vllm`` model data-parallel replicas only when the whole schedule's
+makespan gets strictly shorter (one replica at a time, the largest gain first). The runner runs the models by the
+same rule (:func:`triangulation.suite.pool.run_pool`). :func:`place` is the older rule, *waves* (largest first; a
+wave's models at once, the next wave when it is done), kept for comparison (``benchmarks/battery_makespan.py``).
+Each model's cells (and its server) see only their GPUs through ``CUDA_VISIBLE_DEVICES``.
 """
 
 from __future__ import annotations
 
+import heapq
 import os
-import re
-import shutil
-import subprocess
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -26,11 +27,85 @@ from typing import Any
 
 from plumbing.errors import UserError
 from triangulation.suite.counting import model_costs
-from triangulation.suite.estimate import ModelCost, shares
-from triangulation.suite.pool import Job, Slot, busy_share, check_fits, choose_replicas, makespan, schedule
+from triangulation.suite.estimate import Job, ModelCost, shares
+from triangulation.suite.pool import check_fits
 from triangulation.suite.spec import ModelSpec
 
-SMI_LINE = re.compile(r"^GPU (\d+):", re.MULTILINE)
+
+@dataclass(frozen=True)
+class Slot:
+    """A job's place in the pool's plan (:func:`schedule`): its GPUs, its replicas, its expected start and end."""
+
+    job: Job
+    gpus: tuple[int, ...]  # indices into the node's GPU list
+    replicas: int
+    start: float
+    end: float
+
+
+def priority(jobs: Sequence[Job]) -> list[Job]:
+    """Longest expected work first (seconds with one replica, then GPUs), stable for ties."""
+    return sorted(jobs, key=lambda j: (-j.duration(1), -j.gpus))
+
+
+def schedule(jobs: Sequence[Job], n_gpus: int, replicas: Mapping[str, int] | None = None) -> list[Slot]:
+    """List scheduling in :func:`priority` order: at time 0 and at every end, each waiting job that fits the
+    free GPUs starts on the lowest free ids. Returns the slots in start order."""
+    replicas = dict(replicas or {})
+    waiting = priority(jobs)
+    for job in waiting:
+        if job.gpus * replicas.get(job.name, 1) > n_gpus:
+            raise UserError(f"model {job.name} needs {job.gpus * replicas.get(job.name, 1)} GPUs but this node has {n_gpus}")
+    free = list(range(n_gpus))
+    running: list[tuple[float, int, tuple[int, ...]]] = []
+    slots: list[Slot] = []
+    now = 0.0
+    while waiting:
+        for job in list(waiting):
+            r = replicas.get(job.name, 1)
+            need = job.gpus * r
+            if need <= len(free):
+                taken, free = tuple(free[:need]), free[need:]
+                slots.append(Slot(job, taken, r, now, now + job.duration(r)))
+                heapq.heappush(running, (slots[-1].end, len(slots), taken))
+                waiting.remove(job)
+        if waiting:
+            now, _, released = heapq.heappop(running)
+            free = sorted(free + list(released))
+            while running and running[0][0] <= now:
+                free = sorted(free + list(heapq.heappop(running)[2]))
+    return slots
+
+
+def makespan(slots: Sequence[Slot]) -> float:
+    return max((s.end for s in slots), default=0.0)
+
+
+def busy_share(slots: Sequence[Slot], n_gpus: int) -> float:
+    """GPU-seconds held by the jobs over ``n_gpus`` x the makespan."""
+    span = makespan(slots)
+    return sum(len(s.gpus) * (s.end - s.start) for s in slots) / (n_gpus * span) if span and n_gpus else 0.0
+
+
+def choose_replicas(jobs: Sequence[Job], n_gpus: int) -> dict[str, int]:
+    """Replica counts that shorten the makespan: starting from one each, repeatedly add the one replica
+    (to any job that can take one and still fits the node) that shortens :func:`schedule`'s makespan the
+    most; stop when no replica shortens it."""
+    replicas = {j.name: 1 for j in jobs}
+    best = makespan(schedule(jobs, n_gpus, replicas))
+    while True:
+        gains: list[tuple[float, str]] = []
+        for job in jobs:
+            r = replicas[job.name] + 1
+            if r > len(job.seconds) or job.gpus == 0 or job.gpus * r > n_gpus:
+                continue
+            span = makespan(schedule(jobs, n_gpus, {**replicas, job.name: r}))
+            if span < best - 1e-9:
+                gains.append((span, job.name))
+        if not gains:
+            return replicas
+        best, name = min(gains)
+        replicas[name] += 1
 
 
 @dataclass(frozen=True)
@@ -43,37 +118,6 @@ class Placement:
     end: float | None = None
 
 
-def parse_gpus(value: str) -> list[str]:
-    """``"0,1,3"`` -> ``["0", "1", "3"]`` (ids or UUIDs as CUDA_VISIBLE_DEVICES takes them); ``""`` -> none."""
-    ids = [g.strip() for g in value.split(",") if g.strip()]
-    dup = sorted({g for g in ids if ids.count(g) > 1})
-    if dup:
-        raise UserError(f"--gpus: GPU {dup[0]} is listed twice")
-    return ids
-
-
-def nvidia_smi_gpus() -> list[str]:
-    """The indices ``nvidia-smi -L`` lists (none when it is missing or fails)."""
-    exe = shutil.which("nvidia-smi")
-    if exe is None:
-        return []
-    try:
-        out = subprocess.run([exe, "-L"], capture_output=True, text=True, timeout=30, check=False).stdout
-    except (OSError, subprocess.TimeoutExpired):
-        return []
-    return SMI_LINE.findall(out)
-
-
-def gpu_inventory(flag: str | None, env: Mapping[str, str] | None = None) -> list[str]:
-    """The GPUs the suite may use: ``--gpus``, else ``CUDA_VISIBLE_DEVICES``, else ``nvidia-smi -L``."""
-    env = os.environ if env is None else env
-    if flag is not None:
-        return parse_gpus(flag)
-    if env.get("CUDA_VISIBLE_DEVICES") is not None:
-        return parse_gpus(env["CUDA_VISIBLE_DEVICES"])
-    return nvidia_smi_gpus()
-
-
 def place(models: Sequence[ModelSpec], gpus: Sequence[str], need: Mapping[str, int] | None = None) -> list[Placement]:
     """Waves of models on disjoint GPUs, largest first (first fit); in the suite's model order.
 
@@ -84,12 +128,7 @@ def place(models: Sequence[ModelSpec], gpus: Sequence[str], need: Mapping[str, i
     wants = {m.name: need.get(m.name, m.gpu_count) for m in models}
     if not gpus:
         return [Placement(m, None, i) for i, m in enumerate(models)]
-    too_big = [m for m in models if wants[m.name] > len(gpus)]
-    if too_big:
-        m = too_big[0]
-        raise UserError(
-            f"model {m.name} needs {wants[m.name]} GPUs but this node has {len(gpus)} ({','.join(gpus) or 'none'}); lower its `gpus:`"
-        )
+    check_fits(wants, gpus)
     order = sorted(range(len(models)), key=lambda i: (-wants[models[i].name], -(models[i].size or 0), i))
     free: list[list[str]] = []  # per wave: its GPUs not yet taken, in --gpus order
     placed: dict[int, Placement] = {}
@@ -106,10 +145,11 @@ def place(models: Sequence[ModelSpec], gpus: Sequence[str], need: Mapping[str, i
 
 def place_pool(models: Sequence[ModelSpec], gpus: Sequence[str], jobs: Sequence[Job], replicas: bool = True) -> list[Placement]:
     """The pool's plan, in the suite's model order: each model's GPUs (replicas included), expected start and
-    end; replicas where they shorten the makespan (:func:`triangulation.suite.pool.choose_replicas`)."""
+    end; replicas where they shorten the makespan (:func:`choose_replicas`). Each job fits the node: the command
+    checked them before anything started (:func:`triangulation.suite.pool.check_fits`; :func:`schedule` refuses one
+    that does not)."""
     if not gpus:
         return [Placement(m, None, i) for i, m in enumerate(models)]
-    check_fits({j.name: j.gpus for j in jobs}, gpus)
     counts = choose_replicas(jobs, len(gpus)) if replicas else {}
     slots = {s.job.name: s for s in schedule(jobs, len(gpus), counts)}
     out = []

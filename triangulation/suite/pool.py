@@ -1,108 +1,59 @@
-"""A GPU pool for one node: a model starts as soon as enough GPUs are free, longest expected work first.
+"""The node's GPU pool (``triangulate suite --gpus``): its GPUs, whether a model fits them, and the models run on
+them as GPUs free up.
 
-:func:`schedule` is the plan: list scheduling of jobs (one per model: GPUs per replica, expected seconds
-per replica count) on ``n`` GPUs, greedy in priority order (a job that does not fit lets a later, smaller
-one start: backfilling), each job on the lowest free GPU ids. :func:`choose_replicas` adds data-parallel
-replicas to a job only when the whole schedule's makespan gets strictly shorter (one replica at a time,
-the largest gain first). :func:`run_pool` is the same rule at run time: the real models, their real
-durations; each start takes free GPUs at once, each end frees them at once.
+The node's GPUs come from ``--gpus 0,1,...``, else ``CUDA_VISIBLE_DEVICES``, else every GPU that
+``nvidia-smi -L`` lists (:func:`gpu_inventory`); a machine without any has none. A model needing more GPUs
+than the node has is one line before anything starts (:func:`check_fits`). :func:`run_pool` runs the models at
+run time by the rule the plan schedules them with (:func:`triangulation.suite.placement.schedule`): the real
+models, their real durations; each start takes free GPUs at once, each end frees them at once.
 On a cluster SLURM places the jobs instead (``--executor slurm``); the pool is for one node.
 """
 
 from __future__ import annotations
 
-import heapq
+import os
 import queue
+import re
+import shutil
+import subprocess
 import threading
 from collections.abc import Callable, Mapping, Sequence
-from dataclasses import dataclass
 from typing import Any
 
 from plumbing.errors import UserError
 
-
-@dataclass(frozen=True)
-class Job:
-    name: str
-    gpus: int  # GPUs of one replica (tensor-parallel size); 0 = needs none
-    seconds: tuple[float, ...]  # expected seconds with 1, 2, ... replicas (one entry: no replicas possible)
-
-    def duration(self, replicas: int) -> float:
-        return self.seconds[replicas - 1]
+SMI_LINE = re.compile(r"^GPU (\d+):", re.MULTILINE)
 
 
-@dataclass(frozen=True)
-class Slot:
-    job: Job
-    gpus: tuple[int, ...]  # indices into the node's GPU list
-    replicas: int
-    start: float
-    end: float
+def parse_gpus(value: str) -> list[str]:
+    """``"0,1,3"`` -> ``["0", "1", "3"]`` (ids or UUIDs as CUDA_VISIBLE_DEVICES takes them); ``""`` -> none."""
+    ids = [g.strip() for g in value.split(",") if g.strip()]
+    dup = sorted({g for g in ids if ids.count(g) > 1})
+    if dup:
+        raise UserError(f"--gpus: GPU {dup[0]} is listed twice")
+    return ids
 
 
-def priority(jobs: Sequence[Job]) -> list[Job]:
-    """Longest expected work first (seconds with one replica, then GPUs), stable for ties."""
-    return sorted(jobs, key=lambda j: (-j.duration(1), -j.gpus))
+def nvidia_smi_gpus() -> list[str]:
+    """The indices ``nvidia-smi -L`` lists (none when it is missing or fails)."""
+    exe = shutil.which("nvidia-smi")
+    if exe is None:
+        return []
+    try:
+        out = subprocess.run([exe, "-L"], capture_output=True, text=True, timeout=30, check=False).stdout
+    except (OSError, subprocess.TimeoutExpired):
+        return []
+    return SMI_LINE.findall(out)
 
 
-def schedule(jobs: Sequence[Job], n_gpus: int, replicas: Mapping[str, int] | None = None) -> list[Slot]:
-    """List scheduling in :func:`priority` order: at time 0 and at every end, each waiting job that fits the
-    free GPUs starts on the lowest free ids. Returns the slots in start order."""
-    replicas = dict(replicas or {})
-    waiting = priority(jobs)
-    for job in waiting:
-        if job.gpus * replicas.get(job.name, 1) > n_gpus:
-            raise UserError(f"model {job.name} needs {job.gpus * replicas.get(job.name, 1)} GPUs but this node has {n_gpus}")
-    free = list(range(n_gpus))
-    running: list[tuple[float, int, tuple[int, ...]]] = []
-    slots: list[Slot] = []
-    now = 0.0
-    while waiting:
-        for job in list(waiting):
-            r = replicas.get(job.name, 1)
-            need = job.gpus * r
-            if need <= len(free):
-                taken, free = tuple(free[:need]), free[need:]
-                slots.append(Slot(job, taken, r, now, now + job.duration(r)))
-                heapq.heappush(running, (slots[-1].end, len(slots), taken))
-                waiting.remove(job)
-        if waiting:
-            now, _, released = heapq.heappop(running)
-            free = sorted(free + list(released))
-            while running and running[0][0] <= now:
-                free = sorted(free + list(heapq.heappop(running)[2]))
-    return slots
-
-
-def makespan(slots: Sequence[Slot]) -> float:
-    return max((s.end for s in slots), default=0.0)
-
-
-def busy_share(slots: Sequence[Slot], n_gpus: int) -> float:
-    """GPU-seconds held by the jobs over ``n_gpus`` x the makespan."""
-    span = makespan(slots)
-    return sum(len(s.gpus) * (s.end - s.start) for s in slots) / (n_gpus * span) if span and n_gpus else 0.0
-
-
-def choose_replicas(jobs: Sequence[Job], n_gpus: int) -> dict[str, int]:
-    """Replica counts that shorten the makespan: starting from one each, repeatedly add the one replica
-    (to any job that can take one and still fits the node) that shortens :func:`schedule`'s makespan the
-    most; stop when no replica shortens it."""
-    replicas = {j.name: 1 for j in jobs}
-    best = makespan(schedule(jobs, n_gpus, replicas))
-    while True:
-        gains: list[tuple[float, str]] = []
-        for job in jobs:
-            r = replicas[job.name] + 1
-            if r > len(job.seconds) or job.gpus == 0 or job.gpus * r > n_gpus:
-                continue
-            span = makespan(schedule(jobs, n_gpus, {**replicas, job.name: r}))
-            if span < best - 1e-9:
-                gains.append((span, job.name))
-        if not gains:
-            return replicas
-        best, name = min(gains)
-        replicas[name] += 1
+def gpu_inventory(flag: str | None, env: Mapping[str, str] | None = None) -> list[str]:
+    """The GPUs the suite may use: ``--gpus``, else ``CUDA_VISIBLE_DEVICES``, else ``nvidia-smi -L``."""
+    env = os.environ if env is None else env
+    if flag is not None:
+        return parse_gpus(flag)
+    if env.get("CUDA_VISIBLE_DEVICES") is not None:
+        return parse_gpus(env["CUDA_VISIBLE_DEVICES"])
+    return nvidia_smi_gpus()
 
 
 def check_fits(needs: Mapping[str, int], gpus: Sequence[str]) -> None:

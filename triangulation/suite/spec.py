@@ -170,6 +170,15 @@ class TaskEntry:
 
         return {name: resolve(name, self.include_path) for name in self.tasks}
 
+    @property
+    def task_manager(self) -> Any:
+        """lm-eval's task index this eval entry's names are found in (our tasks, lm-eval's, the suite's
+        ``include_path:``), the same one :attr:`resolved` reads (:func:`task_index.task_manager`, once per process):
+        what builds its tasks with their data (the dry run's counts)."""
+        from triangulation.suite.task_index import task_manager  # lm-eval's task index: lm_eval
+
+        return task_manager(True, self.include_path)
+
 
 @dataclass(frozen=True)
 class SlurmJob:
