@@ -23,10 +23,10 @@ import yaml
 from plumbing.errors import UserError
 from triangulation.suite import cells as suite_cells
 from triangulation.suite import runner
-from triangulation.suite.cells import cell_argv
+from triangulation.suite.cells import cell_argv, needs_completions
 from triangulation.suite.placement import place
 from triangulation.suite.runner import Sweep, run_suite
-from triangulation.suite.serve import Endpoint, ServerProcess, free_port, list_models, needs_completions, vllm_argv
+from triangulation.suite.serve import Endpoint, ServerProcess, free_port, list_models, vllm_argv
 from triangulation.suite.spec import Cell, TaskEntry, cells, load_suite
 from triangulation.suite.sweep_plan import plan_sweep
 

@@ -18,8 +18,8 @@ from typing import Any
 from multiturn.api import PlayOptions, json_flag, model_flags, shared_flags
 from plumbing import jsonio
 from plumbing.secrets import scrub
-from triangulation.suite.serve import Endpoint, needs_completions
-from triangulation.suite.spec import Cell, Suite
+from triangulation.suite.serve import Endpoint
+from triangulation.suite.spec import Cell, Suite, TaskEntry
 from triangulation.suite.task_stats import Counts, sum_counts, table_counts
 from triangulation.suite.throughput import hardware
 
@@ -36,6 +36,9 @@ DEFAULT_LAUNCHER = (sys.executable, "-m", "triangulation")
 
 #: client cells of one served model running at once (split group cells can be dozens: MMLU has 57)
 CELLS_AT_ONCE = 16
+
+#: lm-eval output types a chat endpoint cannot score (they need prompt logprobs: ``/v1/completions``)
+LOGPROB_TYPES = {"loglikelihood", "loglikelihood_rolling", "multiple_choice"}
 
 
 @dataclass
@@ -76,10 +79,20 @@ def cell_argv(
 
 def calls_completions(cell: Cell) -> bool:
     """Whether a client cell of a served model calls ``/v1/completions`` rather than ``/v1/chat/completions``: an eval
-    cell without the chat template, or one whose tasks score loglikelihoods (:func:`serve.needs_completions`); a play
+    cell without the chat template, or one whose tasks score loglikelihoods (:func:`needs_completions`); a play
     cell never (it chats)."""
     t = cell.task
     return t.runner == "eval" and (not eval_options(cell, None).apply_chat_template or needs_completions(t))
+
+
+def needs_completions(task: TaskEntry) -> bool:
+    """Whether an eval entry's lm-eval tasks need ``/v1/completions`` (a loglikelihood-type task among them, or one
+    whose type cannot be told: completions serve generation too, chat cannot score loglikelihoods), as the one task
+    index resolved them for the entry (:attr:`triangulation.suite.spec.TaskEntry.resolved`, its ``include_path:`` too)."""
+    types: set[str] = set()
+    for found in task.resolved.values():
+        types |= found.output_types or {"unknown"}
+    return bool(types & (LOGPROB_TYPES | {"unknown"}))
 
 
 def shared_options(cell: Cell, local: bool) -> dict[str, Any]:

@@ -45,6 +45,7 @@ from triangulation.suite.cells import (
     DEFAULT_LAUNCHER,
     FIRST_REQUEST,
     USAGE_ERROR,
+    MarkerFacts,
     Outcome,
     cell_argv,
     marker_state,
@@ -109,6 +110,9 @@ class Sweep:
         ran = self._execute(run, env) if run.work else []
         outcomes = [Outcome(c, "skipped-done", results=run.finished[c.label]) for c in run.cells if c.label in run.finished]
         outcomes += split.merge_outcomes(self.root, run.todo, run.groups, ran, run.finished)
+        for o in outcomes:  # a split group merged now: its marker, as every finished cell's
+            if o.status == "done" and o.cell.label in run.groups:
+                self._record(o, run.group_facts[o.cell.label])
         for o in outcomes:
             if o.status == "failed":
                 self.say(f"suite: {o.cell.label} failed after {o.attempts} attempt(s): {o.detail}")
@@ -178,7 +182,7 @@ class Sweep:
 
     def _attempt_cell(self, run: CellRun, argv: list[str], env: Mapping[str, str] | None, endpoint: Endpoint | None) -> Outcome:
         """Run one cell's command ``argv`` (up to ``attempts`` times; a dead server is not retried); on success write its marker."""
-        root, attempts, cell, folder, log, limit = self.root, self.attempts, run.cell, run.folder, run.log, run.timeout
+        attempts, cell, folder, log, limit = self.attempts, run.cell, run.folder, run.log, run.timeout
         folder.mkdir(parents=True, exist_ok=True)
         log.parent.mkdir(parents=True, exist_ok=True)
         started = time.time()
@@ -195,8 +199,7 @@ class Sweep:
             code = self._run_process(argv, log, attempt, env, limit)
             results = run_folder.results_since(folder, t0) or (finished_results(folder, cell) if code == 0 else [])
             if code == 0 and results:
-                write_marker(root, cell, run.facts, results, time.time() - started, attempt)
-                return Outcome(cell, "done", attempt, time.time() - started, results=tuple(results))
+                return self._record(Outcome(cell, "done", attempt, time.time() - started, results=tuple(results)), run.facts)
             if code is None:
                 detail = f"timed out after {limit:g} s"
             elif code == 0:
@@ -208,6 +211,11 @@ class Sweep:
             if code == USAGE_ERROR:  # a one-line user error (unknown task, bad argument): the same again
                 return Outcome(cell, "failed", attempt, time.time() - started, f"{detail} (not retried; log: {log})")
         return Outcome(cell, "failed", attempts, time.time() - started, f"{detail} (log: {log})")
+
+    def _record(self, outcome: Outcome, facts: MarkerFacts) -> Outcome:
+        """A finished cell's done-marker (a split group's once merged): its results files, time and attempts, and ``facts``."""
+        write_marker(self.root, outcome.cell, facts, list(outcome.results), outcome.seconds, outcome.attempts)
+        return outcome
 
     def _backoff(self, attempt: int) -> None:
         """Before attempt ``attempt`` (>= 2): ``retry_wait`` x 2^(attempt - 2) seconds (a transient backend

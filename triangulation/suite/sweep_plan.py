@@ -53,6 +53,8 @@ class ModelRun:
     finished: Mapping[str, tuple[str, ...]]
     work: tuple[CellRun, ...]  # the processes to run: unfinished cells, a split group as its unfinished subtask cells
     groups: Mapping[str, SplitGroup]  # the unfinished split group cells, by label
+    #: what each unfinished split group's marker records besides its run, once its subtasks are merged
+    group_facts: Mapping[str, MarkerFacts]
 
     @property
     def model(self) -> ModelSpec:
@@ -108,14 +110,13 @@ def plan_sweep(suite: Suite, root: Path, placements: Sequence[Placement]) -> Swe
 
 def plan_model(root: Path, placement: Placement, model_cells: Sequence[Cell], timeout: float | None, counts: PlanCounts) -> ModelRun:
     """One model's run of ``model_cells`` (``timeout``: the suite's, a task entry's own wins; ``counts``: the cells'
-    work as a ``--dry_run`` counted it, :func:`triangulation.suite.cells.cell_counts`)."""
-    states = {c.label: marker_state(root, c) for c in model_cells}
+    work as a ``--dry_run`` counted it, :func:`triangulation.suite.cells.cell_counts`). The cells come from the suite
+    alone (a ``split: true`` group as its subtask cells); then every cell's marker is read, once."""
+    split = {c.label: g for c in model_cells if (g := split_group(c)) is not None}
+    states = {c.label: marker_state(root, c) for c in [*model_cells, *(s for g in split.values() for s in g.subs)]}
     todo = [c for c in model_cells if not states[c.label].done]
-    facts = {c.label: marker_facts(c, counts) for c in todo}
-    groups = {c.label: g for c in todo if (g := split_group(c, facts[c.label])) is not None}
-    runs = [s for c in todo for s in (groups[c.label].subs if c.label in groups else (c,))]
-    states |= {s.label: marker_state(root, s) for s in runs if s.label not in states}
-    facts |= {s.label: marker_facts(s, counts) for s in runs if s.label not in facts}
+    groups = {c.label: split[c.label] for c in todo if c.label in split}
+    runs = [s for c in todo for s in (groups[c.label].subs if c.label in groups else (c,)) if not states[s.label].done]
     served = placement.model.served
     work = tuple(
         CellRun(
@@ -124,10 +125,10 @@ def plan_model(root: Path, placement: Placement, model_cells: Sequence[Cell], ti
             root / "logs" / s.model.name / f"{s.task.name}.log",
             s.task.options.get("timeout", timeout),
             served and calls_completions(s),
-            facts[s.label],
+            marker_facts(s, counts),
         )
         for s in runs
-        if not states[s.label].done
     )
+    group_facts = {label: marker_facts(g.cell, counts) for label, g in groups.items()}
     finished = {label: state.results for label, state in states.items() if state.done}
-    return ModelRun(placement, root, tuple(model_cells), finished, work, groups)
+    return ModelRun(placement, root, tuple(model_cells), finished, work, groups, group_facts)
