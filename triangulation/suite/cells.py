@@ -19,7 +19,7 @@ from multiturn.api import PlayOptions, json_flag, model_flags, shared_flags
 from plumbing import jsonio
 from plumbing.secrets import scrub
 from triangulation.suite.serve import Endpoint
-from triangulation.suite.spec import Cell, Suite, TaskEntry
+from triangulation.suite.spec import Cell, TaskEntry
 from triangulation.suite.task_stats import Counts, sum_counts, table_counts
 from triangulation.suite.throughput import hardware
 
@@ -39,16 +39,6 @@ CELLS_AT_ONCE = 16
 
 #: lm-eval output types a chat endpoint cannot score (they need prompt logprobs: ``/v1/completions``)
 LOGPROB_TYPES = {"loglikelihood", "loglikelihood_rolling", "multiple_choice"}
-
-
-@dataclass
-class Outcome:
-    cell: Cell
-    status: str  # done | skipped-done | failed | skipped-model-failed
-    attempts: int = 0
-    seconds: float = 0.0
-    detail: str = ""
-    results: tuple[str, ...] = ()  # done: the results files its marker names (relative to its folder)
 
 
 def cell_argv(
@@ -286,29 +276,3 @@ def cell_counts(cell: Cell, plan_counts: Mapping[str, Mapping[str, Mapping[str, 
 def redacted_argv(argv: list[str]) -> list[str]:
     """``argv`` with credentials replaced (:func:`plumbing.secrets.scrub`), for log headers and ``--dry_run``."""
     return [scrub(a) for a in argv]
-
-
-STATUS_FILE = "suite_status.json"
-
-
-def write_status(root: Path, suite: Suite, rows: list[dict[str, Any]], executor: str = "local") -> Path:
-    """``root/suite_status.json``: every cell's row (:func:`outcome_row`), as the local sweep or the SLURM jobs left it;
-    the one writer of the file."""
-    path = root / STATUS_FILE
-    jsonio.write_json(path, {"suite": str(suite.path), "executor": executor, "cells": rows}, indent=1)
-    return path
-
-
-def outcome_row(o: Outcome, executor: str = "local", job_id: str | None = None) -> dict[str, Any]:
-    """A cell's row in ``suite_status.json``."""
-    return {
-        "cell": o.cell.label,
-        "model": o.cell.model.name,
-        "task": o.cell.task.name,
-        "status": o.status,
-        "attempts": o.attempts,
-        "seconds": round(o.seconds, 1),
-        "detail": o.detail,
-        "executor": executor,
-        "job_id": job_id,
-    }

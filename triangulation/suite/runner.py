@@ -31,7 +31,6 @@ import threading
 import time
 from collections.abc import Mapping, Sequence
 from concurrent.futures import ThreadPoolExecutor
-from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TextIO
 
@@ -46,13 +45,10 @@ from triangulation.suite.cells import (
     FIRST_REQUEST,
     USAGE_ERROR,
     MarkerFacts,
-    Outcome,
     cell_argv,
     marker_state,
-    outcome_row,
     redacted_argv,
     write_marker,
-    write_status,
 )
 from triangulation.suite.healing import serve_and_run
 from triangulation.suite.outputs import write_outputs
@@ -60,22 +56,9 @@ from triangulation.suite.placement import Placement
 from triangulation.suite.pool import run_pool
 from triangulation.suite.serve import Endpoint, deaf_to_checkpoint, last_line
 from triangulation.suite.spec import Cell, ModelSpec, Suite
+from triangulation.suite.status import Outcome, SuiteResult, outcome_row, write_status
 from triangulation.suite.sweep_plan import CellRun, ModelRun, SweepPlan, plan_model
 from triangulation.suite.task_stats import read_plan_counts
-
-
-@dataclass
-class SuiteResult:
-    outcomes: list[Outcome] = field(default_factory=list)
-    report: Path | None = None
-    report_error: str = ""
-
-    def failed(self) -> list[Outcome]:
-        return [o for o in self.outcomes if o.status in ("failed", "skipped-model-failed")]
-
-    @property
-    def exit_code(self) -> int:
-        return 1 if self.failed() or self.report_error else 0
 
 
 class Sweep:
@@ -110,9 +93,9 @@ class Sweep:
         ran = self._execute(run, env) if run.work else []
         outcomes = [Outcome(c, "skipped-done", results=run.finished[c.label]) for c in run.cells if c.label in run.finished]
         outcomes += split.merge_outcomes(self.root, run.todo, run.groups, ran, run.finished)
-        for o in outcomes:  # a split group merged now: its marker, as every finished cell's
-            if o.status == "done" and o.cell.label in run.groups:
-                self._record(o, run.group_facts[o.cell.label])
+        merged = {o.cell.label: o for o in outcomes if o.status == "done" and o.cell.label in run.groups}
+        for label, o in merged.items():  # a split group merged now: its marker, as every finished cell's
+            self._record(o, run.group_facts[label])
         for o in outcomes:
             if o.status == "failed":
                 self.say(f"suite: {o.cell.label} failed after {o.attempts} attempt(s): {o.detail}")
@@ -368,24 +351,3 @@ def _terminate_on_sigterm():
         raise SystemExit(128 + signum)
 
     return signal.signal(signal.SIGTERM, handler)
-
-
-def summary(result: SuiteResult) -> str:
-    """Counts per status, then one line per failed or skipped cell."""
-    counts: dict[str, int] = {}
-    for o in result.outcomes:
-        counts[o.status] = counts.get(o.status, 0) + 1
-    lines = ["suite: " + ", ".join(f"{n} {s}" for s, n in counts.items())]
-    by_model: dict[str, list[Outcome]] = {}
-    for o in result.failed():
-        by_model.setdefault(o.cell.model.name, []).append(o)
-    for model, outs in by_model.items():
-        lines.append(f"  {model}: {len(outs)} cell(s) not finished")
-        lines += [f"    {o.cell.task.name}: {o.status}: {o.detail}" for o in outs]
-    if result.report_error:
-        lines.append(f"  report failed: {result.report_error}")
-    return "\n".join(lines)
-
-
-def as_mapping(result: SuiteResult) -> Mapping[str, str]:
-    return {o.cell.label: o.status for o in result.outcomes}

@@ -23,8 +23,9 @@ from typing import Any
 from plumbing import jsonio, run_folder
 from plumbing.errors import UserError
 from triangulation.suite import task_index
-from triangulation.suite.cells import MARKER, Outcome, cell_dir
+from triangulation.suite.cells import MARKER, cell_dir
 from triangulation.suite.spec import Cell, TaskEntry
+from triangulation.suite.status import Outcome
 
 SPLIT = "split"
 MERGED = "merged"
