@@ -20,7 +20,7 @@ from plumbing import jsonio
 from plumbing.secrets import scrub
 from triangulation.suite.serve import Endpoint
 from triangulation.suite.spec import Cell, TaskEntry
-from triangulation.suite.task_stats import Counts, sum_counts, table_counts
+from triangulation.suite.task_stats import Counts
 from triangulation.suite.throughput import hardware
 
 MARKER = ".suite_done.json"
@@ -218,9 +218,9 @@ class MarkerFacts:
     work: Counts
 
 
-def marker_facts(cell: Cell, plan_counts: Mapping[str, Mapping[str, Mapping[str, Counts]]]) -> MarkerFacts:
-    """``cell``'s :class:`MarkerFacts` (``plan_counts``: :func:`cell_counts`)."""
-    return MarkerFacts(cell.model.key, in_flight(cell), cell_counts(cell, plan_counts))
+def marker_facts(cell: Cell, work: Counts) -> MarkerFacts:
+    """``cell``'s :class:`MarkerFacts` (``work``: :func:`triangulation.suite.task_stats.cells_work`)."""
+    return MarkerFacts(cell.model.key, in_flight(cell), work)
 
 
 def write_marker(root: Path, cell: Cell, facts: MarkerFacts, results: list[str], seconds: float, attempts: int) -> None:
@@ -259,18 +259,6 @@ def first_request(root: Path, cell: Cell) -> float | None:
         return round(float((cell_dir(root, cell) / FIRST_REQUEST).read_text(encoding="utf-8")), 1)
     except (OSError, ValueError):
         return None
-
-
-def cell_counts(cell: Cell, plan_counts: Mapping[str, Mapping[str, Mapping[str, Counts]]]) -> Counts:
-    """A cell's work: its counts in ``plan_counts`` when a ``--dry_run`` into the sweep's folder counted it
-    (:func:`triangulation.suite.task_stats.read_plan_counts`, read once per sweep), else the per-task table
-    (:mod:`triangulation.suite.task_stats`). A subtask cell (``entry/leaf``) takes its leaf's."""
-    entry, _, leaf = cell.task.name.partition("/")
-    counted = plan_counts.get(cell.model.name, {}).get(entry, {})
-    parts = [counted[leaf]] if leaf and leaf in counted else (list(counted.values()) if not leaf else [])
-    if not parts:
-        parts = list(table_counts(entry, [leaf or entry], limit=cell.task.options.get("limit")).values())
-    return sum_counts(parts)
 
 
 def redacted_argv(argv: list[str]) -> list[str]:

@@ -57,8 +57,7 @@ from triangulation.suite.pool import run_pool
 from triangulation.suite.serve import Endpoint, deaf_to_checkpoint, last_line
 from triangulation.suite.spec import Cell, ModelSpec, Suite
 from triangulation.suite.status import Outcome, SuiteResult, outcome_row, write_status
-from triangulation.suite.sweep_plan import CellRun, ModelRun, SweepPlan, plan_model
-from triangulation.suite.task_stats import read_plan_counts
+from triangulation.suite.sweep_plan import CellRun, ModelRun, SweepPlan, plan_models
 
 
 class Sweep:
@@ -75,10 +74,11 @@ class Sweep:
         self.servers: list[Endpoint] = []  # every endpoint started (:func:`triangulation.suite.serve.open_endpoint`)
 
     def run_model(self, model: ModelSpec, model_cells: list[Cell], gpus: list[str] | None = None, replicas: int = 1) -> list[Outcome]:
-        """Every cell of ``model`` (finished ones skipped), planned now (:func:`plan_model`) and run (:meth:`run`);
+        """Every cell of ``model`` (finished ones skipped), planned now (:func:`plan_models`) and run (:meth:`run`);
         ``replicas``: vLLM data-parallel replicas over ``gpus``. A SLURM job's sweep."""
         placement = Placement(model, None if gpus is None else tuple(str(g) for g in gpus), 0, replicas)
-        return self.run(plan_model(self.root, placement, model_cells, self.suite.timeout, read_plan_counts(self.root)), gpus)
+        [run] = plan_models(self.root, [placement], {model.name: model_cells}, self.suite.timeout)
+        return self.run(run, gpus)
 
     def run(self, run: ModelRun, gpus: Sequence[str] | None = None) -> list[Outcome]:
         """One model's part of the plan, an outcome per suite cell (a split group merged once its subtasks are all
