@@ -1,7 +1,8 @@
-"""One suite cell on disk and on the command line: its folder, its done-marker, its outcome, the command it runs.
+"""One suite cell on disk and on the command line: its folder, its done-marker (read, and written for the sweep's one
+recorder, :meth:`triangulation.suite.runner.Sweep._record`), the endpoint path it calls, the command it runs.
 
 Everything the runner, the split group cells, the plan, the estimate and SLURM share about a cell, so none of
-them imports the runner (:mod:`triangulation.suite.runner` runs the cells).
+them imports the runner (:mod:`triangulation.suite.runner` runs the cells; its outcome: :mod:`triangulation.suite.status`).
 """
 
 from __future__ import annotations
