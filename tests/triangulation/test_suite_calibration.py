@@ -16,7 +16,7 @@ from triangulation.suite.cells import cell_dir, marker_facts, read_marker, write
 from triangulation.suite.counting import model_costs
 from triangulation.suite.placement import pool_estimate, pool_placements
 from triangulation.suite.spec import Cell, load_suite
-from triangulation.suite.task_stats import PLAN_FILE, read_plan_counts
+from triangulation.suite.task_stats import PLAN_FILE, cells_work
 from triangulation.suite.throughput import Rates, hardware
 
 EIGHT = [str(i) for i in range(8)]
@@ -35,13 +35,13 @@ def small_suite(tmp_path):
 def test_the_marker_records_time_machine_model_and_work(tmp_path):
     suite = small_suite(tmp_path)
     c = Cell(suite.models[0], suite.tasks[0])
-    write_marker(tmp_path, c, marker_facts(c, read_plan_counts(tmp_path)), ["r.json"], 12.5, 1)
+    write_marker(tmp_path, c, marker_facts(c, cells_work(tmp_path, [c])[c.label]), ["r.json"], 12.5, 1)
     m = read_marker(tmp_path, c)
     assert m["hardware"] == hardware() and m["model_key"] == c.model.key and m["started"] <= m["started"] + 12.5
     assert m["work"]["requests"] == 1_267 * 2 and m["work"]["source"].startswith("table: ")  # no plan here: the table
     plan = {"models": [{"name": "a", "cells": [{"name": "winogrande", "kind": "loglikelihood", "requests": 7, "prompt_tokens": 700}]}]}
     (tmp_path / PLAN_FILE).write_text(json.dumps(plan))
-    write_marker(tmp_path, c, marker_facts(c, read_plan_counts(tmp_path)), ["r.json"], 12.5, 1)
+    write_marker(tmp_path, c, marker_facts(c, cells_work(tmp_path, [c])[c.label]), ["r.json"], 12.5, 1)
     assert read_marker(tmp_path, c)["work"] == {
         "kind": "loglikelihood",
         "requests": 7,

@@ -9,6 +9,7 @@ from tests.triangulation.test_suite import write_suite
 from triangulation.suite.cells import EvalOptions, cell_argv, cell_dir, eval_options, marker_facts, marker_state, write_marker
 from triangulation.suite.serve import Endpoint
 from triangulation.suite.spec import cells, load_suite
+from triangulation.suite.task_stats import cells_work
 
 SUITE = {
     "defaults": {"limit": 3, "seed": 7, "gen_kwargs": {"max_gen_toks": 16}},
@@ -55,7 +56,7 @@ def test_the_marker_is_read_once_for_done_and_for_another_configuration(tmp_path
     folder = cell_dir(root, cell)
     (folder / "r").mkdir(parents=True)
     Path(folder / "r" / "results.json").write_text("{}", encoding="utf-8")
-    write_marker(root, cell, marker_facts(cell, {}), ["r/results.json"], 1.0, 1)
+    write_marker(root, cell, marker_facts(cell, cells_work(root, [cell])[cell.label]), ["r/results.json"], 1.0, 1)
     assert marker_state(root, cell).done and not marker_state(root, cell).stale
     changed = cells(load_suite(write_suite(tmp_path, {**SUITE, "defaults": {"limit": 4}}, "t.yaml")))[0]
     assert not marker_state(root, changed).done and marker_state(root, changed).stale  # a play cell would start over

@@ -16,9 +16,8 @@ import yaml
 from plumbing.errors import UserError
 from tests.support.user_tasks import DOCS, GROUP, write_user_tasks
 from triangulation.suite import split, task_index
-from triangulation.suite.cells import cell_argv
+from triangulation.suite.cells import cell_argv, needs_completions
 from triangulation.suite.preflight import Findings, task_checks
-from triangulation.suite.serve import needs_completions
 from triangulation.suite.spec import TaskEntry, cells, load_suite
 
 ROOT = Path(__file__).resolve().parents[2]

@@ -22,12 +22,12 @@ import yaml
 
 from plumbing.errors import UserError
 from triangulation.suite import cells as suite_cells
-from triangulation.suite import runner
-from triangulation.suite.cells import cell_argv
+from triangulation.suite.cells import cell_argv, needs_completions
 from triangulation.suite.placement import place
 from triangulation.suite.runner import Sweep, run_suite
-from triangulation.suite.serve import Endpoint, ServerProcess, free_port, list_models, needs_completions, vllm_argv
+from triangulation.suite.serve import Endpoint, ServerProcess, free_port, list_models, vllm_argv
 from triangulation.suite.spec import Cell, TaskEntry, cells, load_suite
+from triangulation.suite.status import summary
 from triangulation.suite.sweep_plan import plan_sweep
 
 SUPPORT = Path(__file__).resolve().parents[1] / "support"
@@ -210,7 +210,7 @@ def test_a_server_that_does_not_come_up_fails_its_model_only(tmp_path, fake, mon
     assert all("base_url" not in " ".join(e["argv"]) for e in _lines(fake["cells"]))  # only plain's cells ran
     status = json.loads((tmp_path / "out" / "suite_status.json").read_text())
     assert {r["status"] for r in status["cells"] if r["model"] == "m1"} == {"failed"}
-    assert "server did not come up" in runner.summary(result)
+    assert "server did not come up" in summary(result)
 
 
 def test_a_server_that_never_answers_is_stopped_after_serve_timeout(tmp_path, fake, monkeypatch):

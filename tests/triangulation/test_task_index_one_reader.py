@@ -13,7 +13,7 @@ from pathlib import Path
 from types import SimpleNamespace
 
 from triangulation.suite import preflight, task_index
-from triangulation.suite.serve import needs_completions
+from triangulation.suite.cells import needs_completions
 from triangulation.suite.spec import TaskEntry, load_suite
 
 REPO = Path(__file__).resolve().parents[2]

@@ -30,8 +30,9 @@ from triangulation.suite.placement import place_models
 from triangulation.suite.plan import build_plan
 from triangulation.suite.plan_print import print_plan, write_plan
 from triangulation.suite.pool import check_fits, gpu_inventory
-from triangulation.suite.runner import run_suite, summary
+from triangulation.suite.runner import run_suite
 from triangulation.suite.spec import MAX_RETRIES, load_suite
+from triangulation.suite.status import summary
 from triangulation.suite.sweep_plan import plan_sweep
 
 HELP = "run a models x tasks suite (lm-eval and play tasks), resumable, then the report"

@@ -1,7 +1,8 @@
-"""One suite cell on disk and on the command line: its folder, its done-marker, its outcome, the command it runs.
+"""One suite cell on disk and on the command line: its folder, its done-marker (read, and written for the sweep's one
+recorder, :meth:`triangulation.suite.runner.Sweep._record`), the endpoint path it calls, the command it runs.
 
 Everything the runner, the split group cells, the plan, the estimate and SLURM share about a cell, so none of
-them imports the runner (:mod:`triangulation.suite.runner` runs the cells).
+them imports the runner (:mod:`triangulation.suite.runner` runs the cells; its outcome: :mod:`triangulation.suite.status`).
 """
 
 from __future__ import annotations
@@ -18,9 +19,9 @@ from typing import Any
 from multiturn.api import PlayOptions, json_flag, model_flags, shared_flags
 from plumbing import jsonio
 from plumbing.secrets import scrub
-from triangulation.suite.serve import Endpoint, needs_completions
-from triangulation.suite.spec import Cell, Suite
-from triangulation.suite.task_stats import Counts, sum_counts, table_counts
+from triangulation.suite.serve import Endpoint
+from triangulation.suite.spec import Cell, TaskEntry
+from triangulation.suite.task_stats import Counts
 from triangulation.suite.throughput import hardware
 
 MARKER = ".suite_done.json"
@@ -37,15 +38,8 @@ DEFAULT_LAUNCHER = (sys.executable, "-m", "triangulation")
 #: client cells of one served model running at once (split group cells can be dozens: MMLU has 57)
 CELLS_AT_ONCE = 16
 
-
-@dataclass
-class Outcome:
-    cell: Cell
-    status: str  # done | skipped-done | failed | skipped-model-failed
-    attempts: int = 0
-    seconds: float = 0.0
-    detail: str = ""
-    results: tuple[str, ...] = ()  # done: the results files its marker names (relative to its folder)
+#: lm-eval output types a chat endpoint cannot score (they need prompt logprobs: ``/v1/completions``)
+LOGPROB_TYPES = {"loglikelihood", "loglikelihood_rolling", "multiple_choice"}
 
 
 def cell_argv(
@@ -76,10 +70,20 @@ def cell_argv(
 
 def calls_completions(cell: Cell) -> bool:
     """Whether a client cell of a served model calls ``/v1/completions`` rather than ``/v1/chat/completions``: an eval
-    cell without the chat template, or one whose tasks score loglikelihoods (:func:`serve.needs_completions`); a play
+    cell without the chat template, or one whose tasks score loglikelihoods (:func:`needs_completions`); a play
     cell never (it chats)."""
     t = cell.task
     return t.runner == "eval" and (not eval_options(cell, None).apply_chat_template or needs_completions(t))
+
+
+def needs_completions(task: TaskEntry) -> bool:
+    """Whether an eval entry's lm-eval tasks need ``/v1/completions`` (a loglikelihood-type task among them, or one
+    whose type cannot be told: completions serve generation too, chat cannot score loglikelihoods), as the one task
+    index resolved them for the entry (:attr:`triangulation.suite.spec.TaskEntry.resolved`, its ``include_path:`` too)."""
+    types: set[str] = set()
+    for found in task.resolved.values():
+        types |= found.output_types or {"unknown"}
+    return bool(types & (LOGPROB_TYPES | {"unknown"}))
 
 
 def shared_options(cell: Cell, local: bool) -> dict[str, Any]:
@@ -215,9 +219,9 @@ class MarkerFacts:
     work: Counts
 
 
-def marker_facts(cell: Cell, plan_counts: Mapping[str, Mapping[str, Mapping[str, Counts]]]) -> MarkerFacts:
-    """``cell``'s :class:`MarkerFacts` (``plan_counts``: :func:`cell_counts`)."""
-    return MarkerFacts(cell.model.key, in_flight(cell), cell_counts(cell, plan_counts))
+def marker_facts(cell: Cell, work: Counts) -> MarkerFacts:
+    """``cell``'s :class:`MarkerFacts` (``work``: :func:`triangulation.suite.task_stats.cells_work`)."""
+    return MarkerFacts(cell.model.key, in_flight(cell), work)
 
 
 def write_marker(root: Path, cell: Cell, facts: MarkerFacts, results: list[str], seconds: float, attempts: int) -> None:
@@ -258,44 +262,6 @@ def first_request(root: Path, cell: Cell) -> float | None:
         return None
 
 
-def cell_counts(cell: Cell, plan_counts: Mapping[str, Mapping[str, Mapping[str, Counts]]]) -> Counts:
-    """A cell's work: its counts in ``plan_counts`` when a ``--dry_run`` into the sweep's folder counted it
-    (:func:`triangulation.suite.task_stats.read_plan_counts`, read once per sweep), else the per-task table
-    (:mod:`triangulation.suite.task_stats`). A subtask cell (``entry/leaf``) takes its leaf's."""
-    entry, _, leaf = cell.task.name.partition("/")
-    counted = plan_counts.get(cell.model.name, {}).get(entry, {})
-    parts = [counted[leaf]] if leaf and leaf in counted else (list(counted.values()) if not leaf else [])
-    if not parts:
-        parts = list(table_counts(entry, [leaf or entry], limit=cell.task.options.get("limit")).values())
-    return sum_counts(parts)
-
-
 def redacted_argv(argv: list[str]) -> list[str]:
     """``argv`` with credentials replaced (:func:`plumbing.secrets.scrub`), for log headers and ``--dry_run``."""
     return [scrub(a) for a in argv]
-
-
-STATUS_FILE = "suite_status.json"
-
-
-def write_status(root: Path, suite: Suite, rows: list[dict[str, Any]], executor: str = "local") -> Path:
-    """``root/suite_status.json``: every cell's row (:func:`outcome_row`), as the local sweep or the SLURM jobs left it;
-    the one writer of the file."""
-    path = root / STATUS_FILE
-    jsonio.write_json(path, {"suite": str(suite.path), "executor": executor, "cells": rows}, indent=1)
-    return path
-
-
-def outcome_row(o: Outcome, executor: str = "local", job_id: str | None = None) -> dict[str, Any]:
-    """A cell's row in ``suite_status.json``."""
-    return {
-        "cell": o.cell.label,
-        "model": o.cell.model.name,
-        "task": o.cell.task.name,
-        "status": o.status,
-        "attempts": o.attempts,
-        "seconds": round(o.seconds, 1),
-        "detail": o.detail,
-        "executor": executor,
-        "job_id": job_id,
-    }

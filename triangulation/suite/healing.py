@@ -16,8 +16,8 @@ from collections.abc import Mapping, Sequence
 from typing import Protocol
 
 from plumbing.errors import UserError
-from triangulation.suite.cells import Outcome
 from triangulation.suite.serve import Endpoint, ServerError, open_endpoint
+from triangulation.suite.status import Outcome
 from triangulation.suite.sweep_plan import CellRun, ModelRun
 
 

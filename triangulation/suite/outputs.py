@@ -1,4 +1,4 @@
-"""What a finished sweep writes besides its cells and their status (:func:`triangulation.suite.cells.write_status`),
+"""What a finished sweep writes besides its cells and their status (:func:`triangulation.suite.status.write_status`),
 the local executor's and SLURM's alike, in one call (:func:`write_outputs`): the model sizes and the report over its
 runs."""
 

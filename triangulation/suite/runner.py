@@ -31,7 +31,6 @@ import threading
 import time
 from collections.abc import Mapping, Sequence
 from concurrent.futures import ThreadPoolExecutor
-from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TextIO
 
@@ -45,13 +44,11 @@ from triangulation.suite.cells import (
     DEFAULT_LAUNCHER,
     FIRST_REQUEST,
     USAGE_ERROR,
-    Outcome,
+    MarkerFacts,
     cell_argv,
     marker_state,
-    outcome_row,
     redacted_argv,
     write_marker,
-    write_status,
 )
 from triangulation.suite.healing import serve_and_run
 from triangulation.suite.outputs import write_outputs
@@ -59,22 +56,8 @@ from triangulation.suite.placement import Placement
 from triangulation.suite.pool import run_pool
 from triangulation.suite.serve import Endpoint, deaf_to_checkpoint, last_line
 from triangulation.suite.spec import Cell, ModelSpec, Suite
-from triangulation.suite.sweep_plan import CellRun, ModelRun, SweepPlan, plan_model
-from triangulation.suite.task_stats import read_plan_counts
-
-
-@dataclass
-class SuiteResult:
-    outcomes: list[Outcome] = field(default_factory=list)
-    report: Path | None = None
-    report_error: str = ""
-
-    def failed(self) -> list[Outcome]:
-        return [o for o in self.outcomes if o.status in ("failed", "skipped-model-failed")]
-
-    @property
-    def exit_code(self) -> int:
-        return 1 if self.failed() or self.report_error else 0
+from triangulation.suite.status import Outcome, SuiteResult, outcome_row, write_status
+from triangulation.suite.sweep_plan import CellRun, ModelRun, SweepPlan, plan_models
 
 
 class Sweep:
@@ -91,10 +74,11 @@ class Sweep:
         self.servers: list[Endpoint] = []  # every endpoint started (:func:`triangulation.suite.serve.open_endpoint`)
 
     def run_model(self, model: ModelSpec, model_cells: list[Cell], gpus: list[str] | None = None, replicas: int = 1) -> list[Outcome]:
-        """Every cell of ``model`` (finished ones skipped), planned now (:func:`plan_model`) and run (:meth:`run`);
+        """Every cell of ``model`` (finished ones skipped), planned now (:func:`plan_models`) and run (:meth:`run`);
         ``replicas``: vLLM data-parallel replicas over ``gpus``. A SLURM job's sweep."""
         placement = Placement(model, None if gpus is None else tuple(str(g) for g in gpus), 0, replicas)
-        return self.run(plan_model(self.root, placement, model_cells, self.suite.timeout, read_plan_counts(self.root)), gpus)
+        [run] = plan_models(self.root, [placement], {model.name: model_cells}, self.suite.timeout)
+        return self.run(run, gpus)
 
     def run(self, run: ModelRun, gpus: Sequence[str] | None = None) -> list[Outcome]:
         """One model's part of the plan, an outcome per suite cell (a split group merged once its subtasks are all
@@ -109,6 +93,9 @@ class Sweep:
         ran = self._execute(run, env) if run.work else []
         outcomes = [Outcome(c, "skipped-done", results=run.finished[c.label]) for c in run.cells if c.label in run.finished]
         outcomes += split.merge_outcomes(self.root, run.todo, run.groups, ran, run.finished)
+        merged = {o.cell.label: o for o in outcomes if o.status == "done" and o.cell.label in run.groups}
+        for label, o in merged.items():  # a split group merged now: its marker, as every finished cell's
+            self._record(o, run.group_facts[label])
         for o in outcomes:
             if o.status == "failed":
                 self.say(f"suite: {o.cell.label} failed after {o.attempts} attempt(s): {o.detail}")
@@ -178,7 +165,7 @@ class Sweep:
 
     def _attempt_cell(self, run: CellRun, argv: list[str], env: Mapping[str, str] | None, endpoint: Endpoint | None) -> Outcome:
         """Run one cell's command ``argv`` (up to ``attempts`` times; a dead server is not retried); on success write its marker."""
-        root, attempts, cell, folder, log, limit = self.root, self.attempts, run.cell, run.folder, run.log, run.timeout
+        attempts, cell, folder, log, limit = self.attempts, run.cell, run.folder, run.log, run.timeout
         folder.mkdir(parents=True, exist_ok=True)
         log.parent.mkdir(parents=True, exist_ok=True)
         started = time.time()
@@ -195,8 +182,7 @@ class Sweep:
             code = self._run_process(argv, log, attempt, env, limit)
             results = run_folder.results_since(folder, t0) or (finished_results(folder, cell) if code == 0 else [])
             if code == 0 and results:
-                write_marker(root, cell, run.facts, results, time.time() - started, attempt)
-                return Outcome(cell, "done", attempt, time.time() - started, results=tuple(results))
+                return self._record(Outcome(cell, "done", attempt, time.time() - started, results=tuple(results)), run.facts)
             if code is None:
                 detail = f"timed out after {limit:g} s"
             elif code == 0:
@@ -208,6 +194,11 @@ class Sweep:
             if code == USAGE_ERROR:  # a one-line user error (unknown task, bad argument): the same again
                 return Outcome(cell, "failed", attempt, time.time() - started, f"{detail} (not retried; log: {log})")
         return Outcome(cell, "failed", attempts, time.time() - started, f"{detail} (log: {log})")
+
+    def _record(self, outcome: Outcome, facts: MarkerFacts) -> Outcome:
+        """A finished cell's done-marker (a split group's once merged): its results files, time and attempts, and ``facts``."""
+        write_marker(self.root, outcome.cell, facts, list(outcome.results), outcome.seconds, outcome.attempts)
+        return outcome
 
     def _backoff(self, attempt: int) -> None:
         """Before attempt ``attempt`` (>= 2): ``retry_wait`` x 2^(attempt - 2) seconds (a transient backend
@@ -360,24 +351,3 @@ def _terminate_on_sigterm():
         raise SystemExit(128 + signum)
 
     return signal.signal(signal.SIGTERM, handler)
-
-
-def summary(result: SuiteResult) -> str:
-    """Counts per status, then one line per failed or skipped cell."""
-    counts: dict[str, int] = {}
-    for o in result.outcomes:
-        counts[o.status] = counts.get(o.status, 0) + 1
-    lines = ["suite: " + ", ".join(f"{n} {s}" for s, n in counts.items())]
-    by_model: dict[str, list[Outcome]] = {}
-    for o in result.failed():
-        by_model.setdefault(o.cell.model.name, []).append(o)
-    for model, outs in by_model.items():
-        lines.append(f"  {model}: {len(outs)} cell(s) not finished")
-        lines += [f"    {o.cell.task.name}: {o.status}: {o.detail}" for o in outs]
-    if result.report_error:
-        lines.append(f"  report failed: {result.report_error}")
-    return "\n".join(lines)
-
-
-def as_mapping(result: SuiteResult) -> Mapping[str, str]:
-    return {o.cell.label: o.status for o in result.outcomes}

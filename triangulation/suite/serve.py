@@ -9,7 +9,7 @@ the suite's process dies (``PR_SET_PDEATHSIG``), and logs to ``DIR/logs/<model>/
 
 A cell reaches the server through lm-eval's OpenAI-compatible clients: generation tasks and play tasks through
 ``local-chat-completions``, loglikelihood tasks (``output_type`` ``loglikelihood``, ``multiple_choice``, ...)
-through ``local-completions-onepass`` (:func:`needs_completions`; :mod:`models.onepass`: lm-eval's
+through ``local-completions-onepass`` (:func:`triangulation.suite.cells.needs_completions`; :mod:`models.onepass`: lm-eval's
 ``local-completions`` scoring a question's one-token choices from one request, each choice's own request
 otherwise, and everything per choice, said once in the cell's log, on a server that cannot: an ``engine: api``
 endpoint that is not vLLM). The vLLM server is started with ``--max-logprobs`` at least what that client asks
@@ -42,14 +42,12 @@ from models.default_model import DEFAULT_MODEL_NAME, export_transformers_folder
 from models.ref import ModelRef
 from plumbing.errors import UserError
 from plumbing.paths import cache_root
-from triangulation.suite.spec import ModelSpec, TaskEntry
+from triangulation.suite.spec import ModelSpec
 
 VLLM_ENV = "TRIANGULATE_VLLM"
 #: model_args of an ``hf``/``vllm`` suite model that become ``vllm serve`` flags
 SERVE_FLAGS = {"dtype": "--dtype", "revision": "--revision", "max_length": "--max-model-len"}
 PARALLEL_FLAGS = ("--tensor-parallel-size", "-tp", "--data-parallel-size", "-dp", "--pipeline-parallel-size", "-pp")
-#: lm-eval output types a chat endpoint cannot score (they need prompt logprobs: ``/v1/completions``)
-LOGPROB_TYPES = {"loglikelihood", "loglikelihood_rolling", "multiple_choice"}
 
 
 class ServerError(RuntimeError):
@@ -365,13 +363,3 @@ def api_endpoint(base_url: str, model_args: Mapping[str, Any], api_key_env: str 
     for key in ("base_url", "num_concurrent"):
         args.pop(key, None)
     return Endpoint(base_url.rstrip("/"), model=str(name), tokenizer=args.pop("tokenizer", None), extra_args=args, api_key_env=api_key_env)
-
-
-def needs_completions(task: TaskEntry) -> bool:
-    """Whether an eval entry's lm-eval tasks need ``/v1/completions`` (a loglikelihood-type task among them, or one
-    whose type cannot be told: completions serve generation too, chat cannot score loglikelihoods), as the one task
-    index resolved them for the entry (:attr:`triangulation.suite.spec.TaskEntry.resolved`, its ``include_path:`` too)."""
-    types: set[str] = set()
-    for found in task.resolved.values():
-        types |= found.output_types or {"unknown"}
-    return bool(types & (LOGPROB_TYPES | {"unknown"}))

@@ -40,10 +40,11 @@ import submitit
 
 from plumbing import jsonio
 from plumbing.errors import UserError
-from triangulation.suite.cells import Outcome, is_done, outcome_row, write_status
+from triangulation.suite.cells import is_done
 from triangulation.suite.outputs import write_outputs
 from triangulation.suite.runner import Sweep
 from triangulation.suite.spec import Cell, ModelSpec, Suite, load_suite
+from triangulation.suite.status import Outcome, outcome_row, write_status
 
 JOBS_FILE = "slurm_jobs.json"
 #: the statuses of a finished cell

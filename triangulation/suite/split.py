@@ -23,8 +23,9 @@ from typing import Any
 from plumbing import jsonio, run_folder
 from plumbing.errors import UserError
 from triangulation.suite import task_index
-from triangulation.suite.cells import MARKER, MarkerFacts, Outcome, cell_dir, write_marker
+from triangulation.suite.cells import MARKER, cell_dir
 from triangulation.suite.spec import Cell, TaskEntry
+from triangulation.suite.status import Outcome
 
 SPLIT = "split"
 MERGED = "merged"
@@ -61,15 +62,14 @@ def leaf_tasks(task: TaskEntry) -> list[str]:
 class SplitGroup:
     """A ``split: true`` group cell run as its subtask cells (:func:`subtask_cells`), made once when the sweep is
     planned (:func:`split_group`): lm-eval's groups of its tree (what the merge aggregates; none for play, whose groups
-    the play registry names) and what its marker records once they are merged."""
+    the play registry names)."""
 
     cell: Cell
     subs: tuple[Cell, ...]
     trees: Mapping[str, Any]
-    facts: MarkerFacts
 
 
-def split_group(cell: Cell, facts: MarkerFacts) -> SplitGroup | None:
+def split_group(cell: Cell) -> SplitGroup | None:
     """``cell`` as a split group (None when it is not split or has one leaf)."""
     subs = subtask_cells(cell)
     if not subs:
@@ -78,7 +78,7 @@ def split_group(cell: Cell, facts: MarkerFacts) -> SplitGroup | None:
     trees: dict[str, Any] = {}
     for name in task.tasks if task.runner == "eval" else ():
         trees |= task_index.groups(name, task.include_path)
-    return SplitGroup(cell, tuple(subs), trees, facts)
+    return SplitGroup(cell, tuple(subs), trees)
 
 
 def merge(folder: Path, group: SplitGroup, subs: Sequence[tuple[Path, Sequence[str]]]) -> list[str]:
@@ -187,8 +187,8 @@ def _with_sample_len(entry: dict[str, Any], n_samples: dict[str, Any] | None) ->
 def merge_outcomes(
     root: Path, todo: Sequence[Cell], groups: Mapping[str, SplitGroup], outcomes: Sequence[Outcome], finished: Mapping[str, Sequence[str]]
 ) -> list[Outcome]:
-    """One outcome per cell of ``todo``: a split group cell is done (merged, its marker written) when every subtask
-    cell is, this run (its outcome names its results files) or earlier (``finished``: the results files its marker
+    """One outcome per cell of ``todo``: a split group cell is done (merged; the sweep writes its marker as it writes
+    every cell's, :meth:`triangulation.suite.runner.Sweep.run`) when every subtask cell is, this run (its outcome names its results files) or earlier (``finished``: the results files its marker
     named when the sweep was planned), else failed naming the subtasks left."""
     by_label = {o.cell.label: o for o in outcomes}
     out = []
@@ -207,6 +207,5 @@ def merge_outcomes(
             out.append(Outcome(cell, "failed", attempts, seconds, f"subtasks not finished: {', '.join(left)} ({details})"))
             continue
         results = merge(cell_dir(root, cell), group, [(cell_dir(root, s), named[s.label]) for s in group.subs])
-        write_marker(root, cell, group.facts, results, seconds, attempts)
         out.append(Outcome(cell, "done", attempts, seconds, f"merged from {len(group.subs)} subtask cells", tuple(results)))
     return out

@@ -22,10 +22,7 @@ from triangulation.suite.cells import MarkerFacts, calls_completions, cell_dir, 
 from triangulation.suite.placement import Placement
 from triangulation.suite.spec import Cell, ModelSpec, Suite
 from triangulation.suite.split import MERGED, SplitGroup, split_group
-from triangulation.suite.task_stats import Counts, read_plan_counts
-
-#: model -> task entry -> leaf (or the entry's own name) -> counts (:func:`triangulation.suite.task_stats.plan_counts`)
-PlanCounts = Mapping[str, Mapping[str, Mapping[str, Counts]]]
+from triangulation.suite.task_stats import Counts, cells_work
 
 
 @dataclass(frozen=True)
@@ -53,6 +50,8 @@ class ModelRun:
     finished: Mapping[str, tuple[str, ...]]
     work: tuple[CellRun, ...]  # the processes to run: unfinished cells, a split group as its unfinished subtask cells
     groups: Mapping[str, SplitGroup]  # the unfinished split group cells, by label
+    #: what each unfinished split group's marker records besides its run, once its subtasks are merged
+    group_facts: Mapping[str, MarkerFacts]
 
     @property
     def model(self) -> ModelSpec:
@@ -100,34 +99,53 @@ class SweepPlan:
 def plan_sweep(suite: Suite, root: Path, placements: Sequence[Placement]) -> SweepPlan:
     """The sweep of ``suite`` into ``root``, each model as the command placed it (:mod:`triangulation.suite.placement`)
     with its cells in the suite's task order (all of one model's tasks, then the next model's: loads stay warm)."""
-    counts = read_plan_counts(root)  # a --dry_run's counts: each cell's work, as its marker records it
-    models = tuple(plan_model(root, p, [Cell(p.model, t) for t in suite.tasks], suite.timeout, counts) for p in placements)
+    cells = {p.model.name: [Cell(p.model, t) for t in suite.tasks] for p in placements}
     names = suite.report_names  # models whose paths only end alike get unique names
-    return SweepPlan(suite, root, models, tuple(sorted({n for n in names if names.count(n) > 1})))
+    return SweepPlan(
+        suite, root, plan_models(root, placements, cells, suite.timeout), tuple(sorted({n for n in names if names.count(n) > 1}))
+    )
 
 
-def plan_model(root: Path, placement: Placement, model_cells: Sequence[Cell], timeout: float | None, counts: PlanCounts) -> ModelRun:
-    """One model's run of ``model_cells`` (``timeout``: the suite's, a task entry's own wins; ``counts``: the cells'
-    work as a ``--dry_run`` counted it, :func:`triangulation.suite.cells.cell_counts`)."""
-    states = {c.label: marker_state(root, c) for c in model_cells}
+def plan_models(
+    root: Path, placements: Sequence[Placement], cells: Mapping[str, Sequence[Cell]], timeout: float | None
+) -> tuple[ModelRun, ...]:
+    """Each placed model's run of its ``cells`` (by model name; ``timeout``: the suite's, a task entry's own wins): first
+    what the suite alone says (a ``split: true`` group as its subtask cells), then every cell's work read once
+    (:func:`triangulation.suite.task_stats.cells_work`), then each model's markers (:func:`plan_model`)."""
+    every = [c for p in placements for c in cells[p.model.name]]
+    split = {c.label: g for c in every if (g := split_group(c)) is not None}
+    work = cells_work(root, [*every, *(s for g in split.values() for s in g.subs)])
+    return tuple(plan_model(root, p, cells[p.model.name], timeout, split, work) for p in placements)
+
+
+def plan_model(
+    root: Path,
+    placement: Placement,
+    model_cells: Sequence[Cell],
+    timeout: float | None,
+    split: Mapping[str, SplitGroup],
+    work: Mapping[str, Counts],
+) -> ModelRun:
+    """One model's run of ``model_cells`` (``split``: the split group cells among them, by label; ``work``: each cell's
+    and subtask cell's work, by label): every cell's marker read once, the unfinished ones to run."""
+    states = {
+        c.label: marker_state(root, c) for c in [*model_cells, *(s for c in model_cells if c.label in split for s in split[c.label].subs)]
+    }
     todo = [c for c in model_cells if not states[c.label].done]
-    facts = {c.label: marker_facts(c, counts) for c in todo}
-    groups = {c.label: g for c in todo if (g := split_group(c, facts[c.label])) is not None}
-    runs = [s for c in todo for s in (groups[c.label].subs if c.label in groups else (c,))]
-    states |= {s.label: marker_state(root, s) for s in runs if s.label not in states}
-    facts |= {s.label: marker_facts(s, counts) for s in runs if s.label not in facts}
+    groups = {c.label: split[c.label] for c in todo if c.label in split}
+    runs = [s for c in todo for s in (groups[c.label].subs if c.label in groups else (c,)) if not states[s.label].done]
     served = placement.model.served
-    work = tuple(
+    processes = tuple(
         CellRun(
             s,
             cell_dir(root, s),
             root / "logs" / s.model.name / f"{s.task.name}.log",
             s.task.options.get("timeout", timeout),
             served and calls_completions(s),
-            facts[s.label],
+            marker_facts(s, work[s.label]),
         )
         for s in runs
-        if not states[s.label].done
     )
+    group_facts = {label: marker_facts(g.cell, work[label]) for label, g in groups.items()}
     finished = {label: state.results for label, state in states.items() if state.done}
-    return ModelRun(placement, root, tuple(model_cells), finished, work, groups)
+    return ModelRun(placement, root, tuple(model_cells), finished, processes, groups, group_facts)

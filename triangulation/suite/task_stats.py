@@ -1,7 +1,7 @@
 """Per-task statistics for the cost model where the plan cannot count (the data or the tokenizer is not on this
 machine): items, requests per item, mean prompt tokens per request, generated tokens per request (expected
 and at most), each row with its source. Read by :mod:`triangulation.suite.estimate` and by
-:func:`triangulation.suite.cells.write_marker` (a cell's work when no plan counted it).
+:mod:`triangulation.suite.sweep_plan` (:func:`cells_work`: each cell's work, as its marker records it).
 
 ``requests_per_item`` is keyed by the engine's **scoring path**: ``"per_choice"`` (lm-eval's multiple choice:
 one log-likelihood request per choice, the only path today); another path (one request per question) adds
@@ -23,9 +23,12 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from functools import cache
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from multiturn.api import DRY_RUN_COUNT, CostHints, group_names, is_play_task, task_facts
+
+if TYPE_CHECKING:
+    from triangulation.suite.spec import Cell
 
 PLAN_FILE = "suite_plan.json"
 DEFAULT_PATH = "per_choice"
@@ -252,6 +255,24 @@ def counts_from_json(data: Mapping[str, Any], source: str = "counted") -> Counts
         float(data.get("max_gen_tokens") or 0),
         source,
     )
+
+
+def cells_work(root: Path, cells: Sequence[Cell]) -> dict[str, Counts]:
+    """Each cell's work, by its label: its counts in ``root/suite_plan.json`` when a ``--dry_run`` into the sweep's
+    folder counted it (read here, once per sweep), else the per-task table. A subtask cell (``entry/leaf``) takes its leaf's."""
+    counted = read_plan_counts(root)
+    return {c.label: cell_counts(c, counted) for c in cells}
+
+
+def cell_counts(cell: Cell, plan_counts: Mapping[str, Mapping[str, Mapping[str, Counts]]]) -> Counts:
+    """A cell's work: its counts in ``plan_counts`` (:func:`read_plan_counts`) when a ``--dry_run`` counted it, else
+    the table's (:func:`table_counts`). A subtask cell (``entry/leaf``) takes its leaf's."""
+    entry, _, leaf = cell.task.name.partition("/")
+    counted = plan_counts.get(cell.model.name, {}).get(entry, {})
+    parts = [counted[leaf]] if leaf and leaf in counted else (list(counted.values()) if not leaf else [])
+    if not parts:
+        parts = list(table_counts(entry, [leaf or entry], limit=cell.task.options.get("limit")).values())
+    return sum_counts(parts)
 
 
 def read_plan_counts(root: Path) -> dict[str, dict[str, dict[str, Counts]]]:

@@ -1,0 +1,83 @@
+"""A sweep's outcome: each cell's :class:`Outcome`, ``suite_status.json`` that records them (its one writer, for the local
+sweep and the SLURM jobs alike), the run's :class:`SuiteResult` and its summary lines."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from plumbing import jsonio
+from triangulation.suite.spec import Cell, Suite
+
+
+@dataclass
+class Outcome:
+    cell: Cell
+    status: str  # done | skipped-done | failed | skipped-model-failed
+    attempts: int = 0
+    seconds: float = 0.0
+    detail: str = ""
+    results: tuple[str, ...] = ()  # done: the results files its marker names (relative to its folder)
+
+
+STATUS_FILE = "suite_status.json"
+
+
+def write_status(root: Path, suite: Suite, rows: list[dict[str, Any]], executor: str = "local") -> Path:
+    """``root/suite_status.json``: every cell's row (:func:`outcome_row`), as the local sweep or the SLURM jobs left it;
+    the one writer of the file."""
+    path = root / STATUS_FILE
+    jsonio.write_json(path, {"suite": str(suite.path), "executor": executor, "cells": rows}, indent=1)
+    return path
+
+
+def outcome_row(o: Outcome, executor: str = "local", job_id: str | None = None) -> dict[str, Any]:
+    """A cell's row in ``suite_status.json``."""
+    return {
+        "cell": o.cell.label,
+        "model": o.cell.model.name,
+        "task": o.cell.task.name,
+        "status": o.status,
+        "attempts": o.attempts,
+        "seconds": round(o.seconds, 1),
+        "detail": o.detail,
+        "executor": executor,
+        "job_id": job_id,
+    }
+
+
+@dataclass
+class SuiteResult:
+    outcomes: list[Outcome] = field(default_factory=list)
+    report: Path | None = None
+    report_error: str = ""
+
+    def failed(self) -> list[Outcome]:
+        return [o for o in self.outcomes if o.status in ("failed", "skipped-model-failed")]
+
+    @property
+    def exit_code(self) -> int:
+        return 1 if self.failed() or self.report_error else 0
+
+
+def summary(result: SuiteResult) -> str:
+    """Counts per status, then one line per failed or skipped cell."""
+    counts: dict[str, int] = {}
+    for o in result.outcomes:
+        counts[o.status] = counts.get(o.status, 0) + 1
+    lines = ["suite: " + ", ".join(f"{n} {s}" for s, n in counts.items())]
+    by_model: dict[str, list[Outcome]] = {}
+    for o in result.failed():
+        by_model.setdefault(o.cell.model.name, []).append(o)
+    for model, outs in by_model.items():
+        lines.append(f"  {model}: {len(outs)} cell(s) not finished")
+        lines += [f"    {o.cell.task.name}: {o.status}: {o.detail}" for o in outs]
+    if result.report_error:
+        lines.append(f"  report failed: {result.report_error}")
+    return "\n".join(lines)
+
+
+def as_mapping(result: SuiteResult) -> Mapping[str, str]:
+    return {o.cell.label: o.status for o in result.outcomes}
