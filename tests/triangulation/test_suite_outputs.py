@@ -45,15 +45,25 @@ def test_no_report_asked_for_writes_the_sizes_only(tmp_path):
     assert (root / "model_sizes.csv").is_file() and not (root / "report").exists()
 
 
-def test_slurm_finish_reads_the_same_outputs(tmp_path, capsys):
-    """SLURM's end of a sweep: every cell done but the report failing is exit 1 with the report's one line; without a
-    report asked for, the cells decide."""
-    from triangulation.suite.slurm import SweepState, finish
+def test_either_executor_closes_on_the_same_outputs(tmp_path, capsys):
+    """The command writes a finished sweep's outputs once and the sweep, local or SLURM, says how it ended: every cell
+    done but the report failing is exit 1 with the report's one line; without a report asked for, the cells decide."""
+    from triangulation.suite.slurm import SweepState
+    from triangulation.suite.spec import cells
+    from triangulation.suite.status import Outcome, SuiteResult
 
     suite, root = _suite(tmp_path, external=["missing.csv"]), tmp_path / "out"
+    failing = write_outputs(root, suite)
     done = SweepState(alive=set(), rows=[{"model": "chance", "task": "lnt", "status": "done", "detail": "", "job_id": "7"}])
-    assert finish(suite, root, done, report=True) == 1
+    assert done.close(failing) == 1
     assert "suite: report failed:" in capsys.readouterr().err and (root / "model_sizes.csv").is_file()
-    assert finish(suite, root, done, report=False) == 0
-    failed = SweepState(alive=set(), rows=[{**done.rows[0], "status": "failed"}])
-    assert finish(suite, root, failed, report=False) == 1
+    assert done.close(SuiteOutputs()) == 0
+    assert SweepState(alive=set(), rows=[{**done.rows[0], "status": "failed"}]).close(SuiteOutputs()) == 1
+
+    local = SuiteResult([Outcome(cells(suite)[0], "done")])
+    assert local.close(failing) == 1
+    err = capsys.readouterr().err
+    assert "1 done" in err and "report failed: " in err
+    assert SuiteResult([Outcome(local.outcomes[0].cell, "done")]).close(SuiteOutputs(report=root / "r.html")) == 0
+    out = capsys.readouterr().out
+    assert "1 done" in out and f"report: {root / 'r.html'}" in out

@@ -174,7 +174,7 @@ def test_task_output_types_pick_the_endpoint():
 def test_one_server_for_all_cells_which_run_at_once_then_it_is_stopped(tmp_path, fake):
     suite = load_suite(write_suite(tmp_path, [VLLM_MODEL], [*PLAY, {"eval": "mmlu"}]))
     out = tmp_path / "out"
-    result = run_suite(sweep_of(suite, out), launcher=LAUNCHER, report=False)
+    result = run_suite(sweep_of(suite, out), launcher=LAUNCHER)
     assert result.exit_code == 0, [o.detail for o in result.outcomes]
     [argv] = _lines(fake["starts"])  # exactly one server start
     assert argv[:2] == ["serve", "org/m1"] and "--enable-prefix-caching" in argv and argv[argv.index("--host") + 1] == "127.0.0.1"
@@ -193,7 +193,7 @@ def test_one_server_for_all_cells_which_run_at_once_then_it_is_stopped(tmp_path,
         "mmlu": "local-completions-onepass",
     }
     assert _pids_gone(fake["workers"])  # the server and its worker stopped by process group
-    again = run_suite(sweep_of(suite, out), launcher=LAUNCHER, report=False)
+    again = run_suite(sweep_of(suite, out), launcher=LAUNCHER)
     assert [o.status for o in again.outcomes] == ["skipped-done"] * 4 and len(_lines(fake["starts"])) == 1  # nothing to serve
 
 
@@ -201,7 +201,7 @@ def test_a_server_that_does_not_come_up_fails_its_model_only(tmp_path, fake, mon
     monkeypatch.setenv("FAKE_VLLM_MODE", "fail")
     hf = {"name": "plain", "model": "hf", "model_args": "pretrained=org/plain"}
     suite = load_suite(write_suite(tmp_path, [VLLM_MODEL, hf]))
-    result = run_suite(sweep_of(suite, tmp_path / "out"), launcher=LAUNCHER, report=False)
+    result = run_suite(sweep_of(suite, tmp_path / "out"), launcher=LAUNCHER)
     assert result.exit_code == 1
     by_model = {m: [o for o in result.outcomes if o.cell.model.name == m] for m in ("m1", "plain")}
     assert [o.status for o in by_model["plain"]] == ["done"] * 3
@@ -217,7 +217,7 @@ def test_a_server_that_never_answers_is_stopped_after_serve_timeout(tmp_path, fa
     monkeypatch.setenv("FAKE_VLLM_MODE", "hang")
     suite = load_suite(write_suite(tmp_path, [{**VLLM_MODEL, "serve_timeout": 2}]))
     started = time.time()
-    result = run_suite(sweep_of(suite, tmp_path / "out"), launcher=LAUNCHER, report=False)
+    result = run_suite(sweep_of(suite, tmp_path / "out"), launcher=LAUNCHER)
     assert time.time() - started < 30
     assert {o.status for o in result.outcomes} == {"failed"}
     assert "/models within 2 s: INFO fake vllm org/m1" in result.outcomes[0].detail
@@ -231,12 +231,12 @@ def test_a_server_that_dies_mid_sweep_is_restarted_and_the_sweep_completes_with_
     monkeypatch.setenv("FAKE_CELL_SLEEP", "0.4")
     suite = load_suite(write_suite(tmp_path, [VLLM_MODEL], [*PLAY, {"play": "wcst"}]))
     out = tmp_path / "out"
-    first = run_suite(sweep_of(suite, out), launcher=LAUNCHER, report=False)
+    first = run_suite(sweep_of(suite, out), launcher=LAUNCHER)
     assert [o.status for o in first.outcomes] == ["done"] * 4, [o.detail for o in first.outcomes]
     assert len(_lines(fake["starts"])) == 2  # 4 cells x 3 requests, the first server answered 3: one restart
     assert "engine core died" in (out / "logs" / "m1" / "server.log").read_text()
     assert _pids_gone(fake["workers"])
-    again = run_suite(sweep_of(suite, out), launcher=LAUNCHER, report=False)
+    again = run_suite(sweep_of(suite, out), launcher=LAUNCHER)
     assert [o.status for o in again.outcomes] == ["skipped-done"] * 4 and len(_lines(fake["starts"])) == 2
 
 
@@ -246,14 +246,14 @@ def test_a_server_that_keeps_dying_is_restarted_serve_restarts_times_then_a_reru
     monkeypatch.setenv("FAKE_CELL_SLEEP", "0.4")
     suite = load_suite(write_suite(tmp_path, [{**VLLM_MODEL, "serve_restarts": 1}], [*PLAY, {"play": "wcst"}]))
     out = tmp_path / "out"
-    first = run_suite(sweep_of(suite, out), launcher=LAUNCHER, report=False)
+    first = run_suite(sweep_of(suite, out), launcher=LAUNCHER)
     assert first.exit_code == 1 and len(_lines(fake["starts"])) == 2  # the first start and one restart
     failed = [o for o in first.outcomes if o.status == "failed"]
     assert failed and all("the server died (rerun to resume): RuntimeError: fake vllm engine core died" in o.detail for o in failed)
     assert all(o.attempts == 1 for o in failed)  # a dead server is not retried against
     assert _pids_gone(fake["workers"])
     monkeypatch.setenv("FAKE_VLLM_MODE", "ok")
-    second = run_suite(sweep_of(suite, out), launcher=LAUNCHER, report=False)
+    second = run_suite(sweep_of(suite, out), launcher=LAUNCHER)
     assert {o.status for o in second.outcomes} <= {"done", "skipped-done"} and len(_lines(fake["starts"])) == 3
     assert sum(o.status == "done" for o in second.outcomes) == len(failed)  # only the unfinished ones ran
 
@@ -262,7 +262,7 @@ def test_served_clients_get_the_servers_max_model_len_and_eval_cells_a_request_c
     model = {**VLLM_MODEL, "model_args": "pretrained=org/m1,dtype=bfloat16,max_length=1536"}
     suite = load_suite(write_suite(tmp_path, [model], [{"eval": "mmlu"}, {"play": "wordle"}]))
     out = tmp_path / "out"
-    assert run_suite(sweep_of(suite, out), launcher=LAUNCHER, report=False).exit_code == 0
+    assert run_suite(sweep_of(suite, out), launcher=LAUNCHER).exit_code == 0
     [argv] = _lines(fake["starts"])
     assert argv[argv.index("--max-model-len") + 1] == "1536"
     starts = {e["argv"][e["argv"].index("--tasks") + 1]: e["argv"] for e in _lines(fake["cells"]) if e["event"] == "start"}
@@ -307,7 +307,7 @@ def test_api_engine_key_reaches_the_cells_only_through_their_environment(tmp_pat
             "model_args": {"model": "remote-model"},
         }
         out = tmp_path / "out"
-        result = run_suite(sweep_of(load_suite(write_suite(tmp_path, [model])), out), launcher=LAUNCHER, report=False)
+        result = run_suite(sweep_of(load_suite(write_suite(tmp_path, [model])), out), launcher=LAUNCHER)
     finally:
         server.stop()
     assert result.exit_code == 0, [o.detail for o in result.outcomes]
@@ -385,7 +385,7 @@ def test_a_failed_cell_is_retried_after_an_exponential_backoff(tmp_path, fake):
     )
     hf = {"name": "plain", "model": "hf", "model_args": "pretrained=org/plain"}
     suite = load_suite(write_suite(tmp_path, [hf], PLAY[:1], retries=2, retry_wait=1.5))
-    result = run_suite(sweep_of(suite, tmp_path / "out"), launcher=("sh", str(flaky)), report=False)
+    result = run_suite(sweep_of(suite, tmp_path / "out"), launcher=("sh", str(flaky)))
     assert [(o.status, o.attempts) for o in result.outcomes] == [("done", 3)]
     t = [float(x) for x in times.read_text().split()]
     assert t[1] - t[0] >= 1.5 and t[2] - t[1] >= 3.0  # 1.5 s, then 3 s

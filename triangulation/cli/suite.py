@@ -26,13 +26,14 @@ from plumbing.checks import check_number
 from plumbing.errors import UserError
 from triangulation.suite.cells import DEFAULT_LAUNCHER
 from triangulation.suite.counting import count_cells, model_costs
+from triangulation.suite.outputs import write_outputs
 from triangulation.suite.placement import place_models
 from triangulation.suite.plan import build_plan
 from triangulation.suite.plan_print import print_plan, write_plan
 from triangulation.suite.pool import check_fits, gpu_inventory
 from triangulation.suite.runner import run_suite
 from triangulation.suite.spec import MAX_RETRIES, load_suite
-from triangulation.suite.status import summary
+from triangulation.suite.status import Ended
 from triangulation.suite.sweep_plan import plan_sweep
 
 HELP = "run a models x tasks suite (lm-eval and play tasks), resumable, then the report"
@@ -106,30 +107,29 @@ def run(args: argparse.Namespace) -> int:
         checked = report(preflight(suite, args.executor, gpus), suite, fatal=not args.check)
         if args.check:
             return checked
-    if args.status or args.executor == "slurm":
+    ended: int | Ended  # an exit status now, or a sweep whose cells have all ended (local or SLURM)
+    if args.status or (args.executor == "slurm" and not args.dry_run):
         from triangulation.suite import slurm
 
-        if args.status:
-            return slurm.status_command(suite, root, report=not args.no_report)
-        if not args.dry_run:
-            attempts = 1 + (suite.retries if args.retries is None else args.retries)
-            return slurm.run_slurm(suite, root, launcher, attempts, report=not args.no_report, no_wait=args.no_wait)
-    if args.no_wait:
-        raise UserError("--no_wait goes with --executor slurm")
-    if gpus:  # a model too big for the node: one line, before the plan counts or anything starts
-        check_fits({m.name: m.gpu_count for m in suite.models}, gpus)
-    counted = count_cells(suite, progress=lambda msg: print(f"suite: {msg}", file=sys.stderr)) if args.dry_run else None
-    # each model's cost, once: a dry run's own counts, else those of a dry run into the same folder, else the table's
-    costs = model_costs(suite, len(gpus), root, counted) if gpus else []
-    placements, expected = place_models(suite.models, gpus, costs, at_once=args.executor == "slurm")  # SLURM places each job
-    if counted is not None:
-        plan = build_plan(suite, root, launcher, gpus, counted, placements, expected)
-        print_plan(plan, root)
-        write_plan(plan, root)
-        return 0
-    plan = plan_sweep(suite, root, placements)  # what runs, decided once: markers, split subtasks, endpoints
-    result = run_suite(plan, launcher=launcher, retries=args.retries, report=not args.no_report, gpus=gpus)
-    print(summary(result), file=sys.stderr if result.exit_code else sys.stdout)
-    if result.report is not None:
-        print(f"report: {result.report}")
-    return result.exit_code
+        attempts = 1 + (suite.retries if args.retries is None else args.retries)
+        ended = slurm.status_command(suite, root) if args.status else slurm.run_slurm(suite, root, launcher, attempts, args.no_wait)
+    else:
+        if args.no_wait:
+            raise UserError("--no_wait goes with --executor slurm")
+        if gpus:  # a model too big for the node: one line, before the plan counts or anything starts
+            check_fits({m.name: m.gpu_count for m in suite.models}, gpus)
+        counted = count_cells(suite, progress=lambda msg: print(f"suite: {msg}", file=sys.stderr)) if args.dry_run else None
+        # each model's cost, once: a dry run's own counts, else those of a dry run into the same folder, else the table's
+        costs = model_costs(suite, len(gpus), root, counted) if gpus else []
+        placements, expected = place_models(suite.models, gpus, costs, at_once=args.executor == "slurm")  # SLURM places each job
+        if counted is not None:
+            plan = build_plan(suite, root, launcher, gpus, counted, placements, expected)
+            print_plan(plan, root)
+            write_plan(plan, root)
+            return 0
+        plan = plan_sweep(suite, root, placements)  # what runs, decided once: markers, split subtasks, endpoints
+        ended = run_suite(plan, launcher=launcher, retries=args.retries, gpus=gpus)
+    if isinstance(ended, int):  # a SLURM sweep still running, or not waited for
+        return ended
+    # the sizes and the report of a finished sweep, written here for either executor; then how it ended
+    return ended.close(write_outputs(root, suite, report=not args.no_report))

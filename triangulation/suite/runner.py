@@ -51,7 +51,6 @@ from triangulation.suite.cells import (
     write_marker,
 )
 from triangulation.suite.healing import serve_and_run
-from triangulation.suite.outputs import write_outputs
 from triangulation.suite.placement import Placement
 from triangulation.suite.pool import run_pool
 from triangulation.suite.serve import Endpoint, deaf_to_checkpoint, last_line
@@ -292,12 +291,11 @@ def run_suite(
     plan: SweepPlan,
     launcher: tuple[str, ...] | list[str] = DEFAULT_LAUNCHER,
     retries: int | None = None,
-    report: bool = True,
     gpus: list[str] | None = None,
 ) -> SuiteResult:
     """Every process of ``plan`` (:func:`triangulation.suite.sweep_plan.plan_sweep`): on ``gpus`` the models in the GPU
-    pool, each as its placement has it, else one after another; then the status, the model sizes and the report over
-    the plan's folder; returns each cell's outcome. Ctrl-C or SIGTERM stops every cell and server started, then re-raises."""
+    pool, each as its placement has it, else one after another; then ``suite_status.json``; returns each cell's
+    outcome (the command then writes the sizes and the report: :func:`triangulation.suite.outputs.write_outputs`). Ctrl-C or SIGTERM stops every cell and server started, then re-raises."""
     from tqdm.auto import tqdm
 
     suite, root = plan.suite, plan.root
@@ -329,8 +327,6 @@ def run_suite(
         write_status(root, suite, rows)
         if previous is not None:
             signal.signal(signal.SIGTERM, previous)
-    outputs = write_outputs(root, suite, report)  # a failed report: the cells' outcomes still get summarised
-    result.report, result.report_error = outputs.report, outputs.error
     return result
 
 

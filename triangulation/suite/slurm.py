@@ -34,17 +34,19 @@ import time
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import submitit
 
 from plumbing import jsonio
 from plumbing.errors import UserError
 from triangulation.suite.cells import is_done
-from triangulation.suite.outputs import write_outputs
 from triangulation.suite.runner import Sweep
 from triangulation.suite.spec import Cell, ModelSpec, Suite, load_suite
 from triangulation.suite.status import Outcome, outcome_row, write_status
+
+if TYPE_CHECKING:
+    from triangulation.suite.outputs import SuiteOutputs
 
 JOBS_FILE = "slurm_jobs.json"
 #: the statuses of a finished cell
@@ -292,6 +294,16 @@ class SweepState:
     def done(self) -> bool:
         return all(r["status"] in DONE for r in self.rows)
 
+    def close(self, outputs: SuiteOutputs) -> int:
+        """With every job ended and the outputs written (:func:`triangulation.suite.outputs.write_outputs`, as the
+        local executor writes them): the report's page or why it failed; 1 when a cell is unfinished or the report failed."""
+        if outputs.error:
+            print(f"suite: report failed: {outputs.error}", file=sys.stderr)
+            return 1
+        if outputs.report is not None:
+            print(f"report: {outputs.report}")
+        return 0 if self.done else 1
+
 
 def sweep_state(suite: Suite, root: Path, jobs: dict[str, dict[str, Any]] | None = None) -> SweepState:
     """The sweep's :class:`SweepState` (``jobs``: as read before, else read now), recorded in ``suite_status.json``."""
@@ -334,8 +346,9 @@ def status_lines(suite: Suite, state: SweepState) -> list[str]:
     return lines
 
 
-def run_slurm(suite: Suite, root: Path, launcher: Sequence[str], attempts: int, report: bool = True, no_wait: bool = False) -> int:
-    """Submit the unfinished models' jobs; wait for them (or return at once), then the status and the report."""
+def run_slurm(suite: Suite, root: Path, launcher: Sequence[str], attempts: int, no_wait: bool = False) -> int | SweepState:
+    """Submit the unfinished models' jobs and wait for them: once every job has ended, its :func:`ended` state (the
+    command writes the outputs and closes it); an exit status when it returns earlier (``no_wait``, Ctrl-C)."""
     root.mkdir(parents=True, exist_ok=True)
     submitted = submit(suite, root, launcher, attempts)
     jobs = ", ".join(f"{m} {j}" for m, j in submitted.items()) or "none (every cell is done or its job is still queued or running)"
@@ -350,27 +363,22 @@ def run_slurm(suite: Suite, root: Path, launcher: Sequence[str], attempts: int, 
             f"suite: stopped waiting; the jobs go on (scancel them to stop): triangulate suite {suite.path} --output_path {root} --status"
         )
         return 130
-    return finish(suite, root, state, report)
+    return ended(suite, state)
 
 
-def finish(suite: Suite, root: Path, state: SweepState, report: bool) -> int:
-    """With every job ended: sizes and the report (as the local executor writes them); 1 when a cell is unfinished."""
+def ended(suite: Suite, state: SweepState) -> SweepState:
+    """Every job has ended: where each model stands said (stderr) before the outputs are written."""
     print("\n".join(status_lines(suite, state)), file=sys.stderr)
-    outputs = write_outputs(root, suite, report)
-    if outputs.error:
-        print(f"suite: report failed: {outputs.error}", file=sys.stderr)
-        return 1
-    if outputs.report is not None:
-        print(f"report: {outputs.report}")
-    return 0 if state.done else 1
+    return state
 
 
-def status_command(suite: Suite, root: Path, report: bool = True) -> int:
-    """``--status``: where the sweep stands; once no job is left and every cell is done, the report too."""
+def status_command(suite: Suite, root: Path) -> int | SweepState:
+    """``--status``: where the sweep stands (an exit status while a job is queued or running or a cell is unfinished);
+    once no job is left and every cell is done, its :func:`ended` state (the command writes the outputs)."""
     if not (root / JOBS_FILE).is_file():
         raise UserError(f"{root} has no SLURM sweep ({JOBS_FILE} missing): start one with --executor slurm")
     state = sweep_state(suite, root)
     if state.alive or not state.done:
         print("\n".join(status_lines(suite, state)))
         return 0 if state.alive else 1
-    return finish(suite, root, state, report)
+    return ended(suite, state)

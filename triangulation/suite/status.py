@@ -1,15 +1,18 @@
 """A sweep's outcome: each cell's :class:`Outcome`, ``suite_status.json`` that records them (its one writer, for the local
-sweep and the SLURM jobs alike), the run's :class:`SuiteResult` and its summary lines."""
+sweep and the SLURM jobs alike), the run's :class:`SuiteResult` and its summary lines, and how a finished sweep ends (:class:`Ended`)."""
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+import sys
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any, Protocol
 
 from plumbing import jsonio
 from triangulation.suite.spec import Cell, Suite
+
+if TYPE_CHECKING:
+    from triangulation.suite.outputs import SuiteOutputs
 
 
 @dataclass
@@ -48,11 +51,30 @@ def outcome_row(o: Outcome, executor: str = "local", job_id: str | None = None) 
     }
 
 
+class Ended(Protocol):
+    """A sweep whose cells have all ended, the local one (:class:`SuiteResult`) or a SLURM one
+    (:class:`triangulation.suite.slurm.SweepState`): the command writes its outputs once, for either
+    (:func:`triangulation.suite.outputs.write_outputs`), then :meth:`close` says how it ended and gives the exit status."""
+
+    def close(self, outputs: SuiteOutputs) -> int: ...
+
+
 @dataclass
 class SuiteResult:
+    """A local sweep's outcome per cell, then (:meth:`close`) its report's page or why the report failed."""
+
     outcomes: list[Outcome] = field(default_factory=list)
     report: Path | None = None
     report_error: str = ""
+
+    def close(self, outputs: SuiteOutputs) -> int:
+        """The summary (stdout, stderr when a cell or the report failed: the cells' outcomes are summarised whatever
+        became of the report), then the report's page; the exit status."""
+        self.report, self.report_error = outputs.report, outputs.error
+        print(summary(self), file=sys.stderr if self.exit_code else sys.stdout)
+        if self.report is not None:
+            print(f"report: {self.report}")
+        return self.exit_code
 
     def failed(self) -> list[Outcome]:
         return [o for o in self.outcomes if o.status in ("failed", "skipped-model-failed")]
@@ -77,7 +99,3 @@ def summary(result: SuiteResult) -> str:
     if result.report_error:
         lines.append(f"  report failed: {result.report_error}")
     return "\n".join(lines)
-
-
-def as_mapping(result: SuiteResult) -> Mapping[str, str]:
-    return {o.cell.label: o.status for o in result.outcomes}
