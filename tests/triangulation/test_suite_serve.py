@@ -136,7 +136,7 @@ def test_served_cells_are_clients_chat_for_generation_and_play_completions_for_l
             [{"eval": "mmlu", "num_fewshot": 5}, {"eval": "connections"}, {"play": "wordle"}],
         )
     )
-    endpoint = Endpoint("http://127.0.0.1:9/v1", model="org/m1", tokenizer="org/m1")
+    endpoint = Endpoint("http://127.0.0.1:9/v1", model="org/m1", tokenizer="org/m1").with_clients(suite.models[0].num_concurrent)
     mmlu, conn, wordle = (cell_argv(c, tmp_path / "o", ("T",), endpoint=endpoint) for c in cells(suite))
     assert mmlu[mmlu.index("--model") + 1] == "local-completions-onepass"  # issue 40: one request per question
     assert mmlu[mmlu.index("--model_args") + 1] == (
@@ -280,10 +280,10 @@ def test_an_endpoint_that_gives_no_max_model_len_leaves_lm_evals_default():
     assert max_model_len([{"id": "a", "max_model_len": 8192}, {"id": "b", "max_model_len": 4096}], "b") == 4096
     assert max_model_len([{"id": "other", "max_model_len": 2000}], "served-name") == 2000  # the only card
     assert max_model_len([{"id": "a"}], "a") is None and max_model_len(None, "a") is None
-    endpoint = Endpoint("http://h/v1", model="a")
-    assert "max_length" not in endpoint.client(True, 2)[1]
-    endpoint.max_length = 32768
-    assert "max_length=32768" in endpoint.client(True, 2)[1] and "max_length=32768" in endpoint.client(False, 2)[1]
+    clients = Endpoint("http://h/v1", model="a").with_clients(2).clients
+    assert "max_length" not in clients.completions[1] and "max_length" not in clients.chat[1]
+    clients = Endpoint("http://h/v1", model="a", max_length=32768).with_clients(2).clients
+    assert "max_length=32768" in clients.completions[1] and "max_length=32768" in clients.chat[1]
 
 
 def test_api_engine_key_reaches_the_cells_only_through_their_environment(tmp_path, fake, monkeypatch):

@@ -70,3 +70,17 @@ def test_an_entrys_task_names_are_looked_up_once_for_the_contamination_twins_and
     preflight.task_checks(suite, found)
     assert built == ["globalgroup", "globalgroup_zh_fresh"] and found.problems == []
     assert "globalgroup_zh" in {leaf.name for leaf in suite.tasks[0].resolved["globalgroup"].leaves}
+
+
+def test_a_split_groups_trees_are_the_groups_its_entry_resolved(monkeypatch):
+    """lm-eval's group trees a split merge aggregates come with the entry's one lookup (``Resolved.groups``): planning
+    the split group asks the index nothing more."""
+    from triangulation.suite.spec import Cell, ModelSpec
+    from triangulation.suite.split import split_group
+
+    entry = TaskEntry("mmlu_generative", "eval", ("mmlu_generative",), {"split": True})
+    groups = entry.resolved["mmlu_generative"].groups
+    assert "mmlu_generative::stem" in groups and set(groups) == set(task_index.groups("mmlu_generative"))
+    monkeypatch.setattr(task_index, "tree", lambda *a: (_ for _ in ()).throw(AssertionError("the index asked again")))
+    group = split_group(Cell(ModelSpec("m", None), entry))
+    assert group is not None and len(group.subs) == 57 and group.trees == groups

@@ -51,9 +51,9 @@ def cell_argv(
     completions: bool | None = None,
 ) -> list[str]:
     """The command line that runs one cell (``launcher`` is how ``triangulate`` is started); with ``endpoint``
-    (a served model) the cell is a client of that server (:meth:`Endpoint.client`) on ``/v1/completions`` when
-    ``completions`` (as the sweep's plan decided it; None: :func:`calls_completions` decides now). The cell's options
-    are made once (:func:`eval_options`, :func:`play_options`) and write their own flags."""
+    (a served model) the cell is a client of that server, with the client model made when it was opened
+    (:class:`triangulation.suite.serve.ClientModels`), on ``/v1/completions`` when ``completions`` (as the sweep's
+    plan decided it; None: :func:`calls_completions` decides now). The cell's options are made once (:func:`eval_options`, :func:`play_options`) and write their own flags."""
     m, t = cell.model, cell.task
     options = eval_options(cell, endpoint) if t.runner == "eval" else play_options(cell, overwrite, endpoint)
     flags = options.flags()
@@ -62,7 +62,8 @@ def cell_argv(
     argv = [*launcher, t.runner, "--tasks", ",".join(t.tasks), "--output_path", str(output_dir)]
     if endpoint is not None:
         completions = calls_completions(cell) if completions is None else completions
-        argv += model_flags(*endpoint.client(completions, m.num_concurrent))
+        clients = endpoint.clients
+        argv += model_flags(*(clients.completions if completions else clients.chat))
     elif m.model is not None or m.ref.given is not None:  # without either, each command supplies the embedded SmolLM2
         argv += model_flags(m.model or "hf", m.ref.given)
     return argv + flags

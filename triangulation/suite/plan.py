@@ -71,7 +71,7 @@ def build_plan(
     models = []
     for p in placements:
         m = p.model
-        endpoint = planned_endpoint(m.engine, m.ref, m.base_url, m.api_key_env) if m.served else None
+        endpoint = planned_endpoint(m) if m.served else None
         rows = []
         for task, row in zip(suite.tasks, counted[m.name]):
             cell = Cell(m, task)

@@ -218,9 +218,19 @@ def vllm_command() -> list[str]:
     return [found]
 
 
+@dataclass(frozen=True)
+class ClientModels:
+    """``(--model, --model_args)`` of a served model's client cells, made once when its endpoint is opened
+    (:meth:`Endpoint.with_clients`): ``completions`` for a cell that calls ``/v1/completions``, ``chat`` for one
+    that calls ``/v1/chat/completions``."""
+
+    completions: tuple[str, str]
+    chat: tuple[str, str]
+
+
 @dataclass
 class Endpoint:
-    """Where a model's cells send their requests, and how they authenticate."""
+    """Where a model's cells send their requests, how they authenticate, and (once opened) their client models."""
 
     base_url: str  # http://HOST:PORT/v1
     model: str  # the name the server answers to (``model=`` of the client's model_args)
@@ -231,6 +241,8 @@ class Endpoint:
     #: the server's context length (``max_model_len`` of ``/v1/models``): the clients' ``max_length``, so
     #: lm-eval truncates where the model does, not at its API default of 2048 tokens
     max_length: int | None = None
+    #: the cells' client models, made once the endpoint is open (:meth:`with_clients`)
+    clients: ClientModels | None = None
 
     def read_max_length(self) -> int | None:
         """``max_length`` from the server's ``/models`` (the cards it answered when it came up, else asked now)."""
@@ -266,6 +278,11 @@ class Endpoint:
             args.update(tokenizer_backend="huggingface", tokenizer=self.tokenizer)
         text = ",".join(f"{k}={v}" for k, v in args.items())
         return (ONE_PASS_MODEL if completions else "local-chat-completions"), text
+
+    def with_clients(self, num_concurrent: int) -> Endpoint:
+        """This endpoint with its cells' :class:`ClientModels` made (:meth:`client`, ``num_concurrent`` requests each)."""
+        self.clients = ClientModels(self.client(True, num_concurrent), self.client(False, num_concurrent))
+        return self
 
 
 def embedded_model_folder(export: bool = True) -> Path:
@@ -329,7 +346,8 @@ def open_endpoint(model: ModelSpec, log: Path, env: Mapping[str, str], started: 
     """A served model's endpoint, ready for its cells: an ``engine: api`` endpoint as the suite names it; else ``vllm
     serve`` started (``log``: its log; ``env``: its environment, its GPUs; ``replicas``: data-parallel replicas) and
     waited for up to the model's ``serve_timeout`` (:class:`ServerError`; it is stopped then). The endpoint is put in
-    ``started`` before it is waited for (whoever stops the sweep stops its server). Its ``max_length`` is read."""
+    ``started`` before it is waited for (whoever stops the sweep stops its server). Its ``max_length`` is read, then
+    its cells' client models are made (:meth:`Endpoint.with_clients`)."""
     if model.engine == "api":
         endpoint = api_endpoint(model.base_url or "", model.ref.args, model.api_key_env)
         started.append(endpoint)
@@ -342,16 +360,18 @@ def open_endpoint(model: ModelSpec, log: Path, env: Mapping[str, str], started: 
             endpoint.server.stop()
             raise
     endpoint.read_max_length()  # None when the endpoint does not say: lm-eval's default then
-    return endpoint
+    return endpoint.with_clients(model.num_concurrent)
 
 
-def planned_endpoint(engine: str, ref: ModelRef, base_url: str | None, api_key_env: str | None) -> Endpoint:
-    """The endpoint a served model's cells will use, without starting anything (``--dry_run``): a vLLM
-    server's port is only known once it starts (shown as ``PORT``)."""
-    if engine == "api":
-        return api_endpoint(base_url or "", ref.args, api_key_env)
-    path, _ = served_path(ref, export=False)
-    return Endpoint("http://127.0.0.1:PORT/v1", model=path, tokenizer=path)
+def planned_endpoint(model: ModelSpec) -> Endpoint:
+    """The endpoint a served model's cells will use, with their client models, without starting anything
+    (``--dry_run``): a vLLM server's port is only known once it starts (shown as ``PORT``)."""
+    if model.engine == "api":
+        endpoint = api_endpoint(model.base_url or "", model.ref.args, model.api_key_env)
+    else:
+        path, _ = served_path(model.ref, export=False)
+        endpoint = Endpoint("http://127.0.0.1:PORT/v1", model=path, tokenizer=path)
+    return endpoint.with_clients(model.num_concurrent)
 
 
 def api_endpoint(base_url: str, model_args: Mapping[str, Any], api_key_env: str | None) -> Endpoint:

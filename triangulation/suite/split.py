@@ -22,7 +22,6 @@ from typing import Any
 
 from plumbing import jsonio, run_folder
 from plumbing.errors import UserError
-from triangulation.suite import task_index
 from triangulation.suite.cells import MARKER, cell_dir
 from triangulation.suite.spec import Cell, TaskEntry
 from triangulation.suite.status import Outcome
@@ -76,8 +75,8 @@ def split_group(cell: Cell) -> SplitGroup | None:
         return None
     task = cell.task
     trees: dict[str, Any] = {}
-    for name in task.tasks if task.runner == "eval" else ():
-        trees |= task_index.groups(name, task.include_path)
+    for found in task.resolved.values():  # {} for play
+        trees |= found.groups
     return SplitGroup(cell, tuple(subs), trees)
 
 

@@ -15,7 +15,7 @@ from __future__ import annotations
 import contextlib
 import functools
 from collections.abc import Iterator, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
 from lm_eval.api.group import Group
@@ -157,13 +157,15 @@ def groups(name: str, include: tuple[str, ...] = ()) -> dict[str, Group]:
 @dataclass(frozen=True)
 class Resolved:
     """One task name looked up once in lm-eval's task index (:func:`resolve`): whether the index knows it, its leaf
-    tasks in lm-eval's order (a name the index does not know is its own leaf), or why lm-eval cannot build its tree
-    (then no leaves). A suite's eval entry holds one per task name (``TaskEntry.resolved``)."""
+    tasks in lm-eval's order (a name the index does not know is its own leaf) and the groups of its tree (:func:`groups`:
+    what a split group's merge aggregates), or why lm-eval cannot build its tree (then no leaves and no groups). A
+    suite's eval entry holds one per task name (``TaskEntry.resolved``)."""
 
     name: str
     known: bool
     leaves: tuple[LeafRef, ...] = ()
     refusal: str | None = None
+    groups: dict[str, Group] = field(default_factory=dict, compare=False)
 
     @property
     def entries(self) -> list[Any]:
@@ -201,7 +203,7 @@ def resolve(name: str, include: tuple[str, ...] = ()) -> Resolved:
     if entry(name, include) is None:
         return Resolved(name, False, (LeafRef(name, {}),))
     try:
-        return Resolved(name, True, tuple(leaves(name, include)))
+        return Resolved(name, True, tuple(leaves(name, include)), groups=groups(name, include))
     except UnbuildableTree as exc:
         return Resolved(name, True, refusal=str(exc))
 
