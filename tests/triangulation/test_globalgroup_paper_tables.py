@@ -19,6 +19,8 @@ from triangulation.report.analyses.globalgroup import (
     difficulty_table,
     four_by_four,
     game_counts,
+    game_frame,
+    group_frame,
     nyt_colour_table,
     pca_kmeans,
     tag_table,
@@ -247,3 +249,13 @@ def test_sampled_tasks_are_their_own_rows():
     assert decoding_label("m", "globalgroup_zh") == "m"
     assert decoding_label("m", "globalgroup_zh_sampled") == "m (sampled)"
     assert decoding_label("m", "globalgroup_zh_4x2") == "m"
+
+
+def test_games_without_a_doc_give_empty_tables_not_a_crash():
+    """Logged samples whose ``doc`` is empty (a run that logged no document) have no gold groups: the group tables are
+    empty (the report leaves them out) instead of failing on a missing column."""
+    records = [("m", "globalgroup_en", {"doc": {}, "resps": [["x"]], "group_f1": 0.0})]
+    groups = group_frame(records)
+    assert groups.empty and {"setting", "subset"} <= set(groups.columns)
+    assert cultural_differences(groups).empty and tag_table(groups).empty and nyt_colour_table(groups).empty
+    assert not game_frame(records).empty

@@ -112,8 +112,12 @@ def game_frame(records: Iterable[tuple[str, str, dict[str, Any]]]) -> pd.DataFra
     return pd.DataFrame(rows)
 
 
+#: the columns of :func:`group_frame` (there even when no record has a gold group: an empty ``doc``)
+GROUP_COLUMNS = ("model", "subset", "setting", "topic", "f1", "tag", "culturally_related", "colour")
+
+
 def group_frame(records: Iterable[tuple[str, str, dict[str, Any]]], colours: dict[str, str] | None = None) -> pd.DataFrame:
-    """One row per (model, game, gold group): F1 plus the group's tags, cultural flag and colour."""
+    """One row per (model, game, gold group): F1 plus the group's tags, cultural flag and colour (:data:`GROUP_COLUMNS`)."""
     colours = {k.casefold(): v for k, v in (colours or {}).items()}
     rows = []
     for model, _task, rec in records:
@@ -134,7 +138,7 @@ def group_frame(records: Iterable[tuple[str, str, dict[str, Any]]], colours: dic
                     "colour": g.get("color") or g.get("colour") or colours.get(topic.casefold()),
                 }
             )
-    return pd.DataFrame(rows)
+    return pd.DataFrame(rows, columns=list(GROUP_COLUMNS))
 
 
 def subset_table(games: pd.DataFrame, metric: str) -> pd.DataFrame:
