@@ -62,3 +62,26 @@ def test_the_marker_is_read_once_for_done_and_for_another_configuration(tmp_path
     assert not marker_state(root, changed).done and marker_state(root, changed).stale  # a play cell would start over
     (folder / "r" / "results.json").unlink()
     assert not marker_state(root, cell).done and not marker_state(root, cell).stale  # same entry, results gone: rerun
+
+
+def test_a_served_eval_cells_marker_records_the_work_the_estimate_counts(tmp_path):
+    """Without a dry run's counts, the done-marker and the estimate take a cell's work from the table by one rule: a
+    served model's eval cell runs through the one-pass client (MMLU: one request per question, not one per choice), so
+    calibration divides the measured seconds by the work the estimate multiplies its rates with."""
+    from triangulation.suite.counting import model_costs
+    from triangulation.suite.task_stats import DEFAULT_PATH, ONE_PASS, table_counts
+
+    suite = load_suite(
+        write_suite(
+            tmp_path,
+            {
+                "models": [{"name": "v", "model": "hf", "model_args": "pretrained=x/y", "size": 8, "engine": "vllm"}],
+                "tasks": [{"eval": "mmlu"}],
+            },
+        )
+    )
+    cell = cells(suite)[0]
+    marker_work = cells_work(tmp_path / "out", [cell])[cell.label]
+    (estimated,) = model_costs(suite, 1, tmp_path / "out")[0].cells
+    assert marker_work.requests == estimated.counts.requests == table_counts("mmlu", ["mmlu"], path=ONE_PASS)["mmlu"].requests
+    assert marker_work.requests < table_counts("mmlu", ["mmlu"], path=DEFAULT_PATH)["mmlu"].requests

@@ -35,7 +35,7 @@ from triangulation.suite.estimate import ModelCost, suite_costs
 from triangulation.suite.spec import Cell, ModelSpec, Suite, TaskEntry
 from triangulation.suite.split import leaf_tasks as split_leaves
 from triangulation.suite.task_index import leaf_tasks
-from triangulation.suite.task_stats import DEFAULT_PATH, ONE_PASS, CellWork, Counts, plan_counts, read_plan_counts, sum_counts, table_counts
+from triangulation.suite.task_stats import CellWork, Counts, plan_counts, read_plan_counts, sum_counts, table_counts, table_path
 
 SMOLLM2 = "SmolLM2-135M-Instruct (embedded)"
 Tally = tuple[int | None, int | None, str]  # a cell's requests, prompt tokens, note
@@ -326,8 +326,7 @@ def model_costs(
             parts = list(leaves.get(t.name) or [t.name])
             found = dict(counts.get(m.name, {}).get(t.name) or {})
             if set(found) != set(parts) and not (len(parts) == 1 and found):
-                path = ONE_PASS if m.served and t.runner == "eval" else DEFAULT_PATH  # served: the one-pass client
-                found = table_counts(t.name, parts, path=path, limit=t.options.get("limit"))
+                found = table_counts(t.name, parts, path=table_path(m.served, t.runner), limit=t.options.get("limit"))
             batch = t.options.get("batch_size") or m.batch_size
             batch = batch if isinstance(batch, int) else 0
             if split if split is not None else bool(t.options.get("split")):

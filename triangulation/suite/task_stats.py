@@ -215,6 +215,14 @@ def sum_counts(parts: list[Counts]) -> Counts:
     )
 
 
+def table_path(served: bool, runner: str) -> str:
+    """The scoring path the table counts a cell's work by: an eval cell of a served model runs through the one-pass
+    client (:data:`ONE_PASS`), anything else per choice. The one rule for the estimate's work
+    (:func:`triangulation.suite.counting.model_costs`) and the done-marker's (:func:`cell_counts`), so calibration
+    divides measured seconds by the work the estimate multiplies its rates with."""
+    return ONE_PASS if served and runner == "eval" else DEFAULT_PATH
+
+
 def table_counts(entry: str, leaves: Sequence[str], path: str = DEFAULT_PATH, limit: float | None = None) -> dict[str, Counts]:
     """Each leaf's work from the table: its own row, else its entry's row split equally, else :data:`UNKNOWN`;
     ``limit`` (the entry's: items per leaf, or a fraction of them below 1) as lm-eval applies it."""
@@ -271,7 +279,8 @@ def cell_counts(cell: Cell, plan_counts: Mapping[str, Mapping[str, Mapping[str, 
     counted = plan_counts.get(cell.model.name, {}).get(entry, {})
     parts = [counted[leaf]] if leaf and leaf in counted else (list(counted.values()) if not leaf else [])
     if not parts:
-        parts = list(table_counts(entry, [leaf or entry], limit=cell.task.options.get("limit")).values())
+        path = table_path(cell.model.served, cell.task.runner)
+        parts = list(table_counts(entry, [leaf or entry], path=path, limit=cell.task.options.get("limit")).values())
     return sum_counts(parts)
 
 
