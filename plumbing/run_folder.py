@@ -322,8 +322,7 @@ def read_folders(roots: Iterable[Path]) -> FolderFiles:
     found = list(dict.fromkeys(record_files(sorted({p.parent for p in paths}))))  # the folders' files, each once
     files = [ResultsFile.read(f) for f in tqdm(paths, desc="reading results", unit="file", disable=len(paths) < 5)]
     kinds = {path: kind for _, kind, path in found} | {path: kind for f in files for _, kind, path in f.beside}
-    # each per-sample file read as :func:`read_record_file` reads one, all in this one pass
-    return FolderFiles(files, found, {path: (kind, read_jsonl(path, missing_ok=kind == "play")) for path, kind in kinds.items()})
+    return FolderFiles(files, found, {path: (kind, read_record_file(path, kind)) for path, kind in kinds.items()})
 
 
 def newest_first(files: Iterable[Path]) -> Iterator[ResultsFile]:
