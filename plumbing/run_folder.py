@@ -47,6 +47,10 @@ LAYOUT = f"DIR/<model>/{RESULTS_PREFIX}<date>.json, {EPISODES_PREFIX}<task>.json
 #: episodes file keeps every episode ever played; a smaller ``--limit`` rerun reports a subset of them)
 EPISODE_IDS_KEY = "episode_ids"
 RECORD_FILES = f"{EPISODES_GLOB} or {SAMPLES_GLOB}"
+#: the kinds of per-sample file that may be absent when read (:func:`plumbing.jsonio.read_jsonl` ``missing_ok``): play's
+#: ``"play"`` episodes (none yet: play decodes them, :func:`multiturn.api.decode_episodes`); lm-eval's ``"samples"``
+#: file missing is an error
+MAY_BE_MISSING = frozenset({"play"})
 
 _SAMPLES_NAME = re.compile(rf"^{SAMPLES_PREFIX}(?P<task>.+)_(?P<date>\d{{4}}-\d{{2}}-\d{{2}}T[0-9.\-]+)\.jsonl$")
 _EPISODES_NAME = re.compile(rf"^{EPISODES_PREFIX}(?P<task>[^.]+)\.jsonl$")
@@ -294,13 +298,6 @@ class ResultsFile:
         return next((path for name, _, path in self.beside if name == task), None)
 
 
-def read_record_file(path: Path, kind: str) -> Records:
-    """The records of one per-sample file of ``kind`` as stored (:func:`plumbing.jsonio.read_jsonl`: a torn last line
-    skipped and counted): lm-eval's ``"samples"`` (missing: an error), play's ``"play"`` episodes (missing: none; play
-    decodes them, :func:`multiturn.api.decode_episodes`)."""
-    return read_jsonl(path, missing_ok=kind == "play")
-
-
 @dataclass(frozen=True)
 class FolderFiles:
     """Every file under some run folders that a reader of their runs needs, each read once (:func:`read_folders`):
@@ -315,14 +312,15 @@ class FolderFiles:
 
 def read_folders(roots: Iterable[Path]) -> FolderFiles:
     """Read every results file under ``roots`` (:func:`results_files`: ``UserError`` when a root has none) and every
-    per-sample file of their folders and beside them, once each (:func:`read_record_file`)."""
+    per-sample file of their folders and beside them, once each (a torn last line skipped and counted; a missing file of a
+    kind in :data:`MAY_BE_MISSING` read as none)."""
     from tqdm.auto import tqdm
 
     paths = [f for root in roots for f in results_files(root)]
     found = list(dict.fromkeys(record_files(sorted({p.parent for p in paths}))))  # the folders' files, each once
     files = [ResultsFile.read(f) for f in tqdm(paths, desc="reading results", unit="file", disable=len(paths) < 5)]
     kinds = {path: kind for _, kind, path in found} | {path: kind for f in files for _, kind, path in f.beside}
-    return FolderFiles(files, found, {path: (kind, read_record_file(path, kind)) for path, kind in kinds.items()})
+    return FolderFiles(files, found, {path: (kind, read_jsonl(path, missing_ok=kind in MAY_BE_MISSING)) for path, kind in kinds.items()})
 
 
 def newest_first(files: Iterable[Path]) -> Iterator[ResultsFile]:

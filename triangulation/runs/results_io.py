@@ -28,7 +28,7 @@ from models.naming import unique_report_ids
 from models.ref import ModelRef
 from plumbing import run_folder
 from plumbing.errors import UserError
-from plumbing.jsonio import Records, TornLines
+from plumbing.jsonio import Records, TornLines, read_jsonl
 from plumbing.run_folder import EPISODE_IDS_KEY, ResultsFile
 
 NON_METRIC_KEYS = {"alias", "name", "sample_len", "samples", " "}
@@ -157,9 +157,9 @@ def complete_run(run: Run, overrides: Mapping[str, Any] | None, records: Mapping
 
 
 def read_records(path: Path, kind: str) -> Records:
-    """The records of one per-sample file of ``kind`` (:func:`plumbing.run_folder.read_record_file`), :func:`decoded`;
-    a torn last line is skipped and counted (``Records.skipped``)."""
-    return decoded(run_folder.read_record_file(path, kind), kind)
+    """The records of one per-sample file of ``kind`` as :func:`plumbing.run_folder.read_folders` reads them (a torn last
+    line skipped and counted, ``Records.skipped``; missing: :data:`plumbing.run_folder.MAY_BE_MISSING`), :func:`decoded`."""
+    return decoded(read_jsonl(path, missing_ok=kind in run_folder.MAY_BE_MISSING), kind)
 
 
 def decoded(records: Records, kind: str) -> Records:

@@ -22,11 +22,10 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
+from triangulation.suite.cells import MARKER
 from triangulation.suite.spec import ModelSpec
 from triangulation.suite.task_stats import CellWork
 from triangulation.suite.throughput import Rates, gpu_kind, hardware, table_rates
-
-MARKER = ".suite_done.json"
 
 
 @dataclass(frozen=True)
