@@ -67,3 +67,19 @@ def test_either_executor_closes_on_the_same_outputs(tmp_path, capsys):
     assert SuiteResult([Outcome(local.outcomes[0].cell, "done")]).close(SuiteOutputs(report=root / "r.html")) == 0
     out = capsys.readouterr().out
     assert "1 done" in out and f"report: {root / 'r.html'}" in out
+
+
+def test_the_report_gets_the_sizes_the_file_records(tmp_path, monkeypatch):
+    """The sizes travel to the report as data, the values ``model_sizes.csv`` records (6 significant digits): a report
+    made later from the file with ``--sizes`` draws the same Figure 1."""
+    from triangulation.report.analyses.figures_triangulating import read_sizes
+    from triangulation.suite import outputs
+
+    path = tmp_path / "s.yaml"
+    data = {"models": [{"name": "a", "model": "random", "size": 0.1345150083}], "tasks": [{"play": "lnt"}], "sizes": {"Big-7B": 7.2412345}}
+    path.write_text(yaml.safe_dump({**data, "report": {"external": ["t.csv"]}}), encoding="utf-8")
+    suite, root = load_suite(path), tmp_path / "out"
+    given = {}
+    monkeypatch.setattr(outputs, "make_report", lambda *a, **kw: given.update(kw) or root / "report.html")
+    write_outputs(root, suite)
+    assert given["sizes"] == read_sizes(root / "model_sizes.csv") == {suite.report_names[0]: 0.134515, "Big-7B": 7.24123}

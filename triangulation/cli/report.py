@@ -97,6 +97,8 @@ def run(args: argparse.Namespace) -> int:
 
 
 def _make(args: argparse.Namespace) -> Path:
+    from triangulation.report.analyses.figures_triangulating import read_sizes
+
     return make_report(
         args.results,
         args.out,
@@ -104,7 +106,7 @@ def _make(args: argparse.Namespace) -> Path:
         abilities=args.abilities,
         pairs=args.pair,
         scatter=getattr(args, "scatter", None) or (),
-        sizes=getattr(args, "sizes", None),
+        sizes=read_sizes(getattr(args, "sizes", None)),
         subtasks=args.subtasks,
         title=args.title,
         judge_model=args.judge_model,

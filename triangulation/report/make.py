@@ -20,7 +20,7 @@ def make_report(
     abilities: Path | None = None,
     pairs: Sequence[str] = (),
     scatter: Sequence[str] = (),
-    sizes: Path | None = None,
+    sizes: Mapping[str, float] | None = None,
     subtasks: bool = False,
     title: str = "triangulate report",
     judge_model: str | None = None,
@@ -29,9 +29,10 @@ def make_report(
 ) -> Path:
     """Read every results file under ``results`` and the external tables, write the report into ``out``;
     returns the path of ``report.html``. Torn last lines of episode or sample files (a killed run) are
-    left out and their count printed. ``labels``: folder -> the suite label of the model whose runs it holds."""
+    left out and their count printed. ``sizes``: model -> billions of parameters (Figure 1; ``--sizes`` read at the edge,
+    :func:`triangulation.report.analyses.figures_triangulating.read_sizes`). ``labels``: folder -> the suite label of
+    the model whose runs it holds."""
     from triangulation.report.abilities import load_taxonomy
-    from triangulation.report.analyses.figures_triangulating import read_sizes
     from triangulation.report.build import build_report
     from triangulation.report.external import read_externals
 
@@ -50,7 +51,7 @@ def make_report(
             include_subtasks=subtasks,
             title=title,
             judge=connections_judge(judge_model, judge_model_args),
-            sizes=read_sizes(sizes),
+            sizes=dict(sizes or {}),
             scatter=list(scatter) or None,
         )
     path = Path(out) / path.relative_to(tmp)

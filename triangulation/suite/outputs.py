@@ -27,8 +27,25 @@ class SuiteOutputs:
     error: str = ""
 
 
-def size_rows(suite: Suite) -> list[list[str]]:
-    """``model,size_b,source`` rows for the report's Figure 1: the suite's ``size:``/``sizes:``, else the model's files."""
+@dataclass(frozen=True)
+class ModelSize:
+    """One row of ``model_sizes.csv``: a model's report name, its billions of parameters (to the 6 significant digits the
+    file records, so the report made now and one made later from the file agree) and where the size came from."""
+
+    model: str
+    size_b: float
+    source: str  # "suite" (its ``size:``/``sizes:``) or "model files"
+
+    @classmethod
+    def of(cls, model: str, size_b: float, source: str) -> ModelSize:
+        return cls(model, float(f"{size_b:.6g}"), source)
+
+    def row(self) -> list[str]:
+        return [self.model, f"{self.size_b:.6g}", self.source]
+
+
+def model_sizes(suite: Suite) -> list[ModelSize]:
+    """Each model's size for the report's Figure 1, by name: the suite's ``size:``/``sizes:``, else the model's files."""
     rows: dict[str, tuple[float, str]] = {}
     for m, name in zip(suite.models, suite.report_names):
         if m.size is not None:
@@ -39,15 +56,15 @@ def size_rows(suite: Suite) -> list[list[str]]:
             rows[name] = (size, "model files")
     for name, size in suite.sizes.items():
         rows[name] = (size, "suite")
-    return [[n, f"{s:.6g}", src] for n, (s, src) in sorted(rows.items())]
+    return [ModelSize.of(n, s, src) for n, (s, src) in sorted(rows.items())]
 
 
 def write_outputs(root: Path, suite: Suite, report: bool = True) -> SuiteOutputs:
-    """``root/model_sizes.csv`` (:func:`size_rows`), then, with ``report``, the report
+    """``root/model_sizes.csv`` (:func:`model_sizes`), then, with ``report``, the report
     (:func:`triangulation.report.make.make_report`) over ``root/runs`` and the suite's external tables, into
     ``root/report``; a report that fails (a ``UserError``) is said in :attr:`SuiteOutputs.error`."""
-    rows = size_rows(suite)
-    sizes = write_rows(root / "model_sizes.csv", SIZES_HEADER, rows)
+    sizes = model_sizes(suite)
+    write_rows(root / "model_sizes.csv", SIZES_HEADER, [s.row() for s in sizes])
     if not report:
         return SuiteOutputs()
     runs, block = root / "runs", suite.report
@@ -63,7 +80,7 @@ def write_outputs(root: Path, suite: Suite, report: bool = True) -> SuiteOutputs
             abilities=block.abilities,
             pairs=list(block.pairs),
             scatter=list(block.scatter),
-            sizes=sizes,
+            sizes={s.model: s.size_b for s in sizes},
             subtasks=block.subtasks,
             title=block.title,
             labels={runs / m.name: m.name for m in suite.models},
