@@ -244,8 +244,9 @@ class Endpoint:
     #: the cells' client models, made once the endpoint is open (:meth:`with_clients`)
     clients: ClientModels | None = None
 
-    def read_max_length(self) -> int | None:
-        """``max_length`` from the server's ``/models`` (the cards it answered when it came up, else asked now)."""
+    def _read_max_length(self) -> int | None:
+        """``max_length`` from the server's ``/models`` (the cards it answered when it came up, else asked now); read by
+        :func:`open_endpoint` before the clients are made (:meth:`with_clients` copies it into their model args)."""
         cards = self.server.cards if self.server is not None and self.server.cards is not None else None
         if cards is None:
             cards = model_cards(self.base_url, self.api_key(), timeout=10)
@@ -359,7 +360,7 @@ def open_endpoint(model: ModelSpec, log: Path, env: Mapping[str, str], started: 
         except BaseException:  # exited early (its workers may not have), timed out, or Ctrl-C
             endpoint.server.stop()
             raise
-    endpoint.read_max_length()  # None when the endpoint does not say: lm-eval's default then
+    endpoint._read_max_length()  # None when the endpoint does not say: lm-eval's default then
     return endpoint.with_clients(model.num_concurrent)
 
 
