@@ -122,6 +122,10 @@ def test_sweep_on_a_real_slurm_cluster_survives_scancel(cluster, tmp_path):
     jobs = read_jobs(out)
     assert set(jobs) == {"chance", "scripted"} and jobs["chance"]["job_id"] != jobs["scripted"]["job_id"]
     assert "_" in jobs["chance"]["job_id"]  # one job array of both models (the same resources)
+    # recorded with the jobs, the status says at once what they run (before this, nothing until a --status)
+    rows = {r["cell"]: r for r in json.loads((out / "suite_status.json").read_text())["cells"]}
+    assert set(rows) == {c.label for c in plan} and {r["status"] for r in rows.values()} <= {"running", "done"}
+    assert all(r["job_id"] == jobs[r["model"]]["job_id"] for r in rows.values())
 
     # scancel the scripted model's job once its eval cell is done and it is playing n-back
     ev, nb = (c for c in plan if c.model.name == "scripted" and c.task.name in ("connections", "nback_verbal_1"))

@@ -43,12 +43,11 @@ from plumbing.errors import UserError
 from triangulation.suite.cells import is_done
 from triangulation.suite.runner import Sweep
 from triangulation.suite.spec import Cell, ModelSpec, Suite, load_suite
-from triangulation.suite.status import Outcome, outcome_row, write_status
+from triangulation.suite.status import JOBS_FILE, Outcome, outcome_row, write_status
 
 if TYPE_CHECKING:
     from triangulation.suite.outputs import SuiteOutputs
 
-JOBS_FILE = "slurm_jobs.json"
 #: the statuses of a finished cell
 DONE = ("done", "skipped-done")
 #: seconds before its time limit that SLURM signals a job to checkpoint (submitit's default 90; a third of the
@@ -244,7 +243,7 @@ def submit(suite: Suite, root: Path, launcher: Sequence[str], attempts: int) -> 
                 "submitted": time.strftime("%Y-%m-%dT%H:%M:%S"),
             }
     root.mkdir(parents=True, exist_ok=True)
-    jsonio.write_json(root / JOBS_FILE, jobs, indent=1)
+    sweep_state(suite, root, jobs, submitted=True)  # the jobs recorded, and the status says at once what they run
     if refused:  # the other models' jobs went out (and are recorded): one line for what did not
         raise UserError("; ".join(refused))
     return submitted
@@ -305,12 +304,14 @@ class SweepState:
         return 0 if self.done else 1
 
 
-def sweep_state(suite: Suite, root: Path, jobs: dict[str, dict[str, Any]] | None = None) -> SweepState:
-    """The sweep's :class:`SweepState` (``jobs``: as read before, else read now), recorded in ``suite_status.json``."""
+def sweep_state(suite: Suite, root: Path, jobs: dict[str, dict[str, Any]] | None = None, submitted: bool = False) -> SweepState:
+    """The sweep's :class:`SweepState` (``jobs``: as read before, else read now), recorded in ``suite_status.json``;
+    ``submitted``: ``jobs`` were just submitted (:func:`submit`), so :data:`JOBS_FILE` is written with the status, in one
+    call (:func:`triangulation.suite.status.write_status`)."""
     jobs = read_jobs(root) if jobs is None else jobs
     alive = active_jobs(job_ids(jobs))
     rows = cell_rows(suite, root, jobs, alive)
-    write_status(root, suite, rows, "slurm")
+    write_status(root, suite, rows, "slurm", jobs if submitted else None)
     return SweepState(alive, rows)
 
 

@@ -1,14 +1,15 @@
 """A sweep's outcome: each cell's :class:`Outcome`, ``suite_status.json`` that records them (its one writer, for the local
-sweep and the SLURM jobs alike), the run's :class:`SuiteResult` and its summary lines, and how a finished sweep ends (:class:`Ended`)."""
+sweep and the SLURM jobs alike, which also records a SLURM sweep's jobs as they are submitted), the run's :class:`SuiteResult` and its summary lines, and how a finished sweep ends (:class:`Ended`)."""
 
 from __future__ import annotations
 
 import sys
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Protocol
 
-from plumbing import jsonio
+from plumbing import atomic, jsonio
 from triangulation.suite.spec import Cell, Suite
 
 if TYPE_CHECKING:
@@ -26,13 +27,20 @@ class Outcome:
 
 
 STATUS_FILE = "suite_status.json"
+#: a SLURM sweep's jobs: model -> its last job (:func:`triangulation.suite.slurm.submit` makes them, ``slurm.read_jobs`` reads them)
+JOBS_FILE = "slurm_jobs.json"
 
 
-def write_status(root: Path, suite: Suite, rows: list[dict[str, Any]], executor: str = "local") -> Path:
+def write_status(
+    root: Path, suite: Suite, rows: list[dict[str, Any]], executor: str = "local", jobs: Mapping[str, Any] | None = None
+) -> Path:
     """``root/suite_status.json``: every cell's row (:func:`outcome_row`), as the local sweep or the SLURM jobs left it;
-    the one writer of the file."""
+    with ``jobs`` (just submitted) also ``root/slurm_jobs.json``, written first, in the same call: the one writer of both
+    files."""
     path = root / STATUS_FILE
-    jsonio.write_json(path, {"suite": str(suite.path), "executor": executor, "cells": rows}, indent=1)
+    status = {"suite": str(suite.path), "executor": executor, "cells": rows}
+    jobs_file = [] if jobs is None else [(root / JOBS_FILE, jsonio.dumps(jobs, indent=1))]
+    atomic.write_files([*jobs_file, (path, jsonio.dumps(status, indent=1))])
     return path
 
 
