@@ -188,3 +188,30 @@ def test_a_hub_dataset_cached_by_datasets_passes_offline(tmp_path, monkeypatch):
     assert datasets.load_dataset("pbevan11/EQ-Bench")["validation"][0]["prompt"] == "Rate Anger"  # datasets finds it there
     assert dataset_problem("pbevan11/EQ-Bench") is None
     assert "not in the Hugging Face cache" in (dataset_problem("pbevan11/Other-Bench") or "")
+
+
+def test_a_local_runs_gpu_count_is_the_pools_not_the_slurm_blocks(tmp_path):
+    """Run locally, a model runs on its ``gpus:`` (default 1), as the pool places it: the ``slurm:`` block's
+    ``gpus_per_model`` is SLURM's alone, so it refuses no local run; a model whose own ``gpus:`` the node lacks gets the
+    pool's one line, and the chance player has no weights to fit."""
+    from triangulation.suite.gpu_fit import fit_problems
+    from triangulation.suite.preflight import Findings, gpu_checks
+    from triangulation.suite.spec import load_suite
+
+    data = {
+        "models": [
+            {"name": "small", "model": "hf", "model_args": "pretrained=/nonexistent/small", "size": 1},
+            {"name": "chance", "model": "random"},
+        ],
+        "tasks": [{"play": "lnt"}],
+        "slurm": {"gpus_per_model": 4},
+    }
+    suite = load_suite(_write(tmp_path, data))
+    local, slurm_side = Findings(), {name: job.gpus for name, job in suite.slurm.jobs.items()}
+    gpu_checks(suite, "local", ["0", "1"], local)
+    assert slurm_side["small"] == 4 and not any("GPUs" in p for p in local.problems), local.problems
+    wide = load_suite(_write(tmp_path, {**data, "models": [{**data["models"][0], "gpus": 3}]}))
+    found = Findings()
+    gpu_checks(wide, "local", ["0", "1"], found)
+    assert fit_problems({"small": 3}, ["0", "1"]) == ["model small needs 3 GPUs but this node has 2 (0,1); lower its `gpus:`"]
+    assert [p for p in found.problems if "GPUs" in p] == fit_problems({"small": 3}, ["0", "1"])

@@ -26,11 +26,12 @@ from plumbing.checks import check_number
 from plumbing.errors import UserError
 from triangulation.suite.cells import DEFAULT_LAUNCHER
 from triangulation.suite.counting import count_cells, model_costs
+from triangulation.suite.gpu_fit import check_fits
 from triangulation.suite.outputs import write_outputs
 from triangulation.suite.placement import place_models
 from triangulation.suite.plan import build_plan
 from triangulation.suite.plan_print import print_plan, write_plan
-from triangulation.suite.pool import check_fits, gpu_inventory
+from triangulation.suite.pool import gpu_inventory
 from triangulation.suite.runner import run_suite
 from triangulation.suite.spec import MAX_RETRIES, load_suite
 from triangulation.suite.status import Ended

@@ -1,6 +1,7 @@
 """Does each model fit its GPUs? The preflight's memory check: the GPUs and their memory (``nvidia-smi``, or a SLURM
 partition's GPU type), a model's parameters and bytes per weight (its dtype or quantization), and the fit with room
-for vLLM's KV cache (:func:`memory_problem`)."""
+for vLLM's KV cache (:func:`memory_problem`); and the GPU count, a model needing more GPUs than the node has
+(:func:`fit_problems`, :func:`check_fits`)."""
 
 from __future__ import annotations
 
@@ -8,7 +9,9 @@ import math
 import re
 import shutil
 import subprocess
+from collections.abc import Mapping, Sequence
 
+from plumbing.errors import UserError
 from triangulation.runs.model_size import model_size_b
 from triangulation.suite.spec import ModelSpec
 
@@ -139,3 +142,19 @@ def memory_problem(model: ModelSpec, gpus: int, gpu_mib: int) -> str | None:
         f"KV headroom = {need_gb:.0f} GB > {gpus} GPU(s) x {usable_gb:.0f} GB ({GPU_MEMORY_UTILIZATION:.0%} of {gpu_mib} MiB); "
         f"it needs at least {least} GPUs (`gpus: {least}`)"
     )
+
+
+def fit_problems(needs: Mapping[str, int], gpus: Sequence[str]) -> list[str]:
+    """One line per model needing more GPUs than the node has (``needs``: GPUs per model name, as the pool places them:
+    each model's ``gpus:``, default 1): what the preflight lists and :func:`check_fits` raises."""
+    return [
+        f"model {name} needs {n} GPUs but this node has {len(gpus)} ({','.join(gpus) or 'none'}); lower its `gpus:`"
+        for name, n in needs.items()
+        if n > len(gpus)
+    ]
+
+
+def check_fits(needs: Mapping[str, int], gpus: Sequence[str]) -> None:
+    """A model needing more GPUs than the node has (:func:`fit_problems`): one line, before anything starts."""
+    if too_big := fit_problems(needs, gpus):
+        raise UserError(too_big[0])

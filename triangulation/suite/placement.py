@@ -28,7 +28,7 @@ from typing import Any
 from plumbing.errors import UserError
 from triangulation.suite.counting import model_costs
 from triangulation.suite.estimate import Job, ModelCost, shares
-from triangulation.suite.pool import check_fits
+from triangulation.suite.gpu_fit import check_fits
 from triangulation.suite.spec import ModelSpec
 
 
@@ -146,7 +146,7 @@ def place(models: Sequence[ModelSpec], gpus: Sequence[str], need: Mapping[str, i
 def place_pool(models: Sequence[ModelSpec], gpus: Sequence[str], jobs: Sequence[Job], replicas: bool = True) -> list[Placement]:
     """The pool's plan, in the suite's model order: each model's GPUs (replicas included), expected start and
     end; replicas where they shorten the makespan (:func:`choose_replicas`). Each job fits the node: the command
-    checked them before anything started (:func:`triangulation.suite.pool.check_fits`; :func:`schedule` refuses one
+    checked them before anything started (:func:`triangulation.suite.gpu_fit.check_fits`; :func:`schedule` refuses one
     that does not)."""
     if not gpus:
         return [Placement(m, None, i) for i, m in enumerate(models)]

@@ -3,7 +3,7 @@ them as GPUs free up.
 
 The node's GPUs come from ``--gpus 0,1,...``, else ``CUDA_VISIBLE_DEVICES``, else every GPU that
 ``nvidia-smi -L`` lists (:func:`gpu_inventory`); a machine without any has none. A model needing more GPUs
-than the node has is one line before anything starts (:func:`check_fits`). :func:`run_pool` runs the models at
+than the node has is one line before anything starts (:func:`triangulation.suite.gpu_fit.check_fits`). :func:`run_pool` runs the models at
 run time by the rule the plan schedules them with (:func:`triangulation.suite.placement.schedule`): the real
 models, their real durations; each start takes free GPUs at once, each end frees them at once.
 On a cluster SLURM places the jobs instead (``--executor slurm``); the pool is for one node.
@@ -21,6 +21,7 @@ from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
 from plumbing.errors import UserError
+from triangulation.suite.gpu_fit import check_fits
 
 SMI_LINE = re.compile(r"^GPU (\d+):", re.MULTILINE)
 
@@ -54,14 +55,6 @@ def gpu_inventory(flag: str | None, env: Mapping[str, str] | None = None) -> lis
     if env.get("CUDA_VISIBLE_DEVICES") is not None:
         return parse_gpus(env["CUDA_VISIBLE_DEVICES"])
     return nvidia_smi_gpus()
-
-
-def check_fits(needs: Mapping[str, int], gpus: Sequence[str]) -> None:
-    """A model needing more GPUs than the node has (``needs``: GPUs per model name): one line, before anything starts."""
-    too_big = [(name, n) for name, n in needs.items() if n > len(gpus)]
-    if too_big:
-        name, n = too_big[0]
-        raise UserError(f"model {name} needs {n} GPUs but this node has {len(gpus)} ({','.join(gpus) or 'none'}); lower its `gpus:`")
 
 
 def run_pool(

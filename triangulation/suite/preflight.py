@@ -35,6 +35,7 @@ from typing import Any
 
 from plumbing.errors import UserError
 from triangulation.suite.gpu_fit import (
+    fit_problems,
     gpu_memory_mib,
     memory_problem,
     model_params_b,
@@ -326,8 +327,11 @@ def vllm_check(suite: Suite, found: Findings) -> None:
 
 
 def gpu_checks(suite: Suite, executor: str, gpus: list[str], found: Findings) -> None:
-    need = {name: job.gpus for name, job in suite.slurm.jobs.items()}
+    """The GPU count and memory fit of each model: under SLURM on its job's GPUs (the ``slurm:`` block), else on those
+    the local pool gives it (:func:`triangulation.suite.gpu_fit.fit_problems`: its ``gpus:``, default 1; the block's
+    ``gpus_per_model`` is SLURM's alone)."""
     if executor == "slurm":
+        need = {name: job.gpus for name, job in suite.slurm.jobs.items()}
         node = slurm_node_gpus(suite.slurm.partition)
         where = f"partition {suite.slurm.partition or '(default)'}"
         if node is None:
@@ -338,11 +342,8 @@ def gpu_checks(suite: Suite, executor: str, gpus: list[str], found: Findings) ->
                     f"model {m.name} needs {need[m.name]} GPUs, more than one node of {where} has ({node}): a job runs on one node"
                 )
     else:
-        for m in suite.models:
-            if gpus and need[m.name] > len(gpus):
-                found.problems.append(
-                    f"model {m.name} needs {need[m.name]} GPUs but this node has {len(gpus)} ({','.join(gpus)}); lower its `gpus:`"
-                )
+        need = {m.name: m.gpu_count for m in suite.models}
+        found.problems += fit_problems(need, gpus) if gpus else []
     memory = slurm_gpu_memory_mib(suite.slurm.partition) if executor == "slurm" else gpu_memory_mib(gpus)
     if executor == "slurm" and not memory:
         found.notes.append("memory fit not checked: the partition's GPU type is not named in `sinfo` (gpu:TYPE:N) or not known here")
@@ -351,7 +352,7 @@ def gpu_checks(suite: Suite, executor: str, gpus: list[str], found: Findings) ->
         found.notes.append("memory fit not checked: no `nvidia-smi` answer here (on a CPU machine, or a SLURM login node)")
         return
     per_gpu = min(memory.values())
-    for m in suite.models:
+    for m in (m for m in suite.models if not (m.weightless or m.engine == "api")):  # weights on the GPUs
         if need[m.name] and (problem := memory_problem(m, need[m.name], per_gpu)):
             found.problems.append(problem)
         elif need[m.name] and model_params_b(m) is None:
