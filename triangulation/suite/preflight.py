@@ -352,7 +352,7 @@ def gpu_checks(suite: Suite, executor: str, gpus: list[str], found: Findings) ->
         found.notes.append("memory fit not checked: no `nvidia-smi` answer here (on a CPU machine, or a SLURM login node)")
         return
     per_gpu = min(memory.values())
-    for m in (m for m in suite.models if not (m.weightless or m.engine == "api")):  # weights on the GPUs
+    for m in (m for m in suite.models if m.gpu_weights):
         if need[m.name] and (problem := memory_problem(m, need[m.name], per_gpu)):
             found.problems.append(problem)
         elif need[m.name] and model_params_b(m) is None:

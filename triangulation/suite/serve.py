@@ -244,14 +244,15 @@ class Endpoint:
     #: the cells' client models, made once the endpoint is open (:meth:`with_clients`)
     clients: ClientModels | None = None
 
-    def _read_max_length(self) -> int | None:
-        """``max_length`` from the server's ``/models`` (the cards it answered when it came up, else asked now); read by
-        :func:`open_endpoint` before the clients are made (:meth:`with_clients` copies it into their model args)."""
+    def opened(self, num_concurrent: int) -> Endpoint:
+        """This endpoint of a server that answers: its ``max_length`` read from ``/models`` (the cards the server answered
+        when it came up, else asked now; None when it does not say: lm-eval's default then), then its clients made with
+        it (:meth:`with_clients`)."""
         cards = self.server.cards if self.server is not None and self.server.cards is not None else None
         if cards is None:
             cards = model_cards(self.base_url, self.api_key(), timeout=10)
         self.max_length = max_model_len(cards, self.model)
-        return self.max_length
+        return self.with_clients(num_concurrent)
 
     def alive(self) -> bool:
         return self.server is None or self.server.alive()
@@ -348,7 +349,7 @@ def open_endpoint(model: ModelSpec, log: Path, env: Mapping[str, str], started: 
     serve`` started (``log``: its log; ``env``: its environment, its GPUs; ``replicas``: data-parallel replicas) and
     waited for up to the model's ``serve_timeout`` (:class:`ServerError`; it is stopped then). The endpoint is put in
     ``started`` before it is waited for (whoever stops the sweep stops its server). Its ``max_length`` is read, then
-    its cells' client models are made (:meth:`Endpoint.with_clients`)."""
+    its cells' client models are made with it (:meth:`Endpoint.opened`)."""
     if model.engine == "api":
         endpoint = api_endpoint(model.base_url or "", model.ref.args, model.api_key_env)
         started.append(endpoint)
@@ -360,8 +361,7 @@ def open_endpoint(model: ModelSpec, log: Path, env: Mapping[str, str], started: 
         except BaseException:  # exited early (its workers may not have), timed out, or Ctrl-C
             endpoint.server.stop()
             raise
-    endpoint._read_max_length()  # None when the endpoint does not say: lm-eval's default then
-    return endpoint.with_clients(model.num_concurrent)
+    return endpoint.opened(model.num_concurrent)
 
 
 def planned_endpoint(model: ModelSpec) -> Endpoint:

@@ -142,6 +142,11 @@ class ModelSpec:
         return self.model == CHANCE_MODEL
 
     @property
+    def gpu_weights(self) -> bool:
+        """Its weights sit on GPUs: not the chance player, not a model behind an API (``engine: api``)."""
+        return not (self.weightless or self.engine == "api")
+
+    @property
     def gpu_count(self) -> int:
         return 1 if self.gpus is None else self.gpus
 
@@ -683,7 +688,7 @@ def _slurm(path: Path, value: Any, models: list[ModelSpec]) -> SlurmBlock:
 def _job_gpus(model: ModelSpec, per_model: int) -> int:
     if model.gpus is not None:
         return model.gpus
-    return 0 if model.engine == "api" or model.weightless else per_model
+    return per_model if model.gpu_weights else 0
 
 
 def time_minutes(value: Any) -> int:
